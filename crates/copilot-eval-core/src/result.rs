@@ -1,0 +1,396 @@
+//! The result of one run: [`CopilotResult`], built from the live SDK event stream.
+//!
+//! Check `success`, `stop_reason`, `error`, `capture_errors` and `evidence_complete` before
+//! reading the trace; then verify the task's real output independently (files on disk, state
+//! your tools observed). A file's existence or the model's claim of success is not verification.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The session reached `session.idle` with no error.
+    Completed,
+    /// `timeout_s` elapsed before the session went idle (runtime start and session creation
+    /// count too).
+    Timeout,
+    /// Anything else that ended the run with an error: the runtime could not be found or started,
+    /// the session could not be created, the model request failed (`session.error`), or the
+    /// session configuration was rejected.
+    ExecutionError,
+}
+
+impl StopReason {
+    /// The value as written in reports: `completed`, `timeout`, `execution_error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Timeout => "timeout",
+            Self::ExecutionError => "execution_error",
+        }
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who wrote a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The prompt (`user.message`).
+    User,
+    /// The model (`assistant.message`).
+    Assistant,
+}
+
+/// One message of the root agent's conversation, in event order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Turn {
+    /// Who wrote it.
+    pub role: Role,
+    /// The text (`data.content`); empty for an assistant message that only requests tools.
+    pub content: String,
+    /// Ids of the tool calls this assistant message requested (`data.toolRequests[].toolCallId`).
+    pub tool_call_ids: Vec<String>,
+}
+
+/// One tool call, from `assistant.message` tool requests, `tool.execution_start` and
+/// `tool.execution_complete`, correlated by tool call id.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCall {
+    /// The tool call id (`toolCallId`).
+    pub id: String,
+    /// The tool's name as the model called it (MCP tools are `server-tool`).
+    pub name: String,
+    /// Arguments as JSON (a string argument payload is parsed; invalid JSON is kept as a string).
+    pub arguments: Value,
+    /// The result text given back to the model (`result.content`), when completed successfully.
+    pub result: Option<String>,
+    /// `success` of `tool.execution_complete`; `None` until a completion was seen.
+    pub success: Option<bool>,
+    /// The error message (and code) of a failed call (`error.message`, `error.code`).
+    pub error: Option<String>,
+    /// The agent that made the call: `None` for the main agent, else the subagent's `agentId`.
+    pub agent_id: Option<String>,
+    /// Milliseconds from `tool.execution_start` to `tool.execution_complete` (host clock),
+    /// when both were seen.
+    pub duration_ms: Option<u64>,
+    /// Whether `tool.execution_complete` was seen for this call.
+    pub completed: bool,
+}
+
+/// Token usage and cost of one model call (`assistant.usage`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Usage {
+    /// The model that served the call (`model`).
+    pub model: Option<String>,
+    /// Input tokens (`inputTokens`).
+    pub input_tokens: u64,
+    /// Output tokens (`outputTokens`).
+    pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache (`cacheReadTokens`).
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the provider's prompt cache (`cacheWriteTokens`).
+    pub cache_write_tokens: u64,
+    /// Cost as the runtime reports it (`cost`; premium-request units for Copilot, absent or 0
+    /// for BYOK).
+    pub cost: Option<f64>,
+    /// Duration of the call as the runtime measured it, ms (`duration`).
+    pub duration_ms: Option<u64>,
+    /// The agent that made the call: `None` for the main agent, else the subagent's `agentId`.
+    pub agent_id: Option<String>,
+}
+
+/// One SDK event exactly as received from the live subscription. Unknown event types are kept
+/// here, never dropped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RawEvent {
+    /// The event type string, e.g. `assistant.message`.
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// The event id (UUID).
+    pub id: String,
+    /// ISO 8601 timestamp from the runtime.
+    pub timestamp: String,
+    /// The subagent instance id, `None` for the main agent and session events.
+    pub agent_id: Option<String>,
+    /// Whether the runtime marked it ephemeral (not persisted; seen only live).
+    pub ephemeral: bool,
+    /// The event's data as sent.
+    pub data: Value,
+}
+
+/// Phase timings of one run, in milliseconds (host monotonic clock).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Timings {
+    /// `Client::start`: spawn the runtime and complete the protocol handshake.
+    pub runtime_start_ms: Option<u64>,
+    /// The runtime's own startup phases as the SDK reports them (`StartupTimings`).
+    pub runtime_startup: Option<RuntimeStartup>,
+    /// Session creation (`session.create`).
+    pub create_session_ms: Option<u64>,
+    /// From sending the prompt to `session.idle` (or the stop).
+    pub turns_ms: Option<u64>,
+    /// Cleanup after the run: abort, disconnect, runtime stop and leftover-process check.
+    pub cleanup_ms: u64,
+}
+
+/// The SDK's startup phases of the runtime process, ms.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuntimeStartup {
+    /// Total startup.
+    pub total_ms: u64,
+    /// Resolving the executable.
+    pub program_resolve_ms: Option<u64>,
+    /// Spawning the process.
+    pub process_spawn_ms: Option<u64>,
+    /// Setting up the stdio transport.
+    pub transport_setup_ms: u64,
+    /// The protocol-version handshake.
+    pub handshake_ms: u64,
+}
+
+/// Everything one run observed. Serialisable to JSON for artifacts.
+#[derive(Debug, Clone, Serialize)]
+pub struct CopilotResult {
+    /// The eval's name.
+    pub eval_name: String,
+    /// The model the eval requested (`None`: runtime default).
+    pub model_requested: Option<String>,
+    /// The model that served the last model call (`assistant.usage.model`), else the session's
+    /// selected model (`session.start` / `session.model_change`).
+    pub model_used: Option<String>,
+    /// `true` when the run ended with `stop_reason == completed` and no error.
+    pub success: bool,
+    /// Why the run ended.
+    pub stop_reason: StopReason,
+    /// What went wrong, when something did (several causes are joined with `; `).
+    pub error: Option<String>,
+    /// The root agent's conversation: the prompt and each assistant message.
+    pub turns: Vec<Turn>,
+    /// Every tool call observed, main agent and subagents, in request order.
+    pub tool_calls: Vec<ToolCall>,
+    /// The root agent's final answer: the content of the last root `assistant.message`, when that
+    /// message requested no tools and has text. `None` when the session ended without an answer.
+    pub final_response: Option<String>,
+    /// One entry per model call, in order.
+    pub usage: Vec<Usage>,
+    /// Whole run, from the call to the return (includes startup and cleanup), ms.
+    pub duration_ms: u64,
+    /// Phase timings.
+    pub timings: Timings,
+    /// The workspace the session ran in (the file helpers read from here).
+    pub working_directory: PathBuf,
+    /// The runtime executable that ran the session.
+    pub runtime_path: Option<PathBuf>,
+    /// The runtime process id, while it ran.
+    pub runtime_pid: Option<u32>,
+    /// Problems recording the evidence (uncorrelated events, missing completions, lagged
+    /// subscription, cleanup problems).
+    pub capture_errors: Vec<String>,
+    /// `false` when a started tool call has no completion, an event could not be correlated, or
+    /// events were lost.
+    pub evidence_complete: bool,
+    /// Every event received from the live subscription, in order.
+    pub raw_events: Vec<RawEvent>,
+    /// The eval configuration's snapshot ([`CopilotEval::snapshot`](crate::CopilotEval::snapshot)).
+    pub configuration: Value,
+}
+
+impl CopilotResult {
+    /// Every tool call with this exact name, in order.
+    pub fn tool_calls_for(&self, name: &str) -> Vec<&ToolCall> {
+        self.tool_calls.iter().filter(|c| c.name == name).collect()
+    }
+
+    /// Whether any tool call had this exact name.
+    pub fn tool_was_called(&self, name: &str) -> bool {
+        self.tool_calls.iter().any(|c| c.name == name)
+    }
+
+    /// How many tool calls had this exact name.
+    pub fn tool_call_count(&self, name: &str) -> usize {
+        self.tool_calls.iter().filter(|c| c.name == name).count()
+    }
+
+    /// Whether some call to `name` had arguments containing `expected` as a JSON subset:
+    /// every key of an expected object must be present with a matching value (recursively);
+    /// arrays must have the same length with matching elements; other values must be equal.
+    pub fn tool_was_called_with(&self, name: &str, expected: &Value) -> bool {
+        self.tool_calls
+            .iter()
+            .any(|c| c.name == name && json_contains(&c.arguments, expected))
+    }
+
+    /// The UTF-8 text of `path`, relative to the working directory.
+    ///
+    /// Errors: the file cannot be read, or `path` is absolute or leaves the working directory
+    /// (`..`), which is refused with `InvalidInput`.
+    pub fn file(&self, path: impl AsRef<Path>) -> std::io::Result<String> {
+        std::fs::read_to_string(self.workspace_path(path.as_ref())?)
+    }
+
+    /// Whether `path` (relative to the working directory) exists as a regular file.
+    pub fn file_exists(&self, path: impl AsRef<Path>) -> bool {
+        self.workspace_path(path.as_ref())
+            .map(|p| p.is_file())
+            .unwrap_or(false)
+    }
+
+    /// Files (not directories) under the working directory whose relative path matches the glob
+    /// (`globset` syntax, `/` separators, e.g. `**/*.rs`), sorted, relative to the working
+    /// directory.
+    ///
+    /// Errors: an invalid glob (`InvalidInput`), or a directory that cannot be read.
+    pub fn files_matching(&self, glob: &str) -> std::io::Result<Vec<PathBuf>> {
+        let matcher = globset::Glob::new(glob)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?
+            .compile_matcher();
+        let mut found = Vec::new();
+        let mut stack = vec![self.working_directory.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir)? {
+                let entry = entry?;
+                let kind = entry.file_type()?;
+                let path = entry.path();
+                if kind.is_dir() {
+                    stack.push(path);
+                } else if kind.is_file() {
+                    let relative = path
+                        .strip_prefix(&self.working_directory)
+                        .expect("walk stays under the root")
+                        .to_path_buf();
+                    if matcher.is_match(&relative) {
+                        found.push(relative);
+                    }
+                }
+            }
+        }
+        found.sort();
+        Ok(found)
+    }
+
+    /// Total input tokens over every model call.
+    pub fn total_input_tokens(&self) -> u64 {
+        self.usage.iter().map(|u| u.input_tokens).sum()
+    }
+
+    /// Total output tokens over every model call.
+    pub fn total_output_tokens(&self) -> u64 {
+        self.usage.iter().map(|u| u.output_tokens).sum()
+    }
+
+    fn workspace_path(&self, path: &Path) -> std::io::Result<PathBuf> {
+        use std::path::Component;
+        if path
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+        {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is not a relative path inside the working directory",
+                    path.display()
+                ),
+            ));
+        }
+        Ok(self.working_directory.join(path))
+    }
+}
+
+/// JSON subset test used by [`CopilotResult::tool_was_called_with`].
+pub fn json_contains(actual: &Value, expected: &Value) -> bool {
+    match (actual, expected) {
+        (Value::Object(actual), Value::Object(expected)) => expected
+            .iter()
+            .all(|(k, v)| actual.get(k).is_some_and(|a| json_contains(a, v))),
+        (Value::Array(actual), Value::Array(expected)) => {
+            actual.len() == expected.len()
+                && actual
+                    .iter()
+                    .zip(expected)
+                    .all(|(a, e)| json_contains(a, e))
+        }
+        (actual, expected) => actual == expected,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn result_in(dir: &Path) -> CopilotResult {
+        CopilotResult {
+            eval_name: "t".into(),
+            model_requested: None,
+            model_used: None,
+            success: true,
+            stop_reason: StopReason::Completed,
+            error: None,
+            turns: vec![],
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "create".into(),
+                arguments: json!({"path": "a.txt", "opts": {"mode": 1, "x": [1, 2]}}),
+                result: None,
+                success: Some(true),
+                error: None,
+                agent_id: None,
+                duration_ms: None,
+                completed: true,
+            }],
+            final_response: None,
+            usage: vec![],
+            duration_ms: 0,
+            timings: Timings::default(),
+            working_directory: dir.to_path_buf(),
+            runtime_path: None,
+            runtime_pid: None,
+            capture_errors: vec![],
+            evidence_complete: true,
+            raw_events: vec![],
+            configuration: Value::Null,
+        }
+    }
+
+    #[test]
+    fn json_subset_rules() {
+        let r = result_in(Path::new("."));
+        assert!(r.tool_was_called_with("create", &json!({"path": "a.txt"})));
+        assert!(r.tool_was_called_with("create", &json!({"opts": {"mode": 1}})));
+        assert!(!r.tool_was_called_with("create", &json!({"opts": {"x": [1]}})));
+        assert!(!r.tool_was_called_with("create", &json!({"path": "b.txt"})));
+        assert!(!r.tool_was_called_with("view", &json!({})));
+        assert_eq!(r.tool_call_count("create"), 1);
+        assert_eq!(r.tool_calls_for("create")[0].id, "c1");
+    }
+
+    #[test]
+    fn file_helpers_stay_inside_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src/nested")).unwrap();
+        std::fs::write(dir.path().join("src/a.rs"), "a").unwrap();
+        std::fs::write(dir.path().join("src/nested/b.rs"), "b").unwrap();
+        std::fs::write(dir.path().join("notes.md"), "n").unwrap();
+        let r = result_in(dir.path());
+        assert_eq!(r.file("src/a.rs").unwrap(), "a");
+        assert!(r.file_exists("notes.md"));
+        assert!(!r.file_exists("src"), "directories are not files");
+        assert_eq!(
+            r.files_matching("**/*.rs").unwrap(),
+            vec![PathBuf::from("src/a.rs"), PathBuf::from("src/nested/b.rs")]
+        );
+        let err = r.file("../escape").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(r.file("/etc/hostname").is_err());
+    }
+}

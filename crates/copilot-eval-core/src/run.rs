@@ -1,0 +1,578 @@
+//! The run lifecycle: one attempt of one eval on one prompt.
+//!
+//! [`run_with`] resolves the runtime, gives it a private home, starts it through the SDK
+//! (`Client::start`), creates the session with a live event subscription taken *before* the
+//! session starts, sends the prompt, and waits for the root agent's `session.idle`. `timeout_s`
+//! bounds all of that, runtime start included. Then, in every outcome, it cleans up: aborts a
+//! session that is still busy, disconnects, stops the runtime (forcing it when a graceful stop
+//! fails), and checks that no process carrying the run's private home is left (killing and
+//! reporting any). There is exactly one attempt: nothing is retried.
+//!
+//! Errors never escape as `Err`: every failure is a [`CopilotResult`] with its
+//! [`StopReason`], error text and the evidence gathered so far.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use github_copilot_sdk::session::Session;
+use github_copilot_sdk::subscription::RecvErrorKind;
+use github_copilot_sdk::{CliProgram, Client, ClientOptions};
+use tokio::sync::watch;
+
+use crate::eval::CopilotEval;
+use crate::evidence::{LoggedEvent, map_events};
+use crate::result::{CopilotResult, RawEvent, RuntimeStartup, StopReason, Timings};
+use crate::runtime;
+
+/// Placeholder token given to the runtime in offline runs (the loopback server accepts any).
+pub const OFFLINE_TOKEN: &str = "copilot-eval-offline-placeholder";
+
+/// How long cleanup waits for each step before forcing it.
+const ABORT_BOUND: Duration = Duration::from_secs(5);
+const DISCONNECT_BOUND: Duration = Duration::from_secs(5);
+const STOP_BOUND: Duration = Duration::from_secs(15);
+/// After a `session.error`, how long to wait for the `session.idle` that normally follows.
+const ERROR_IDLE_GRACE: Duration = Duration::from_secs(3);
+/// Event buffer of the live subscription (events; a slower recorder would lose events).
+const EVENT_BUFFER: usize = 4096;
+
+/// Where the runtime sends its model requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    /// GitHub's Copilot service, with the user's authentication.
+    Live,
+    /// A loopback model server at this base URL (`http://127.0.0.1:PORT`); no request leaves the
+    /// machine.
+    Offline { base_url: String },
+}
+
+/// Options of one run besides the eval: where model requests go, and which runtime runs it.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    target: Target,
+    runtime_path: Option<PathBuf>,
+}
+
+impl RunOptions {
+    /// Run against GitHub's Copilot service (live model requests; needs authentication:
+    /// `GITHUB_TOKEN`, then `GH_TOKEN`, then the signed-in user).
+    pub fn live() -> Self {
+        Self {
+            target: Target::Live,
+            runtime_path: None,
+        }
+    }
+
+    /// Run offline against a loopback model server, e.g.
+    /// `RunOptions::offline(server.base_url())` for a
+    /// [`ModelServer`](crate::model_server::ModelServer). The runtime gets the server as its
+    /// API and GitHub endpoints and a placeholder token.
+    pub fn offline(base_url: impl Into<String>) -> Self {
+        Self {
+            target: Target::Offline {
+                base_url: base_url.into().trim_end_matches('/').to_owned(),
+            },
+            runtime_path: None,
+        }
+    }
+
+    /// Use this runtime executable instead of resolving one ([`runtime::resolve`]).
+    pub fn runtime_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.runtime_path = Some(path.into());
+        self
+    }
+}
+
+/// Run `eval` on `prompt` live (see [`RunOptions::live`]). Exactly one attempt.
+pub async fn run(eval: &CopilotEval, prompt: impl Into<String>) -> CopilotResult {
+    run_with(eval, prompt, &RunOptions::live()).await
+}
+
+/// Run `eval` on `prompt` with `options`. Exactly one attempt; the runtime process is stopped
+/// before this returns, in every outcome.
+pub async fn run_with(
+    eval: &CopilotEval,
+    prompt: impl Into<String>,
+    options: &RunOptions,
+) -> CopilotResult {
+    let prompt = prompt.into();
+    let started = Instant::now();
+    let mut run = RunState::new(eval);
+
+    let working_directory = match &eval.working_directory {
+        Some(dir) => dir.clone(),
+        None => match tempfile::Builder::new()
+            .prefix("copilot-eval-work-")
+            .tempdir()
+        {
+            Ok(dir) => dir.keep(),
+            Err(e) => {
+                run.fail(
+                    StopReason::ExecutionError,
+                    format!("cannot create a working directory: {e}"),
+                );
+                return run.finish(PathBuf::new(), started);
+            }
+        },
+    };
+
+    let runtime_path = match &options.runtime_path {
+        Some(path) => path.clone(),
+        None => match runtime::resolve() {
+            Ok(resolved) => resolved.path,
+            Err(e) => {
+                run.fail(StopReason::ExecutionError, e.to_string());
+                return run.finish(working_directory, started);
+            }
+        },
+    };
+    run.runtime_path = Some(runtime_path.clone());
+
+    let home = match tempfile::Builder::new()
+        .prefix("copilot-eval-home-")
+        .tempdir()
+    {
+        Ok(home) => home,
+        Err(e) => {
+            run.fail(
+                StopReason::ExecutionError,
+                format!("cannot create the runtime home: {e}"),
+            );
+            return run.finish(working_directory, started);
+        }
+    };
+    let cache = runtime::runtime_cache_dir();
+    if let Err(e) = std::fs::create_dir_all(&cache) {
+        run.fail(
+            StopReason::ExecutionError,
+            format!("cannot create the runtime cache {}: {e}", cache.display()),
+        );
+        return run.finish(working_directory, started);
+    }
+    let client_options = client_options(
+        &runtime_path,
+        &working_directory,
+        home.path(),
+        &cache,
+        &options.target,
+    );
+
+    let deadline = started + Duration::from_secs_f64(eval.timeout_s);
+    let slots = Slots::default();
+    let outcome = tokio::time::timeout_at(
+        deadline.into(),
+        execute(
+            eval,
+            &prompt,
+            &working_directory,
+            client_options,
+            &options.target,
+            &slots,
+            &mut run,
+        ),
+    )
+    .await;
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => run.fail(StopReason::ExecutionError, error),
+        Err(_) => run.fail(
+            StopReason::Timeout,
+            format!("timed out after {}s (eval timeout_s)", eval.timeout_s),
+        ),
+    }
+
+    let cleanup_started = Instant::now();
+    cleanup(&slots, &mut run, home.path()).await;
+    if let Err(e) = home.close() {
+        run.cleanup_errors
+            .push(format!("removing the runtime home failed: {e}"));
+    }
+    run.timings.cleanup_ms = cleanup_started.elapsed().as_millis() as u64;
+    run.finish(working_directory, started)
+}
+
+/// What the execution stores for cleanup, even when it is cut short by the timeout.
+#[derive(Default)]
+struct Slots {
+    client: Mutex<Option<Client>>,
+    session: Mutex<Option<Arc<Session>>>,
+    recorder: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Set to true once the root `session.idle` was seen (the session is not busy).
+    idle: Mutex<Option<watch::Receiver<Progress>>>,
+}
+
+/// What the recorder has seen so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Progress {
+    idle: bool,
+    session_error: bool,
+}
+
+/// Everything the run accumulates; turned into the result by [`RunState::finish`].
+struct RunState {
+    eval_name: String,
+    model_requested: Option<String>,
+    configuration: serde_json::Value,
+    log: Arc<Mutex<Vec<LoggedEvent>>>,
+    stop: Option<(StopReason, String)>,
+    timings: Timings,
+    runtime_path: Option<PathBuf>,
+    runtime_pid: Option<u32>,
+    capture_errors: Arc<Mutex<Vec<String>>>,
+    cleanup_errors: Vec<String>,
+}
+
+impl RunState {
+    fn new(eval: &CopilotEval) -> Self {
+        Self {
+            eval_name: eval.name.clone(),
+            model_requested: eval.model.clone(),
+            configuration: eval.snapshot(),
+            log: Arc::default(),
+            stop: None,
+            timings: Timings::default(),
+            runtime_path: None,
+            runtime_pid: None,
+            capture_errors: Arc::default(),
+            cleanup_errors: Vec::new(),
+        }
+    }
+
+    /// Record the first stop cause; later ones do not override it.
+    fn fail(&mut self, reason: StopReason, error: String) {
+        if self.stop.is_none() {
+            self.stop = Some((reason, error));
+        }
+    }
+
+    fn finish(self, working_directory: PathBuf, started: Instant) -> CopilotResult {
+        let log = std::mem::take(&mut *self.log.lock().expect("log lock"));
+        let evidence = map_events(&log);
+        let mut capture_errors = self.capture_errors.lock().expect("errors lock").clone();
+        capture_errors.extend(evidence.capture_errors.iter().cloned());
+        let mut errors: Vec<String> = Vec::new();
+        let mut stop_reason = StopReason::Completed;
+        if let Some((reason, error)) = &self.stop {
+            stop_reason = *reason;
+            errors.push(error.clone());
+        }
+        if !evidence.session_errors.is_empty() {
+            if stop_reason == StopReason::Completed {
+                stop_reason = StopReason::ExecutionError;
+            }
+            for e in &evidence.session_errors {
+                let line = format!("session.error: {e}");
+                if !errors.contains(&line) {
+                    errors.push(line);
+                }
+            }
+        }
+        if stop_reason == StopReason::Completed && !evidence.idle {
+            stop_reason = StopReason::ExecutionError;
+            errors.push("the session ended without session.idle".to_owned());
+        }
+        for e in &self.cleanup_errors {
+            errors.push(format!("cleanup: {e}"));
+        }
+        capture_errors.extend(self.cleanup_errors.iter().cloned());
+        let error = (!errors.is_empty()).then(|| errors.join("; "));
+        let success = stop_reason == StopReason::Completed && error.is_none();
+        let evidence_complete = capture_errors.is_empty();
+        CopilotResult {
+            eval_name: self.eval_name,
+            model_requested: self.model_requested,
+            model_used: evidence.model_used,
+            success,
+            stop_reason,
+            error,
+            turns: evidence.turns,
+            tool_calls: evidence.tool_calls,
+            final_response: evidence.final_response,
+            usage: evidence.usage,
+            duration_ms: started.elapsed().as_millis() as u64,
+            timings: self.timings,
+            working_directory,
+            runtime_path: self.runtime_path,
+            runtime_pid: self.runtime_pid,
+            capture_errors,
+            evidence_complete,
+            raw_events: log.into_iter().map(|l| l.event).collect(),
+            configuration: self.configuration,
+        }
+    }
+}
+
+fn client_options(
+    runtime_path: &std::path::Path,
+    working_directory: &std::path::Path,
+    home: &std::path::Path,
+    cache: &std::path::Path,
+    target: &Target,
+) -> ClientOptions {
+    let home = home.as_os_str().to_owned();
+    let cache = cache.as_os_str().to_owned();
+    let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = vec![
+        ("COPILOT_HOME".into(), home.clone()),
+        ("GH_CONFIG_DIR".into(), home.clone()),
+        ("XDG_CONFIG_HOME".into(), home.clone()),
+        ("XDG_STATE_HOME".into(), home),
+        ("XDG_CACHE_HOME".into(), cache.clone()),
+        ("COPILOT_CACHE_HOME".into(), cache),
+        ("COPILOT_GITHUB_TELEMETRY_DISABLED".into(), "true".into()),
+    ];
+    let mut options = ClientOptions::new()
+        .with_program(CliProgram::Path(runtime_path.to_path_buf()))
+        .with_cwd(working_directory.to_path_buf());
+    match target {
+        Target::Offline { base_url } => {
+            env.extend([
+                ("COPILOT_API_URL".into(), base_url.into()),
+                ("COPILOT_DEBUG_GITHUB_API_URL".into(), base_url.into()),
+                ("GH_TOKEN".into(), OFFLINE_TOKEN.into()),
+                ("GITHUB_TOKEN".into(), OFFLINE_TOKEN.into()),
+                ("GH_ENTERPRISE_TOKEN".into(), "".into()),
+                ("GITHUB_ENTERPRISE_TOKEN".into(), "".into()),
+                ("COPILOT_HMAC_KEY".into(), "".into()),
+                ("CAPI_HMAC_KEY".into(), "".into()),
+            ]);
+            options = options.with_github_token(OFFLINE_TOKEN);
+        }
+        Target::Live => {
+            if let Some(token) = live_token() {
+                options = options.with_github_token(token);
+            }
+        }
+    }
+    options.with_env(env)
+}
+
+/// `GITHUB_TOKEN`, then `GH_TOKEN` (empty counts as unset); `None`: the signed-in user.
+fn live_token() -> Option<String> {
+    ["GITHUB_TOKEN", "GH_TOKEN"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .find(|t| !t.is_empty())
+}
+
+async fn execute(
+    eval: &CopilotEval,
+    prompt: &str,
+    working_directory: &std::path::Path,
+    client_options: ClientOptions,
+    target: &Target,
+    slots: &Slots,
+    run: &mut RunState,
+) -> Result<(), String> {
+    let mut config = eval
+        .session_config(working_directory)
+        .map_err(|e| e.to_string())?;
+    config.event_buffer_capacity = Some(EVENT_BUFFER);
+    config = match target {
+        Target::Offline { .. } => config.with_github_token(OFFLINE_TOKEN),
+        Target::Live => match live_token() {
+            Some(token) => config.with_github_token(token),
+            None => config,
+        },
+    };
+
+    let t = Instant::now();
+    let client = Client::start(client_options)
+        .await
+        .map_err(|e| format!("starting the runtime failed: {e}"))?;
+    run.timings.runtime_start_ms = Some(t.elapsed().as_millis() as u64);
+    run.runtime_pid = client.pid();
+    run.timings.runtime_startup = client.startup_timings().map(|s| RuntimeStartup {
+        total_ms: s.total_ms,
+        program_resolve_ms: s.program_resolve_ms,
+        process_spawn_ms: s.process_spawn_ms,
+        transport_setup_ms: s.transport_setup_ms,
+        handshake_ms: s.handshake_ms,
+    });
+    *slots.client.lock().expect("slot") = Some(client.clone());
+
+    let t = Instant::now();
+    let prepared = client
+        .prepare_session(config)
+        .map_err(|e| format!("invalid session configuration: {e}"))?;
+    let subscription = prepared.subscribe();
+    let (progress_tx, progress_rx) = watch::channel(Progress::default());
+    *slots.idle.lock().expect("slot") = Some(progress_rx.clone());
+    let recorder = tokio::spawn(record(
+        subscription,
+        run.log.clone(),
+        run.capture_errors.clone(),
+        progress_tx,
+    ));
+    *slots.recorder.lock().expect("slot") = Some(recorder);
+    let session = Arc::new(
+        prepared
+            .start()
+            .await
+            .map_err(|e| format!("creating the session failed: {e}"))?,
+    );
+    run.timings.create_session_ms = Some(t.elapsed().as_millis() as u64);
+    *slots.session.lock().expect("slot") = Some(session.clone());
+
+    let t = Instant::now();
+    let result = async {
+        session
+            .send(prompt)
+            .await
+            .map_err(|e| format!("sending the prompt failed: {e}"))?;
+        wait_until_done(progress_rx).await
+    }
+    .await;
+    run.timings.turns_ms = Some(t.elapsed().as_millis() as u64);
+    result
+}
+
+/// Wait for the root `session.idle`; after a `session.error`, wait at most a short grace for it.
+async fn wait_until_done(mut progress: watch::Receiver<Progress>) -> Result<(), String> {
+    loop {
+        let now = *progress.borrow_and_update();
+        if now.idle {
+            return Ok(());
+        }
+        if now.session_error {
+            let _ = tokio::time::timeout(ERROR_IDLE_GRACE, progress.wait_for(|p| p.idle)).await;
+            return Ok(());
+        }
+        if progress.changed().await.is_err() {
+            // The recorder stopped: the event stream closed before idle.
+            let last = *progress.borrow();
+            return if last.idle || last.session_error {
+                Ok(())
+            } else {
+                Err("the runtime closed the event stream before session.idle".to_owned())
+            };
+        }
+    }
+}
+
+/// Copy every event of the live subscription into the log until the stream closes.
+async fn record(
+    mut subscription: github_copilot_sdk::EventSubscription,
+    log: Arc<Mutex<Vec<LoggedEvent>>>,
+    capture_errors: Arc<Mutex<Vec<String>>>,
+    progress: watch::Sender<Progress>,
+) {
+    loop {
+        match subscription.recv().await {
+            Ok(event) => {
+                let received = Instant::now();
+                let agent_id = event.agent_id.clone().filter(|a| !a.is_empty());
+                let root = agent_id.is_none();
+                match event.event_type.as_str() {
+                    "session.idle" if root => progress.send_modify(|p| p.idle = true),
+                    "session.error" => progress.send_modify(|p| p.session_error = true),
+                    _ => {}
+                }
+                log.lock().expect("log lock").push(LoggedEvent {
+                    event: RawEvent {
+                        event_type: event.event_type,
+                        id: event.id,
+                        timestamp: event.timestamp,
+                        agent_id,
+                        ephemeral: event.ephemeral.unwrap_or(false),
+                        data: event.data,
+                    },
+                    received,
+                });
+            }
+            Err(e) => match e.kind() {
+                RecvErrorKind::Lagged(lagged) => {
+                    capture_errors.lock().expect("lock").push(format!(
+                        "the event subscription lagged: {} events were lost",
+                        lagged.skipped()
+                    ))
+                }
+                _ => return,
+            },
+        }
+    }
+}
+
+/// Stop everything the execution started, in order, each step bounded.
+async fn cleanup(slots: &Slots, run: &mut RunState, home: &std::path::Path) {
+    let session = slots.session.lock().expect("slot").take();
+    let client = slots.client.lock().expect("slot").take();
+    let idle = slots
+        .idle
+        .lock()
+        .expect("slot")
+        .as_ref()
+        .is_some_and(|p| p.borrow().idle);
+    if let Some(session) = &session {
+        if !idle {
+            match tokio::time::timeout(ABORT_BOUND, session.abort()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => run
+                    .cleanup_errors
+                    .push(format!("session abort failed: {e}")),
+                Err(_) => run
+                    .cleanup_errors
+                    .push(format!("session abort took longer than {ABORT_BOUND:?}")),
+            }
+        }
+        match tokio::time::timeout(DISCONNECT_BOUND, session.disconnect()).await {
+            Ok(Ok(())) | Err(_) => {}
+            Ok(Err(e)) => {
+                tracing::debug!("session disconnect failed: {e}");
+            }
+        }
+    }
+    drop(session);
+    if let Some(client) = client {
+        match tokio::time::timeout(STOP_BOUND, client.stop()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::debug!("runtime stop reported: {e}");
+                client.force_stop();
+            }
+            Err(_) => {
+                run.cleanup_errors.push(format!(
+                    "the runtime did not stop within {STOP_BOUND:?}; it was killed"
+                ));
+                client.force_stop();
+            }
+        }
+    }
+    // The recorder ends when the stream closes; give it a moment, then stop it.
+    let recorder = slots.recorder.lock().expect("slot").take();
+    if let Some(recorder) = recorder {
+        let abort = recorder.abort_handle();
+        if tokio::time::timeout(Duration::from_secs(2), recorder)
+            .await
+            .is_err()
+        {
+            abort.abort();
+        }
+    }
+    kill_leftovers(run, home).await;
+}
+
+/// Every process whose environment carries this run's private home is the runtime or one of its
+/// children. Any still alive now outlived the stop: kill it and report it.
+async fn kill_leftovers(run: &mut RunState, home: &std::path::Path) {
+    let marker = format!("COPILOT_HOME={}", home.display());
+    // A stopped process can take a moment to be reaped.
+    let mut left = runtime::processes_with_env(&marker);
+    for _ in 0..20 {
+        if left.is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        left = runtime::processes_with_env(&marker);
+    }
+    for pid in &left {
+        #[cfg(unix)]
+        // SAFETY: kill(2) with a pid we just read from /proc; no memory is involved.
+        unsafe {
+            libc::kill(*pid as libc::pid_t, libc::SIGKILL);
+        }
+    }
+    run.cleanup_errors.push(format!(
+        "runtime processes outlived the stop and were killed: {left:?}"
+    ));
+}

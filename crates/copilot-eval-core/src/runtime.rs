@@ -1,0 +1,440 @@
+//! The Copilot runtime: which executable runs sessions, how it is installed, and where it keeps
+//! its files.
+//!
+//! The runtime is the real Copilot CLI from the npm package `@github/copilot`, pinned to
+//! [`PINNED_RUNTIME_VERSION`]. [`install`] puts it in a per-user cache folder with npm
+//! (`cargo copilot-eval runtime install`); nothing is ever downloaded implicitly during a run.
+//!
+//! Resolution order ([`resolve`]): `COPILOT_EVAL_RUNTIME_PATH` (an explicit executable), then
+//! `COPILOT_CLI_PATH`, then the installed pinned runtime.
+//!
+//! Folders (all under [`cache_root`], default `$XDG_CACHE_HOME/copilot-eval`, overridable with
+//! `COPILOT_EVAL_CACHE_DIR`):
+//! - `runtime/<version>/`: the npm install of the pinned runtime;
+//! - `runtime-cache/`: the runtime's own unpack cache (`XDG_CACHE_HOME` / `COPILOT_CACHE_HOME` of
+//!   every run; the runtime unpacks about 235 MB there on its first start), shared by all runs.
+//!
+//! Each run gets a private, temporary runtime home (`COPILOT_HOME`, `GH_CONFIG_DIR`,
+//! `XDG_CONFIG_HOME`, `XDG_STATE_HOME`), removed after the run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `@github/copilot` npm version this release of copilot-eval is built and tested against.
+pub const PINNED_RUNTIME_VERSION: &str = "1.0.102";
+/// The npm package of the runtime.
+pub const RUNTIME_PACKAGE: &str = "@github/copilot";
+/// Environment variable naming an explicit runtime executable (checked first).
+pub const RUNTIME_PATH_ENV: &str = "COPILOT_EVAL_RUNTIME_PATH";
+/// The SDK's own variable naming a runtime executable (checked second).
+pub const CLI_PATH_ENV: &str = "COPILOT_CLI_PATH";
+/// Environment variable overriding [`cache_root`].
+pub const CACHE_DIR_ENV: &str = "COPILOT_EVAL_CACHE_DIR";
+/// When set to `1`, tests that need the runtime fail instead of skipping when none resolves.
+pub const REQUIRE_RUNTIME_ENV: &str = "COPILOT_EVAL_REQUIRE_RUNTIME";
+
+/// Where a resolved runtime came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeSource {
+    /// `COPILOT_EVAL_RUNTIME_PATH`.
+    EvalRuntimePath,
+    /// `COPILOT_CLI_PATH`.
+    CliPath,
+    /// The pinned runtime installed by `cargo copilot-eval runtime install`.
+    Installed,
+}
+
+impl RuntimeSource {
+    /// A short description for messages, e.g. `COPILOT_EVAL_RUNTIME_PATH`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::EvalRuntimePath => RUNTIME_PATH_ENV,
+            Self::CliPath => CLI_PATH_ENV,
+            Self::Installed => "installed pinned runtime",
+        }
+    }
+}
+
+/// A runtime executable that exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedRuntime {
+    /// The executable.
+    pub path: PathBuf,
+    /// Where it was found.
+    pub source: RuntimeSource,
+}
+
+/// Errors locating, installing or querying the runtime. Each message says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// No runtime resolves.
+    #[error(
+        "no Copilot runtime found: {RUNTIME_PATH_ENV} and {CLI_PATH_ENV} are unset and the pinned runtime {PINNED_RUNTIME_VERSION} is not installed at {expected}; run `cargo copilot-eval runtime install`"
+    )]
+    NotFound {
+        /// Where the installed runtime would be.
+        expected: PathBuf,
+    },
+    /// An environment variable names a path that is not an executable file.
+    #[error("{variable} is set to {path}, which is not an executable file; fix or unset it")]
+    BadPath {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        path: PathBuf,
+    },
+    /// npm is not on PATH.
+    #[error(
+        "npm was not found on PATH; install Node.js 20 or newer with npm (e.g. `apt-get install nodejs npm`), then run `cargo copilot-eval runtime install` again"
+    )]
+    NpmMissing,
+    /// npm ran and failed.
+    #[error("`npm install {RUNTIME_PACKAGE}@{version}` failed ({status}): {output}")]
+    InstallFailed {
+        /// The version requested.
+        version: String,
+        /// npm's exit status.
+        status: String,
+        /// The tail of npm's output.
+        output: String,
+    },
+    /// The install finished but holds no executable for this platform.
+    #[error(
+        "the npm install finished but {path} is missing; is this platform ({platform}) supported by {RUNTIME_PACKAGE}?"
+    )]
+    NoPlatformBinary {
+        /// The expected executable.
+        path: PathBuf,
+        /// `os-arch` as npm names it.
+        platform: String,
+    },
+    /// `--version` failed or printed something unexpected.
+    #[error("`{path} --version` failed: {detail}")]
+    Version {
+        /// The executable.
+        path: PathBuf,
+        /// What went wrong.
+        detail: String,
+    },
+    /// A file system operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+fn io_error(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> RuntimeError {
+    let context = context.into();
+    move |source| RuntimeError::Io { context, source }
+}
+
+/// The per-user cache folder of copilot-eval: `COPILOT_EVAL_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/copilot-eval` (`~/.cache/copilot-eval` on Linux), else a folder in the
+/// system temp directory.
+pub fn cache_root() -> PathBuf {
+    if let Some(dir) = std::env::var_os(CACHE_DIR_ENV).filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("copilot-eval")
+}
+
+/// The runtime's shared unpack cache, given to every run as `XDG_CACHE_HOME` and
+/// `COPILOT_CACHE_HOME`.
+pub fn runtime_cache_dir() -> PathBuf {
+    cache_root().join("runtime-cache")
+}
+
+/// The folder holding the npm install of `version`.
+pub fn install_dir(version: &str) -> PathBuf {
+    cache_root().join("runtime").join(version)
+}
+
+/// npm's name for this platform's package suffix (`linux-x64`, `darwin-arm64`, ...).
+pub fn npm_platform() -> String {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    format!("{os}-{arch}")
+}
+
+/// The executable inside an npm install folder: `node_modules/@github/copilot-<platform>/copilot`.
+pub fn executable_in(install_dir: &Path) -> PathBuf {
+    let exe = if cfg!(windows) {
+        "copilot.exe"
+    } else {
+        "copilot"
+    };
+    install_dir
+        .join("node_modules")
+        .join("@github")
+        .join(format!("copilot-{}", npm_platform()))
+        .join(exe)
+}
+
+/// The executable of the installed pinned runtime (it may not exist).
+pub fn installed_executable() -> PathBuf {
+    executable_in(&install_dir(PINNED_RUNTIME_VERSION))
+}
+
+/// Resolve the runtime: `COPILOT_EVAL_RUNTIME_PATH`, `COPILOT_CLI_PATH`, then the installed
+/// pinned runtime. A set variable that names no executable file is an error, not skipped.
+pub fn resolve() -> Result<ResolvedRuntime, RuntimeError> {
+    for (variable, source) in [
+        (RUNTIME_PATH_ENV, RuntimeSource::EvalRuntimePath),
+        (CLI_PATH_ENV, RuntimeSource::CliPath),
+    ] {
+        if let Some(value) = std::env::var_os(variable).filter(|v| !v.is_empty()) {
+            let path = PathBuf::from(value);
+            if !is_executable(&path) {
+                return Err(RuntimeError::BadPath { variable, path });
+            }
+            return Ok(ResolvedRuntime { path, source });
+        }
+    }
+    let path = installed_executable();
+    if is_executable(&path) {
+        Ok(ResolvedRuntime {
+            path,
+            source: RuntimeSource::Installed,
+        })
+    } else {
+        Err(RuntimeError::NotFound { expected: path })
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}
+
+/// The version the executable prints with `--version` (`GitHub Copilot CLI 1.0.102.` → `1.0.102`).
+pub fn version(path: &Path) -> Result<String, RuntimeError> {
+    let output =
+        Command::new(path)
+            .arg("--version")
+            .output()
+            .map_err(|e| RuntimeError::Version {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            })?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(RuntimeError::Version {
+            path: path.to_path_buf(),
+            detail: format!("exit {}: {}", output.status, text.trim()),
+        });
+    }
+    parse_version(&text).ok_or_else(|| RuntimeError::Version {
+        path: path.to_path_buf(),
+        detail: format!("no version in {:?}", text.trim()),
+    })
+}
+
+fn parse_version(text: &str) -> Option<String> {
+    text.split_whitespace()
+        .map(|word| word.trim_end_matches('.'))
+        .find(|word| {
+            let parts: Vec<_> = word.split('.').collect();
+            parts.len() >= 3 && parts[0].chars().all(|c| c.is_ascii_digit()) && !parts[0].is_empty()
+        })
+        .map(str::to_owned)
+}
+
+/// What [`install`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installed {
+    /// The executable.
+    pub path: PathBuf,
+    /// What it reports with `--version`.
+    pub version: String,
+    /// `false` when the pinned version was already installed and nothing was done.
+    pub changed: bool,
+}
+
+/// Install the pinned runtime with npm into [`install_dir`], idempotently.
+///
+/// When the executable exists and reports the pinned version, nothing is done. Otherwise npm
+/// installs `@github/copilot@<pinned>` into a fresh temporary folder beside the target, which then
+/// replaces the target in one rename, so an interrupted install never leaves a half-installed
+/// runtime that resolves.
+///
+/// Errors: npm missing ([`RuntimeError::NpmMissing`]), npm failing, no binary for this platform,
+/// or a version mismatch after install.
+pub fn install() -> Result<Installed, RuntimeError> {
+    install_version(PINNED_RUNTIME_VERSION)
+}
+
+fn install_version(version_wanted: &str) -> Result<Installed, RuntimeError> {
+    let target = install_dir(version_wanted);
+    let exe = executable_in(&target);
+    if is_executable(&exe)
+        && let Ok(found) = version(&exe)
+        && found == version_wanted
+    {
+        return Ok(Installed {
+            path: exe,
+            version: found,
+            changed: false,
+        });
+    }
+    let npm = which_npm().ok_or(RuntimeError::NpmMissing)?;
+    let parent = target.parent().expect("install dir has a parent");
+    std::fs::create_dir_all(parent).map_err(io_error(format!("creating {}", parent.display())))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".install-")
+        .tempdir_in(parent)
+        .map_err(io_error(format!(
+            "creating a staging folder in {}",
+            parent.display()
+        )))?;
+    let output = Command::new(npm)
+        .arg("install")
+        .arg("--prefix")
+        .arg(staging.path())
+        .args(["--no-audit", "--no-fund", "--no-save", "--loglevel=error"])
+        .arg(format!("{RUNTIME_PACKAGE}@{version_wanted}"))
+        .output()
+        .map_err(|_| RuntimeError::NpmMissing)?;
+    if !output.status.success() {
+        let mut text = String::from_utf8_lossy(&output.stderr).into_owned();
+        text.push_str(&String::from_utf8_lossy(&output.stdout));
+        let tail: String = text
+            .lines()
+            .rev()
+            .take(15)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n");
+        return Err(RuntimeError::InstallFailed {
+            version: version_wanted.to_owned(),
+            status: output.status.to_string(),
+            output: tail,
+        });
+    }
+    let staged_exe = executable_in(staging.path());
+    if !is_executable(&staged_exe) {
+        return Err(RuntimeError::NoPlatformBinary {
+            path: staged_exe,
+            platform: npm_platform(),
+        });
+    }
+    let found = version(&staged_exe)?;
+    if found != version_wanted {
+        return Err(RuntimeError::Version {
+            path: staged_exe,
+            detail: format!("installed {found}, expected {version_wanted}"),
+        });
+    }
+    if target.exists() {
+        std::fs::remove_dir_all(&target)
+            .map_err(io_error(format!("removing the old {}", target.display())))?;
+    }
+    let staged = staging.keep();
+    std::fs::rename(&staged, &target).map_err(io_error(format!(
+        "moving {} to {}",
+        staged.display(),
+        target.display()
+    )))?;
+    Ok(Installed {
+        path: executable_in(&target),
+        version: found,
+        changed: true,
+    })
+}
+
+fn which_npm() -> Option<PathBuf> {
+    let name = if cfg!(windows) { "npm.cmd" } else { "npm" };
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Process ids of live processes whose environment contains `marker` as a whole `KEY=VALUE`
+/// entry (Linux: read from `/proc/<pid>/environ`; elsewhere always empty). The run uses it with
+/// `COPILOT_HOME=<its private home>` to prove no runtime process outlives it.
+pub fn processes_with_env(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|b| *b == 0).any(|kv| kv == marker.as_bytes()) && !is_zombie(pid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let after = stat.rsplit_once(") ")?.1;
+            after.chars().next()
+        })
+        .is_some_and(|state| state == 'Z' || state == 'X')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_cli_version_line() {
+        assert_eq!(
+            parse_version(
+                "GitHub Copilot CLI 1.0.102.\nRun 'copilot update' to check for updates.\n"
+            ),
+            Some("1.0.102".to_owned())
+        );
+        assert_eq!(parse_version("nothing here"), None);
+    }
+
+    #[test]
+    fn executable_path_follows_the_npm_layout() {
+        let exe = executable_in(Path::new("/x"));
+        let text = exe.to_string_lossy();
+        assert!(
+            text.starts_with("/x/node_modules/@github/copilot-"),
+            "{text}"
+        );
+    }
+}
