@@ -21,6 +21,7 @@ pub mod model_server;
 pub mod result;
 pub mod run;
 pub mod runtime;
+pub mod tools;
 
 pub use error::ConfigError;
 pub use eval::{ClientMode, CopilotEval, ImageDetail, ReasoningEffort, SystemMessageMode};

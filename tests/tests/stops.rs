@@ -1,0 +1,186 @@
+//! How runs end when something goes wrong: each ends in its documented stop reason and error,
+//! promptly, with no runtime process left behind.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
+use copilot_eval_core::{CopilotEval, RunOptions, StopReason, run_with};
+use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
+
+const MODEL: &str = "claude-sonnet-4.5";
+
+async fn server(script: Script) -> ModelServer {
+    ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
+        .await
+        .unwrap()
+}
+
+fn eval(work: &std::path::Path, timeout_s: f64) -> CopilotEval {
+    CopilotEval::builder()
+        .model(MODEL)
+        .working_directory(work)
+        .timeout_s(timeout_s)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn scripted_model_error_is_an_execution_error() {
+    let Some(runtime) = runtime_for("scripted_model_error_is_an_execution_error") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let server = server(Script::new([]).error(400, "scripted bad request")).await;
+    let started = Instant::now();
+    let result = run_with(
+        &eval(work.path(), 60.0),
+        "Say hello.",
+        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
+    )
+    .await;
+    assert!(!result.success);
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ExecutionError,
+        "{:?}",
+        result.error
+    );
+    let error = result.error.clone().unwrap();
+    assert!(error.contains("session.error"), "{error}");
+    assert_eq!(result.final_response, None);
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "a model error ends the run promptly, not at the timeout"
+    );
+    assert_no_runtime_left(&result);
+}
+
+#[tokio::test]
+async fn model_that_never_answers_times_out() {
+    let Some(runtime) = runtime_for("model_that_never_answers_times_out") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let server = server(Script::new([]).hang()).await;
+    let started = Instant::now();
+    let result = run_with(
+        &eval(work.path(), 6.0),
+        "Say hello.",
+        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
+    )
+    .await;
+    let elapsed = started.elapsed();
+    assert!(!result.success);
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Timeout,
+        "{:?}",
+        result.error
+    );
+    assert!(
+        result
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("timed out after 6s")
+    );
+    assert!(elapsed >= Duration::from_secs(6), "{elapsed:?}");
+    assert!(
+        elapsed < Duration::from_secs(40),
+        "cleanup is bounded: {elapsed:?}"
+    );
+    assert_eq!(
+        server.model_requests().len(),
+        1,
+        "the request was made and never answered"
+    );
+    assert_no_runtime_left(&result);
+}
+
+#[tokio::test]
+async fn timeout_covers_runtime_start() {
+    let Some(runtime) = runtime_for("timeout_covers_runtime_start") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let server = server(Script::new([]).turn(ScriptedTurn::text("hi"))).await;
+    // Far too short to even start the runtime.
+    let result = run_with(
+        &eval(work.path(), 0.05),
+        "Say hello.",
+        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
+    )
+    .await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Timeout,
+        "{:?}",
+        result.error
+    );
+    assert!(server.model_requests().is_empty());
+    assert_no_runtime_left(&result);
+}
+
+#[tokio::test]
+async fn missing_runtime_is_an_execution_error_naming_the_fix() {
+    let work = tempfile::tempdir().unwrap();
+    let missing = work.path().join("no-such-copilot");
+    let result = run_with(
+        &eval(work.path(), 30.0),
+        "Say hello.",
+        &RunOptions::offline("http://127.0.0.1:9").runtime_path(&missing),
+    )
+    .await;
+    assert!(!result.success);
+    assert_eq!(result.stop_reason, StopReason::ExecutionError);
+    let error = result.error.unwrap();
+    assert!(error.contains("starting the runtime failed"), "{error}");
+    assert!(result.raw_events.is_empty());
+    assert_eq!(result.runtime_pid, None);
+}
+
+#[test]
+fn missing_runtime_resolution_names_the_install_command() {
+    // The resolver's message for an unset runtime, with the env pointed at a bad path.
+    let err = copilot_eval_core::runtime::RuntimeError::NotFound {
+        expected: "/nowhere/copilot".into(),
+    };
+    assert!(
+        err.to_string()
+            .contains("cargo copilot-eval runtime install")
+    );
+}
+
+#[tokio::test]
+async fn invalid_field_fails_at_build_and_starts_nothing() {
+    let Some(runtime) = runtime_for("invalid_field_fails_at_build_and_starts_nothing") else {
+        return;
+    };
+    let err = CopilotEval::builder()
+        .model(MODEL)
+        .reasoning_effort("extreme")
+        .build()
+        .unwrap_err();
+    assert_eq!(err.field, "reasoning_effort");
+    assert!(err.to_string().contains("low, medium, high, xhigh, max"));
+
+    // A session-time rejection (the escape hatch overriding a mapped field) is an execution
+    // error before any runtime process starts.
+    let work = tempfile::tempdir().unwrap();
+    let eval = CopilotEval::builder()
+        .model(MODEL)
+        .working_directory(work.path())
+        .extra_session_config(|c| c.with_model("other"))
+        .build()
+        .unwrap();
+    let result = run_with(
+        &eval,
+        "Say hello.",
+        &RunOptions::offline("http://127.0.0.1:9").runtime_path(&runtime.path),
+    )
+    .await;
+    assert_eq!(result.stop_reason, StopReason::ExecutionError);
+    assert!(result.error.unwrap().contains("extra_session_config"));
+    assert_eq!(result.runtime_pid, None, "no runtime was started");
+}
