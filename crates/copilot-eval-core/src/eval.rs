@@ -14,6 +14,7 @@ use github_copilot_sdk::handler::PermissionHandler;
 use github_copilot_sdk::hooks::SessionHooks;
 use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig, SessionConfig, Tool};
 
+use crate::controls::{ControlHooks, Controls, PreToolGuard};
 use crate::error::ConfigError;
 
 /// Default `timeout_s`: 300 seconds.
@@ -206,6 +207,7 @@ pub struct CopilotEval {
     pub(crate) tools: Vec<Tool>,
     pub(crate) permission_handler: Option<Arc<dyn PermissionHandler>>,
     pub(crate) hooks: Option<Arc<dyn SessionHooks>>,
+    pub(crate) pre_tool_guards: Vec<Arc<dyn PreToolGuard>>,
     pub(crate) session_config_fn: Option<SessionConfigFn>,
 }
 
@@ -280,6 +282,8 @@ impl CopilotEval {
             tools: self.tools.clone(),
             permission_handler: self.permission_handler.clone(),
             hooks: self.hooks.clone(),
+            hooks_given_twice: false,
+            pre_tool_guards: self.pre_tool_guards.clone(),
             session_config_fn: self.session_config_fn.clone(),
         }
     }
@@ -343,6 +347,7 @@ impl CopilotEval {
             "tools": self.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
             "permission_handler": self.permission_handler.is_some(),
             "hooks": self.hooks.is_some(),
+            "pre_tool_guards": self.pre_tool_guards.len(),
             "extra_session_config": self.session_config_fn.is_some(),
         })
     }
@@ -353,6 +358,7 @@ impl CopilotEval {
     pub(crate) fn session_config(
         &self,
         working_directory: &std::path::Path,
+        controls: &Arc<Controls>,
     ) -> Result<SessionConfig, ConfigError> {
         let mut config = SessionConfig::default()
             .with_working_directory(working_directory.to_path_buf())
@@ -394,11 +400,9 @@ impl CopilotEval {
             config = config.with_agent(agent.clone());
         }
         if !self.tools.is_empty() {
-            config = config.with_tools(self.tools.clone());
+            config = config.with_tools(controls.wrap_tools(&self.tools));
         }
-        if let Some(hooks) = &self.hooks {
-            config = config.with_hooks(hooks.clone());
-        }
+        config = config.with_hooks(Arc::new(ControlHooks(controls.clone())));
         match (&self.permission_handler, self.auto_confirm) {
             (Some(handler), _) => config = config.with_permission_handler(handler.clone()),
             (None, true) => {
@@ -528,6 +532,8 @@ pub struct CopilotEvalBuilder {
     tools: Vec<Tool>,
     permission_handler: Option<Arc<dyn PermissionHandler>>,
     hooks: Option<Arc<dyn SessionHooks>>,
+    hooks_given_twice: bool,
+    pre_tool_guards: Vec<Arc<dyn PreToolGuard>>,
     session_config_fn: Option<SessionConfigFn>,
 }
 
@@ -571,7 +577,9 @@ impl CopilotEvalBuilder {
         self.timeout_s = Some(seconds);
         self
     }
-    /// Hard cap on admitted tool calls (0 admits none). Not supported yet: rejected at build.
+    /// Hard cap on tool calls admitted after the caller's guards (0 admits none). The first call
+    /// past it is denied, no further model request is forwarded, the session is aborted and the
+    /// run ends with `tool_budget_exceeded`. Unset: no cap.
     pub fn max_tool_calls(mut self, max: i64) -> Self {
         self.max_tool_calls = Some(max);
         self
@@ -664,9 +672,21 @@ impl CopilotEvalBuilder {
         self.permission_handler = Some(handler);
         self
     }
-    /// SDK session hooks (pre-tool-use and the rest), passed to the session as given.
+    /// SDK session hooks. Its `on_pre_tool_use` runs as the first pre-tool guard (see
+    /// [`pre_tool_guard`](Self::pre_tool_guard)); every other hook is passed to it unchanged.
+    /// One hooks object per eval: a second call is a build error (combine them into one).
     pub fn hooks(mut self, hooks: Arc<dyn SessionHooks>) -> Self {
+        if self.hooks.is_some() {
+            self.hooks_given_twice = true;
+        }
         self.hooks = Some(hooks);
+        self
+    }
+    /// Add a caller pre-tool-use guard; guards run in the order added, after the `hooks`
+    /// object's `on_pre_tool_use` and before the tool-call budget. Composition rules:
+    /// [`controls`](crate::controls).
+    pub fn pre_tool_guard(mut self, guard: Arc<dyn PreToolGuard>) -> Self {
+        self.pre_tool_guards.push(guard);
         self
     }
     /// Escape hatch: a function applied to the SDK [`SessionConfig`] after every field above is
@@ -688,8 +708,8 @@ impl CopilotEvalBuilder {
     /// `reasoning_effort`, `client_mode` or `image_detail`; a `working_directory` or skill
     /// directory that is not an existing directory; empty or duplicate tool names, custom agent
     /// names or allowlist entries; an `active_agent` that names no custom agent; and fields whose
-    /// capability is not built yet (`max_tool_calls`, `client_mode = empty`, `image_detail`,
-    /// `audit_requests`).
+    /// capability is not built yet (`client_mode = empty`, `image_detail`, `audit_requests`);
+    /// `hooks` given twice.
     pub fn build(self) -> Result<CopilotEval, ConfigError> {
         let name = self.name.unwrap_or_else(|| "copilot".to_owned());
         if name.trim().is_empty() {
@@ -725,10 +745,10 @@ impl CopilotEvalBuilder {
                 ConfigError::new("max_tool_calls", format!("{n} is larger than {}", u32::MAX))
             })?),
         };
-        if max_tool_calls.is_some() {
-            return Err(ConfigError::not_supported_yet(
-                "max_tool_calls",
-                "the tool-call budget guard has not landed",
+        if self.hooks_given_twice {
+            return Err(ConfigError::new(
+                "hooks",
+                "was given twice; hooks of the same kind would conflict, so combine them into one SessionHooks object (pre-tool checks can also be added with pre_tool_guard)",
             ));
         }
         let system_message_mode = self
@@ -849,6 +869,7 @@ impl CopilotEvalBuilder {
             tools: self.tools,
             permission_handler: self.permission_handler,
             hooks: self.hooks,
+            pre_tool_guards: self.pre_tool_guards,
             session_config_fn: self.session_config_fn,
         })
     }
@@ -877,6 +898,22 @@ fn check_names<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn controls() -> Arc<Controls> {
+        Controls::new(None, vec![], None)
+    }
+
+    #[test]
+    fn hooks_twice_is_a_conflict() {
+        struct NoHooks;
+        impl SessionHooks for NoHooks {}
+        let err = CopilotEval::builder()
+            .hooks(Arc::new(NoHooks))
+            .hooks(Arc::new(NoHooks))
+            .build()
+            .unwrap_err();
+        assert_eq!(err.field, "hooks");
+    }
 
     #[test]
     fn defaults_are_documented_values() {
@@ -934,10 +971,6 @@ mod tests {
     fn capabilities_not_built_yet_are_rejected_not_dropped() {
         let cases = [
             CopilotEval::builder()
-                .max_tool_calls(3)
-                .build()
-                .unwrap_err(),
-            CopilotEval::builder()
                 .client_mode("empty")
                 .build()
                 .unwrap_err(),
@@ -951,15 +984,7 @@ mod tests {
                 .unwrap_err(),
         ];
         let fields: Vec<_> = cases.iter().map(|e| e.field).collect();
-        assert_eq!(
-            fields,
-            [
-                "max_tool_calls",
-                "client_mode",
-                "image_detail",
-                "audit_requests"
-            ]
-        );
+        assert_eq!(fields, ["client_mode", "image_detail", "audit_requests"]);
         assert!(
             cases
                 .iter()
@@ -1009,7 +1034,7 @@ mod tests {
             .streaming(true)
             .build()
             .unwrap();
-        let config = eval.session_config(dir.path()).unwrap();
+        let config = eval.session_config(dir.path(), &controls()).unwrap();
         assert_eq!(config.model.as_deref(), Some("gpt-test"));
         assert_eq!(config.reasoning_effort.as_deref(), Some("high"));
         assert_eq!(config.streaming, Some(true));
@@ -1031,7 +1056,7 @@ mod tests {
             .extra_session_config(|c| c.with_model("other"))
             .build()
             .unwrap();
-        let err = eval.session_config(dir.path()).unwrap_err();
+        let err = eval.session_config(dir.path(), &controls()).unwrap_err();
         assert_eq!(err.field, "extra_session_config");
         assert!(err.message.contains("`model`"), "{err}");
 
@@ -1039,7 +1064,7 @@ mod tests {
             .extra_session_config(|c| c.with_client_name("copilot-eval-test"))
             .build()
             .unwrap();
-        let config = eval.session_config(dir.path()).unwrap();
+        let config = eval.session_config(dir.path(), &controls()).unwrap();
         assert_eq!(config.client_name.as_deref(), Some("copilot-eval-test"));
     }
 }

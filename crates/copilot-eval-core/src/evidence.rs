@@ -262,6 +262,7 @@ fn track(
                 agent_id,
                 duration_ms: None,
                 completed: false,
+                denied: None,
             });
         }
     }

@@ -14,6 +14,7 @@
 //! - [`model_server`]: the embedded loopback model server for offline runs.
 #![deny(missing_docs)]
 
+pub mod controls;
 pub mod error;
 pub mod eval;
 pub mod evidence;
@@ -21,6 +22,7 @@ pub mod model_server;
 pub mod result;
 pub mod run;
 pub mod runtime;
+pub mod seam;
 pub mod tools;
 
 pub use error::ConfigError;

@@ -19,9 +19,15 @@ pub enum StopReason {
     /// count too).
     Timeout,
     /// Anything else that ended the run with an error: the runtime could not be found or started,
-    /// the session could not be created, the model request failed (`session.error`), or the
-    /// session configuration was rejected.
+    /// the session could not be created, the model request failed (`session.error`), the
+    /// session configuration was rejected, or a caller pre-tool guard failed or panicked.
     ExecutionError,
+    /// The tool call past `max_tool_calls` was denied; the session was aborted and no further
+    /// model request was forwarded.
+    ToolBudgetExceeded,
+    /// Cleanup failed: the session could not be aborted, the runtime did not stop in time, or a
+    /// runtime process outlived the stop and had to be killed.
+    CleanupError,
 }
 
 impl StopReason {
@@ -31,6 +37,29 @@ impl StopReason {
             Self::Completed => "completed",
             Self::Timeout => "timeout",
             Self::ExecutionError => "execution_error",
+            Self::ToolBudgetExceeded => "tool_budget_exceeded",
+            Self::CleanupError => "cleanup_error",
+        }
+    }
+
+    /// Every reason, from the highest precedence to the lowest. When several causes are seen in
+    /// one run, the reason is the one that comes first here (so the same causes always give the
+    /// same reason, whatever their timing); the error text keeps every cause, each once.
+    pub const PRECEDENCE: [StopReason; 5] = [
+        Self::CleanupError,
+        Self::ToolBudgetExceeded,
+        Self::Timeout,
+        Self::ExecutionError,
+        Self::Completed,
+    ];
+
+    /// The reason of higher precedence of the two.
+    pub fn max(self, other: StopReason) -> StopReason {
+        let rank = |r: StopReason| Self::PRECEDENCE.iter().position(|p| *p == r).unwrap_or(0);
+        if rank(other) < rank(self) {
+            other
+        } else {
+            self
         }
     }
 }
@@ -85,6 +114,9 @@ pub struct ToolCall {
     pub duration_ms: Option<u64>,
     /// Whether `tool.execution_complete` was seen for this call.
     pub completed: bool,
+    /// Why the run's pre-tool-use hook denied this call (a caller guard, the budget, or the
+    /// stop), matched to the call by tool name and arguments; `None` when it was not denied.
+    pub denied: Option<String>,
 }
 
 /// Token usage and cost of one model call (`assistant.usage`).
@@ -193,8 +225,16 @@ pub struct CopilotResult {
     pub runtime_path: Option<PathBuf>,
     /// The runtime process id, while it ran.
     pub runtime_pid: Option<u32>,
+    /// Tool calls admitted by the pre-tool-use hook (after caller guards and the budget).
+    pub tool_calls_admitted: u32,
+    /// Model requests not forwarded because the run had stopped (budget stop, guard failure).
+    pub model_requests_held_back: usize,
+    /// Errors and panics of in-process tool handlers, recorded by the drain.
+    pub tool_handler_failures: Vec<String>,
+    /// What failed while cleaning up (see [`StopReason::CleanupError`]).
+    pub cleanup_errors: Vec<String>,
     /// Problems recording the evidence (uncorrelated events, missing completions, lagged
-    /// subscription, cleanup problems).
+    /// subscription).
     pub capture_errors: Vec<String>,
     /// `false` when a started tool call has no completion, an event could not be correlated, or
     /// events were lost.
@@ -347,6 +387,7 @@ mod tests {
                 agent_id: None,
                 duration_ms: None,
                 completed: true,
+                denied: None,
             }],
             final_response: None,
             usage: vec![],
@@ -355,11 +396,25 @@ mod tests {
             working_directory: dir.to_path_buf(),
             runtime_path: None,
             runtime_pid: None,
+            tool_calls_admitted: 0,
+            model_requests_held_back: 0,
+            tool_handler_failures: vec![],
+            cleanup_errors: vec![],
             capture_errors: vec![],
             evidence_complete: true,
             raw_events: vec![],
             configuration: Value::Null,
         }
+    }
+
+    #[test]
+    fn precedence_is_one_fixed_order() {
+        use StopReason::*;
+        assert_eq!(Timeout.max(ToolBudgetExceeded), ToolBudgetExceeded);
+        assert_eq!(ToolBudgetExceeded.max(Timeout), ToolBudgetExceeded);
+        assert_eq!(Completed.max(ExecutionError), ExecutionError);
+        assert_eq!(Timeout.max(CleanupError), CleanupError);
+        assert_eq!(Completed.max(Completed), Completed);
     }
 
     #[test]

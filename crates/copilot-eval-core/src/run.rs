@@ -3,10 +3,16 @@
 //! [`run_with`] resolves the runtime, gives it a private home, starts it through the SDK
 //! (`Client::start`), creates the session with a live event subscription taken *before* the
 //! session starts, sends the prompt, and waits for the root agent's `session.idle`. `timeout_s`
-//! bounds all of that, runtime start included. Then, in every outcome, it cleans up: aborts a
-//! session that is still busy, disconnects, stops the runtime (forcing it when a graceful stop
-//! fails), and checks that no process carrying the run's private home is left (killing and
-//! reporting any). There is exactly one attempt: nothing is retried.
+//! bounds all of that, runtime start included. A budget stop or a failed caller guard
+//! ([`controls`](crate::controls)) ends that wait at once.
+//!
+//! Then, in every outcome, it cleans up, in this order: close admission (every later tool call is
+//! denied, no model request is forwarded); abort a session that is still busy; wait (bounded) for
+//! the runtime to report the completion of every tool call it started; wait for every in-process
+//! tool handler that already started (never cancelled); disconnect; stop the runtime (forcing it
+//! when a graceful stop fails); and check that no process carrying the run's private home is left
+//! (killing and reporting any). Cleanup may outlast `timeout_s`; `timings.cleanup_ms` says how
+//! long it took. There is exactly one attempt: nothing is retried.
 //!
 //! Errors never escape as `Err`: every failure is a [`CopilotResult`] with its
 //! [`StopReason`], error text and the evidence gathered so far.
@@ -20,10 +26,12 @@ use github_copilot_sdk::subscription::RecvErrorKind;
 use github_copilot_sdk::{CliProgram, Client, ClientOptions};
 use tokio::sync::watch;
 
+use crate::controls::{ControlStop, Controls};
 use crate::eval::CopilotEval;
 use crate::evidence::{LoggedEvent, map_events};
 use crate::result::{CopilotResult, RawEvent, RuntimeStartup, StopReason, Timings};
 use crate::runtime;
+use crate::seam::GatedForwarder;
 
 /// Placeholder token given to the runtime in offline runs (the loopback server accepts any).
 pub const OFFLINE_TOKEN: &str = "copilot-eval-offline-placeholder";
@@ -32,6 +40,8 @@ pub const OFFLINE_TOKEN: &str = "copilot-eval-offline-placeholder";
 const ABORT_BOUND: Duration = Duration::from_secs(5);
 const DISCONNECT_BOUND: Duration = Duration::from_secs(5);
 const STOP_BOUND: Duration = Duration::from_secs(15);
+/// After a stop, how long to wait for the runtime to report the completion of started tool calls.
+const COMPLETION_BOUND: Duration = Duration::from_secs(10);
 /// After a `session.error`, how long to wait for the `session.idle` that normally follows.
 const ERROR_IDLE_GRACE: Duration = Duration::from_secs(3);
 /// Event buffer of the live subscription (events; a slower recorder would lose events).
@@ -158,32 +168,59 @@ pub async fn run_with(
         &options.target,
     );
 
+    let controls = Controls::new(
+        eval.max_tool_calls,
+        eval.pre_tool_guards.clone(),
+        eval.hooks.clone(),
+    );
+    let forwarder = eval
+        .max_tool_calls
+        .is_some()
+        .then(|| GatedForwarder::new(controls.gate()));
+    let client_options = match &forwarder {
+        Some(forwarder) => client_options.with_request_handler(forwarder.clone()),
+        None => client_options,
+    };
+
     let deadline = started + Duration::from_secs_f64(eval.timeout_s);
     let slots = Slots::default();
-    let outcome = tokio::time::timeout_at(
-        deadline.into(),
-        execute(
-            eval,
-            &prompt,
-            &working_directory,
-            client_options,
-            &options.target,
-            &slots,
-            &mut run,
-        ),
-    )
-    .await;
-    match outcome {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => run.fail(StopReason::ExecutionError, error),
-        Err(_) => run.fail(
-            StopReason::Timeout,
-            format!("timed out after {}s (eval timeout_s)", eval.timeout_s),
-        ),
+    let mut stop_signal = controls.stop_signal();
+    let outcome = tokio::select! {
+        biased;
+        stop = stop_signal.wait_for(Option::is_some) => {
+            stop.ok().and_then(|s| s.clone())
+                .map(|stop| control_stop(&stop))
+        }
+        outcome = tokio::time::timeout_at(
+            deadline.into(),
+            execute(eval, &prompt, &working_directory, client_options, &options.target, &controls, &slots, &mut run),
+        ) => match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some((StopReason::ExecutionError, error)),
+            Err(_) => Some((
+                StopReason::Timeout,
+                format!("timed out after {}s (eval timeout_s)", eval.timeout_s),
+            )),
+        },
+    };
+    if let Some((reason, error)) = outcome {
+        run.fail(reason, error);
+    }
+    // A control stop that raced with the end of the turns still decides the reason.
+    if let Some(stop) = controls.stop_requested() {
+        let (reason, error) = control_stop(&stop);
+        run.fail(reason, error);
     }
 
     let cleanup_started = Instant::now();
-    cleanup(&slots, &mut run, home.path()).await;
+    let budget_stop = matches!(
+        controls.stop_requested(),
+        Some(ControlStop::BudgetExceeded { .. })
+    );
+    cleanup(&slots, &controls, &mut run, home.path(), budget_stop).await;
+    run.tool_calls_admitted = controls.admitted();
+    run.denials = controls.denied();
+    run.model_requests_held_back = forwarder.as_ref().map_or(0, |f| f.held_back());
     if let Err(e) = home.close() {
         run.cleanup_errors
             .push(format!("removing the runtime home failed: {e}"));
@@ -215,12 +252,16 @@ struct RunState {
     model_requested: Option<String>,
     configuration: serde_json::Value,
     log: Arc<Mutex<Vec<LoggedEvent>>>,
-    stop: Option<(StopReason, String)>,
+    stops: Vec<(StopReason, String)>,
     timings: Timings,
     runtime_path: Option<PathBuf>,
     runtime_pid: Option<u32>,
     capture_errors: Arc<Mutex<Vec<String>>>,
     cleanup_errors: Vec<String>,
+    tool_calls_admitted: u32,
+    model_requests_held_back: usize,
+    tool_handler_failures: Vec<String>,
+    denials: Vec<crate::controls::Denial>,
 }
 
 impl RunState {
@@ -230,52 +271,61 @@ impl RunState {
             model_requested: eval.model.clone(),
             configuration: eval.snapshot(),
             log: Arc::default(),
-            stop: None,
+            stops: Vec::new(),
             timings: Timings::default(),
             runtime_path: None,
             runtime_pid: None,
             capture_errors: Arc::default(),
             cleanup_errors: Vec::new(),
+            tool_calls_admitted: 0,
+            model_requests_held_back: 0,
+            tool_handler_failures: Vec::new(),
+            denials: Vec::new(),
         }
     }
 
-    /// Record the first stop cause; later ones do not override it.
+    /// Record a stop cause. The reason is decided at the end by [`StopReason::PRECEDENCE`].
     fn fail(&mut self, reason: StopReason, error: String) {
-        if self.stop.is_none() {
-            self.stop = Some((reason, error));
+        if !self.stops.iter().any(|(r, e)| *r == reason && *e == error) {
+            self.stops.push((reason, error));
         }
     }
 
     fn finish(self, working_directory: PathBuf, started: Instant) -> CopilotResult {
         let log = std::mem::take(&mut *self.log.lock().expect("log lock"));
-        let evidence = map_events(&log);
+        let mut evidence = map_events(&log);
+        for denial in &self.denials {
+            if let Some(call) = evidence.tool_calls.iter_mut().find(|c| {
+                c.denied.is_none() && c.name == denial.tool && c.arguments == denial.arguments
+            }) {
+                call.denied = Some(denial.reason.clone());
+            }
+        }
         let mut capture_errors = self.capture_errors.lock().expect("errors lock").clone();
         capture_errors.extend(evidence.capture_errors.iter().cloned());
         let mut errors: Vec<String> = Vec::new();
+        let mut push = |line: String| {
+            if !errors.contains(&line) {
+                errors.push(line);
+            }
+        };
         let mut stop_reason = StopReason::Completed;
-        if let Some((reason, error)) = &self.stop {
-            stop_reason = *reason;
-            errors.push(error.clone());
+        for (reason, error) in &self.stops {
+            stop_reason = stop_reason.max(*reason);
+            push(error.clone());
         }
-        if !evidence.session_errors.is_empty() {
-            if stop_reason == StopReason::Completed {
-                stop_reason = StopReason::ExecutionError;
-            }
-            for e in &evidence.session_errors {
-                let line = format!("session.error: {e}");
-                if !errors.contains(&line) {
-                    errors.push(line);
-                }
-            }
+        for e in &evidence.session_errors {
+            stop_reason = stop_reason.max(StopReason::ExecutionError);
+            push(format!("session.error: {e}"));
         }
         if stop_reason == StopReason::Completed && !evidence.idle {
             stop_reason = StopReason::ExecutionError;
-            errors.push("the session ended without session.idle".to_owned());
+            push("the session ended without session.idle".to_owned());
         }
         for e in &self.cleanup_errors {
-            errors.push(format!("cleanup: {e}"));
+            stop_reason = stop_reason.max(StopReason::CleanupError);
+            push(format!("cleanup: {e}"));
         }
-        capture_errors.extend(self.cleanup_errors.iter().cloned());
         let error = (!errors.is_empty()).then(|| errors.join("; "));
         let success = stop_reason == StopReason::Completed && error.is_none();
         let evidence_complete = capture_errors.is_empty();
@@ -295,6 +345,10 @@ impl RunState {
             working_directory,
             runtime_path: self.runtime_path,
             runtime_pid: self.runtime_pid,
+            tool_calls_admitted: self.tool_calls_admitted,
+            model_requests_held_back: self.model_requests_held_back,
+            tool_handler_failures: self.tool_handler_failures,
+            cleanup_errors: self.cleanup_errors,
             capture_errors,
             evidence_complete,
             raw_events: log.into_iter().map(|l| l.event).collect(),
@@ -355,17 +409,19 @@ fn live_token() -> Option<String> {
         .find(|t| !t.is_empty())
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn execute(
     eval: &CopilotEval,
     prompt: &str,
     working_directory: &std::path::Path,
     client_options: ClientOptions,
     target: &Target,
+    controls: &Arc<Controls>,
     slots: &Slots,
     run: &mut RunState,
 ) -> Result<(), String> {
     let mut config = eval
-        .session_config(working_directory)
+        .session_config(working_directory, controls)
         .map_err(|e| e.to_string())?;
     config.event_buffer_capacity = Some(EVENT_BUFFER);
     config = match target {
@@ -493,8 +549,46 @@ async fn record(
     }
 }
 
-/// Stop everything the execution started, in order, each step bounded.
-async fn cleanup(slots: &Slots, run: &mut RunState, home: &std::path::Path) {
+/// The stop reason and error text of a control stop.
+fn control_stop(stop: &ControlStop) -> (StopReason, String) {
+    match stop {
+        ControlStop::BudgetExceeded { max, tool } => (
+            StopReason::ToolBudgetExceeded,
+            format!(
+                "tool-call budget exhausted: max_tool_calls = {max}; the next call ({tool}) was denied and the session aborted"
+            ),
+        ),
+        ControlStop::GuardFailed(message) => (StopReason::ExecutionError, message.clone()),
+    }
+}
+
+/// Stop everything the execution started, in order, each runtime-facing step bounded.
+///
+/// After a budget stop (`let_admitted_finish`), the calls admitted before it are allowed to run
+/// to completion first: the gate already holds the model request that would carry their results,
+/// so the session cannot move on; then the session is aborted. After any other stop, admission
+/// closes at once and the session is aborted right away.
+async fn cleanup(
+    slots: &Slots,
+    controls: &Controls,
+    run: &mut RunState,
+    home: &std::path::Path,
+    let_admitted_finish: bool,
+) {
+    controls.gate().close();
+    if let_admitted_finish && slots.session.lock().expect("slot").is_some() {
+        let waited = tokio::time::timeout(COMPLETION_BOUND, async {
+            while has_open_tool_calls(&run.log) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+        if waited.is_err() {
+            tracing::debug!("admitted tool calls did not complete before the abort");
+        }
+    }
+    // 1. Close admission: no further tool call runs, no further model request is forwarded.
+    controls.close();
     let session = slots.session.lock().expect("slot").take();
     let client = slots.client.lock().expect("slot").take();
     let idle = slots
@@ -503,18 +597,40 @@ async fn cleanup(slots: &Slots, run: &mut RunState, home: &std::path::Path) {
         .expect("slot")
         .as_ref()
         .is_some_and(|p| p.borrow().idle);
-    if let Some(session) = &session {
-        if !idle {
-            match tokio::time::timeout(ABORT_BOUND, session.abort()).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => run
-                    .cleanup_errors
-                    .push(format!("session abort failed: {e}")),
-                Err(_) => run
-                    .cleanup_errors
-                    .push(format!("session abort took longer than {ABORT_BOUND:?}")),
-            }
+    // 2. Abort a session that is still busy.
+    if let Some(session) = &session
+        && !idle
+    {
+        match tokio::time::timeout(ABORT_BOUND, session.abort()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => run
+                .cleanup_errors
+                .push(format!("session abort failed: {e}")),
+            Err(_) => run
+                .cleanup_errors
+                .push(format!("session abort took longer than {ABORT_BOUND:?}")),
         }
+    }
+    // 3. Wait (bounded) for the runtime to report every started tool call's completion, or to
+    //    go idle (after an abort it reports no more completions).
+    if session.is_some() {
+        let progress = slots.idle.lock().expect("slot").clone();
+        let waited = tokio::time::timeout(COMPLETION_BOUND, async {
+            while has_open_tool_calls(&run.log)
+                && !progress.as_ref().is_some_and(|p| p.borrow().idle)
+            {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+        if waited.is_err() {
+            tracing::debug!("some tool calls never reported a completion");
+        }
+    }
+    // 4. Wait for every in-process tool handler that started; never cancel one.
+    run.tool_handler_failures = controls.drain().await;
+    // 5. Disconnect and stop the runtime.
+    if let Some(session) = &session {
         match tokio::time::timeout(DISCONNECT_BOUND, session.disconnect()).await {
             Ok(Ok(())) | Err(_) => {}
             Ok(Err(e)) => {
@@ -549,7 +665,27 @@ async fn cleanup(slots: &Slots, run: &mut RunState, home: &std::path::Path) {
             abort.abort();
         }
     }
+    // 6. No runtime process may outlive the run.
     kill_leftovers(run, home).await;
+}
+
+/// Whether some `tool.execution_start` in the log has no `tool.execution_complete` yet.
+fn has_open_tool_calls(log: &Mutex<Vec<LoggedEvent>>) -> bool {
+    let log = log.lock().expect("log lock");
+    let mut open = std::collections::HashSet::new();
+    for logged in log.iter() {
+        let id = logged.event.data.get("toolCallId").and_then(|v| v.as_str());
+        match (logged.event.event_type.as_str(), id) {
+            ("tool.execution_start", Some(id)) => {
+                open.insert(id.to_owned());
+            }
+            ("tool.execution_complete", Some(id)) => {
+                open.remove(id);
+            }
+            _ => {}
+        }
+    }
+    !open.is_empty()
 }
 
 /// Every process whose environment carries this run's private home is the runtime or one of its

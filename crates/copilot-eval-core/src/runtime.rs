@@ -413,6 +413,27 @@ fn is_zombie(pid: u32) -> bool {
         .is_some_and(|state| state == 'Z' || state == 'X')
 }
 
+/// For tests that need the runtime: the resolved runtime, or `None` after printing one line
+/// saying the test is skipped and how to install the runtime.
+///
+/// When `COPILOT_EVAL_REQUIRE_RUNTIME=1` (CI sets it), a missing runtime panics instead, so a
+/// runtime test can never pass by skipping there. A set but broken `COPILOT_EVAL_RUNTIME_PATH` or
+/// `COPILOT_CLI_PATH` always panics.
+pub fn require_for_test(test: &str) -> Option<ResolvedRuntime> {
+    match resolve() {
+        Ok(resolved) => Some(resolved),
+        Err(RuntimeError::NotFound { .. })
+            if std::env::var(REQUIRE_RUNTIME_ENV).as_deref() != Ok("1") =>
+        {
+            eprintln!(
+                "skipped {test}: no Copilot runtime; run `cargo copilot-eval runtime install` (set {REQUIRE_RUNTIME_ENV}=1 to fail instead)"
+            );
+            None
+        }
+        Err(e) => panic!("{test} needs the Copilot runtime: {e}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,26 +457,5 @@ mod tests {
             text.starts_with("/x/node_modules/@github/copilot-"),
             "{text}"
         );
-    }
-}
-
-/// For tests that need the runtime: the resolved runtime, or `None` after printing one line
-/// saying the test is skipped and how to install the runtime.
-///
-/// When `COPILOT_EVAL_REQUIRE_RUNTIME=1` (CI sets it), a missing runtime panics instead, so a
-/// runtime test can never pass by skipping there. A set but broken `COPILOT_EVAL_RUNTIME_PATH` or
-/// `COPILOT_CLI_PATH` always panics.
-pub fn require_for_test(test: &str) -> Option<ResolvedRuntime> {
-    match resolve() {
-        Ok(resolved) => Some(resolved),
-        Err(RuntimeError::NotFound { .. })
-            if std::env::var(REQUIRE_RUNTIME_ENV).as_deref() != Ok("1") =>
-        {
-            eprintln!(
-                "skipped {test}: no Copilot runtime; run `cargo copilot-eval runtime install` (set {REQUIRE_RUNTIME_ENV}=1 to fail instead)"
-            );
-            None
-        }
-        Err(e) => panic!("{test} needs the Copilot runtime: {e}"),
     }
 }

@@ -1,0 +1,717 @@
+//! Run controls: the tool-call budget, caller pre-tool-use guards, and the drain of in-process
+//! tool handlers.
+//!
+//! Every tool call the runtime routes through the session's pre-tool-use hook passes
+//! [`Controls::pre_tool_use`]:
+//! 1. the caller's guards run in order (the `hooks` object's `on_pre_tool_use` first, then each
+//!    [`PreToolGuard`]): a `deny` wins at once and no later guard can turn it into an allow; an
+//!    `ask` stays `ask` (a later `allow` does not lift it); modified arguments are handed to the
+//!    next guard and to the runtime; `additional_context` texts are joined with a blank line; a
+//!    guard that returns an error or panics denies the call and ends the run as
+//!    `execution_error`;
+//! 2. then the budget: once admission is closed every call is denied; the call past
+//!    `max_tool_calls` is denied, closes admission and the model-request gate (so no further
+//!    model request is forwarded) and signals the run to stop with `tool_budget_exceeded`.
+//!
+//! In-process SDK tool handlers are wrapped so that a handler that started always runs to its end
+//! in its own task, even when the session is aborted; the run waits for all of them before it
+//! stops the runtime ([`Controls::drain`]), and records any that failed.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use futures::FutureExt;
+use github_copilot_sdk::hooks::{
+    HookActor, HookEvent, HookOutput, PreToolUseInput, PreToolUseOutput, SessionHooks,
+};
+use github_copilot_sdk::tool::ToolHandler;
+use github_copilot_sdk::{Error, Tool, ToolInvocation, ToolResult, ToolResultExpanded};
+use tokio::sync::{Notify, watch};
+
+/// A caller's pre-tool-use guard. It sees the call as the runtime describes it (tool name,
+/// arguments as modified by earlier guards, working directory) and the actor (main agent or a
+/// subagent), and answers with the SDK's [`PreToolUseOutput`]: `permission_decision` `"allow"`,
+/// `"deny"` or `"ask"` (or `None`: no opinion), an optional reason, modified arguments and
+/// additional context. `Ok(None)` means no opinion. `Err(message)` fails the run.
+#[async_trait]
+pub trait PreToolGuard: Send + Sync + 'static {
+    /// Decide on one tool call.
+    async fn check(
+        &self,
+        input: &PreToolUseInput,
+        actor: &HookActor,
+    ) -> Result<Option<PreToolUseOutput>, String>;
+}
+
+/// A [`PreToolGuard`] from a synchronous closure over the call.
+pub fn guard_fn<F>(f: F) -> Arc<dyn PreToolGuard>
+where
+    F: Fn(&PreToolUseInput) -> Result<Option<PreToolUseOutput>, String> + Send + Sync + 'static,
+{
+    struct FnGuard<F>(F);
+    #[async_trait]
+    impl<F> PreToolGuard for FnGuard<F>
+    where
+        F: Fn(&PreToolUseInput) -> Result<Option<PreToolUseOutput>, String> + Send + Sync + 'static,
+    {
+        async fn check(
+            &self,
+            input: &PreToolUseInput,
+            _actor: &HookActor,
+        ) -> Result<Option<PreToolUseOutput>, String> {
+            (self.0)(input)
+        }
+    }
+    Arc::new(FnGuard(f))
+}
+
+/// Why the controls want the run to stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ControlStop {
+    /// The call past `max_tool_calls` was denied.
+    BudgetExceeded {
+        /// The budget.
+        max: u32,
+        /// The denied tool.
+        tool: String,
+    },
+    /// A caller guard failed (error or panic).
+    GuardFailed(String),
+}
+
+/// Shared flag that closes model-request forwarding (read by the request seam).
+#[derive(Debug, Default)]
+pub struct Gate {
+    closed: AtomicBool,
+}
+
+impl Gate {
+    /// Stop forwarding model requests from now on.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+    /// Whether forwarding is stopped.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+}
+
+/// The controls of one run. Cheap to share (`Arc`).
+pub struct Controls {
+    max_tool_calls: Option<u32>,
+    guards: Vec<Arc<dyn PreToolGuard>>,
+    caller_hooks: Option<Arc<dyn SessionHooks>>,
+    state: Mutex<State>,
+    gate: Arc<Gate>,
+    stop_tx: watch::Sender<Option<ControlStop>>,
+    handlers: HandlerTracker,
+}
+
+#[derive(Default)]
+struct State {
+    admitted: u32,
+    closed: bool,
+    denied: Vec<Denial>,
+}
+
+/// A tool call the pre-tool-use hook denied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Denial {
+    /// The tool's name.
+    pub tool: String,
+    /// The arguments as the runtime sent them to the hook.
+    pub arguments: serde_json::Value,
+    /// Why: the budget, the stop, a caller guard's reason, or a guard failure.
+    pub reason: String,
+}
+
+impl Controls {
+    /// Controls for a run with this budget, these caller guards and this caller hooks object.
+    pub fn new(
+        max_tool_calls: Option<u32>,
+        guards: Vec<Arc<dyn PreToolGuard>>,
+        caller_hooks: Option<Arc<dyn SessionHooks>>,
+    ) -> Arc<Self> {
+        let (stop_tx, _) = watch::channel(None);
+        Arc::new(Self {
+            max_tool_calls,
+            guards,
+            caller_hooks,
+            state: Mutex::default(),
+            gate: Arc::default(),
+            stop_tx,
+            handlers: HandlerTracker::default(),
+        })
+    }
+
+    /// The model-request gate these controls close on a budget stop.
+    pub fn gate(&self) -> Arc<Gate> {
+        self.gate.clone()
+    }
+
+    /// Calls admitted by the budget so far.
+    pub fn admitted(&self) -> u32 {
+        self.state.lock().expect("controls lock").admitted
+    }
+
+    /// The calls the hook denied (guards, budget, after the stop), in order.
+    pub fn denied(&self) -> Vec<Denial> {
+        self.state.lock().expect("controls lock").denied.clone()
+    }
+
+    /// A receiver that sees the first stop request.
+    pub fn stop_signal(&self) -> watch::Receiver<Option<ControlStop>> {
+        self.stop_tx.subscribe()
+    }
+
+    /// The first stop request, if any.
+    pub fn stop_requested(&self) -> Option<ControlStop> {
+        self.stop_tx.borrow().clone()
+    }
+
+    /// Close admission: every later tool call is denied and in-process handlers refuse to start.
+    pub fn close(&self) {
+        self.state.lock().expect("controls lock").closed = true;
+        self.handlers.close();
+    }
+
+    fn request_stop(&self, stop: ControlStop) {
+        self.stop_tx.send_if_modified(|current| {
+            if current.is_none() {
+                *current = Some(stop);
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    /// Wrap each tool's in-process handler so it is tracked for the drain.
+    pub fn wrap_tools(self: &Arc<Self>, tools: &[Tool]) -> Vec<Tool> {
+        tools
+            .iter()
+            .map(|tool| match tool.handler() {
+                Some(inner) => tool.clone().with_handler(Arc::new(TrackedHandler {
+                    inner: inner.clone(),
+                    tool: tool.name.clone(),
+                    tracker: self.handlers.clone(),
+                })),
+                None => tool.clone(),
+            })
+            .collect()
+    }
+
+    /// Wait until every in-process tool handler that started has finished. Never cancels one.
+    /// Returns the failures (errors and panics) of handlers, in order.
+    pub async fn drain(&self) -> Vec<String> {
+        self.handlers.wait_idle().await;
+        self.handlers.failures()
+    }
+
+    /// Decide on one tool call: caller guards in order, then the budget.
+    pub async fn pre_tool_use(
+        &self,
+        input: PreToolUseInput,
+        actor: &HookActor,
+    ) -> PreToolUseOutput {
+        let original = input.tool_args.clone();
+        let mut current = input;
+        let mut contexts: Vec<String> = Vec::new();
+        let mut ask = false;
+        let mut allow = false;
+        let mut reasons: Vec<String> = Vec::new();
+        let hooks_guard = self.caller_hooks.clone().map(HooksGuard);
+        let guards = hooks_guard
+            .iter()
+            .map(|g| g as &dyn PreToolGuard)
+            .chain(self.guards.iter().map(|g| g.as_ref()));
+        for (position, guard) in guards.enumerate() {
+            let outcome = AssertUnwindSafe(guard.check(&current, actor))
+                .catch_unwind()
+                .await;
+            let output = match outcome {
+                Ok(Ok(output)) => output,
+                Ok(Err(message)) => {
+                    return self.guard_failed(
+                        &current.tool_name,
+                        &original,
+                        format!(
+                            "pre-tool guard #{position} failed on {}: {message}",
+                            current.tool_name
+                        ),
+                    );
+                }
+                Err(panic) => {
+                    return self.guard_failed(
+                        &current.tool_name,
+                        &original,
+                        format!(
+                            "pre-tool guard #{position} panicked on {}: {}",
+                            current.tool_name,
+                            panic_text(&panic)
+                        ),
+                    );
+                }
+            };
+            let Some(output) = output else { continue };
+            if let Some(context) = output.additional_context.filter(|c| !c.is_empty()) {
+                contexts.push(context);
+            }
+            if let Some(args) = output.modified_args {
+                current.tool_args = args;
+            }
+            if let Some(reason) = output.permission_decision_reason.clone() {
+                reasons.push(reason);
+            }
+            match output.permission_decision.as_deref() {
+                None => {}
+                Some("allow") => allow = true,
+                Some("ask") => ask = true,
+                Some("deny") => {
+                    let reason = output
+                        .permission_decision_reason
+                        .unwrap_or_else(|| "denied by a pre-tool guard".into());
+                    self.record_denial(&current.tool_name, &original, &reason);
+                    return PreToolUseOutput {
+                        permission_decision: Some("deny".into()),
+                        permission_decision_reason: Some(reason),
+                        additional_context: join(&contexts),
+                        ..Default::default()
+                    };
+                }
+                Some(other) => {
+                    return self.guard_failed(
+                        &current.tool_name,
+                        &original,
+                        format!(
+                            "pre-tool guard #{position} answered {other:?} for {}; use allow, deny or ask",
+                            current.tool_name
+                        ),
+                    );
+                }
+            }
+        }
+        if let Some(denial) = self.admit(&current.tool_name, &original) {
+            return PreToolUseOutput {
+                permission_decision: Some("deny".into()),
+                permission_decision_reason: Some(denial),
+                additional_context: join(&contexts),
+                ..Default::default()
+            };
+        }
+        let modified =
+            (self.caller_hooks.is_some() || !self.guards.is_empty()).then_some(current.tool_args);
+        PreToolUseOutput {
+            permission_decision: if ask {
+                Some("ask".into())
+            } else if allow {
+                Some("allow".into())
+            } else {
+                None
+            },
+            permission_decision_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+            modified_args: modified,
+            additional_context: join(&contexts),
+            suppress_output: None,
+        }
+    }
+
+    /// The budget decision: `None` admits, `Some(reason)` denies.
+    fn admit(&self, tool: &str, arguments: &serde_json::Value) -> Option<String> {
+        let mut state = self.state.lock().expect("controls lock");
+        let denial = |reason: &str| Denial {
+            tool: tool.to_owned(),
+            arguments: arguments.clone(),
+            reason: reason.to_owned(),
+        };
+        if state.closed {
+            let reason = format!("the eval stopped; {tool} was not run");
+            state.denied.push(denial(&reason));
+            return Some(reason);
+        }
+        let Some(max) = self.max_tool_calls else {
+            state.admitted += 1;
+            return None;
+        };
+        if state.admitted < max {
+            state.admitted += 1;
+            return None;
+        }
+        // The first call past the budget: close everything before the deny reaches the runtime,
+        // so the model request carrying the denied result is never forwarded.
+        // Calls admitted earlier may still run their handlers: the run lets them finish.
+        state.closed = true;
+        self.gate.close();
+        let reason = format!("tool-call budget of {max} exhausted; {tool} was not run");
+        state.denied.push(denial(&reason));
+        drop(state);
+        self.request_stop(ControlStop::BudgetExceeded {
+            max,
+            tool: tool.to_owned(),
+        });
+        Some(reason)
+    }
+
+    fn record_denial(&self, tool: &str, arguments: &serde_json::Value, reason: &str) {
+        self.state
+            .lock()
+            .expect("controls lock")
+            .denied
+            .push(Denial {
+                tool: tool.to_owned(),
+                arguments: arguments.clone(),
+                reason: reason.to_owned(),
+            });
+    }
+
+    fn guard_failed(
+        &self,
+        tool: &str,
+        arguments: &serde_json::Value,
+        message: String,
+    ) -> PreToolUseOutput {
+        self.record_denial(tool, arguments, &message);
+        self.state.lock().expect("controls lock").closed = true;
+        self.gate.close();
+        self.handlers.close();
+        self.request_stop(ControlStop::GuardFailed(message.clone()));
+        PreToolUseOutput {
+            permission_decision: Some("deny".into()),
+            permission_decision_reason: Some(message),
+            ..Default::default()
+        }
+    }
+}
+
+fn join(contexts: &[String]) -> Option<String> {
+    (!contexts.is_empty()).then(|| contexts.join("\n\n"))
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic".to_owned())
+}
+
+/// The caller's `hooks` object's `on_pre_tool_use`, as the first guard.
+struct HooksGuard(Arc<dyn SessionHooks>);
+
+#[async_trait]
+impl PreToolGuard for HooksGuard {
+    async fn check(
+        &self,
+        input: &PreToolUseInput,
+        actor: &HookActor,
+    ) -> Result<Option<PreToolUseOutput>, String> {
+        let event = HookEvent::PreToolUse {
+            input: input.clone(),
+            ctx: github_copilot_sdk::hooks::HookContext {
+                session_id: input.session_id.clone().into(),
+            },
+        };
+        Ok(
+            match self.0.on_hook_with_actor(event, actor.clone()).await {
+                HookOutput::PreToolUse(output) => Some(output),
+                _ => None,
+            },
+        )
+    }
+}
+
+/// The session hooks installed by the run: pre-tool-use goes through [`Controls`]; every other
+/// hook goes to the caller's hooks object unchanged.
+pub struct ControlHooks(pub Arc<Controls>);
+
+#[async_trait]
+impl SessionHooks for ControlHooks {
+    async fn on_hook_with_actor(&self, event: HookEvent, actor: HookActor) -> HookOutput {
+        match event {
+            HookEvent::PreToolUse { input, .. } => {
+                HookOutput::PreToolUse(self.0.pre_tool_use(input, &actor).await)
+            }
+            other => match &self.0.caller_hooks {
+                Some(hooks) => hooks.on_hook_with_actor(other, actor).await,
+                None => HookOutput::None,
+            },
+        }
+    }
+}
+
+/// Counts in-process tool handlers that are running, and records their failures.
+#[derive(Clone, Default)]
+struct HandlerTracker(Arc<TrackerInner>);
+
+#[derive(Default)]
+struct TrackerInner {
+    state: Mutex<TrackerState>,
+    idle: Notify,
+}
+
+#[derive(Default)]
+struct TrackerState {
+    running: usize,
+    closed: bool,
+    failures: Vec<String>,
+}
+
+impl HandlerTracker {
+    fn close(&self) {
+        self.0.state.lock().expect("tracker lock").closed = true;
+    }
+
+    /// Register a starting handler; `false` when admission is closed.
+    fn start(&self) -> bool {
+        let mut state = self.0.state.lock().expect("tracker lock");
+        if state.closed {
+            return false;
+        }
+        state.running += 1;
+        true
+    }
+
+    fn finish(&self, failure: Option<String>) {
+        let mut state = self.0.state.lock().expect("tracker lock");
+        state.running -= 1;
+        state.failures.extend(failure);
+        if state.running == 0 {
+            self.0.idle.notify_waiters();
+        }
+    }
+
+    async fn wait_idle(&self) {
+        loop {
+            let notified = self.0.idle.notified();
+            if self.0.state.lock().expect("tracker lock").running == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    fn failures(&self) -> Vec<String> {
+        self.0.state.lock().expect("tracker lock").failures.clone()
+    }
+}
+
+struct TrackedHandler {
+    inner: Arc<dyn ToolHandler>,
+    tool: String,
+    tracker: HandlerTracker,
+}
+
+#[async_trait]
+impl ToolHandler for TrackedHandler {
+    async fn call(&self, invocation: ToolInvocation) -> Result<ToolResult, Error> {
+        if !self.tracker.start() {
+            let text = format!("the eval stopped; {} was not run", self.tool);
+            return Ok(ToolResult::Expanded(
+                ToolResultExpanded::new(text.clone(), "failure").with_error(text),
+            ));
+        }
+        let inner = self.inner.clone();
+        let tracker = self.tracker.clone();
+        let tool = self.tool.clone();
+        // The handler runs in its own task: if the SDK drops this call (abort, stop), the handler
+        // still runs to its end and the drain waits for it.
+        let task = tokio::spawn(async move {
+            let outcome = AssertUnwindSafe(inner.call(invocation))
+                .catch_unwind()
+                .await;
+            let failure = match &outcome {
+                Ok(Ok(_)) => None,
+                Ok(Err(e)) => Some(format!("tool handler {tool} failed: {e}")),
+                Err(panic) => Some(format!(
+                    "tool handler {tool} panicked: {}",
+                    panic_text(panic)
+                )),
+            };
+            tracker.finish(failure);
+            outcome
+        });
+        match task.await {
+            Ok(Ok(result)) => result,
+            Ok(Err(panic)) => {
+                let text = format!(
+                    "tool handler {} panicked: {}",
+                    self.tool,
+                    panic_text(&panic)
+                );
+                Ok(ToolResult::Expanded(
+                    ToolResultExpanded::new(text.clone(), "failure").with_error(text),
+                ))
+            }
+            Err(join) => {
+                let text = format!("tool handler {} did not finish: {join}", self.tool);
+                Ok(ToolResult::Expanded(
+                    ToolResultExpanded::new(text.clone(), "failure").with_error(text),
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn input(tool: &str) -> PreToolUseInput {
+        serde_json::from_value(json!({
+            "sessionId": "s", "timestamp": 0.0, "cwd": "/w", "toolName": tool, "toolArgs": {"a": 1}
+        }))
+        .unwrap()
+    }
+
+    fn decision(d: &str) -> Arc<dyn PreToolGuard> {
+        let d = d.to_owned();
+        guard_fn(move |_| {
+            Ok(Some(PreToolUseOutput {
+                permission_decision: Some(d.clone()),
+                permission_decision_reason: Some(format!("said {d}")),
+                ..Default::default()
+            }))
+        })
+    }
+
+    async fn decide(controls: &Controls, tool: &str) -> PreToolUseOutput {
+        controls
+            .pre_tool_use(input(tool), &HookActor::default())
+            .await
+    }
+
+    #[tokio::test]
+    async fn budget_admits_then_denies_and_closes_everything() {
+        let controls = Controls::new(Some(2), vec![], None);
+        assert_eq!(decide(&controls, "a").await.permission_decision, None);
+        assert_eq!(decide(&controls, "b").await.permission_decision, None);
+        let third = decide(&controls, "c").await;
+        assert_eq!(third.permission_decision.as_deref(), Some("deny"));
+        assert!(
+            third
+                .permission_decision_reason
+                .unwrap()
+                .contains("budget of 2")
+        );
+        assert!(controls.gate().is_closed());
+        assert_eq!(
+            controls.stop_requested(),
+            Some(ControlStop::BudgetExceeded {
+                max: 2,
+                tool: "c".into()
+            })
+        );
+        let fourth = decide(&controls, "d").await;
+        assert!(
+            fourth
+                .permission_decision_reason
+                .unwrap()
+                .contains("eval stopped")
+        );
+        assert_eq!(controls.admitted(), 2);
+    }
+
+    #[tokio::test]
+    async fn zero_budget_admits_nothing() {
+        let controls = Controls::new(Some(0), vec![], None);
+        assert_eq!(
+            decide(&controls, "a").await.permission_decision.as_deref(),
+            Some("deny")
+        );
+        assert_eq!(controls.admitted(), 0);
+    }
+
+    #[tokio::test]
+    async fn deny_wins_and_later_allow_cannot_override() {
+        let later_ran = Arc::new(AtomicBool::new(false));
+        let flag = later_ran.clone();
+        let later = guard_fn(move |_| {
+            flag.store(true, Ordering::SeqCst);
+            Ok(Some(PreToolUseOutput {
+                permission_decision: Some("allow".into()),
+                ..Default::default()
+            }))
+        });
+        let controls = Controls::new(Some(5), vec![decision("deny"), later], None);
+        let out = decide(&controls, "a").await;
+        assert_eq!(out.permission_decision.as_deref(), Some("deny"));
+        assert!(!later_ran.load(Ordering::SeqCst), "a deny wins at once");
+        assert_eq!(controls.admitted(), 0, "a denied call consumes no budget");
+        assert_eq!(
+            controls.stop_requested(),
+            None,
+            "a guard deny is not a stop"
+        );
+    }
+
+    #[tokio::test]
+    async fn ask_stays_ask() {
+        let controls = Controls::new(None, vec![decision("ask"), decision("allow")], None);
+        assert_eq!(
+            decide(&controls, "a").await.permission_decision.as_deref(),
+            Some("ask")
+        );
+        let controls = Controls::new(None, vec![decision("allow"), decision("ask")], None);
+        assert_eq!(
+            decide(&controls, "a").await.permission_decision.as_deref(),
+            Some("ask")
+        );
+    }
+
+    #[tokio::test]
+    async fn modified_args_flow_to_later_guards_and_contexts_join() {
+        let first = guard_fn(|_| {
+            Ok(Some(PreToolUseOutput {
+                modified_args: Some(json!({"a": 2})),
+                additional_context: Some("one".into()),
+                ..Default::default()
+            }))
+        });
+        let second = guard_fn(|input| {
+            assert_eq!(
+                input.tool_args,
+                json!({"a": 2}),
+                "sees the modified arguments"
+            );
+            Ok(Some(PreToolUseOutput {
+                modified_args: Some(json!({"a": 3})),
+                additional_context: Some("two".into()),
+                ..Default::default()
+            }))
+        });
+        let controls = Controls::new(None, vec![first, second], None);
+        let out = decide(&controls, "a").await;
+        assert_eq!(out.modified_args, Some(json!({"a": 3})));
+        assert_eq!(out.additional_context.as_deref(), Some("one\n\ntwo"));
+    }
+
+    #[tokio::test]
+    async fn failing_or_panicking_guard_denies_and_stops() {
+        let controls = Controls::new(None, vec![guard_fn(|_| Err("no db".into()))], None);
+        let out = decide(&controls, "a").await;
+        assert_eq!(out.permission_decision.as_deref(), Some("deny"));
+        assert!(
+            matches!(controls.stop_requested(), Some(ControlStop::GuardFailed(m)) if m.contains("no db"))
+        );
+
+        let controls = Controls::new(None, vec![guard_fn(|_| panic!("guard bug"))], None);
+        let out = decide(&controls, "a").await;
+        assert_eq!(out.permission_decision.as_deref(), Some("deny"));
+        assert!(
+            matches!(controls.stop_requested(), Some(ControlStop::GuardFailed(m)) if m.contains("guard bug"))
+        );
+        assert!(controls.gate().is_closed());
+    }
+
+    #[tokio::test]
+    async fn unknown_decision_is_a_guard_failure() {
+        let controls = Controls::new(None, vec![decision("maybe")], None);
+        decide(&controls, "a").await;
+        assert!(
+            matches!(controls.stop_requested(), Some(ControlStop::GuardFailed(m)) if m.contains("\"maybe\""))
+        );
+    }
+}
