@@ -346,3 +346,54 @@ async fn a_slow_handler_is_drained_before_run_returns() {
     );
     assert_no_runtime_left(&result);
 }
+
+#[tokio::test]
+async fn built_in_tools_count_against_the_budget() {
+    let Some(runtime) = runtime_for("built_in_tools_count_against_the_budget") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let first = work.path().join("first.txt");
+    let second = work.path().join("second.txt");
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call(
+            "create",
+            json!({"path": first.to_str().unwrap(), "file_text": "one"}),
+        ))
+        .turn(ScriptedTurn::tool_call(
+            "create",
+            json!({"path": second.to_str().unwrap(), "file_text": "two"}),
+        ))
+        .turn(ScriptedTurn::text("done"));
+    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
+        .await
+        .unwrap();
+    let eval = CopilotEval::builder()
+        .model(MODEL)
+        .working_directory(work.path())
+        .timeout_s(60.0)
+        .max_tool_calls(1)
+        .build()
+        .unwrap();
+    let result = run_with(
+        &eval,
+        "Create two files.",
+        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
+    )
+    .await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ToolBudgetExceeded,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(
+        std::fs::read_to_string(&first).unwrap(),
+        "one",
+        "the admitted call ran"
+    );
+    assert!(!second.exists(), "the denied built-in call did not run");
+    assert_eq!(result.tool_calls_admitted, 1);
+    assert_eq!(server.model_requests().len(), 2);
+    assert_no_runtime_left(&result);
+}

@@ -184,3 +184,62 @@ async fn invalid_field_fails_at_build_and_starts_nothing() {
     assert!(result.error.unwrap().contains("extra_session_config"));
     assert_eq!(result.runtime_pid, None, "no runtime was started");
 }
+
+#[tokio::test]
+async fn a_process_that_outlives_the_runtime_is_killed_and_is_a_cleanup_error() {
+    let Some(runtime) =
+        runtime_for("a_process_that_outlives_the_runtime_is_killed_and_is_a_cleanup_error")
+    else {
+        return;
+    };
+    // A runtime wrapper that leaves a detached child behind, carrying the run's environment.
+    let work = tempfile::tempdir().unwrap();
+    let wrapper = work.path().join("copilot-with-straggler");
+    let pid_file = work.path().join("straggler.pid");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nsetsid sleep 300 </dev/null >/dev/null 2>&1 &\necho $! > '{}'\nexec '{}' \"$@\"\n",
+            pid_file.display(),
+            runtime.path.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let server = server(Script::new([]).turn(ScriptedTurn::text("hi"))).await;
+    let result = run_with(
+        &eval(work.path(), 60.0),
+        "Say hi.",
+        &RunOptions::offline(server.base_url()).runtime_path(&wrapper),
+    )
+    .await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::CleanupError,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(
+        result.final_response.as_deref(),
+        Some("hi"),
+        "the session itself completed"
+    );
+    let error = result.error.unwrap();
+    assert!(
+        error.contains("outlived the stop and were killed"),
+        "{error}"
+    );
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.contains(") Z"),
+        "the straggler {pid} was killed: {stat}"
+    );
+}
