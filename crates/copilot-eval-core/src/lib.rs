@@ -8,7 +8,7 @@
 //! The pipeline a run goes through, one module each:
 //! - [`eval`]: the eval configuration ([`CopilotEval`], a validated builder);
 //! - [`runtime`]: locating and installing the pinned Copilot CLI, and the per-run homes;
-//! - [`run`]: the run lifecycle ([`run()`]): start, session, prompt, timeout, stop;
+//! - [`run`](mod@run): the run lifecycle ([`run()`]): start, session, prompt, timeout, stop;
 //! - [`evidence`]: mapping the live SDK event stream to turns, tool calls and usage;
 //! - [`result`]: the [`CopilotResult`] and its helpers;
 //! - [`model_server`]: the embedded loopback model server for offline runs.
