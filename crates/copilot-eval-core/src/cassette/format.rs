@@ -1,0 +1,388 @@
+//! Reading cassettes: the YAML format, our optional header, and validation with positions.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_saphyr::{MessageFormatter, Spanned};
+
+use crate::model_server::WireApi;
+
+/// Why a cassette could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CassetteError {
+    /// The file could not be read.
+    #[error("cannot read cassette {}: {source}", path.display())]
+    Io {
+        /// The cassette file as given.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a valid cassette: a YAML syntax error, a field of the wrong type or with
+    /// an unknown name, or a message that breaks the format's rules (see
+    /// [`Cassette::parse`]). Displayed as `path:line:column: message` (`path: message` when the
+    /// position is unknown).
+    #[error("{}{}: {message}", path.display(), position(*line, *column))]
+    Malformed {
+        /// The cassette file as given.
+        path: PathBuf,
+        /// 1-based line of the offending YAML node, when known.
+        line: Option<u32>,
+        /// 1-based column (in characters) of the offending YAML node, when known.
+        column: Option<u32>,
+        /// What is wrong, e.g. ``unknown variant `bot`, expected one of system, user, assistant,
+        /// tool``.
+        message: String,
+    },
+    /// The loopback model server for the replay could not be started (binding `127.0.0.1`).
+    #[error("cannot start the replay model server for {}: {source}", path.display())]
+    Server {
+        /// The cassette file as given.
+        path: PathBuf,
+        /// The I/O error of the bind.
+        source: std::io::Error,
+    },
+}
+
+fn position(line: Option<u32>, column: Option<u32>) -> String {
+    match (line, column) {
+        (Some(line), Some(column)) => format!(":{line}:{column}"),
+        (Some(line), None) => format!(":{line}"),
+        _ => String::new(),
+    }
+}
+
+/// A recorded session: the models it used and its conversations, each the full message list of
+/// one model request plus the reply that followed (see the [module documentation](super)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cassette {
+    /// The file it was read from (as given to [`Cassette::load`]; empty for
+    /// [`Cassette::parse`] of a string without a path).
+    pub path: PathBuf,
+    /// Our own optional header fields (`copilot_eval:`); all `None` for files without one,
+    /// such as the copilot-sdk recordings.
+    pub header: CassetteHeader,
+    /// The `models:` list: model ids the recorded session used, in file order (may be empty).
+    pub models: Vec<String>,
+    /// The `conversations:`, in file order (at least one).
+    pub conversations: Vec<Conversation>,
+}
+
+/// The optional `copilot_eval:` mapping at the top of a cassette, written by copilot-eval when
+/// it records (every field optional; unknown fields are an error).
+///
+/// ```yaml
+/// copilot_eval:
+///   runtime_version: 1.0.102        # the Copilot runtime that was recorded
+///   model: claude-sonnet-4.5        # the model the session asked for
+///   wire_format: chat_completions   # chat_completions | responses | websocket_responses
+///   recorded: 2026-11-30            # recording date, ISO 8601
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CassetteHeader {
+    /// `runtime_version`: the Copilot runtime version the session was recorded with, e.g.
+    /// `1.0.102`.
+    pub runtime_version: Option<String>,
+    /// `model`: the model id the session asked for; a replay serves this id first in its
+    /// catalog.
+    pub model: Option<String>,
+    /// `wire_format`: the wire format the recording used; a replay advertises the same one
+    /// unless told otherwise.
+    pub wire_format: Option<WireApi>,
+    /// `recorded`: the recording date as written (ISO 8601, e.g. `2026-11-30`).
+    pub recorded: Option<String>,
+}
+
+/// One recorded conversation: the messages of the longest model request of one chain, followed
+/// by the model's final reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    /// The messages, in order, as written (placeholders such as `${workdir}` kept).
+    pub messages: Vec<Message>,
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The system prompt (normally `${system}`).
+    System,
+    /// A user message: the prompt, or context the runtime adds as a user message (skills).
+    User,
+    /// A model reply: text and/or tool calls.
+    Assistant,
+    /// A tool result, answering the tool call `tool_call_id`.
+    Tool,
+}
+
+impl Role {
+    /// The role as written in cassettes and in Chat Completions: `system`, `user`, `assistant`,
+    /// `tool`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// One recorded chat message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// Who wrote it.
+    pub role: Role,
+    /// The text (`None` when absent or `null`, e.g. an assistant message with only tool calls).
+    pub content: Option<String>,
+    /// The tool calls of an assistant message, in order (empty otherwise).
+    pub tool_calls: Vec<RecordedToolCall>,
+    /// The id of the call a `tool` message answers.
+    pub tool_call_id: Option<String>,
+    /// 1-based line of the message in the file (0 when not read from YAML).
+    pub line: u32,
+    /// 1-based column of the message in the file (0 when not read from YAML).
+    pub column: u32,
+}
+
+/// One recorded tool call of an assistant message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedToolCall {
+    /// The recorded id (`toolcall_0`, ...); replay ignores its value and renumbers ids by order
+    /// of appearance.
+    pub id: String,
+    /// The tool name, possibly a placeholder (`${shell}`).
+    pub name: String,
+    /// The arguments exactly as recorded: a JSON text, possibly with placeholders inside its
+    /// strings (`${workdir}`).
+    pub arguments: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCassette {
+    #[serde(default)]
+    copilot_eval: Option<RawHeader>,
+    #[serde(default)]
+    models: Vec<String>,
+    conversations: Spanned<Vec<RawConversation>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHeader {
+    #[serde(default)]
+    runtime_version: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    wire_format: Option<RawWire>,
+    #[serde(default)]
+    recorded: Option<String>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawWire {
+    ChatCompletions,
+    Responses,
+    WebsocketResponses,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConversation {
+    messages: Spanned<Vec<Spanned<RawMessage>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMessage {
+    role: Role,
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<Spanned<RawToolCall>>>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawToolCall {
+    id: String,
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    function: RawFunction,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFunction {
+    name: String,
+    arguments: String,
+}
+
+impl Cassette {
+    /// Reads and validates the cassette at `path` (see [`Cassette::parse`] for the rules).
+    ///
+    /// Errors: [`CassetteError::Io`] when the file cannot be read; [`CassetteError::Malformed`]
+    /// with the file, line, column and what is wrong otherwise.
+    pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CassetteError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Cassette::parse(&text, path)
+    }
+
+    /// Parses and validates cassette YAML; `path` is only used in errors and kept in
+    /// [`Cassette::path`].
+    ///
+    /// The rules: top-level keys `copilot_eval` (optional header), `models` (optional list of
+    /// strings) and `conversations` (required, non-empty); each conversation has a non-empty
+    /// `messages` list; each message has a `role` (`system`, `user`, `assistant`, `tool`) and
+    /// only the fields its role allows: `system` and `user` need `content`; `assistant` needs
+    /// `content` or `tool_calls` (each `{id, type: function, function: {name, arguments}}`,
+    /// `arguments` a string); `tool` needs `tool_call_id` (its `content` may be absent, read as
+    /// empty). Unknown keys are errors, so a typo cannot silently change what is matched.
+    pub fn parse(text: &str, path: &Path) -> Result<Cassette, CassetteError> {
+        let malformed =
+            |line: Option<u32>, column: Option<u32>, message: String| CassetteError::Malformed {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message,
+            };
+        let raw: RawCassette = serde_saphyr::from_str(text).map_err(|e| {
+            let location = e.location();
+            let message = serde_saphyr::DefaultMessageFormatter
+                .format_message(e.without_snippet())
+                .escape_debug()
+                .to_string();
+            malformed(
+                location.map(|l| l.line() as u32).filter(|l| *l > 0),
+                location.map(|l| l.column() as u32).filter(|c| *c > 0),
+                message,
+            )
+        })?;
+        let header = raw
+            .copilot_eval
+            .map(|h| CassetteHeader {
+                runtime_version: h.runtime_version,
+                model: h.model,
+                wire_format: h.wire_format.map(|w| match w {
+                    RawWire::ChatCompletions => WireApi::ChatCompletions,
+                    RawWire::Responses => WireApi::Responses,
+                    RawWire::WebsocketResponses => WireApi::WebSocketResponses,
+                }),
+                recorded: h.recorded,
+            })
+            .unwrap_or_default();
+        let at = |l: &serde_saphyr::Location| {
+            (
+                Some(l.line() as u32).filter(|v| *v > 0),
+                Some(l.column() as u32).filter(|v| *v > 0),
+            )
+        };
+        if raw.conversations.value.is_empty() {
+            let (line, column) = at(&raw.conversations.referenced);
+            return Err(malformed(
+                line,
+                column,
+                "`conversations` is empty: a cassette needs at least one conversation".into(),
+            ));
+        }
+        let mut conversations = Vec::new();
+        for (c, conversation) in raw.conversations.value.into_iter().enumerate() {
+            if conversation.messages.value.is_empty() {
+                let (line, column) = at(&conversation.messages.referenced);
+                return Err(malformed(
+                    line,
+                    column,
+                    format!("conversation {} has no messages", c + 1),
+                ));
+            }
+            let mut messages = Vec::new();
+            for spanned in conversation.messages.value {
+                let (line, column) = at(&spanned.referenced);
+                let fail = |what: &str| malformed(line, column, what.to_owned());
+                let raw = spanned.value;
+                let role = raw.role;
+                let has_calls = raw.tool_calls.as_ref().is_some_and(|c| !c.is_empty());
+                match role {
+                    Role::System | Role::User if raw.content.is_none() => {
+                        return Err(fail(&format!(
+                            "a {} message needs `content`",
+                            role.as_str()
+                        )));
+                    }
+                    Role::Assistant if raw.content.is_none() && !has_calls => {
+                        return Err(fail("an assistant message needs `content` or `tool_calls`"));
+                    }
+                    Role::Tool if raw.tool_call_id.is_none() => {
+                        return Err(fail("a tool message needs `tool_call_id`"));
+                    }
+                    _ => {}
+                }
+                if role != Role::Assistant && raw.tool_calls.is_some() {
+                    return Err(fail(&format!(
+                        "only assistant messages have `tool_calls` (this one is {})",
+                        role.as_str()
+                    )));
+                }
+                if role != Role::Tool && raw.tool_call_id.is_some() {
+                    return Err(fail(&format!(
+                        "only tool messages have `tool_call_id` (this one is {})",
+                        role.as_str()
+                    )));
+                }
+                let mut tool_calls = Vec::new();
+                for call in raw.tool_calls.unwrap_or_default() {
+                    let (line, column) = at(&call.referenced);
+                    if let Some(kind) = call.value.kind.as_deref()
+                        && kind != "function"
+                    {
+                        return Err(malformed(
+                            line,
+                            column,
+                            format!("tool call type `{kind}` is not supported (only `function`)"),
+                        ));
+                    }
+                    tool_calls.push(RecordedToolCall {
+                        id: call.value.id,
+                        name: call.value.function.name,
+                        arguments: call.value.function.arguments,
+                    });
+                }
+                messages.push(Message {
+                    role,
+                    content: match role {
+                        Role::Tool => Some(raw.content.unwrap_or_default()),
+                        _ => raw.content,
+                    },
+                    tool_calls,
+                    tool_call_id: raw.tool_call_id,
+                    line: line.unwrap_or(0),
+                    column: column.unwrap_or(0),
+                });
+            }
+            conversations.push(Conversation { messages });
+        }
+        Ok(Cassette {
+            path: path.to_path_buf(),
+            header,
+            models: raw.models,
+            conversations,
+        })
+    }
+
+    /// The model a replay serves: the header's `model`, else the first of `models`, else
+    /// `None` (the server's default model).
+    pub fn model(&self) -> Option<&str> {
+        self.header
+            .model
+            .as_deref()
+            .or_else(|| self.models.first().map(String::as_str))
+    }
+}

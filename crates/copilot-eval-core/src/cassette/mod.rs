@@ -1,0 +1,296 @@
+//! Cassettes: replaying recorded model conversations through the **real** runtime.
+//!
+//! A cassette is a YAML file of recorded conversations. A replay starts the loopback
+//! [`ModelServer`] with a [`ReplayResponder`]: the real
+//! runtime runs the session (its own tools really run: files are written, commands run, your
+//! tool handlers are called), and each model request it sends is answered with the reply that
+//! followed the same request in the recording. A request that was not recorded fails the run
+//! at once with `stop_reason = replay_mismatch` and a diagnosis. `docs/cassettes.md` is the
+//! user guide; this page is the reference.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use copilot_eval_core::cassette::ReplaySession;
+//! use copilot_eval_core::{CopilotEval, StopReason, run_with};
+//!
+//! let replay = ReplaySession::start("tests/cassettes/copilot-sdk/session/should_have_stateful_conversation.yaml".as_ref()).await?;
+//! let eval = CopilotEval::builder().model(replay.model()).build()?;
+//! let result = run_with(&eval, "What is 1+1?", &replay.run_options()).await;
+//! // One prompt of a two-prompt recording: the second reply was never requested.
+//! assert_eq!(result.stop_reason, StopReason::ReplayMismatch);
+//! assert_eq!(replay.unconsumed().len(), 1);
+//! replay.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Format
+//!
+//! ```yaml
+//! copilot_eval:                 # optional, ours (see CassetteHeader); files without it read fine
+//!   runtime_version: 1.0.102
+//!   model: claude-sonnet-4.5
+//!   wire_format: chat_completions
+//!   recorded: 2026-11-30
+//! models:                       # model ids of the recorded session
+//!   - claude-sonnet-4.5
+//! conversations:                # each: one chain of model requests, ending with its last reply
+//!   - messages:
+//!       - role: system
+//!         content: ${system}
+//!       - role: user
+//!         content: Run 'echo hi'.
+//!       - role: assistant
+//!         tool_calls:
+//!           - id: toolcall_0
+//!             type: function
+//!             function: {name: "${shell}", arguments: '{"command":"echo hi"}'}
+//!       - role: tool
+//!         tool_call_id: toolcall_0
+//!         content: "hi\n<exited with exit code 0>"
+//!       - role: assistant
+//!         content: It printed hi.
+//! ```
+//!
+//! Placeholders stand for what differs between machines: `${system}` (the runtime's whole system
+//! prompt), `${workdir}` (the session working directory), `${shell}`, `${read_shell}`,
+//! `${write_shell}`, `${stop_shell}`, `${list_shell}` (the shell tool names). Reading is strict:
+//! unknown keys, unknown roles and messages missing what their role needs are errors that name
+//! the file, the line and column, and what is wrong ([`CassetteError::Malformed`]).
+//!
+//! # Matching
+//!
+//! For every model request (any wire format: the server hands over the whole conversation in
+//! Chat Completions shape, [`ModelRequest::messages`](crate::model_server::ModelRequest)):
+//!
+//! 1. runtime-injected calls are taken out (below);
+//! 2. the request's messages and every recorded conversation are normalised by the same list,
+//!    [`NORMALIZERS`]; only `role`, `content`, `tool_calls` (id, name, arguments) and
+//!    `tool_call_id` of a message take part (an empty text counts as no text);
+//! 3. the request must be a **strict prefix** of a recorded conversation, message for message,
+//!    and the recorded message right after it must be an assistant message: that message is the
+//!    reply. Consecutive recorded assistant messages (one recorded reply with several choices)
+//!    are merged into one reply first, so their text and tool calls arrive together;
+//! 4. when several conversations qualify, the first in file order whose reply at that point was
+//!    not served yet is used, else the first; the reply is marked served in every qualifying
+//!    conversation that has the same reply there;
+//! 5. the reply is sent in the request's wire format, with `${workdir}` and the shell
+//!    placeholders resolved for this session (tool-call ids are issued by the server: `call_1`,
+//!    `call_2`, ...; usage is the server's default).
+//!
+//! Nothing else is forgiven: there is no order-only, fuzzy or best-effort fallback. A change in
+//! the prompt, a setup file, a tool result or a tool's arguments is a miss.
+//!
+//! # Normalisers
+//!
+//! [`NORMALIZERS`] (version [`NORMALIZERS_VERSION`]) is applied, in order, to both sides:
+//!
+//! | name | kind | for runtime versions | what it does |
+//! |---|---|---|---|
+//! | `merge_assistant_messages` | format | all | consecutive assistant messages become one (texts joined in order, calls concatenated) |
+//! | `system_prompt` | format | all | every system message's content becomes `${system}` |
+//! | `datetime_prefix` | format | 1.0.x (measured on 1.0.102) | a leading `<current_datetime>...</current_datetime>` and the line breaks after it are removed from user messages |
+//! | `workdir` | format | all (the directory is read from the system prompt's `Current working directory: <path>` line, 1.0.102) | the working directory becomes `${workdir}` in texts and in the string values of tool-call arguments |
+//! | `shell_tool_names` | format | all | tool-call names `bash`/`powershell`, `read_*`, `write_*`, `stop_*`, `list_*` become `${shell}`, `${read_shell}`, ... |
+//! | `tool_call_ids` | format | all | tool-call ids are renumbered by first appearance: `toolcall_0`, `toolcall_1`, ... |
+//! | `canonical_json` | format | all | tool-call arguments that parse as JSON are rewritten with sorted keys and no extra whitespace |
+//! | `view_line_numbers` | compat | recordings that numbered `view` output, replayed on 1.0.102 | a `view` result whose every line starts with consecutive `N. ` numbers loses them |
+//! | `unknown_tool_list` | compat | 1.0.102 and the copilot-sdk recordings | `Tool 'X' does not exist. Available tools that can be called are ...` loses the list |
+//! | `shell_exit_marker` | compat | 1.0.102 against the copilot-sdk recordings | `<shellId: N completed with exit code X>` becomes `<exited with exit code X>` in tool results |
+//!
+//! The three compat entries are the drift measured between the copilot-sdk recordings and
+//! runtime 1.0.102. A new runtime's drift gets a new, versioned entry here, never a looser
+//! comparison.
+//!
+//! # Runtime-injected calls
+//!
+//! The server knows every tool-call id it issued (`call_1` ..= `call_N`). An assistant tool call
+//! in a request with any other id was not produced by the model (the server is the model): the
+//! runtime put it there. Such a call, its tool result, and an assistant message left empty by
+//! its removal are taken out of the request **before** it is normalised and matched, so the
+//! comparison covers exactly the model's output as served and the real results of those
+//! calls. Each is recorded once ([`ReplaySession::injected_calls`], [`InjectedCall`]) and is
+//! listed in a diagnosis. Cassettes therefore do not contain runtime-injected calls (none of the
+//! copilot-sdk recordings do).
+//!
+//! # Misses
+//!
+//! A request that matches nothing is answered at once with HTTP 400 and `x-should-retry: false`
+//! ([`Reply::Error`](crate::model_server::Reply::Error)): the runtime makes no retry and ends the
+//! turn with `session.error` within about 100 ms; a later prompt of the same run is not sent.
+//! The run (given [`ReplaySession::run_options`]) then ends with
+//! [`StopReason::ReplayMismatch`](crate::StopReason::ReplayMismatch), and its `error` holds the
+//! diagnosis ([`ReplayMiss`]'s `Display`): the request number and, for every recorded
+//! conversation, the first differing message (numbered from 1; the system prompt is 1) with
+//! both sides normalised and shortened to a window around their first differing character:
+//!
+//! ```text
+//! replay mismatch: model request 1 matches no recorded conversation (cassette ...; the request has 2 messages after normalisation, normalisers v1)
+//!   conversation 1 of 2 (3 messages): first difference at message 2 (user)
+//!     recorded: user "Create a file called 'new_file.txt' with the content 'Created by test'. Then read it back to confirm."
+//!     request:  user "Create a file called 'other.txt' with the content 'Created by test'. Then read it back to confirm."
+//! ```
+//!
+//! # Unconsumed conversations
+//!
+//! When the session's turns end on their own (idle) with no miss, every recorded reply of every
+//! conversation must have been served. If one was not, the session did less than the recording
+//! (for example the second prompt of a two-turn recording was never sent), and the run ends
+//! with `replay_mismatch` too; its error lists each conversation with unserved replies
+//! ([`ReplaySession::unconsumed`]). After a timeout or another stop the list is not turned into
+//! a failure (the run already failed for its own reason), but `unconsumed` still reports it.
+
+mod format;
+mod normalize;
+mod replay;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use format::{
+    Cassette, CassetteError, CassetteHeader, Conversation, Message, RecordedToolCall, Role,
+};
+pub use normalize::{NORMALIZERS, NORMALIZERS_VERSION, Normalizer, NormalizerKind};
+pub use replay::{ConversationDiff, InjectedCall, ReplayMiss, ReplayResponder};
+
+use crate::model_server::{ModelServer, ServerConfig, WireApi};
+use crate::run::RunOptions;
+
+/// What a run asks a model-side replay after its turns, to report a failure the session itself
+/// cannot see (set with [`RunOptions::replay_check`]; [`ReplaySession::run_options`] sets it).
+pub trait ReplayCheck: Send + Sync + std::fmt::Debug {
+    /// The replay failure of the run, as error text, or `None`. `turns_finished` is `true` when
+    /// the session's turns ended on their own (idle, possibly after a `session.error`), `false`
+    /// after a timeout, a budget stop or another stop. A `Some` makes the run's `stop_reason`
+    /// [`StopReason::ReplayMismatch`](crate::StopReason::ReplayMismatch). Called once, after
+    /// cleanup, when no model request can arrive any more.
+    fn failure(&self, turns_finished: bool) -> Option<String>;
+}
+
+/// Options of a [`ReplaySession`] (builder; the default replays as the cassette says).
+#[derive(Debug, Clone, Default)]
+pub struct ReplayConfig {
+    wire_api: Option<WireApi>,
+}
+
+impl ReplayConfig {
+    /// Advertise this wire format instead of the cassette header's `wire_format` (default: the
+    /// header's, else Chat Completions). Matching does not depend on it: every format is
+    /// compared in Chat Completions shape.
+    pub fn wire_api(mut self, wire_api: WireApi) -> Self {
+        self.wire_api = Some(wire_api);
+        self
+    }
+}
+
+/// A cassette loaded and served: a running loopback model server answering from it.
+///
+/// One session per run: the consumption record and the tool-call ids belong to one replayed
+/// session. Dropping it stops the server.
+#[derive(Debug)]
+pub struct ReplaySession {
+    cassette: Arc<Cassette>,
+    responder: Arc<ReplayResponder>,
+    server: ModelServer,
+    model: String,
+}
+
+impl ReplaySession {
+    /// Loads the cassette at `path` and starts a loopback [`ModelServer`] on `127.0.0.1`
+    /// answering from it, with the cassette's models in its catalog (the header's `model`
+    /// first) and the header's wire format (default Chat Completions). Must be called inside a
+    /// Tokio runtime.
+    ///
+    /// Errors: [`CassetteError::Io`] (unreadable file), [`CassetteError::Malformed`] (with file,
+    /// line, column and what is wrong), [`CassetteError::Server`] (the port could not be
+    /// bound).
+    pub async fn start(path: &Path) -> Result<ReplaySession, CassetteError> {
+        Self::start_with(path, ReplayConfig::default()).await
+    }
+
+    /// [`ReplaySession::start`] with options (e.g. another wire format).
+    pub async fn start_with(
+        path: &Path,
+        config: ReplayConfig,
+    ) -> Result<ReplaySession, CassetteError> {
+        let cassette = Arc::new(Cassette::load(path)?);
+        let responder = Arc::new(ReplayResponder::new(cassette.clone()));
+        let mut models: Vec<String> = Vec::new();
+        for model in cassette.header.model.iter().chain(cassette.models.iter()) {
+            if !models.contains(model) {
+                models.push(model.clone());
+            }
+        }
+        let wire = config
+            .wire_api
+            .or(cassette.header.wire_format)
+            .unwrap_or_default();
+        let mut server_config = ServerConfig::new(responder.clone()).wire_api(wire);
+        for model in &models {
+            server_config = server_config.model(model.clone());
+        }
+        let model = server_config.models()[0].clone();
+        let server =
+            ModelServer::start(server_config)
+                .await
+                .map_err(|source| CassetteError::Server {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+        Ok(ReplaySession {
+            cassette,
+            responder,
+            server,
+            model,
+        })
+    }
+
+    /// Offline run options pointing the runtime at this replay's server, carrying the replay
+    /// check that turns a miss or an unconsumed cassette into
+    /// [`StopReason::ReplayMismatch`](crate::StopReason::ReplayMismatch). Add
+    /// `.runtime_path(..)` to choose the runtime.
+    pub fn run_options(&self) -> RunOptions {
+        RunOptions::offline(self.server.base_url()).replay_check(self.responder.clone())
+    }
+
+    /// The model id to run the eval with: the first of the catalog (the header's `model`, else
+    /// the first of `models:`, else the server's default model).
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// One line per recorded conversation with a reply that was never served (see
+    /// [`ReplayResponder::unconsumed`]); empty when the whole cassette was replayed.
+    pub fn unconsumed(&self) -> Vec<String> {
+        self.responder.unconsumed()
+    }
+
+    /// Every model request that could not be answered, in arrival order.
+    pub fn misses(&self) -> Vec<ReplayMiss> {
+        self.responder.misses()
+    }
+
+    /// Every runtime-injected tool call seen (see the [module documentation](self)).
+    pub fn injected_calls(&self) -> Vec<InjectedCall> {
+        self.responder.injected_calls()
+    }
+
+    /// The loaded cassette.
+    pub fn cassette(&self) -> &Cassette {
+        &self.cassette
+    }
+
+    /// The running server (its request log: [`ModelServer::requests`],
+    /// [`ModelServer::model_requests`]).
+    pub fn server(&self) -> &ModelServer {
+        &self.server
+    }
+
+    /// Stops the server, waiting briefly for open connections.
+    pub async fn shutdown(self) {
+        self.server.shutdown().await;
+    }
+}

@@ -1,0 +1,604 @@
+//! The normalisers: one comparable form for recorded messages and for the messages of a live
+//! model request, so that values that legitimately differ between machines and runtime versions
+//! do not count as differences, and nothing else is forgiven.
+
+// Every entry of the list has one signature, `fn(&mut Vec<_>, &Context)`: merging needs the Vec.
+#![allow(clippy::ptr_arg)]
+
+use serde_json::Value;
+
+use super::format::{Message, Role};
+
+/// Version of the normaliser list ([`NORMALIZERS`]). Raised whenever an entry is added, removed
+/// or changes what it does; a mismatch diagnosis names it.
+pub const NORMALIZERS_VERSION: u32 = 1;
+
+/// Whether a normaliser belongs to the cassette format itself or compensates drift between the
+/// runtime that recorded a cassette and the runtime that replays it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormalizerKind {
+    /// Part of the format: values that differ between machines or runs (placeholders, the
+    /// datetime prefix, tool-call ids, JSON formatting). Applies to every runtime version.
+    Format,
+    /// A compat entry for measured drift between runtime versions. It is applied only as
+    /// described and never loosens anything else.
+    Compat,
+}
+
+/// One entry of the normaliser list. Every entry is applied, in list order, to **both** sides:
+/// the recorded conversation and the incoming model request.
+#[derive(Debug, Clone, Copy)]
+pub struct Normalizer {
+    /// Stable name, e.g. `view_line_numbers`; used in documentation and diagnoses.
+    pub name: &'static str,
+    /// Version of this entry (1 for the first behaviour; raised when its behaviour changes).
+    pub version: u32,
+    /// Format rule or drift compensation.
+    pub kind: NormalizerKind,
+    /// The runtime versions it is for, e.g. `recordings from runtimes before 1.0.102, replayed
+    /// on 1.0.102`.
+    pub runtime_versions: &'static str,
+    /// What it does, in one sentence.
+    pub description: &'static str,
+    apply: fn(&mut Vec<NormalMessage>, &Context),
+}
+
+/// The normaliser list, in the order it is applied. The first three
+/// [`NormalizerKind::Compat`] entries are the drift measured between the copilot-sdk recordings
+/// and runtime 1.0.102.
+pub const NORMALIZERS: &[Normalizer] = &[
+    Normalizer {
+        name: "merge_assistant_messages",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all",
+        description: "consecutive assistant messages (one recorded reply with several choices) become one message: texts joined in order, tool calls concatenated",
+        apply: merge_assistant_messages,
+    },
+    Normalizer {
+        name: "system_prompt",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all",
+        description: "the content of every system message becomes `${system}`",
+        apply: system_prompt,
+    },
+    Normalizer {
+        name: "datetime_prefix",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all 1.0.x (measured on 1.0.102)",
+        description: "a leading `<current_datetime>...</current_datetime>` and the line breaks after it are removed from user messages",
+        apply: datetime_prefix,
+    },
+    Normalizer {
+        name: "workdir",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all; the directory is read from the system prompt's `Current working directory: <path>` line (1.0.102)",
+        description: "the session working directory becomes `${workdir}` in message texts and in the string values of tool-call arguments",
+        apply: workdir,
+    },
+    Normalizer {
+        name: "shell_tool_names",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all",
+        description: "tool-call names of the shell tools become placeholders: `bash`/`powershell` -> `${shell}`, `read_*` -> `${read_shell}`, `write_*` -> `${write_shell}`, `stop_*` -> `${stop_shell}`, `list_*` -> `${list_shell}`",
+        apply: shell_tool_names,
+    },
+    Normalizer {
+        name: "tool_call_ids",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all",
+        description: "tool-call ids are renumbered by order of first appearance: `toolcall_0`, `toolcall_1`, ... (in calls and in `tool_call_id`)",
+        apply: tool_call_ids,
+    },
+    Normalizer {
+        name: "canonical_json",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all",
+        description: "tool-call arguments that parse as JSON are rewritten canonically (keys sorted, no insignificant whitespace); others are kept as they are",
+        apply: canonical_json,
+    },
+    Normalizer {
+        name: "view_line_numbers",
+        version: 1,
+        kind: NormalizerKind::Compat,
+        runtime_versions: "recordings from runtimes that numbered `view` output (the copilot-sdk cassettes), replayed on 1.0.102, which does not",
+        description: "in the result of a `view` call whose every line starts with consecutive line numbers (`N. ` or a bare `N.` for an empty line), the numbers are removed",
+        apply: view_line_numbers,
+    },
+    Normalizer {
+        name: "unknown_tool_list",
+        version: 1,
+        kind: NormalizerKind::Compat,
+        runtime_versions: "runtimes that list the available tools after `Tool 'X' does not exist.` (1.0.102 and the copilot-sdk recordings; the list changes with every tool set)",
+        description: "a tool result `Tool 'X' does not exist. Available tools that can be called are ...` loses everything after `does not exist.`",
+        apply: unknown_tool_list,
+    },
+    Normalizer {
+        name: "shell_exit_marker",
+        version: 1,
+        kind: NormalizerKind::Compat,
+        runtime_versions: "1.0.102 (`<shellId: N completed with exit code X>`) against the copilot-sdk recordings (`<exited with exit code X>`)",
+        description: "in tool results, `<shellId: N completed with exit code X>` becomes `<exited with exit code X>`",
+        apply: shell_exit_marker,
+    },
+];
+
+/// What the normalisers need to know about one side.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Context {
+    /// The session working directory (request side), if known.
+    pub workdir: Option<String>,
+}
+
+/// A message in the comparable form: only what the model sees of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NormalMessage {
+    pub role: String,
+    /// `None` for no text (absent, `null` or empty).
+    pub content: Option<String>,
+    pub tool_calls: Vec<NormalToolCall>,
+    pub tool_call_id: Option<String>,
+}
+
+/// A tool call in the comparable form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NormalToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+impl NormalMessage {
+    /// The comparable form of a recorded message (before the normalisers).
+    pub fn from_recorded(message: &Message) -> NormalMessage {
+        NormalMessage {
+            role: message.role.as_str().to_owned(),
+            content: message.content.clone().filter(|c| !c.is_empty()),
+            tool_calls: message
+                .tool_calls
+                .iter()
+                .map(|c| NormalToolCall {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                })
+                .collect(),
+            tool_call_id: match message.role {
+                Role::Tool => message.tool_call_id.clone(),
+                _ => None,
+            },
+        }
+    }
+
+    /// The comparable form of one Chat Completions message of a request (before the
+    /// normalisers). Only `role`, `content`, `tool_calls` and `tool_call_id` are kept: other
+    /// members (`copilot_cache_control`, `name`, ...) are transport hints the model does not
+    /// read as conversation. Content parts are joined: text parts by their text, other parts
+    /// (images) by their canonical JSON, separated by newlines.
+    pub fn from_request(message: &Value) -> NormalMessage {
+        let role = message
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let content = match message.get("content") {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Array(parts)) => Some(
+                parts
+                    .iter()
+                    .map(|p| match p.get("text").and_then(Value::as_str) {
+                        Some(text) => text.to_owned(),
+                        None => canonical(p),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            Some(Value::Null) | None => None,
+            Some(other) => Some(canonical(other)),
+        }
+        .filter(|c| !c.is_empty());
+        let tool_calls = message
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|call| {
+                        let (name, arguments) = if let Some(f) = call.get("function") {
+                            (f.get("name"), f.get("arguments"))
+                        } else {
+                            let c = call.get("custom");
+                            (
+                                c.and_then(|c| c.get("name")),
+                                c.and_then(|c| c.get("input")),
+                            )
+                        };
+                        NormalToolCall {
+                            id: call
+                                .get("id")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_owned(),
+                            name: name.and_then(Value::as_str).unwrap_or("").to_owned(),
+                            arguments: match arguments {
+                                Some(Value::String(s)) => s.clone(),
+                                Some(Value::Null) | None => String::new(),
+                                Some(other) => canonical(other),
+                            },
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        NormalMessage {
+            tool_call_id: (role == "tool")
+                .then(|| {
+                    message
+                        .get("tool_call_id")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .flatten(),
+            role,
+            content,
+            tool_calls,
+        }
+    }
+
+    /// A one-line rendering for diagnoses: `user "text"`, `assistant "text" calls:
+    /// [toolcall_0 name {args}]`, `tool[toolcall_0] "result"`. Strings are JSON-escaped.
+    pub fn render(&self) -> String {
+        let mut out = match &self.tool_call_id {
+            Some(id) => format!("{}[{id}]", self.role),
+            None => self.role.clone(),
+        };
+        if let Some(content) = &self.content {
+            out.push(' ');
+            out.push_str(&Value::String(content.clone()).to_string());
+        }
+        if !self.tool_calls.is_empty() {
+            out.push_str(" calls: [");
+            let calls: Vec<String> = self
+                .tool_calls
+                .iter()
+                .map(|c| format!("{} {} {}", c.id, c.name, c.arguments))
+                .collect();
+            out.push_str(&calls.join(", "));
+            out.push(']');
+        }
+        out
+    }
+}
+
+/// Applies every normaliser of [`NORMALIZERS`], in order.
+pub(crate) fn normalize(messages: &mut Vec<NormalMessage>, context: &Context) {
+    for normalizer in NORMALIZERS {
+        (normalizer.apply)(messages, context);
+    }
+}
+
+/// The working directory a request's system prompt states (`Current working directory: <path>`
+/// on a line of its own, as runtime 1.0.102 writes it), if any.
+pub(crate) fn workdir_from_system_prompt(messages: &[Value]) -> Option<String> {
+    const MARKER: &str = "Current working directory: ";
+    messages
+        .iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+        .filter_map(|m| m.get("content").and_then(Value::as_str))
+        .flat_map(str::lines)
+        .find_map(|line| {
+            let at = line.find(MARKER)?;
+            let path = line[at + MARKER.len()..].trim();
+            (!path.is_empty()).then(|| path.to_owned())
+        })
+}
+
+/// Canonical JSON text of a value: object keys sorted, no insignificant whitespace.
+pub(crate) fn canonical(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String((*key).clone()).to_string());
+                out.push(':');
+                write_canonical(&map[*key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Format normalisers
+// ---------------------------------------------------------------------------------------------
+
+fn merge_assistant_messages(messages: &mut Vec<NormalMessage>, _: &Context) {
+    let mut merged: Vec<NormalMessage> = Vec::with_capacity(messages.len());
+    for message in messages.drain(..) {
+        match merged.last_mut() {
+            Some(last) if last.role == "assistant" && message.role == "assistant" => {
+                if let Some(text) = message.content {
+                    last.content = Some(match last.content.take() {
+                        Some(before) => before + &text,
+                        None => text,
+                    });
+                }
+                last.tool_calls.extend(message.tool_calls);
+            }
+            _ => merged.push(message),
+        }
+    }
+    *messages = merged;
+}
+
+fn system_prompt(messages: &mut Vec<NormalMessage>, _: &Context) {
+    for message in messages.iter_mut().filter(|m| m.role == "system") {
+        message.content = Some("${system}".to_owned());
+    }
+}
+
+fn datetime_prefix(messages: &mut Vec<NormalMessage>, _: &Context) {
+    const OPEN: &str = "<current_datetime>";
+    const CLOSE: &str = "</current_datetime>";
+    for message in messages.iter_mut().filter(|m| m.role == "user") {
+        let Some(content) = &message.content else {
+            continue;
+        };
+        if let Some(rest) = content.strip_prefix(OPEN)
+            && let Some(end) = rest.find(CLOSE)
+        {
+            let stripped = rest[end + CLOSE.len()..]
+                .trim_start_matches(['\n', '\r'])
+                .to_owned();
+            message.content = Some(stripped).filter(|c| !c.is_empty());
+        }
+    }
+}
+
+fn workdir(messages: &mut Vec<NormalMessage>, context: &Context) {
+    let Some(dir) = context.workdir.as_deref().filter(|d| !d.is_empty()) else {
+        return;
+    };
+    const PLACEHOLDER: &str = "${workdir}";
+    for message in messages.iter_mut() {
+        if let Some(content) = &mut message.content {
+            *content = content.replace(dir, PLACEHOLDER);
+        }
+        for call in &mut message.tool_calls {
+            call.arguments = match serde_json::from_str::<Value>(&call.arguments) {
+                Ok(mut value) => {
+                    replace_in_strings(&mut value, dir, PLACEHOLDER);
+                    canonical(&value)
+                }
+                Err(_) => call.arguments.replace(dir, PLACEHOLDER),
+            };
+        }
+    }
+}
+
+fn replace_in_strings(value: &mut Value, from: &str, to: &str) {
+    match value {
+        Value::String(s) if s.contains(from) => *s = s.replace(from, to),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| replace_in_strings(v, from, to)),
+        Value::Object(map) => map
+            .values_mut()
+            .for_each(|v| replace_in_strings(v, from, to)),
+        _ => {}
+    }
+}
+
+/// The placeholder of a shell tool name, if `name` is one.
+pub(crate) fn shell_placeholder(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "bash" | "powershell" => "${shell}",
+        "read_bash" | "read_powershell" => "${read_shell}",
+        "write_bash" | "write_powershell" => "${write_shell}",
+        "stop_bash" | "stop_powershell" => "${stop_shell}",
+        "list_bash" | "list_powershell" => "${list_shell}",
+        _ => return None,
+    })
+}
+
+/// The tool name a shell placeholder stands for, given the shell the request offers (`bash` or
+/// `powershell`); `None` when `name` is no shell placeholder.
+pub(crate) fn shell_name(placeholder: &str, shell: &str) -> Option<String> {
+    Some(match placeholder {
+        "${shell}" => shell.to_owned(),
+        "${read_shell}" => format!("read_{shell}"),
+        "${write_shell}" => format!("write_{shell}"),
+        "${stop_shell}" => format!("stop_{shell}"),
+        "${list_shell}" => format!("list_{shell}"),
+        _ => return None,
+    })
+}
+
+fn shell_tool_names(messages: &mut Vec<NormalMessage>, _: &Context) {
+    for call in messages.iter_mut().flat_map(|m| m.tool_calls.iter_mut()) {
+        if let Some(placeholder) = shell_placeholder(&call.name) {
+            call.name = placeholder.to_owned();
+        }
+    }
+}
+
+fn tool_call_ids(messages: &mut Vec<NormalMessage>, _: &Context) {
+    let mut ids: Vec<String> = Vec::new();
+    let mut number = |id: &str| -> String {
+        let n = match ids.iter().position(|known| known == id) {
+            Some(n) => n,
+            None => {
+                ids.push(id.to_owned());
+                ids.len() - 1
+            }
+        };
+        format!("toolcall_{n}")
+    };
+    for message in messages.iter_mut() {
+        for call in &mut message.tool_calls {
+            call.id = number(&call.id);
+        }
+        if let Some(id) = &mut message.tool_call_id {
+            *id = number(id);
+        }
+    }
+}
+
+fn canonical_json(messages: &mut Vec<NormalMessage>, _: &Context) {
+    for call in messages.iter_mut().flat_map(|m| m.tool_calls.iter_mut()) {
+        if let Ok(value) = serde_json::from_str::<Value>(&call.arguments) {
+            call.arguments = canonical(&value);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compat normalisers (runtime drift)
+// ---------------------------------------------------------------------------------------------
+
+/// The name of the call each tool result answers (`tool_call_id` -> name).
+fn result_tool_names(messages: &[NormalMessage]) -> Vec<Option<String>> {
+    messages
+        .iter()
+        .map(|m| {
+            let id = m.tool_call_id.as_deref()?;
+            messages
+                .iter()
+                .flat_map(|m| m.tool_calls.iter())
+                .find(|c| c.id == id)
+                .map(|c| c.name.clone())
+        })
+        .collect()
+}
+
+fn view_line_numbers(messages: &mut Vec<NormalMessage>, _: &Context) {
+    let names = result_tool_names(messages);
+    for (message, name) in messages.iter_mut().zip(names) {
+        if message.role != "tool" || name.as_deref() != Some("view") {
+            continue;
+        }
+        if let Some(content) = &message.content
+            && let Some(stripped) = strip_line_numbers(content)
+        {
+            message.content = Some(stripped).filter(|c| !c.is_empty());
+        }
+    }
+}
+
+/// `text` without its line numbers, when every line starts with consecutive numbers (`N. text`,
+/// or `N.` alone for an empty line); `None` otherwise.
+pub(crate) fn strip_line_numbers(text: &str) -> Option<String> {
+    let mut expected: Option<u64> = None;
+    let mut out: Vec<&str> = Vec::new();
+    for line in text.split('\n') {
+        let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || line.as_bytes().get(digits) != Some(&b'.') {
+            return None;
+        }
+        let n: u64 = line[..digits].parse().ok()?;
+        if expected.is_some_and(|e| e != n) {
+            return None;
+        }
+        expected = Some(n + 1);
+        let rest = &line[digits + 1..];
+        out.push(match rest.strip_prefix(' ') {
+            Some(text) => text,
+            None if rest.is_empty() => "",
+            None => return None,
+        });
+    }
+    Some(out.join("\n"))
+}
+
+fn unknown_tool_list(messages: &mut Vec<NormalMessage>, _: &Context) {
+    const LIST: &str = " Available tools that can be called are ";
+    for message in messages.iter_mut().filter(|m| m.role == "tool") {
+        let Some(content) = &message.content else {
+            continue;
+        };
+        if !content.starts_with("Tool '") {
+            continue;
+        }
+        if let Some(at) = content.find("' does not exist.")
+            && content[at + "' does not exist.".len()..].starts_with(LIST)
+            && !content[..at].contains('\n')
+        {
+            message.content = Some(content[..at + "' does not exist.".len()].to_owned());
+        }
+    }
+}
+
+fn shell_exit_marker(messages: &mut Vec<NormalMessage>, _: &Context) {
+    for message in messages.iter_mut().filter(|m| m.role == "tool") {
+        if let Some(content) = &message.content
+            && content.contains("<shellId: ")
+        {
+            message.content = Some(rewrite_exit_markers(content));
+        }
+    }
+}
+
+/// Rewrites every `<shellId: N completed with exit code X>` to `<exited with exit code X>`.
+pub(crate) fn rewrite_exit_markers(text: &str) -> String {
+    const OPEN: &str = "<shellId: ";
+    const MIDDLE: &str = " completed with exit code ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN) {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + OPEN.len()..];
+        let rewritten = (|| {
+            let id_len = after.bytes().take_while(u8::is_ascii_alphanumeric).count();
+            let tail = after[id_len..].strip_prefix(MIDDLE)?;
+            let code_len = tail
+                .char_indices()
+                .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && *c == '-'))
+                .count();
+            let code = &tail[..code_len];
+            let tail = tail[code_len..].strip_prefix('>')?;
+            (id_len > 0 && !code.is_empty() && code != "-").then_some((code, tail))
+        })();
+        match rewritten {
+            Some((code, tail)) => {
+                out.push_str("<exited with exit code ");
+                out.push_str(code);
+                out.push('>');
+                rest = tail;
+            }
+            None => {
+                out.push_str(OPEN);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}

@@ -1,0 +1,598 @@
+//! The replay [`Responder`]: strict prefix matching of normalised requests against the recorded
+//! conversations, the replies, the consumption record, runtime-injected calls and diagnoses.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::ReplayCheck;
+use super::format::{Cassette, Message, Role};
+use super::normalize::{
+    Context, NORMALIZERS_VERSION, NormalMessage, normalize, shell_name, workdir_from_system_prompt,
+};
+use crate::model_server::{ModelRequest, Reply, Responder, ScriptedTurn};
+
+/// HTTP status of the answer to a request that matches nothing: a client error the runtime does
+/// not retry (sent with `x-should-retry: false`), expressible on every wire format.
+pub(crate) const MISS_STATUS: u16 = 400;
+
+/// Width, in characters, of one side of a shortened message in a diagnosis.
+const SHOWN_CHARS: usize = 160;
+/// Characters kept before the first differing character when a message is shortened.
+const CONTEXT_CHARS: usize = 50;
+
+/// A model request that could not be answered from the cassette.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayMiss {
+    /// The cassette file.
+    pub cassette: PathBuf,
+    /// Which model request of the session it was: 1 for the first the server received.
+    pub request: usize,
+    /// Why it could not be answered, one sentence.
+    pub reason: String,
+    /// The request after normalisation, one rendered line per message, each shortened to about
+    /// 160 characters (messages are numbered from 1 in the texts; the system prompt is 1).
+    pub request_messages: Vec<String>,
+    /// For each recorded conversation, in file order, where the request departs from it.
+    pub conversations: Vec<ConversationDiff>,
+}
+
+/// Where a request departs from one recorded conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationDiff {
+    /// The conversation's number in the cassette, from 1.
+    pub conversation: usize,
+    /// How many messages it has (after merging consecutive assistant messages).
+    pub recorded_messages: usize,
+    /// The number (from 1) of the first message where the two differ, when both have one
+    /// there; `None` when the request agrees with the whole overlap.
+    pub first_difference: Option<usize>,
+    /// What is wrong, e.g. `first difference at message 2 (user)`.
+    pub explanation: String,
+    /// The recorded message at that point, normalised and shortened around the first differing
+    /// character (`None` when the recording has none there).
+    pub recorded: Option<String>,
+    /// The request's message at that point, normalised and shortened the same way.
+    pub requested: Option<String>,
+}
+
+/// An assistant tool call found in a request whose id the server never issued: the runtime
+/// made it, not the model. Such calls and their results are taken out of the request before it
+/// is normalised and matched (see the [module documentation](super#runtime-injected-calls)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InjectedCall {
+    /// The model request (from 1) in which it was first seen.
+    pub request: usize,
+    /// Its id as the runtime sent it.
+    pub id: String,
+    /// The tool name.
+    pub name: String,
+    /// The arguments text as sent.
+    pub arguments: String,
+    /// The text of its tool result in that request, if there was one.
+    pub result: Option<String>,
+}
+
+impl std::fmt::Display for ReplayMiss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "model request {} {} (cassette {}; the request has {} messages after normalisation, normalisers v{})",
+            self.request,
+            self.reason,
+            self.cassette.display(),
+            self.request_messages.len(),
+            NORMALIZERS_VERSION,
+        )?;
+        let total = self.conversations.len();
+        for (i, diff) in self.conversations.iter().enumerate() {
+            write!(
+                f,
+                "  conversation {} of {total} ({} messages): {}",
+                diff.conversation, diff.recorded_messages, diff.explanation
+            )?;
+            if let Some(recorded) = &diff.recorded {
+                write!(f, "\n    recorded: {recorded}")?;
+            }
+            if let Some(requested) = &diff.requested {
+                write!(f, "\n    request:  {requested}")?;
+            }
+            if i + 1 < total {
+                writeln!(f)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One recorded conversation prepared for matching.
+struct Stored {
+    /// The recorded messages with consecutive assistant messages merged (the replies' source).
+    merged: Vec<Message>,
+    /// The same messages normalised; index `i` is `merged[i]`.
+    normal: Vec<NormalMessage>,
+    /// Per message: whether a reply at this position was served.
+    served: Vec<bool>,
+}
+
+struct State {
+    stored: Vec<Stored>,
+    requests: usize,
+    /// Tool calls answered so far: the server issued ids `call_1` ..= `call_{issued}`.
+    issued: u64,
+    misses: Vec<ReplayMiss>,
+    injected: Vec<InjectedCall>,
+}
+
+/// Answers model requests from a [`Cassette`] (see the [module documentation](super)).
+pub struct ReplayResponder {
+    cassette: Arc<Cassette>,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for ReplayResponder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplayResponder")
+            .field("cassette", &self.cassette.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Merges consecutive assistant messages: texts joined in order, tool calls concatenated.
+fn merge_recorded(messages: &[Message]) -> Vec<Message> {
+    let mut merged: Vec<Message> = Vec::with_capacity(messages.len());
+    for message in messages {
+        match merged.last_mut() {
+            Some(last) if last.role == Role::Assistant && message.role == Role::Assistant => {
+                if let Some(text) = message.content.as_deref().filter(|t| !t.is_empty()) {
+                    last.content = Some(match last.content.take() {
+                        Some(before) => before + text,
+                        None => text.to_owned(),
+                    });
+                }
+                last.tool_calls.extend(message.tool_calls.iter().cloned());
+            }
+            _ => merged.push(message.clone()),
+        }
+    }
+    merged
+}
+
+impl ReplayResponder {
+    /// A responder for `cassette`, with every recorded reply not yet served.
+    pub fn new(cassette: Arc<Cassette>) -> ReplayResponder {
+        let stored = cassette
+            .conversations
+            .iter()
+            .map(|conversation| {
+                let merged = merge_recorded(&conversation.messages);
+                let mut normal: Vec<NormalMessage> =
+                    merged.iter().map(NormalMessage::from_recorded).collect();
+                normalize(&mut normal, &Context::default());
+                debug_assert_eq!(normal.len(), merged.len());
+                Stored {
+                    served: vec![false; merged.len()],
+                    merged,
+                    normal,
+                }
+            })
+            .collect();
+        ReplayResponder {
+            cassette,
+            state: Mutex::new(State {
+                stored,
+                requests: 0,
+                issued: 0,
+                misses: Vec::new(),
+                injected: Vec::new(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every request that could not be answered, in arrival order.
+    pub fn misses(&self) -> Vec<ReplayMiss> {
+        self.lock().misses.clone()
+    }
+
+    /// Every runtime-injected tool call seen, once each, in order of first appearance.
+    pub fn injected_calls(&self) -> Vec<InjectedCall> {
+        self.lock().injected.clone()
+    }
+
+    /// How many model requests arrived so far.
+    pub fn requests(&self) -> usize {
+        self.lock().requests
+    }
+
+    /// One line per recorded conversation with a reply that was never served, in file order:
+    /// `conversation 2 of 3 (9 messages): 1 of 3 replies not served; the first is message 6:
+    /// assistant ...`. Empty when the whole cassette was replayed.
+    pub fn unconsumed(&self) -> Vec<String> {
+        let state = self.lock();
+        let total = state.stored.len();
+        state
+            .stored
+            .iter()
+            .enumerate()
+            .filter_map(|(c, stored)| {
+                let replies: Vec<usize> = (0..stored.normal.len())
+                    .filter(|i| stored.normal[*i].role == "assistant")
+                    .collect();
+                let missing: Vec<usize> = replies
+                    .iter()
+                    .copied()
+                    .filter(|i| !stored.served[*i])
+                    .collect();
+                let first = *missing.first()?;
+                Some(format!(
+                    "conversation {} of {total} ({} messages): {} of {} replies not served; the first is message {}: {}",
+                    c + 1,
+                    stored.normal.len(),
+                    missing.len(),
+                    replies.len(),
+                    first + 1,
+                    shorten(&stored.normal[first].render()),
+                ))
+            })
+            .collect()
+    }
+
+    /// The answer to one request (the work of [`Responder::respond`]).
+    pub(crate) fn answer(&self, request: &ModelRequest) -> Reply {
+        let mut state = self.lock();
+        state.requests += 1;
+        let number = state.requests;
+
+        // 1. Runtime-injected calls out, then the comparable, normalised form.
+        let issued = state.issued;
+        let mut messages: Vec<NormalMessage> = request
+            .messages
+            .iter()
+            .map(NormalMessage::from_request)
+            .collect();
+        let injected = take_injected(&mut messages, issued, number);
+        for call in injected {
+            if !state.injected.iter().any(|known| known.id == call.id) {
+                state.injected.push(call);
+            }
+        }
+        let context = Context {
+            workdir: workdir_from_system_prompt(&request.messages),
+        };
+        normalize(&mut messages, &context);
+
+        // 2. Conversations of which the request is a strict prefix, followed by a reply.
+        let position = messages.len();
+        let candidates: Vec<usize> = state
+            .stored
+            .iter()
+            .enumerate()
+            .filter(|(_, stored)| {
+                stored.normal.len() > position
+                    && stored.normal[..position] == messages[..]
+                    && stored.normal[position].role == "assistant"
+            })
+            .map(|(c, _)| c)
+            .collect();
+        let chosen = candidates
+            .iter()
+            .copied()
+            .find(|c| !state.stored[*c].served[position])
+            .or_else(|| candidates.first().copied());
+
+        let Some(chosen) = chosen else {
+            let miss = self.diagnose(
+                &state,
+                number,
+                "matches no recorded conversation".to_owned(),
+                &messages,
+            );
+            return self.fail(&mut state, miss);
+        };
+
+        // 3. The reply, with placeholders resolved for this session.
+        let reply = state.stored[chosen].merged[position].clone();
+        let shell = if request.tool_names.iter().any(|t| t == "powershell") {
+            "powershell"
+        } else {
+            "bash"
+        };
+        let turn = match render_reply(&reply, context.workdir.as_deref(), shell) {
+            Ok(turn) => turn,
+            Err(reason) => {
+                let miss = self.diagnose(
+                    &state,
+                    number,
+                    format!("matched conversation {}, but {reason}", chosen + 1),
+                    &messages,
+                );
+                return self.fail(&mut state, miss);
+            }
+        };
+        let served_reply = state.stored[chosen].normal[position].clone();
+        for c in candidates {
+            if state.stored[c].normal[position] == served_reply {
+                state.stored[c].served[position] = true;
+            }
+        }
+        state.issued += turn.tool_calls().len() as u64;
+        Reply::Message(turn)
+    }
+
+    fn fail(&self, state: &mut State, miss: ReplayMiss) -> Reply {
+        tracing::debug!("replay miss: {miss}");
+        let message = format!(
+            "copilot-eval replay: model request {} {} (cassette {}; the run's error has the diagnosis)",
+            miss.request,
+            miss.reason,
+            self.cassette.path.display()
+        );
+        state.misses.push(miss);
+        Reply::Error {
+            status: MISS_STATUS,
+            message,
+        }
+    }
+
+    fn diagnose(
+        &self,
+        state: &State,
+        number: usize,
+        reason: String,
+        request: &[NormalMessage],
+    ) -> ReplayMiss {
+        let conversations = state
+            .stored
+            .iter()
+            .enumerate()
+            .map(|(c, stored)| compare(c + 1, &stored.normal, request))
+            .collect();
+        ReplayMiss {
+            cassette: self.cassette.path.clone(),
+            request: number,
+            reason,
+            request_messages: request.iter().map(|m| shorten(&m.render())).collect(),
+            conversations,
+        }
+    }
+}
+
+/// Takes runtime-injected calls out of `messages`: assistant tool calls whose id is not one the
+/// server issued (`call_1` ..= `call_{issued}`), the tool results answering them, and assistant
+/// messages left with neither text nor calls.
+fn take_injected(
+    messages: &mut Vec<NormalMessage>,
+    issued: u64,
+    request: usize,
+) -> Vec<InjectedCall> {
+    let ours = |id: &str| {
+        id.strip_prefix("call_")
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| n >= 1 && n <= issued)
+    };
+    let mut injected: Vec<InjectedCall> = Vec::new();
+    for message in messages.iter_mut().filter(|m| m.role == "assistant") {
+        message.tool_calls.retain(|call| {
+            if ours(&call.id) {
+                return true;
+            }
+            injected.push(InjectedCall {
+                request,
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                result: None,
+            });
+            false
+        });
+    }
+    if injected.is_empty() {
+        return injected;
+    }
+    messages.retain(|m| {
+        let Some(id) = m.tool_call_id.as_deref() else {
+            return !(m.role == "assistant" && m.content.is_none() && m.tool_calls.is_empty());
+        };
+        match injected.iter_mut().find(|c| c.id == id) {
+            Some(call) => {
+                call.result = m.content.clone();
+                false
+            }
+            None => true,
+        }
+    });
+    injected
+}
+
+/// The scripted turn for a recorded reply: `${workdir}` resolved in its text and arguments (JSON
+/// escaped inside arguments), shell placeholders resolved to the session's shell tool names.
+fn render_reply(
+    reply: &Message,
+    workdir: Option<&str>,
+    shell: &str,
+) -> Result<ScriptedTurn, String> {
+    const PLACEHOLDER: &str = "${workdir}";
+    let resolve = |text: &str, json: bool| -> Result<String, String> {
+        if !text.contains(PLACEHOLDER) {
+            return Ok(text.to_owned());
+        }
+        let Some(dir) = workdir else {
+            return Err(
+                "its reply contains ${workdir} and the request's system prompt names no working directory"
+                    .to_owned(),
+            );
+        };
+        let value = if json {
+            let quoted = Value::String(dir.to_owned()).to_string();
+            quoted[1..quoted.len() - 1].to_owned()
+        } else {
+            dir.to_owned()
+        };
+        Ok(text.replace(PLACEHOLDER, &value))
+    };
+    let mut turn: Option<ScriptedTurn> = None;
+    for call in &reply.tool_calls {
+        let name = shell_name(&call.name, shell).unwrap_or_else(|| call.name.clone());
+        let arguments = Value::String(resolve(&call.arguments, true)?);
+        turn = Some(match turn {
+            None => ScriptedTurn::tool_call(name, arguments),
+            Some(turn) => turn.with_tool_call(name, arguments),
+        });
+    }
+    let text = reply
+        .content
+        .as_deref()
+        .filter(|t| !t.is_empty())
+        .map(|t| resolve(t, false))
+        .transpose()?;
+    Ok(match (turn, text) {
+        (Some(turn), Some(text)) => turn.with_text(text),
+        (Some(turn), None) => turn,
+        (None, text) => ScriptedTurn::text(text.unwrap_or_default()),
+    })
+}
+
+/// Where `request` departs from the recorded conversation `recorded`.
+fn compare(
+    conversation: usize,
+    recorded: &[NormalMessage],
+    request: &[NormalMessage],
+) -> ConversationDiff {
+    let recorded_messages = recorded.len();
+    let diff = |first_difference: Option<usize>,
+                explanation: String,
+                shown_recorded: Option<String>,
+                shown_request: Option<String>| ConversationDiff {
+        conversation,
+        recorded_messages,
+        first_difference,
+        explanation,
+        recorded: shown_recorded,
+        requested: shown_request,
+    };
+    if let Some(i) = (0..recorded.len().min(request.len())).find(|i| recorded[*i] != request[*i]) {
+        let (r, q) = shorten_pair(&recorded[i].render(), &request[i].render());
+        let role = if recorded[i].role == request[i].role {
+            recorded[i].role.clone()
+        } else {
+            format!("recorded {}, request {}", recorded[i].role, request[i].role)
+        };
+        return diff(
+            Some(i + 1),
+            format!("first difference at message {} ({role})", i + 1),
+            Some(r),
+            Some(q),
+        );
+    }
+    let n = request.len();
+    if n < recorded.len() {
+        // The request is a strict prefix, but what follows is not a reply.
+        return diff(
+            None,
+            format!(
+                "the request equals its first {n} messages, but recorded message {} is a {} message, not a reply: the request lacks it",
+                n + 1,
+                recorded[n].role
+            ),
+            Some(shorten(&recorded[n].render())),
+            None,
+        );
+    }
+    if n == recorded.len() {
+        return diff(
+            None,
+            format!(
+                "the request equals the whole recording ({n} messages): no reply was recorded after it"
+            ),
+            None,
+            None,
+        );
+    }
+    diff(
+        Some(recorded.len() + 1),
+        format!(
+            "the request goes on past the end of the recording: message {} is extra",
+            recorded.len() + 1
+        ),
+        None,
+        Some(shorten(&request[recorded.len()].render())),
+    )
+}
+
+/// `text` cut to [`SHOWN_CHARS`] characters, with `…` when cut.
+pub(crate) fn shorten(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= SHOWN_CHARS {
+        return text.to_owned();
+    }
+    let mut out: String = chars[..SHOWN_CHARS].iter().collect();
+    out.push('…');
+    out
+}
+
+/// Both texts cut to the same window of [`SHOWN_CHARS`] characters that starts
+/// [`CONTEXT_CHARS`] characters before their first difference (`…` marks cut ends).
+pub(crate) fn shorten_pair(a: &str, b: &str) -> (String, String) {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let first = a
+        .iter()
+        .zip(&b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    let start = first.saturating_sub(CONTEXT_CHARS);
+    let window = |chars: &[char]| {
+        let end = (start + SHOWN_CHARS).min(chars.len());
+        let mut out = String::new();
+        if start > 0 {
+            out.push('…');
+        }
+        out.extend(&chars[start.min(chars.len())..end]);
+        if end < chars.len() {
+            out.push('…');
+        }
+        out
+    };
+    (window(&a), window(&b))
+}
+
+#[async_trait]
+impl Responder for ReplayResponder {
+    async fn respond(&self, request: &ModelRequest) -> Reply {
+        self.answer(request)
+    }
+}
+
+impl ReplayCheck for ReplayResponder {
+    fn failure(&self, turns_finished: bool) -> Option<String> {
+        let misses = self.misses();
+        if let Some(first) = misses.first() {
+            let mut text = format!("replay mismatch: {first}");
+            if misses.len() > 1 {
+                text.push_str(&format!(
+                    "\n  ({} later model requests could not be answered either)",
+                    misses.len() - 1
+                ));
+            }
+            return Some(text);
+        }
+        if !turns_finished {
+            return None;
+        }
+        let unconsumed = self.unconsumed();
+        (!unconsumed.is_empty()).then(|| {
+            format!(
+                "replay mismatch: the session ended before the cassette {} was fully replayed ({} model requests answered); recorded replies never requested:\n  {}",
+                self.cassette.path.display(),
+                self.requests(),
+                unconsumed.join("\n  ")
+            )
+        })
+    }
+}
