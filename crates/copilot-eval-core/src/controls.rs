@@ -79,6 +79,8 @@ pub enum ControlStop {
     },
     /// A caller guard failed (error or panic).
     GuardFailed(String),
+    /// The request audit failed on a model request, or the audited transport failed.
+    AuditFailed(String),
 }
 
 /// Shared flag that closes model-request forwarding (read by the request seam).
@@ -175,6 +177,15 @@ impl Controls {
     pub fn close(&self) {
         self.state.lock().expect("controls lock").closed = true;
         self.handlers.close();
+    }
+
+    /// Stop the run from outside the hook (the request seam): close admission and the gate, then
+    /// signal the stop.
+    pub fn stop_with(&self, stop: ControlStop) {
+        self.state.lock().expect("controls lock").closed = true;
+        self.gate.close();
+        self.handlers.close();
+        self.request_stop(stop);
     }
 
     fn request_stop(&self, stop: ControlStop) {

@@ -412,13 +412,69 @@ impl CopilotEval {
             }
             (None, false) => {}
         }
+        if self.client_mode == ClientMode::Empty {
+            config.available_tools = Some(self.allowed_tools.clone().unwrap_or_default());
+        }
         if let Some(extra) = &self.session_config_fn {
             let before = MappedFields::of(&config);
             config = extra(config);
             MappedFields::of(&config).check_unchanged(&before)?;
         }
+        if self.client_mode == ClientMode::Empty {
+            check_empty_mode(&config)?;
+            for (_, _, set) in EMPTY_MODE_SETTINGS {
+                set(&mut config);
+            }
+        }
         Ok(config)
     }
+}
+
+/// The session settings empty mode forces: (name, required value, setter). The SDK's own empty
+/// mode adds more defaults on top (telemetry, memory, session store, host git, experimental
+/// features off; custom agents local only; no runtime-bundled skills).
+type EmptyModeSetting = (&'static str, bool, fn(&mut SessionConfig));
+const EMPTY_MODE_SETTINGS: [EmptyModeSetting; 5] = [
+    ("enable_config_discovery", false, |c| {
+        c.enable_config_discovery = Some(false)
+    }),
+    ("enable_file_hooks", false, |c| {
+        c.enable_file_hooks = Some(false)
+    }),
+    ("enable_on_demand_instruction_discovery", false, |c| {
+        c.enable_on_demand_instruction_discovery = Some(false)
+    }),
+    ("skip_custom_instructions", true, |c| {
+        c.skip_custom_instructions = Some(true)
+    }),
+    ("enable_managed_settings", false, |c| {
+        c.enable_managed_settings = Some(false)
+    }),
+];
+
+/// Empty mode's settings may be left unset or set to the value empty mode needs; anything else
+/// is a contradiction.
+fn check_empty_mode(config: &SessionConfig) -> Result<(), ConfigError> {
+    let values = [
+        config.enable_config_discovery,
+        config.enable_file_hooks,
+        config.enable_on_demand_instruction_discovery,
+        config.skip_custom_instructions,
+        config.enable_managed_settings,
+    ];
+    for ((name, required, _), value) in EMPTY_MODE_SETTINGS.iter().zip(values) {
+        if let Some(value) = value
+            && value != *required
+        {
+            return Err(ConfigError::new(
+                "extra_session_config",
+                format!(
+                    "sets {name} = {value}, which contradicts client_mode = \"empty\" (it needs {name} = {required}); remove the setting or use client_mode = \"copilot-cli\""
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The mapped fields that the escape hatch must not override (set them on the eval instead).
@@ -614,7 +670,9 @@ impl CopilotEvalBuilder {
         self
     }
     /// Add a skill directory (a skill folder holding `SKILL.md`, or a folder of skill folders).
-    /// Must exist. Turns skills on for the session.
+    /// Must exist. Turns skills on for the session. Every run then validates the skills before
+    /// the runtime starts and checks that the runtime discovered them before the prompt is sent;
+    /// either failure ends the run with `skill_setup_error` ([`crate::skills`]).
     pub fn skill_directory(mut self, dir: impl Into<PathBuf>) -> Self {
         self.skill_directories.push(dir.into());
         self
@@ -640,18 +698,23 @@ impl CopilotEvalBuilder {
         self.auto_confirm = Some(auto_confirm);
         self
     }
-    /// `copilot-cli` (default) or `empty`. `empty` is not supported yet: rejected at build.
+    /// `copilot-cli` (default) or `empty`. Empty mode isolates the session's configuration: the
+    /// run's runtime storage is private and removed afterwards; ambient configuration discovery,
+    /// custom instructions (repository and user-level), file hooks and managed settings are off;
+    /// no tools are available unless listed in `allowed_tools`; explicit skill directories still
+    /// load. It isolates configuration, not the machine or the network.
     pub fn client_mode(mut self, mode: impl Into<String>) -> Self {
         self.client_mode = Some(mode.into());
         self
     }
-    /// `auto`, `low` or `high`: rewrite image parts' detail. Not supported yet: rejected at build.
+    /// `auto`, `low` or `high`: rewrite the `detail` of every OpenAI image part of every model
+    /// request before it is sent (HTTP and WebSocket); the audit records the value sent.
     pub fn image_detail(mut self, detail: impl Into<String>) -> Self {
         self.image_detail = Some(detail.into());
         self
     }
-    /// Record what goes on the wire for each model request. Not supported yet: `true` is
-    /// rejected at build.
+    /// Record what goes on the wire for each model request ([`crate::audit`]); a request that
+    /// cannot be audited ends the run with `request_audit_error`.
     pub fn audit_requests(mut self, audit: bool) -> Self {
         self.audit_requests = audit;
         self
@@ -708,8 +771,9 @@ impl CopilotEvalBuilder {
     /// `reasoning_effort`, `client_mode` or `image_detail`; a `working_directory` or skill
     /// directory that is not an existing directory; empty or duplicate tool names, custom agent
     /// names or allowlist entries; an `active_agent` that names no custom agent; and fields whose
-    /// capability is not built yet (`client_mode = empty`, `image_detail`, `audit_requests`);
-    /// `hooks` given twice.
+    /// `hooks` given twice; with `client_mode = empty`, an `extra_session_config` that turns
+    /// config discovery, file hooks, on-demand instructions or managed settings on, or custom
+    /// instructions back on.
     pub fn build(self) -> Result<CopilotEval, ConfigError> {
         let name = self.name.unwrap_or_else(|| "copilot".to_owned());
         if name.trim().is_empty() {
@@ -768,29 +832,17 @@ impl CopilotEvalBuilder {
             .map(ClientMode::parse)
             .transpose()?
             .unwrap_or_default();
-        if client_mode == ClientMode::Empty {
-            return Err(ConfigError::not_supported_yet(
-                "client_mode",
-                "`empty` isolation has not landed; use `copilot-cli`",
-            ));
+        if client_mode == ClientMode::Empty
+            && let Some(extra) = &self.session_config_fn
+        {
+            // Settings that contradict empty mode fail now, not at run time.
+            check_empty_mode(&extra(SessionConfig::default()))?;
         }
         let image_detail = self
             .image_detail
             .as_deref()
             .map(ImageDetail::parse)
             .transpose()?;
-        if image_detail.is_some() {
-            return Err(ConfigError::not_supported_yet(
-                "image_detail",
-                "the request rewrite has not landed",
-            ));
-        }
-        if self.audit_requests {
-            return Err(ConfigError::not_supported_yet(
-                "audit_requests",
-                "the request audit has not landed",
-            ));
-        }
         if let Some(dir) = &self.working_directory
             && !dir.is_dir()
         {
@@ -968,28 +1020,41 @@ mod tests {
     }
 
     #[test]
-    fn capabilities_not_built_yet_are_rejected_not_dropped() {
-        let cases = [
-            CopilotEval::builder()
-                .client_mode("empty")
-                .build()
-                .unwrap_err(),
-            CopilotEval::builder()
-                .image_detail("high")
-                .build()
-                .unwrap_err(),
-            CopilotEval::builder()
-                .audit_requests(true)
-                .build()
-                .unwrap_err(),
-        ];
-        let fields: Vec<_> = cases.iter().map(|e| e.field).collect();
-        assert_eq!(fields, ["client_mode", "image_detail", "audit_requests"]);
-        assert!(
-            cases
-                .iter()
-                .all(|e| e.message.contains("not supported yet"))
+    fn empty_mode_forces_isolation_and_rejects_contradictions() {
+        let dir = tempfile::tempdir().unwrap();
+        let eval = CopilotEval::builder().client_mode("empty").build().unwrap();
+        let config = eval.session_config(dir.path(), &controls()).unwrap();
+        assert_eq!(
+            config.available_tools,
+            Some(vec![]),
+            "no tools unless listed"
         );
+        assert_eq!(config.enable_config_discovery, Some(false));
+        assert_eq!(config.enable_file_hooks, Some(false));
+        assert_eq!(config.enable_on_demand_instruction_discovery, Some(false));
+        assert_eq!(config.skip_custom_instructions, Some(true));
+        assert_eq!(config.enable_managed_settings, Some(false));
+
+        let eval = CopilotEval::builder()
+            .client_mode("empty")
+            .allowed_tools(["view"])
+            .build()
+            .unwrap();
+        let config = eval.session_config(dir.path(), &controls()).unwrap();
+        assert_eq!(config.available_tools, Some(vec!["view".to_owned()]));
+
+        let err = CopilotEval::builder()
+            .client_mode("empty")
+            .extra_session_config(|c| c.with_enable_file_hooks(true))
+            .build()
+            .unwrap_err();
+        assert_eq!(err.field, "extra_session_config");
+        assert!(err.message.contains("enable_file_hooks = true"), "{err}");
+        // The same setting is fine in the default mode.
+        CopilotEval::builder()
+            .extra_session_config(|c| c.with_enable_file_hooks(true))
+            .build()
+            .unwrap();
     }
 
     #[test]

@@ -16,7 +16,9 @@
 //!   `cacheWriteTokens`, `cost`, `duration` (ms);
 //! - `session.start` / `session.model_change`: `selectedModel` / `newModel`;
 //! - `session.error`: `errorType`, `message`;
-//! - `session.idle`: the end of the turns.
+//! - `session.idle`: the end of the turns;
+//! - `skill.invoked` and `subagent.*`: skill invocations and subagent dispatches, mapped by
+//!   [`crate::skills`] and [`crate::subagents`].
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -54,6 +56,10 @@ pub struct Evidence {
     /// Contract problems: a completion for an unknown call, a started call with no completion,
     /// a call whose identity changed.
     pub capture_errors: Vec<String>,
+    /// Every `skill.invoked` event ([`crate::skills::skill_invocations`]).
+    pub skill_invocations: Vec<crate::skills::SkillInvocation>,
+    /// Subagent dispatches with their own evidence ([`crate::subagents::map_subagents`]).
+    pub subagent_invocations: Vec<crate::subagents::SubagentInvocation>,
 }
 
 impl Evidence {
@@ -217,6 +223,10 @@ pub fn map_events(log: &[LoggedEvent]) -> Evidence {
         Some((content, false)) if !content.is_empty() => Some(content),
         _ => None,
     };
+    ev.skill_invocations = crate::skills::skill_invocations(log);
+    let (subagents, subagent_errors) = crate::subagents::map_subagents(log, &ev.tool_calls);
+    ev.subagent_invocations = subagents;
+    ev.capture_errors.extend(subagent_errors);
     if ev.model_used.is_none() {
         ev.model_used = selected_model;
     }

@@ -11,24 +11,52 @@
 //! - [`run`](mod@run): the run lifecycle ([`run()`]): start, session, prompt, timeout, stop;
 //! - [`evidence`]: mapping the live SDK event stream to turns, tool calls and usage;
 //! - [`result`]: the [`CopilotResult`] and its helpers;
-//! - [`model_server`]: the embedded loopback model server for offline runs.
+//! - [`model_server`]: the embedded loopback model server for offline runs;
+//! - [`cassette`]: replaying recorded conversations through the real runtime.
+//!
+//! Around the run, for tests and suites:
+//! - [`harness`]: what a `#[copilot_eval]` test runs: its [`EvalContext`](harness::EvalContext)
+//!   and the evidence side file it writes for the runner;
+//! - [`suite`]: the runner behind `cargo copilot-eval`: discovery, one process per eval,
+//!   deadlines, fail-fast, exit statuses;
+//! - [`report`]: the versioned JSON results (with its JSON Schema) and the JUnit XML.
+//!
+//! Skills, custom agents and instructions:
+//! - [`config`]: loaders for `SKILL.md`, `*.agent.md`, instructions files and a repository's
+//!   `.github/` configuration; [`lint`]: the checks behind `cargo copilot-eval lint`;
+//! - [`skills`]: skill discovery before the first model request, and skill invocations;
+//! - [`subagents`]: custom-agent dispatch evidence.
 #![deny(missing_docs)]
 
+pub mod audit;
+pub mod cassette;
+pub mod config;
 pub mod controls;
+pub mod doctor;
 pub mod error;
 pub mod eval;
 pub mod evidence;
+pub mod harness;
+pub mod lint;
 pub mod model_server;
+pub mod report;
 pub mod result;
 pub mod run;
 pub mod runtime;
 pub mod seam;
+pub mod skills;
+pub mod subagents;
+pub mod suite;
 pub mod tools;
 
 pub use error::ConfigError;
 pub use eval::{ClientMode, CopilotEval, ImageDetail, ReasoningEffort, SystemMessageMode};
 pub use result::{CopilotResult, StopReason, ToolCall, Turn, Usage};
-pub use run::{RunOptions, run, run_with};
+pub use run::{RunOptions, run, run_turns, run_with};
+
+/// The `#[copilot_eval]` test attribute (from `copilot-eval-macros`): see [`harness`] for what
+/// the generated test does and `docs/attribute.md` for its keys.
+pub use copilot_eval_macros::copilot_eval;
 
 /// Re-export of the SDK crate this engine is built on (pinned), so users can build SDK tools,
 /// hooks and handlers with the exact same types.

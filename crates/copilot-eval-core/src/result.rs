@@ -22,9 +22,23 @@ pub enum StopReason {
     /// the session could not be created, the model request failed (`session.error`), the
     /// session configuration was rejected, or a caller pre-tool guard failed or panicked.
     ExecutionError,
+    /// A requested skill could not be set up, so no model request was made: a skill folder held
+    /// no valid skill (checked before the runtime starts), or the runtime did not discover a
+    /// requested skill or has it disabled (checked after the session is created, before the
+    /// prompt). `skill_discovery` says what was requested and what the runtime saw
+    /// ([`crate::skills`]).
+    SkillSetupError,
     /// The tool call past `max_tool_calls` was denied; the session was aborted and no further
     /// model request was forwarded.
     ToolBudgetExceeded,
+    /// A cassette replay went wrong: a model request matched no recorded conversation (it was
+    /// answered 400 at once, ending the turn), or the turns ended before every recorded reply
+    /// was served. `error` holds the diagnosis ([`crate::cassette`]).
+    ReplayMismatch,
+    /// The request audit could not check a model request (an unsupported frame, schema or body,
+    /// a WebSocket transport failure, or no model request observed with the audit on); nothing
+    /// was forwarded after it.
+    RequestAuditError,
     /// Cleanup failed: the session could not be aborted, the runtime did not stop in time, or a
     /// runtime process outlived the stop and had to be killed.
     CleanupError,
@@ -37,7 +51,10 @@ impl StopReason {
             Self::Completed => "completed",
             Self::Timeout => "timeout",
             Self::ExecutionError => "execution_error",
+            Self::SkillSetupError => "skill_setup_error",
             Self::ToolBudgetExceeded => "tool_budget_exceeded",
+            Self::ReplayMismatch => "replay_mismatch",
+            Self::RequestAuditError => "request_audit_error",
             Self::CleanupError => "cleanup_error",
         }
     }
@@ -45,10 +62,13 @@ impl StopReason {
     /// Every reason, from the highest precedence to the lowest. When several causes are seen in
     /// one run, the reason is the one that comes first here (so the same causes always give the
     /// same reason, whatever their timing); the error text keeps every cause, each once.
-    pub const PRECEDENCE: [StopReason; 5] = [
+    pub const PRECEDENCE: [StopReason; 8] = [
         Self::CleanupError,
+        Self::RequestAuditError,
         Self::ToolBudgetExceeded,
+        Self::ReplayMismatch,
         Self::Timeout,
+        Self::SkillSetupError,
         Self::ExecutionError,
         Self::Completed,
     ];
@@ -213,6 +233,14 @@ pub struct CopilotResult {
     /// The root agent's final answer: the content of the last root `assistant.message`, when that
     /// message requested no tools and has text. `None` when the session ended without an answer.
     pub final_response: Option<String>,
+    /// What the run learned about the requested skills before the first model request; `None`
+    /// when the eval requested no skill folder ([`crate::skills`]).
+    pub skill_discovery: Option<crate::skills::SkillDiscovery>,
+    /// Every `skill.invoked` event, in order ([`crate::skills::SkillInvocation`]).
+    pub skill_invocations: Vec<crate::skills::SkillInvocation>,
+    /// Every subagent dispatch with the subagent's own tool calls and answer, in dispatch order
+    /// ([`crate::subagents`]).
+    pub subagent_invocations: Vec<crate::subagents::SubagentInvocation>,
     /// One entry per model call, in order.
     pub usage: Vec<Usage>,
     /// Whole run, from the call to the return (includes startup and cleanup), ms.
@@ -225,6 +253,9 @@ pub struct CopilotResult {
     pub runtime_path: Option<PathBuf>,
     /// The runtime process id, while it ran.
     pub runtime_pid: Option<u32>,
+    /// One record per audited model request, in order (with `audit_requests`; see
+    /// [`crate::audit`]).
+    pub request_audit: Vec<crate::audit::RequestAudit>,
     /// Tool calls admitted by the pre-tool-use hook (after caller guards and the budget).
     pub tool_calls_admitted: u32,
     /// Model requests not forwarded because the run had stopped (budget stop, guard failure).
@@ -390,12 +421,16 @@ mod tests {
                 denied: None,
             }],
             final_response: None,
+            skill_discovery: None,
+            skill_invocations: vec![],
+            subagent_invocations: vec![],
             usage: vec![],
             duration_ms: 0,
             timings: Timings::default(),
             working_directory: dir.to_path_buf(),
             runtime_path: None,
             runtime_pid: None,
+            request_audit: vec![],
             tool_calls_admitted: 0,
             model_requests_held_back: 0,
             tool_handler_failures: vec![],
@@ -415,6 +450,11 @@ mod tests {
         assert_eq!(Completed.max(ExecutionError), ExecutionError);
         assert_eq!(Timeout.max(CleanupError), CleanupError);
         assert_eq!(Completed.max(Completed), Completed);
+        assert_eq!(Timeout.max(ReplayMismatch), ReplayMismatch);
+        assert_eq!(ExecutionError.max(ReplayMismatch), ReplayMismatch);
+        assert_eq!(ReplayMismatch.max(ToolBudgetExceeded), ToolBudgetExceeded);
+        assert_eq!(ExecutionError.max(SkillSetupError), SkillSetupError);
+        assert_eq!(SkillSetupError.max(Timeout), Timeout);
     }
 
     #[test]

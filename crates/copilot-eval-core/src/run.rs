@@ -1,4 +1,5 @@
-//! The run lifecycle: one attempt of one eval on one prompt.
+//! The run lifecycle: one attempt of one eval on one prompt ([`run_with`]) or on several prompts
+//! in one session ([`run_turns`]).
 //!
 //! [`run_with`] resolves the runtime, gives it a private home, starts it through the SDK
 //! (`Client::start`), creates the session with a live event subscription taken *before* the
@@ -31,7 +32,7 @@ use crate::eval::CopilotEval;
 use crate::evidence::{LoggedEvent, map_events};
 use crate::result::{CopilotResult, RawEvent, RuntimeStartup, StopReason, Timings};
 use crate::runtime;
-use crate::seam::GatedForwarder;
+use crate::seam::{Seam, SeamOptions};
 
 /// Placeholder token given to the runtime in offline runs (the loopback server accepts any).
 pub const OFFLINE_TOKEN: &str = "copilot-eval-offline-placeholder";
@@ -49,7 +50,7 @@ const EVENT_BUFFER: usize = 4096;
 
 /// Where the runtime sends its model requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Target {
+pub(crate) enum Target {
     /// GitHub's Copilot service, with the user's authentication.
     Live,
     /// A loopback model server at this base URL (`http://127.0.0.1:PORT`); no request leaves the
@@ -60,8 +61,10 @@ enum Target {
 /// Options of one run besides the eval: where model requests go, and which runtime runs it.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    target: Target,
+    pub(crate) target: Target,
     runtime_path: Option<PathBuf>,
+    home_seed: Option<PathBuf>,
+    replay: Option<Arc<dyn crate::cassette::ReplayCheck>>,
 }
 
 impl RunOptions {
@@ -71,6 +74,8 @@ impl RunOptions {
         Self {
             target: Target::Live,
             runtime_path: None,
+            home_seed: None,
+            replay: None,
         }
     }
 
@@ -84,12 +89,31 @@ impl RunOptions {
                 base_url: base_url.into().trim_end_matches('/').to_owned(),
             },
             runtime_path: None,
+            home_seed: None,
+            replay: None,
         }
+    }
+
+    /// Copy this folder's contents into the run's private runtime home (`COPILOT_HOME`) before
+    /// the runtime starts: user-level configuration for the run, such as
+    /// `copilot-instructions.md`, `skills/<name>/SKILL.md` or `hooks/`. The home itself stays
+    /// private and is removed after the run.
+    pub fn home_seed(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.home_seed = Some(dir.into());
+        self
     }
 
     /// Use this runtime executable instead of resolving one ([`runtime::resolve`]).
     pub fn runtime_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.runtime_path = Some(path.into());
+        self
+    }
+
+    /// Ask `check` after the turns (and cleanup) for a model-side replay failure; a failure
+    /// ends the run with [`StopReason::ReplayMismatch`] and its text in `error`. Set by
+    /// [`ReplaySession::run_options`](crate::cassette::ReplaySession::run_options).
+    pub fn replay_check(mut self, check: Arc<dyn crate::cassette::ReplayCheck>) -> Self {
+        self.replay = Some(check);
         self
     }
 }
@@ -106,9 +130,33 @@ pub async fn run_with(
     prompt: impl Into<String>,
     options: &RunOptions,
 ) -> CopilotResult {
-    let prompt = prompt.into();
+    run_turns(eval, &[prompt.into()], options).await
+}
+
+/// Run `eval` on several prompts, one turn each, in ONE session: each prompt is sent once the
+/// previous turn went idle. After a `session.error` no further prompt is sent. `timeout_s`
+/// bounds all turns together. No prompt at all is an `execution_error`. Otherwise as
+/// [`run_with`].
+pub async fn run_turns(
+    eval: &CopilotEval,
+    prompts: &[String],
+    options: &RunOptions,
+) -> CopilotResult {
     let started = Instant::now();
     let mut run = RunState::new(eval);
+    if prompts.is_empty() {
+        run.fail(StopReason::ExecutionError, "no prompt to send".to_owned());
+        return run.finish(PathBuf::new(), started);
+    }
+    // Requested skills are validated before anything starts (crate::skills).
+    if !eval.skill_directories.is_empty() {
+        let (discovery, failure) = crate::skills::check_locally(&eval.skill_directories);
+        run.skill_discovery = Some(discovery);
+        if let Some(error) = failure {
+            run.fail(StopReason::SkillSetupError, error);
+            return run.finish(eval.working_directory.clone().unwrap_or_default(), started);
+        }
+    }
 
     let working_directory = match &eval.working_directory {
         Some(dir) => dir.clone(),
@@ -160,25 +208,42 @@ pub async fn run_with(
         );
         return run.finish(working_directory, started);
     }
-    let client_options = client_options(
+    if let Some(seed) = &options.home_seed
+        && let Err(e) = copy_tree(seed, home.path())
+    {
+        run.fail(
+            StopReason::ExecutionError,
+            format!("cannot seed the runtime home from {}: {e}", seed.display()),
+        );
+        return run.finish(working_directory, started);
+    }
+    let mut client_options = client_options(
         &runtime_path,
         &working_directory,
         home.path(),
         &cache,
         &options.target,
     );
+    if eval.client_mode == crate::eval::ClientMode::Empty {
+        // Framework-owned storage: the private home, removed after the run.
+        client_options = client_options
+            .with_mode(github_copilot_sdk::ClientMode::Empty)
+            .with_base_directory(home.path().to_path_buf());
+    }
 
     let controls = Controls::new(
         eval.max_tool_calls,
         eval.pre_tool_guards.clone(),
         eval.hooks.clone(),
     );
-    let forwarder = eval
-        .max_tool_calls
-        .is_some()
-        .then(|| GatedForwarder::new(controls.gate()));
-    let client_options = match &forwarder {
-        Some(forwarder) => client_options.with_request_handler(forwarder.clone()),
+    let seam_options = SeamOptions {
+        audit: eval.audit_requests,
+        image_detail: eval.image_detail,
+    };
+    let seam = (eval.max_tool_calls.is_some() || seam_options.inspects())
+        .then(|| Seam::new(seam_options, controls.clone()));
+    let client_options = match &seam {
+        Some(seam) => client_options.with_request_handler(seam.clone()),
         None => client_options,
     };
 
@@ -193,7 +258,7 @@ pub async fn run_with(
         }
         outcome = tokio::time::timeout_at(
             deadline.into(),
-            execute(eval, &prompt, &working_directory, client_options, &options.target, &controls, &slots, &mut run),
+            execute(eval, prompts, &working_directory, client_options, &options.target, &controls, &slots, &mut run),
         ) => match outcome {
             Ok(Ok(())) => None,
             Ok(Err(error)) => Some((StopReason::ExecutionError, error)),
@@ -203,6 +268,7 @@ pub async fn run_with(
             )),
         },
     };
+    let turns_finished = outcome.is_none();
     if let Some((reason, error)) = outcome {
         run.fail(reason, error);
     }
@@ -217,10 +283,42 @@ pub async fn run_with(
         controls.stop_requested(),
         Some(ControlStop::BudgetExceeded { .. })
     );
-    cleanup(&slots, &controls, &mut run, home.path(), budget_stop).await;
+    cleanup(
+        &slots,
+        &controls,
+        seam.as_deref(),
+        &mut run,
+        home.path(),
+        budget_stop,
+    )
+    .await;
+    if let Some(seam) = &seam {
+        run.model_requests_held_back = seam.held_back();
+        if seam_options.audit {
+            run.request_audit = seam.records();
+        }
+        if let Some(failure) = seam.failure() {
+            run.fail(
+                StopReason::RequestAuditError,
+                format!("request audit: {failure}"),
+            );
+        } else if seam_options.inspects() && run.prompt_sent && seam.observed() == 0 {
+            run.fail(
+                StopReason::RequestAuditError,
+                "request audit: no model request was observed; the audit cannot vouch for this run"
+                    .to_owned(),
+            );
+        }
+    }
+    if let Some(failure) = options
+        .replay
+        .as_ref()
+        .and_then(|r| r.failure(turns_finished && controls.stop_requested().is_none()))
+    {
+        run.fail(StopReason::ReplayMismatch, failure);
+    }
     run.tool_calls_admitted = controls.admitted();
     run.denials = controls.denied();
-    run.model_requests_held_back = forwarder.as_ref().map_or(0, |f| f.held_back());
     if let Err(e) = home.close() {
         run.cleanup_errors
             .push(format!("removing the runtime home failed: {e}"));
@@ -244,6 +342,8 @@ struct Slots {
 struct Progress {
     idle: bool,
     session_error: bool,
+    /// Root `session.idle` events seen (one per finished turn).
+    idles: u32,
 }
 
 /// Everything the run accumulates; turned into the result by [`RunState::finish`].
@@ -262,6 +362,9 @@ struct RunState {
     model_requests_held_back: usize,
     tool_handler_failures: Vec<String>,
     denials: Vec<crate::controls::Denial>,
+    request_audit: Vec<crate::audit::RequestAudit>,
+    prompt_sent: bool,
+    skill_discovery: Option<crate::skills::SkillDiscovery>,
 }
 
 impl RunState {
@@ -281,6 +384,9 @@ impl RunState {
             model_requests_held_back: 0,
             tool_handler_failures: Vec::new(),
             denials: Vec::new(),
+            request_audit: Vec::new(),
+            prompt_sent: false,
+            skill_discovery: None,
         }
     }
 
@@ -339,12 +445,16 @@ impl RunState {
             turns: evidence.turns,
             tool_calls: evidence.tool_calls,
             final_response: evidence.final_response,
+            skill_discovery: self.skill_discovery,
+            skill_invocations: evidence.skill_invocations,
+            subagent_invocations: evidence.subagent_invocations,
             usage: evidence.usage,
             duration_ms: started.elapsed().as_millis() as u64,
             timings: self.timings,
             working_directory,
             runtime_path: self.runtime_path,
             runtime_pid: self.runtime_pid,
+            request_audit: self.request_audit,
             tool_calls_admitted: self.tool_calls_admitted,
             model_requests_held_back: self.model_requests_held_back,
             tool_handler_failures: self.tool_handler_failures,
@@ -357,7 +467,7 @@ impl RunState {
     }
 }
 
-fn client_options(
+pub(crate) fn client_options(
     runtime_path: &std::path::Path,
     working_directory: &std::path::Path,
     home: &std::path::Path,
@@ -402,7 +512,7 @@ fn client_options(
 }
 
 /// `GITHUB_TOKEN`, then `GH_TOKEN` (empty counts as unset); `None`: the signed-in user.
-fn live_token() -> Option<String> {
+pub(crate) fn live_token() -> Option<String> {
     ["GITHUB_TOKEN", "GH_TOKEN"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
@@ -412,7 +522,7 @@ fn live_token() -> Option<String> {
 #[allow(clippy::too_many_arguments)]
 async fn execute(
     eval: &CopilotEval,
-    prompt: &str,
+    prompts: &[String],
     working_directory: &std::path::Path,
     client_options: ClientOptions,
     target: &Target,
@@ -469,35 +579,59 @@ async fn execute(
     );
     run.timings.create_session_ms = Some(t.elapsed().as_millis() as u64);
     *slots.session.lock().expect("slot") = Some(session.clone());
+    // Before the prompt: the runtime must have discovered every requested skill.
+    if let Some(discovery) = run.skill_discovery.as_mut()
+        && let Some(error) =
+            crate::skills::discover(&session, discovery, &eval.disabled_skills).await
+    {
+        run.fail(StopReason::SkillSetupError, error.clone());
+        return Err(error);
+    }
 
     let t = Instant::now();
     let result = async {
-        session
-            .send(prompt)
-            .await
-            .map_err(|e| format!("sending the prompt failed: {e}"))?;
-        wait_until_done(progress_rx).await
+        run.prompt_sent = true;
+        for prompt in prompts {
+            let now = *progress_rx.borrow();
+            if now.session_error {
+                break;
+            }
+            session
+                .send(prompt.as_str())
+                .await
+                .map_err(|e| format!("sending the prompt failed: {e}"))?;
+            wait_until_done(progress_rx.clone(), now.idles).await?;
+        }
+        Ok(())
     }
     .await;
     run.timings.turns_ms = Some(t.elapsed().as_millis() as u64);
     result
 }
 
-/// Wait for the root `session.idle`; after a `session.error`, wait at most a short grace for it.
-async fn wait_until_done(mut progress: watch::Receiver<Progress>) -> Result<(), String> {
+/// Wait for the root `session.idle` that ends the turn (the first after `idles_before` were
+/// seen); after a `session.error`, wait at most a short grace for it.
+async fn wait_until_done(
+    mut progress: watch::Receiver<Progress>,
+    idles_before: u32,
+) -> Result<(), String> {
     loop {
         let now = *progress.borrow_and_update();
-        if now.idle {
+        if now.idles > idles_before {
             return Ok(());
         }
         if now.session_error {
-            let _ = tokio::time::timeout(ERROR_IDLE_GRACE, progress.wait_for(|p| p.idle)).await;
+            let _ = tokio::time::timeout(
+                ERROR_IDLE_GRACE,
+                progress.wait_for(|p| p.idles > idles_before),
+            )
+            .await;
             return Ok(());
         }
         if progress.changed().await.is_err() {
             // The recorder stopped: the event stream closed before idle.
             let last = *progress.borrow();
-            return if last.idle || last.session_error {
+            return if last.idles > idles_before || last.session_error {
                 Ok(())
             } else {
                 Err("the runtime closed the event stream before session.idle".to_owned())
@@ -520,7 +654,11 @@ async fn record(
                 let agent_id = event.agent_id.clone().filter(|a| !a.is_empty());
                 let root = agent_id.is_none();
                 match event.event_type.as_str() {
-                    "session.idle" if root => progress.send_modify(|p| p.idle = true),
+                    "session.idle" if root => progress.send_modify(|p| {
+                        p.idle = true;
+                        p.idles += 1;
+                    }),
+                    "user.message" if root => progress.send_modify(|p| p.idle = false),
                     "session.error" => progress.send_modify(|p| p.session_error = true),
                     _ => {}
                 }
@@ -559,6 +697,10 @@ fn control_stop(stop: &ControlStop) -> (StopReason, String) {
             ),
         ),
         ControlStop::GuardFailed(message) => (StopReason::ExecutionError, message.clone()),
+        ControlStop::AuditFailed(message) => (
+            StopReason::RequestAuditError,
+            format!("request audit: {message}"),
+        ),
     }
 }
 
@@ -571,6 +713,7 @@ fn control_stop(stop: &ControlStop) -> (StopReason, String) {
 async fn cleanup(
     slots: &Slots,
     controls: &Controls,
+    seam: Option<&Seam>,
     run: &mut RunState,
     home: &std::path::Path,
     let_admitted_finish: bool,
@@ -639,6 +782,10 @@ async fn cleanup(
         }
     }
     drop(session);
+    // The audited transport closes before the SDK client stops.
+    if let Some(seam) = seam {
+        seam.close().await;
+    }
     if let Some(client) = client {
         match tokio::time::timeout(STOP_BOUND, client.stop()).await {
             Ok(Ok(())) => {}
@@ -686,6 +833,21 @@ fn has_open_tool_calls(log: &Mutex<Vec<LoggedEvent>>) -> bool {
         }
     }
     !open.is_empty()
+}
+
+/// Copy the files and folders under `from` into `to` (which exists), recursively.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            std::fs::create_dir_all(&target)?;
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
 }
 
 /// Every process whose environment carries this run's private home is the runtime or one of its

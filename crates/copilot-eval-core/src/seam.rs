@@ -1,63 +1,222 @@
-//! The request seam: the SDK's [`CopilotRequestHandler`], installed when a run needs to control
-//! model traffic (a tool-call budget). Every model request of the runtime (HTTP and WebSocket)
-//! then passes here before it is forwarded to its upstream (the loopback model server offline,
-//! GitHub live) with the SDK's own forwarding.
+//! The request seam: the SDK's [`CopilotRequestHandler`], installed when a run must see or
+//! control its model traffic (`max_tool_calls`, `audit_requests`, `image_detail`). Every model
+//! request of the runtime, HTTP and WebSocket, then passes here before it is forwarded to its
+//! upstream (the loopback model server offline, GitHub live).
 //!
-//! Once the [`Gate`] is closed (budget stop, guard failure, timeout, error), nothing more is
-//! forwarded: an HTTP request is held until the runtime cancels it (the session is being aborted)
-//! and then fails; a WebSocket message is dropped. The number of requests held back is reported.
+//! - HTTP requests are forwarded with the SDK's [`forward_http`]; the response body is streamed
+//!   back chunk by chunk (the first SSE chunk reaches the runtime before the upstream ends).
+//! - WebSocket connections are forwarded by our own forwarder (tokio-tungstenite), so that a
+//!   transport failure is seen: an upstream that refuses the connection, a send that fails, or a
+//!   connection that closes while a response is in flight.
+//! - With the audit on ([`crate::audit`]), every model request is checked (and image details
+//!   rewritten) before it is forwarded, and a record is kept. A request that cannot be audited,
+//!   or a WebSocket transport failure, fails the run (`request_audit_error`) and closes the gate:
+//!   nothing is forwarded after it, over WebSocket or HTTP (no fallback).
+//! - Once the [`Gate`] is closed (budget stop, guard failure, audit failure, any stop), nothing
+//!   more is forwarded: an HTTP request is held until the runtime cancels it (the session is being
+//!   aborted) and then fails; a WebSocket message is dropped. Such requests are counted.
+//!
+//! [`Seam::close`] closes every upstream WebSocket; the run calls it before stopping the runtime.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::{SinkExt, StreamExt};
 use github_copilot_sdk::copilot_request_handler::{
     CopilotHttpRequest, CopilotHttpResponse, CopilotRequestContext, CopilotRequestError,
-    CopilotRequestHandler, CopilotWebSocketForwarder, CopilotWebSocketHandler,
-    CopilotWebSocketMessage, CopilotWebSocketResponse, forward_http,
+    CopilotRequestHandler, CopilotWebSocketHandler, CopilotWebSocketMessage,
+    CopilotWebSocketResponse, forward_http,
 };
+use tokio::sync::Mutex as AsyncMutex;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use crate::controls::Gate;
+use crate::audit::{self, HttpVerdict, RequestAudit, RequestOrigin};
+use crate::controls::{ControlStop, Controls, Gate};
+use crate::eval::ImageDetail;
 
 /// How long a held-back HTTP request waits for the runtime's cancellation before failing.
 const HOLD_BOUND: Duration = Duration::from_secs(30);
 
-/// Forwards model requests while the gate is open.
-pub struct GatedForwarder {
-    gate: Arc<Gate>,
-    held_back: Arc<AtomicUsize>,
+/// Headers that belong to the runtime's connection, not to the upstream request.
+const CONNECTION_HEADERS: &[&str] = &[
+    "host",
+    "connection",
+    "content-length",
+    "transfer-encoding",
+    "keep-alive",
+    "upgrade",
+    "proxy-connection",
+    "te",
+    "trailer",
+];
+
+/// What the seam does besides forwarding.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SeamOptions {
+    /// Keep a [`RequestAudit`] record per model request.
+    pub audit: bool,
+    /// Rewrite every OpenAI image part's `detail` to this value.
+    pub image_detail: Option<ImageDetail>,
 }
 
-impl GatedForwarder {
-    /// A forwarder behind `gate`.
-    pub fn new(gate: Arc<Gate>) -> Arc<Self> {
+impl SeamOptions {
+    /// Whether requests are inspected (audit on, or an image detail to write).
+    pub fn inspects(&self) -> bool {
+        self.audit || self.image_detail.is_some()
+    }
+}
+
+/// The run's request handler. Shared as `Arc<Seam>`.
+pub struct Seam {
+    shared: Arc<Shared>,
+}
+
+/// State shared by the handler, its WebSockets and their reader tasks.
+struct Shared {
+    options: SeamOptions,
+    gate: Arc<Gate>,
+    controls: Arc<Controls>,
+    held_back: AtomicUsize,
+    observed: AtomicUsize,
+    records: Mutex<Vec<RequestAudit>>,
+    failure: Mutex<Option<String>>,
+    sockets: Mutex<Vec<Arc<Upstream>>>,
+}
+
+impl Seam {
+    /// A seam behind the controls' gate.
+    pub fn new(options: SeamOptions, controls: Arc<Controls>) -> Arc<Self> {
         Arc::new(Self {
-            gate,
-            held_back: Arc::default(),
+            shared: Arc::new(Shared {
+                options,
+                gate: controls.gate(),
+                controls,
+                held_back: AtomicUsize::new(0),
+                observed: AtomicUsize::new(0),
+                records: Mutex::default(),
+                failure: Mutex::default(),
+                sockets: Mutex::default(),
+            }),
         })
     }
 
-    /// How many model requests (HTTP requests and WebSocket messages) were not forwarded because
-    /// the gate was closed.
+    /// Model requests (HTTP requests and WebSocket messages) not forwarded because the gate was
+    /// closed.
     pub fn held_back(&self) -> usize {
-        self.held_back.load(Ordering::SeqCst)
+        self.shared.held_back.load(Ordering::SeqCst)
+    }
+
+    /// Model requests that passed the seam and were forwarded (catalog GETs not counted).
+    pub fn observed(&self) -> usize {
+        self.shared.observed.load(Ordering::SeqCst)
+    }
+
+    /// The audit records, in order (empty unless the audit is on).
+    pub fn records(&self) -> Vec<RequestAudit> {
+        self.shared.records.lock().expect("seam lock").clone()
+    }
+
+    /// The first audit or transport failure, if any.
+    pub fn failure(&self) -> Option<String> {
+        self.shared.failure.lock().expect("seam lock").clone()
+    }
+
+    /// Close every upstream WebSocket (the run calls this before it stops the runtime).
+    pub async fn close(&self) {
+        let sockets = std::mem::take(&mut *self.shared.sockets.lock().expect("seam lock"));
+        for socket in sockets {
+            socket.close().await;
+        }
     }
 }
 
+impl Shared {
+    /// Latch a failure: close the gate and ask the run to stop with `request_audit_error`.
+    fn fail(&self, message: String) -> CopilotRequestError {
+        {
+            let mut failure = self.failure.lock().expect("seam lock");
+            if failure.is_none() {
+                *failure = Some(message.clone());
+            }
+        }
+        self.controls
+            .stop_with(ControlStop::AuditFailed(message.clone()));
+        CopilotRequestError::message(message)
+    }
+
+    /// A transport problem: a failure when the audit inspects, a plain upstream error otherwise.
+    fn transport_error(&self, message: String) -> CopilotRequestError {
+        if self.options.inspects() {
+            self.fail(message)
+        } else {
+            CopilotRequestError::Upstream(message)
+        }
+    }
+
+    fn record(&self, audit: RequestAudit) {
+        self.observed.fetch_add(1, Ordering::SeqCst);
+        if self.options.audit {
+            self.records.lock().expect("seam lock").push(audit);
+        }
+    }
+}
+
+fn origin(ctx: &CopilotRequestContext) -> RequestOrigin {
+    RequestOrigin {
+        request_id: ctx.request_id.clone(),
+        agent_id: ctx.agent_id.clone().filter(|a| !a.is_empty()),
+        parent_agent_id: ctx.parent_agent_id.clone().filter(|a| !a.is_empty()),
+        interaction_type: ctx.interaction_type.clone(),
+    }
+}
+
+fn url_path(url: &str) -> String {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = after_scheme.find('/').map_or("/", |i| &after_scheme[i..]);
+    path.split(['?', '#']).next().unwrap_or("/").to_owned()
+}
+
 #[async_trait]
-impl CopilotRequestHandler for GatedForwarder {
+impl CopilotRequestHandler for Seam {
     async fn send_request(
         &self,
-        request: CopilotHttpRequest,
-        _ctx: &CopilotRequestContext,
+        mut request: CopilotHttpRequest,
+        ctx: &CopilotRequestContext,
     ) -> Result<CopilotHttpResponse, CopilotRequestError> {
-        if self.gate.is_closed() {
-            self.held_back.fetch_add(1, Ordering::SeqCst);
+        let shared = &self.shared;
+        if shared.gate.is_closed() {
+            shared.held_back.fetch_add(1, Ordering::SeqCst);
             let _ = tokio::time::timeout(HOLD_BOUND, request.cancel.cancelled()).await;
             return Err(CopilotRequestError::message(
                 "the eval stopped; this model request was not forwarded",
             ));
+        }
+        if shared.options.inspects() {
+            let encoding = request
+                .headers
+                .get("content-encoding")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            match audit::inspect_http(
+                &request.method,
+                &url_path(&request.url),
+                encoding.as_deref(),
+                &request.body,
+                shared.options.image_detail,
+                &origin(ctx),
+            ) {
+                Ok(HttpVerdict::Catalog) => return forward_http(request).await,
+                Ok(HttpVerdict::Model { body, audit }) => {
+                    request.body = body;
+                    shared.record(*audit);
+                }
+                Err(e) => return Err(shared.fail(e.0)),
+            }
+        } else if !request.method.eq_ignore_ascii_case("GET") {
+            shared.observed.fetch_add(1, Ordering::SeqCst);
         }
         forward_http(request).await
     }
@@ -67,40 +226,81 @@ impl CopilotRequestHandler for GatedForwarder {
         ctx: &CopilotRequestContext,
         response: CopilotWebSocketResponse,
     ) -> Result<Box<dyn CopilotWebSocketHandler>, CopilotRequestError> {
-        if self.gate.is_closed() {
-            self.held_back.fetch_add(1, Ordering::SeqCst);
+        let shared = &self.shared;
+        if shared.gate.is_closed() {
+            shared.held_back.fetch_add(1, Ordering::SeqCst);
             return Err(CopilotRequestError::message(
                 "the eval stopped; no WebSocket was opened",
             ));
         }
-        let inner = CopilotWebSocketForwarder::builder(ctx.url.clone(), ctx.headers.clone())
-            .connect(response)
-            .await?;
-        Ok(Box::new(GatedWebSocket {
-            inner,
-            gate: self.gate.clone(),
-            held_back: self.held_back.clone(),
+        let upstream = Upstream::connect(ctx, response, shared.clone())
+            .await
+            .map_err(|e| shared.transport_error(format!("WebSocket transport open failed: {e}")))?;
+        shared
+            .sockets
+            .lock()
+            .expect("seam lock")
+            .push(upstream.clone());
+        Ok(Box::new(SeamSocket {
+            shared: shared.clone(),
+            upstream,
         }))
     }
 }
 
-struct GatedWebSocket {
-    inner: CopilotWebSocketForwarder,
-    gate: Arc<Gate>,
-    held_back: Arc<AtomicUsize>,
+struct SeamSocket {
+    shared: Arc<Shared>,
+    upstream: Arc<Upstream>,
+}
+
+impl SeamSocket {
+    async fn forward(
+        &self,
+        message: CopilotWebSocketMessage,
+        ctx: Option<&CopilotRequestContext>,
+    ) -> Result<(), CopilotRequestError> {
+        let shared = &self.shared;
+        if shared.gate.is_closed() {
+            shared.held_back.fetch_add(1, Ordering::SeqCst);
+            return Ok(());
+        }
+        let outgoing = if shared.options.inspects() {
+            let origin = ctx.map(origin).unwrap_or_default();
+            match audit::inspect_websocket(
+                &message.data,
+                message.binary,
+                shared.options.image_detail,
+                &origin,
+            ) {
+                Ok((text, audit)) => {
+                    shared.record(audit);
+                    Message::Text(text.into())
+                }
+                Err(e) => return Err(shared.fail(e.0)),
+            }
+        } else {
+            shared.observed.fetch_add(1, Ordering::SeqCst);
+            if message.binary {
+                Message::Binary(message.data.into())
+            } else {
+                Message::Text(String::from_utf8_lossy(&message.data).into_owned().into())
+            }
+        };
+        self.upstream.in_flight.store(true, Ordering::SeqCst);
+        self.upstream
+            .send(outgoing)
+            .await
+            .map_err(|e| shared.transport_error(format!("WebSocket transport send failed: {e}")))
+    }
 }
 
 #[async_trait]
-impl CopilotWebSocketHandler for GatedWebSocket {
+impl CopilotWebSocketHandler for SeamSocket {
     async fn send_request_message(
         &self,
         message: CopilotWebSocketMessage,
     ) -> Result<(), CopilotRequestError> {
-        if self.gate.is_closed() {
-            self.held_back.fetch_add(1, Ordering::SeqCst);
-            return Ok(());
-        }
-        self.inner.send_request_message(message).await
+        self.forward(message, None).await
     }
 
     async fn send_request_message_with_context(
@@ -108,16 +308,140 @@ impl CopilotWebSocketHandler for GatedWebSocket {
         message: CopilotWebSocketMessage,
         ctx: &CopilotRequestContext,
     ) -> Result<(), CopilotRequestError> {
-        if self.gate.is_closed() {
-            self.held_back.fetch_add(1, Ordering::SeqCst);
-            return Ok(());
-        }
-        self.inner
-            .send_request_message_with_context(message, ctx)
-            .await
+        self.forward(message, Some(ctx)).await
     }
 
     async fn close(&self) -> Result<(), CopilotRequestError> {
-        self.inner.close().await
+        self.upstream.close().await;
+        Ok(())
     }
+}
+
+type UpstreamSink = futures::stream::SplitSink<
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+    Message,
+>;
+
+/// One upstream WebSocket: the writer half, and a reader task copying upstream messages to the
+/// runtime and watching for transport failures.
+struct Upstream {
+    sink: AsyncMutex<Option<UpstreamSink>>,
+    reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// A `response.create` was sent and its terminal event has not arrived yet.
+    in_flight: AtomicBool,
+    /// We are closing it ourselves: its end is not a failure.
+    closing: AtomicBool,
+}
+
+impl Upstream {
+    async fn connect(
+        ctx: &CopilotRequestContext,
+        response: CopilotWebSocketResponse,
+        shared: Arc<Shared>,
+    ) -> Result<Arc<Self>, String> {
+        let mut request = ctx
+            .url
+            .as_str()
+            .into_client_request()
+            .map_err(|e| format!("invalid URL: {e}"))?;
+        for (name, value) in &ctx.headers {
+            let lower = name.as_str();
+            if CONNECTION_HEADERS.contains(&lower) || lower.starts_with("sec-websocket") {
+                continue;
+            }
+            request.headers_mut().append(name.clone(), value.clone());
+        }
+        let (stream, _) = tokio_tungstenite::connect_async(request)
+            .await
+            .map_err(|e| e.to_string())?;
+        let (sink, mut read) = stream.split();
+        let upstream = Arc::new(Self {
+            sink: AsyncMutex::new(Some(sink)),
+            reader: Mutex::default(),
+            in_flight: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
+        });
+        let watcher = upstream.clone();
+        let reader = tokio::spawn(async move {
+            loop {
+                match read.next().await {
+                    Some(Ok(Message::Text(text))) => {
+                        if is_terminal_event(&text) {
+                            watcher.in_flight.store(false, Ordering::SeqCst);
+                        }
+                        let _ = response
+                            .send_message(CopilotWebSocketMessage::from_text(text.to_string()))
+                            .await;
+                    }
+                    Some(Ok(Message::Binary(data))) => {
+                        let _ = response
+                            .send_message(CopilotWebSocketMessage {
+                                data: data.to_vec(),
+                                binary: true,
+                            })
+                            .await;
+                    }
+                    Some(Ok(Message::Close(_))) | None => {
+                        if watcher.in_flight.load(Ordering::SeqCst)
+                            && !watcher.closing.load(Ordering::SeqCst)
+                            && shared.options.inspects()
+                        {
+                            shared.fail(
+                                "WebSocket transport receive failed: the connection closed mid-response"
+                                    .to_owned(),
+                            );
+                        }
+                        break;
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => {
+                        if !watcher.closing.load(Ordering::SeqCst) && shared.options.inspects() {
+                            shared.fail(format!("WebSocket transport receive failed: {e}"));
+                        }
+                        break;
+                    }
+                }
+            }
+            let _ = response.close().await;
+        });
+        *upstream.reader.lock().expect("reader lock") = Some(reader);
+        Ok(upstream)
+    }
+
+    async fn send(&self, message: Message) -> Result<(), String> {
+        let mut sink = self.sink.lock().await;
+        match sink.as_mut() {
+            Some(sink) => sink.send(message).await.map_err(|e| e.to_string()),
+            None => Err("the connection is closed".to_owned()),
+        }
+    }
+
+    async fn close(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        if let Some(mut sink) = self.sink.lock().await.take() {
+            let _ = sink.send(Message::Close(None)).await;
+            let _ = sink.close().await;
+        }
+        let reader = self.reader.lock().expect("reader lock").take();
+        if let Some(reader) = reader {
+            let abort = reader.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(2), reader)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+    }
+}
+
+/// The Responses events that end a response.
+fn is_terminal_event(text: &str) -> bool {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
+        return false;
+    };
+    matches!(
+        value.get("type").and_then(|t| t.as_str()),
+        Some("response.completed" | "response.failed" | "response.incomplete" | "error")
+    )
 }

@@ -57,3 +57,74 @@ where
         })
     }
 }
+
+/// An SDK [`Tool`] named `name`, without parameters, whose in-process handler returns `image`
+/// (bytes of type `mime_type`, e.g. `image/png`) as an image result, so image parts can be
+/// produced offline. The runtime passes the image to the model when the model supports vision
+/// (for the loopback server: [`ServerConfig::vision`](crate::model_server::ServerConfig::vision)).
+pub fn image_tool(
+    name: impl Into<String>,
+    description: impl Into<String>,
+    mime_type: impl Into<String>,
+    image: Vec<u8>,
+) -> Tool {
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD.encode(&image);
+    let mime_type = mime_type.into();
+    let name = name.into();
+    let text = format!(
+        "{name} returned an image ({mime_type}, {} bytes)",
+        image.len()
+    );
+    Tool::new(name)
+        .with_description(description)
+        .with_parameters(serde_json::json!({"type": "object", "properties": {}}))
+        .with_handler(Arc::new(ImageHandler {
+            data,
+            mime_type,
+            text,
+        }))
+}
+
+struct ImageHandler {
+    data: String,
+    mime_type: String,
+    text: String,
+}
+
+#[async_trait]
+impl ToolHandler for ImageHandler {
+    async fn call(&self, _invocation: ToolInvocation) -> Result<ToolResult, Error> {
+        Ok(ToolResult::Expanded(
+            ToolResultExpanded::new(self.text.clone(), "success").with_binary_results(vec![
+                github_copilot_sdk::ToolBinaryResult {
+                    data: self.data.clone(),
+                    mime_type: self.mime_type.clone(),
+                    r#type: "image".into(),
+                    description: None,
+                },
+            ]),
+        ))
+    }
+}
+
+/// A valid 1×1 PNG (a single red pixel), for image tools in tests.
+pub const TINY_PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x00, 0x00, 0x00, 0x90, 0x77, 0x53,
+    0xde, 0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0x00,
+    0x00, 0x03, 0x01, 0x01, 0x00, 0xc9, 0xfe, 0x92, 0xef, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e,
+    0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tiny_png_is_a_valid_png() {
+        // Signature, then IHDR declaring 1x1, then IEND at the end.
+        let png = super::TINY_PNG;
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert_eq!(&png[12..16], b"IHDR");
+        assert_eq!(&png[png.len() - 8..png.len() - 4], b"IEND");
+    }
+}

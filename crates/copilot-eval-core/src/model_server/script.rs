@@ -56,6 +56,11 @@ pub enum Reply {
     /// stays open until the server shuts down; then HTTP requests get a `503` and WebSocket
     /// connections are closed. Use it to exercise timeouts and aborts.
     Hang,
+    /// Starts answering, then drops the connection mid-response: over HTTP the status line and
+    /// the first bytes of the body arrive, then the connection is cut; over WebSocket the first
+    /// event (`response.created`) arrives, then the socket is dropped without a close frame. Use
+    /// it to exercise transport failures.
+    Disconnect,
 }
 
 impl From<ScriptedTurn> for Reply {
@@ -234,6 +239,11 @@ impl Script {
             status,
             message: message.into(),
         })
+    }
+
+    /// Appends a reply that drops the connection mid-response (see [`Reply::Disconnect`]).
+    pub fn disconnect(self) -> Self {
+        self.reply(Reply::Disconnect)
     }
 
     /// Appends a reply that never answers (see [`Reply::Hang`]).

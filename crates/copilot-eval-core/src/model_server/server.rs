@@ -200,6 +200,8 @@ pub struct ServerConfig {
     wire_api: WireApi,
     models: Vec<String>,
     login: String,
+    vision: bool,
+    refuse_websocket: bool,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -221,7 +223,23 @@ impl ServerConfig {
             wire_api: WireApi::default(),
             models: Vec::new(),
             login: "copilot-eval".to_owned(),
+            vision: false,
+            refuse_websocket: false,
         }
+    }
+
+    /// Advertise vision support for every catalog model (default off). With it on, the runtime
+    /// sends images (e.g. image tool results) to the model as image parts.
+    pub fn vision(mut self, vision: bool) -> Self {
+        self.vision = vision;
+        self
+    }
+
+    /// Refuse every WebSocket upgrade with `503` (the model requests of a WebSocket catalog then
+    /// meet an upstream that refuses the connection).
+    pub fn refuse_websocket(mut self) -> Self {
+        self.refuse_websocket = true;
+        self
     }
 
     /// Sets the wire format every catalog model advertises.
@@ -568,7 +586,7 @@ async fn user(
 
 /// One catalog entry. The limits are what the runtime sizes its context window from; the
 /// billing multiplier 0 makes the runtime report cost 0.
-fn catalog_entry(id: &str, wire: WireApi) -> Value {
+fn catalog_entry(id: &str, wire: WireApi, vision: bool) -> Value {
     let mut entry = json!({
         "id": id,
         "name": id,
@@ -594,7 +612,8 @@ fn catalog_entry(id: &str, wire: WireApi) -> Value {
                 "tool_calls": true,
                 "parallel_tool_calls": true,
                 "structured_outputs": true,
-                "vision": false,
+                "vision": vision,
+                "reasoning_effort": ["low", "medium", "high", "xhigh"],
             },
         },
         "policy": {"state": "enabled", "terms": ""},
@@ -618,7 +637,7 @@ async fn models(
         .config
         .models()
         .iter()
-        .map(|id| catalog_entry(id, shared.config.wire_api))
+        .map(|id| catalog_entry(id, shared.config.wire_api, shared.config.vision))
         .collect();
     shared.set_status(index, 200);
     json_response(200, &json!({"object": "list", "data": data}))
@@ -660,6 +679,7 @@ enum Outcome {
         retry: bool,
     },
     Hang,
+    Disconnect,
 }
 
 impl Shared {
@@ -683,6 +703,7 @@ impl Shared {
                 retry: true,
             },
             Reply::Hang => Outcome::Hang,
+            Reply::Disconnect => Outcome::Disconnect,
         }
     }
 
@@ -852,7 +873,23 @@ async fn chat_completions(
             error_response(status, &message, retry)
         }
         Outcome::Hang => hang(&shared).await,
+        Outcome::Disconnect => cut_response(),
     }
+}
+
+/// A `200` whose body breaks off after its first bytes: the connection is cut mid-response.
+fn cut_response() -> Response {
+    let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+        Ok(Bytes::from_static(b"data: {\"id\":\"cut\"")),
+        Err(std::io::Error::other(
+            "copilot-eval model server cut the response",
+        )),
+    ];
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .body(axum::body::Body::from_stream(futures::stream::iter(chunks)))
+        .expect("a static response builds")
 }
 
 async fn responses_http(
@@ -908,6 +945,7 @@ async fn responses_http(
             error_response(status, &message, retry)
         }
         Outcome::Hang => hang(&shared).await,
+        Outcome::Disconnect => cut_response(),
     }
 }
 
@@ -920,6 +958,14 @@ async fn responses_ws(
 ) -> Response {
     let pairs = header_pairs(&headers);
     let index = shared.record(method.as_str(), &uri, Transport::Http, pairs.clone(), None);
+    if shared.config.refuse_websocket {
+        shared.set_status(index, 503);
+        return error_response(
+            503,
+            "copilot-eval model server refuses WebSocket connections",
+            false,
+        );
+    }
     match upgrade {
         Ok(upgrade) => {
             shared.set_status(index, 101);
@@ -965,6 +1011,12 @@ async fn websocket_session(
             events = websocket_turn(&shared, parsed, index) => events,
             () = shared.stopped() => break,
         };
+        let Some(events) = events else {
+            // Disconnect: the first event, then drop the socket without a close frame.
+            let created = json!({"type": "response.created", "response": {"id": "resp_cut", "object": "response", "status": "in_progress", "output": []}});
+            let _ = socket.send(Message::Text(created.to_string().into())).await;
+            return;
+        };
         for event in events {
             if socket
                 .send(Message::Text(event.to_string().into()))
@@ -980,10 +1032,14 @@ async fn websocket_session(
 
 /// Handles one WebSocket message and returns the events to send back. Never returns for a
 /// [`Reply::Hang`] (the caller's select on shutdown ends it).
-async fn websocket_turn(shared: &Shared, parsed: Option<Value>, index: usize) -> Vec<Value> {
-    let fail = |status: u16, message: &str, retry: bool| -> Vec<Value> {
+async fn websocket_turn(
+    shared: &Shared,
+    parsed: Option<Value>,
+    index: usize,
+) -> Option<Vec<Value>> {
+    let fail = |status: u16, message: &str, retry: bool| -> Option<Vec<Value>> {
         shared.set_status(index, status);
-        vec![render::websocket_error_event(status, message, retry)]
+        Some(vec![render::websocket_error_event(status, message, retry)])
     };
     let Some(message @ Value::Object(_)) = parsed else {
         return fail(400, "WebSocket message is not a JSON object", false);
@@ -1006,7 +1062,7 @@ async fn websocket_turn(shared: &Shared, parsed: Option<Value>, index: usize) ->
                 shared.set_status(index, 400);
                 let mut event = render::websocket_error_event(400, &text, true);
                 event["error"]["code"] = json!(PREVIOUS_NOT_FOUND);
-                return vec![event];
+                return Some(vec![event]);
             }
         };
     request.initiator = string_member(&message, "initiator");
@@ -1026,7 +1082,7 @@ async fn websocket_turn(shared: &Shared, parsed: Option<Value>, index: usize) ->
             let render = shared.render_context(request_model, &turn, calls, n, "resp_");
             shared.store_conversation(&render.id, items, render::responses_output_items(&render));
             shared.set_status(index, 200);
-            render::responses_events(&render)
+            Some(render::responses_events(&render))
         }
         Outcome::Error {
             status,
@@ -1034,5 +1090,6 @@ async fn websocket_turn(shared: &Shared, parsed: Option<Value>, index: usize) ->
             retry,
         } => fail(status, &message, retry),
         Outcome::Hang => std::future::pending().await,
+        Outcome::Disconnect => None,
     }
 }

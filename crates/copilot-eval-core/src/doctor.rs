@@ -1,0 +1,370 @@
+//! `doctor`: check the setup before spending anything.
+//!
+//! [`doctor`] runs each check and returns one [`Check`] per line: the runtime (path, version
+//! against the pinned one, SDK protocol compatibility, by starting it once), its cache folder,
+//! npm, the authentication source (never the secret), the model catalog (reachable through the
+//! runtime) and the requested models (present in the catalog). Each failed or doubtful check says
+//! how to fix it. `cargo copilot-eval doctor [--json]` prints them and exits non-zero when any
+//! check failed.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use github_copilot_sdk::Client;
+use serde::Serialize;
+
+use crate::run::{RunOptions, Target, client_options, live_token};
+use crate::runtime::{self, PINNED_RUNTIME_VERSION};
+
+/// How long doctor waits for the runtime to start and for the model catalog.
+const STEP_BOUND: Duration = Duration::from_secs(30);
+
+/// The outcome of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    /// Fine.
+    Ok,
+    /// Works, but something may bite later.
+    Warn,
+    /// Broken: evals cannot run as configured.
+    Fail,
+}
+
+impl CheckStatus {
+    /// `ok`, `warn` or `fail`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Warn => "warn",
+            Self::Fail => "fail",
+        }
+    }
+}
+
+/// One check's line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// What was checked: `runtime`, `runtime cache`, `npm`, `authentication`, `model catalog`,
+    /// or `model <id>`.
+    pub name: String,
+    /// The outcome.
+    pub status: CheckStatus,
+    /// What was found.
+    pub detail: String,
+    /// What to do, for `warn` and `fail`.
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn new(name: impl Into<String>, status: CheckStatus, detail: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            status,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    fn fix(mut self, fix: impl Into<String>) -> Self {
+        self.fix = Some(fix.into());
+        self
+    }
+}
+
+/// Where the model requests of the checked setup go, and what to check.
+#[derive(Debug, Clone)]
+pub struct DoctorOptions {
+    /// Live (GitHub) or offline (a loopback model server); see [`RunOptions`].
+    pub run: RunOptions,
+    /// Model ids the evals request; each must be in the catalog.
+    pub models: Vec<String>,
+    /// Check this runtime executable instead of resolving one.
+    pub runtime_path: Option<PathBuf>,
+}
+
+impl Default for DoctorOptions {
+    fn default() -> Self {
+        Self {
+            run: RunOptions::live(),
+            models: Vec::new(),
+            runtime_path: None,
+        }
+    }
+}
+
+/// Which credential a live run would use. Never holds the secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthSource {
+    /// `GITHUB_TOKEN` is set and non-empty.
+    GithubToken,
+    /// `GH_TOKEN` is set and non-empty (and `GITHUB_TOKEN` is not).
+    GhToken,
+    /// Neither: the runtime's signed-in user (`gh auth login` / `copilot login`).
+    SignedInUser,
+}
+
+impl AuthSource {
+    /// The source in effect now: `GITHUB_TOKEN`, then `GH_TOKEN`, then the signed-in user.
+    pub fn current() -> Self {
+        let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty());
+        if set("GITHUB_TOKEN") {
+            Self::GithubToken
+        } else if set("GH_TOKEN") {
+            Self::GhToken
+        } else {
+            Self::SignedInUser
+        }
+    }
+
+    /// A description for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::GithubToken => "GITHUB_TOKEN",
+            Self::GhToken => "GH_TOKEN",
+            Self::SignedInUser => "the signed-in user (no GITHUB_TOKEN or GH_TOKEN set)",
+        }
+    }
+}
+
+/// Run every check. Never fails itself: problems are checks with status `fail`.
+pub async fn doctor(options: &DoctorOptions) -> Vec<Check> {
+    let mut checks = Vec::new();
+
+    // The runtime.
+    let runtime_path = match &options.runtime_path {
+        Some(path) => Some(path.clone()),
+        None => match runtime::resolve() {
+            Ok(resolved) => Some(resolved.path),
+            Err(e) => {
+                checks.push(
+                    Check::new("runtime", CheckStatus::Fail, e.to_string())
+                        .fix("run `cargo copilot-eval runtime install`"),
+                );
+                None
+            }
+        },
+    };
+    let mut version_ok = false;
+    if let Some(path) = &runtime_path {
+        match runtime::version(path) {
+            Ok(version) if version == PINNED_RUNTIME_VERSION => {
+                version_ok = true;
+                checks.push(Check::new(
+                    "runtime",
+                    CheckStatus::Ok,
+                    format!("{} ({version}, the pinned version)", path.display()),
+                ));
+            }
+            Ok(version) => {
+                version_ok = true;
+                checks.push(
+                    Check::new(
+                        "runtime",
+                        CheckStatus::Warn,
+                        format!(
+                            "{} is {version}; copilot-eval is tested with {PINNED_RUNTIME_VERSION}",
+                            path.display()
+                        ),
+                    )
+                    .fix("run `cargo copilot-eval runtime install` and unset COPILOT_EVAL_RUNTIME_PATH / COPILOT_CLI_PATH"),
+                );
+            }
+            Err(e) => checks.push(
+                Check::new("runtime", CheckStatus::Fail, e.to_string())
+                    .fix("run `cargo copilot-eval runtime install`"),
+            ),
+        }
+    }
+
+    // The shared runtime cache.
+    let cache = runtime::runtime_cache_dir();
+    match std::fs::create_dir_all(&cache).and_then(|_| {
+        let probe = cache.join(".doctor-write-check");
+        std::fs::write(&probe, b"ok")?;
+        std::fs::remove_file(probe)
+    }) {
+        Ok(()) => checks.push(Check::new(
+            "runtime cache",
+            CheckStatus::Ok,
+            format!("{} (writable)", cache.display()),
+        )),
+        Err(e) => checks.push(
+            Check::new(
+                "runtime cache",
+                CheckStatus::Fail,
+                format!("{} is not writable: {e}", cache.display()),
+            )
+            .fix("set COPILOT_EVAL_CACHE_DIR to a writable folder"),
+        ),
+    }
+
+    // npm (only needed to install the runtime).
+    match Command::new("npm").arg("--version").output() {
+        Ok(out) if out.status.success() => checks.push(Check::new(
+            "npm",
+            CheckStatus::Ok,
+            format!("npm {}", String::from_utf8_lossy(&out.stdout).trim()),
+        )),
+        _ => checks.push(
+            Check::new("npm", CheckStatus::Warn, "npm not found on PATH")
+                .fix("install Node.js 20+ with npm to install or update the runtime"),
+        ),
+    }
+
+    // Authentication (live only).
+    match &options.run.target {
+        Target::Live => {
+            let source = AuthSource::current();
+            let check = Check::new(
+                "authentication",
+                if source == AuthSource::SignedInUser {
+                    CheckStatus::Warn
+                } else {
+                    CheckStatus::Ok
+                },
+                source.describe(),
+            );
+            checks.push(if source == AuthSource::SignedInUser {
+                check.fix("set GITHUB_TOKEN or GH_TOKEN, or sign in with `gh auth login --hostname github.com`")
+            } else {
+                check
+            });
+        }
+        Target::Offline { base_url } => checks.push(Check::new(
+            "authentication",
+            CheckStatus::Ok,
+            format!("offline: a placeholder token for the loopback model server {base_url}"),
+        )),
+    }
+
+    // The model catalog, through the runtime: this also proves the protocol handshake.
+    if let (Some(path), true) = (&runtime_path, version_ok) {
+        catalog_checks(path, options, &mut checks).await;
+    }
+    checks
+}
+
+async fn catalog_checks(path: &std::path::Path, options: &DoctorOptions, checks: &mut Vec<Check>) {
+    let (home, work) = match (tempfile::tempdir(), tempfile::tempdir()) {
+        (Ok(h), Ok(w)) => (h, w),
+        (Err(e), _) | (_, Err(e)) => {
+            checks.push(Check::new(
+                "model catalog",
+                CheckStatus::Fail,
+                format!("cannot create a temporary folder: {e}"),
+            ));
+            return;
+        }
+    };
+    let mut client_opts = client_options(
+        path,
+        work.path(),
+        home.path(),
+        &runtime::runtime_cache_dir(),
+        &options.run.target,
+    );
+    if matches!(options.run.target, Target::Live) && live_token().is_none() {
+        client_opts = client_opts.with_use_logged_in_user(true);
+    }
+    let client = match tokio::time::timeout(STEP_BOUND, Client::start(client_opts)).await {
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) => {
+            checks.push(
+                Check::new(
+                    "runtime protocol",
+                    CheckStatus::Fail,
+                    format!("the runtime did not start: {e}"),
+                )
+                .fix("reinstall with `cargo copilot-eval runtime install`"),
+            );
+            return;
+        }
+        Err(_) => {
+            checks.push(Check::new(
+                "runtime protocol",
+                CheckStatus::Fail,
+                format!("the runtime did not start within {STEP_BOUND:?}"),
+            ));
+            return;
+        }
+    };
+    let sdk = github_copilot_sdk::SDK_PROTOCOL_VERSION;
+    checks.push(match client.protocol_version() {
+        Some(v) => Check::new(
+            "runtime protocol",
+            CheckStatus::Ok,
+            format!("SDK protocol {v} negotiated (this SDK speaks {sdk})"),
+        ),
+        None => Check::new(
+            "runtime protocol",
+            CheckStatus::Warn,
+            format!("the runtime reported no protocol version (this SDK speaks {sdk})"),
+        ),
+    });
+    match tokio::time::timeout(STEP_BOUND, client.list_models()).await {
+        Ok(Ok(models)) => {
+            let ids: Vec<String> = models.iter().map(|m| m.id.clone()).collect();
+            checks.push(Check::new(
+                "model catalog",
+                CheckStatus::Ok,
+                format!("reachable, {} models", ids.len()),
+            ));
+            for wanted in &options.models {
+                checks.push(if ids.contains(wanted) {
+                    Check::new(format!("model {wanted}"), CheckStatus::Ok, "available")
+                } else {
+                    Check::new(
+                        format!("model {wanted}"),
+                        CheckStatus::Fail,
+                        format!("not in the catalog (available: {})", ids.join(", ")),
+                    )
+                    .fix("request an available model, or check the account's Copilot plan and policies")
+                });
+            }
+        }
+        Ok(Err(e)) => checks.push(
+            Check::new(
+                "model catalog",
+                CheckStatus::Fail,
+                format!("not reachable: {e}"),
+            )
+            .fix("check authentication and network access to the Copilot API"),
+        ),
+        Err(_) => checks.push(Check::new(
+            "model catalog",
+            CheckStatus::Fail,
+            format!("no answer within {STEP_BOUND:?}"),
+        )),
+    }
+    if tokio::time::timeout(Duration::from_secs(15), client.stop())
+        .await
+        .is_err()
+    {
+        client.force_stop();
+    }
+}
+
+/// Whether any check failed.
+pub fn any_failed(checks: &[Check]) -> bool {
+    checks.iter().any(|c| c.status == CheckStatus::Fail)
+}
+
+/// The human form: one line per check, `status  name  detail` and the fix indented below.
+pub fn render(checks: &[Check]) -> String {
+    let mut out = String::new();
+    for check in checks {
+        out.push_str(&format!(
+            "{:<4}  {:<16}  {}\n",
+            check.status.as_str(),
+            check.name,
+            check.detail
+        ));
+        if let Some(fix) = &check.fix {
+            out.push_str(&format!("      fix: {fix}\n"));
+        }
+    }
+    out
+}

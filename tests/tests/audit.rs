@@ -1,0 +1,412 @@
+//! The offline control regression: the request audit, image-detail rewriting and the WebSocket
+//! path, end to end through the real runtime and the loopback model server.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use copilot_eval_core::audit::{Api, AuditTransport};
+use copilot_eval_core::model_server::{
+    ModelServer, Script, ScriptedTurn, ServerConfig, Transport, WireApi,
+};
+use copilot_eval_core::tools::{TINY_PNG, function_tool, image_tool};
+use copilot_eval_core::{CopilotEval, CopilotResult, RunOptions, StopReason, run_with};
+use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
+use serde_json::{Value, json};
+
+const MODEL: &str = "claude-sonnet-4.5";
+
+fn note_tool() -> copilot_eval_core::sdk::Tool {
+    function_tool(
+        "note",
+        "Write down a note.",
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        |_| async { Ok("noted".to_owned()) },
+    )
+}
+
+async fn audited_run(
+    config: ServerConfig,
+    eval: copilot_eval_core::eval::CopilotEvalBuilder,
+    prompt: &str,
+    runtime: &std::path::Path,
+) -> (CopilotResult, ModelServer) {
+    let work = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(config.model(MODEL)).await.unwrap();
+    let eval = eval
+        .model(MODEL)
+        .working_directory(work.path())
+        .audit_requests(true)
+        .build()
+        .unwrap();
+    let result = run_with(
+        &eval,
+        prompt,
+        &RunOptions::offline(server.base_url()).runtime_path(runtime),
+    )
+    .await;
+    assert_no_runtime_left(&result);
+    (result, server)
+}
+
+#[tokio::test]
+async fn websocket_continuations_are_audited_message_by_message() {
+    let Some(runtime) = runtime_for("websocket_continuations_are_audited_message_by_message")
+    else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("note", json!({"text": "a"})))
+        .turn(ScriptedTurn::tool_call("note", json!({"text": "b"})))
+        .turn(ScriptedTurn::text("both noted"));
+    let (result, server) = audited_run(
+        ServerConfig::new(Arc::new(script)).wire_api(WireApi::WebSocketResponses),
+        CopilotEval::builder()
+            .reasoning_effort("high")
+            .instructions("Take notes.")
+            .timeout_s(60.0)
+            .tool(note_tool()),
+        "Note a then b.",
+        &runtime.path,
+    )
+    .await;
+    assert!(result.success, "{:?}", result.error);
+    let audit = &result.request_audit;
+    assert_eq!(audit.len(), 3, "{audit:#?}");
+    assert_eq!(audit.len(), server.model_requests().len());
+    assert!(
+        audit
+            .iter()
+            .all(|a| a.transport == AuditTransport::WebSocket && a.api == Api::Responses)
+    );
+    assert!(audit.iter().all(|a| a.model == MODEL));
+    assert!(audit.iter().all(|a| a.tools.contains(&"note".to_owned())));
+    assert!(audit.iter().all(|a| !a.subagent), "main agent requests");
+    assert!(
+        audit
+            .iter()
+            .all(|a| a.interaction_type.as_deref() == Some("conversation-agent"))
+    );
+    assert!(!audit[0].continuation);
+    assert!(
+        audit[1..].iter().all(|a| a.continuation),
+        "later turns continue the response"
+    );
+    let hash = audit[0]
+        .instructions_sha256
+        .clone()
+        .expect("instructions hashed");
+    assert!(
+        audit
+            .iter()
+            .all(|a| a.instructions_sha256.as_deref() == Some(hash.as_str()))
+    );
+    // What the audit says went on the wire is what the server received.
+    for (record, request) in audit.iter().zip(server.model_requests()) {
+        assert_eq!(Some(record.model.as_str()), request.model.as_deref());
+        assert_eq!(record.tools, request.tool_names);
+        assert_eq!(record.continuation, request.previous_response_id.is_some());
+        let effort = request
+            .body
+            .pointer("/reasoning/effort")
+            .and_then(Value::as_str);
+        assert_eq!(record.reasoning_effort.as_deref(), effort);
+    }
+}
+
+async fn image_detail_is_rewritten(wire: WireApi) {
+    let test = format!("image_detail_is_rewritten({wire:?})");
+    let Some(runtime) = runtime_for(&test) else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("snapshot", json!({})))
+        .turn(ScriptedTurn::text("a red pixel"));
+    let (result, server) = audited_run(
+        ServerConfig::new(Arc::new(script))
+            .wire_api(wire)
+            .vision(true),
+        CopilotEval::builder()
+            .image_detail("low")
+            .timeout_s(60.0)
+            .tool(image_tool(
+                "snapshot",
+                "Take a snapshot.",
+                "image/png",
+                TINY_PNG.to_vec(),
+            )),
+        "Take a snapshot and describe it.",
+        &runtime.path,
+    )
+    .await;
+    assert!(result.success, "{test}: {:?}", result.error);
+    let audit = &result.request_audit;
+    assert_eq!(audit.len(), 2, "{test}: {audit:#?}");
+    assert_eq!(audit[0].image_count, 0);
+    assert!(
+        audit[1].image_count >= 1,
+        "{test}: the image reached the model: {audit:#?}"
+    );
+    assert!(
+        audit[1]
+            .image_details
+            .iter()
+            .all(|d| d.as_deref() == Some("low"))
+    );
+    // The server received the rewritten detail.
+    let sent = server.model_requests()[1].body.to_string();
+    assert!(sent.contains("\"detail\":\"low\""), "{test}: {sent:.400}");
+    assert!(!sent.contains("\"detail\":\"high\"") && !sent.contains("\"detail\":\"auto\""));
+}
+
+#[tokio::test]
+async fn image_detail_is_rewritten_over_http() {
+    image_detail_is_rewritten(WireApi::ChatCompletions).await;
+}
+
+#[tokio::test]
+async fn image_detail_is_rewritten_over_websocket() {
+    image_detail_is_rewritten(WireApi::WebSocketResponses).await;
+}
+
+#[tokio::test]
+async fn budgets_with_audit_on() {
+    let Some(runtime) = runtime_for("budgets_with_audit_on") else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("note", json!({"text": "a"})))
+        .turn(ScriptedTurn::tool_call("note", json!({"text": "b"})))
+        .turn(ScriptedTurn::text("done"));
+    let (result, server) = audited_run(
+        ServerConfig::new(Arc::new(script)).wire_api(WireApi::WebSocketResponses),
+        CopilotEval::builder()
+            .max_tool_calls(1)
+            .timeout_s(60.0)
+            .tool(note_tool()),
+        "Note twice.",
+        &runtime.path,
+    )
+    .await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ToolBudgetExceeded,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(result.tool_calls_admitted, 1);
+    assert_eq!(result.request_audit.len(), 2);
+    assert_eq!(
+        server.model_requests().len(),
+        2,
+        "nothing after the budget stop"
+    );
+}
+
+#[tokio::test]
+async fn websocket_closed_mid_response_blocks_all_further_inference() {
+    let Some(runtime) = runtime_for("websocket_closed_mid_response_blocks_all_further_inference")
+    else {
+        return;
+    };
+    let script = Script::new([])
+        .disconnect()
+        .turn(ScriptedTurn::text("should never be asked"));
+    let started = Instant::now();
+    let (result, server) = audited_run(
+        ServerConfig::new(Arc::new(script)).wire_api(WireApi::WebSocketResponses),
+        CopilotEval::builder().timeout_s(60.0),
+        "Hello.",
+        &runtime.path,
+    )
+    .await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::RequestAuditError,
+        "{:?}",
+        result.error
+    );
+    let error = result.error.unwrap();
+    assert!(
+        error.contains("WebSocket transport receive failed"),
+        "{error}"
+    );
+    assert_eq!(result.request_audit.len(), 1);
+    assert_eq!(
+        server.model_requests().len(),
+        1,
+        "no retry and no HTTP fallback reached the server"
+    );
+    assert!(
+        !server
+            .requests()
+            .iter()
+            .any(|r| r.method == "POST" && r.path.ends_with("/responses")),
+        "no fallback to POST /responses"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[tokio::test]
+async fn an_upstream_that_refuses_the_connection_fails_the_audit() {
+    let Some(runtime) = runtime_for("an_upstream_that_refuses_the_connection_fails_the_audit")
+    else {
+        return;
+    };
+    let script = Script::new([]).turn(ScriptedTurn::text("never"));
+    let (result, server) = audited_run(
+        ServerConfig::new(Arc::new(script))
+            .wire_api(WireApi::WebSocketResponses)
+            .refuse_websocket(),
+        CopilotEval::builder().timeout_s(60.0),
+        "Hello.",
+        &runtime.path,
+    )
+    .await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::RequestAuditError,
+        "{:?}",
+        result.error
+    );
+    assert!(
+        result
+            .error
+            .unwrap()
+            .contains("WebSocket transport open failed")
+    );
+    assert!(result.request_audit.is_empty());
+    assert!(
+        server.model_requests().is_empty(),
+        "no model request was answered"
+    );
+    assert!(!server.requests().iter().any(|r| {
+        r.transport == Transport::WebSocket
+            || (r.method == "POST"
+                && (r.path.ends_with("/responses") || r.path.ends_with("/chat/completions")))
+    }));
+}
+
+#[tokio::test]
+async fn timeout_with_audit_on_cleans_up() {
+    let Some(runtime) = runtime_for("timeout_with_audit_on_cleans_up") else {
+        return;
+    };
+    let script = Script::new([]).hang();
+    let (result, server) = audited_run(
+        ServerConfig::new(Arc::new(script)).wire_api(WireApi::WebSocketResponses),
+        CopilotEval::builder().timeout_s(5.0),
+        "Hello.",
+        &runtime.path,
+    )
+    .await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Timeout,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(result.request_audit.len(), 1);
+    assert_eq!(server.model_requests().len(), 1);
+}
+
+#[tokio::test]
+async fn the_audit_stores_no_text_credentials_urls_or_headers() {
+    let Some(runtime) = runtime_for("the_audit_stores_no_text_credentials_urls_or_headers") else {
+        return;
+    };
+    const CANARY_PROMPT: &str = "CANARY-PROMPT-7f3a9c";
+    const CANARY_INSTRUCTIONS: &str = "CANARY-INSTRUCTIONS-51be";
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("snapshot", json!({})))
+        .turn(ScriptedTurn::text("ok"));
+    let (result, server) = audited_run(
+        ServerConfig::new(Arc::new(script)).vision(true),
+        CopilotEval::builder()
+            .instructions(CANARY_INSTRUCTIONS)
+            .timeout_s(60.0)
+            .tool(image_tool(
+                "snapshot",
+                "Take a snapshot.",
+                "image/png",
+                TINY_PNG.to_vec(),
+            )),
+        CANARY_PROMPT,
+        &runtime.path,
+    )
+    .await;
+    assert!(result.success, "{:?}", result.error);
+    // The canaries really went on the wire...
+    let first = server.model_requests()[0].body.to_string();
+    assert!(first.contains(CANARY_PROMPT) && first.contains(CANARY_INSTRUCTIONS));
+    let user = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path.ends_with("/chat/completions"))
+        .unwrap();
+    assert!(
+        user.header("authorization").is_some(),
+        "a credential was sent"
+    );
+    // ...and none of them, nor the token, URL, headers or image bytes, is in the audit.
+    let audit = serde_json::to_string(&result.request_audit).unwrap();
+    let base64_png = "iVBORw0KGgo";
+    for needle in [
+        CANARY_PROMPT,
+        CANARY_INSTRUCTIONS,
+        copilot_eval_core::run::OFFLINE_TOKEN,
+        &server.base_url(),
+        "127.0.0.1",
+        "authorization",
+        "Bearer",
+        base64_png,
+    ] {
+        assert!(
+            !audit.contains(needle),
+            "the audit holds {needle:?}: {audit}"
+        );
+    }
+    assert_eq!(result.request_audit.len(), 2);
+}
+
+#[tokio::test]
+async fn subagent_requests_are_attributed_to_the_subagent() {
+    let Some(runtime) = runtime_for("subagent_requests_are_attributed_to_the_subagent") else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call(
+            "task",
+            json!({"agent_type": "helper", "name": "helper", "prompt": "Say hello.", "description": "Greet the user"}),
+        ))
+        .turn(ScriptedTurn::text("hello from the helper"))
+        .turn(ScriptedTurn::text("The helper said hello."));
+    let (result, server) = audited_run(
+        ServerConfig::new(Arc::new(script)),
+        CopilotEval::builder().timeout_s(60.0).custom_agent(
+            copilot_eval_core::sdk::CustomAgentConfig::new("helper", "You greet people.")
+                .with_description("Greets people"),
+        ),
+        "Ask the helper to greet.",
+        &runtime.path,
+    )
+    .await;
+    assert!(result.success, "{:?}", result.error);
+    let audit = &result.request_audit;
+    assert_eq!(audit.len(), 3, "{:#?}", result.tool_calls);
+    assert_eq!(server.model_requests().len(), 3);
+    assert!(!audit[0].subagent && !audit[2].subagent, "{audit:#?}");
+    assert!(
+        audit[1].subagent,
+        "the helper's request is the subagent's: {audit:#?}"
+    );
+    assert_eq!(
+        audit[1].interaction_type.as_deref(),
+        Some("conversation-subagent")
+    );
+    assert!(audit[1].parent_agent_id.is_some());
+    assert_ne!(audit[1].instructions_sha256, audit[0].instructions_sha256);
+    assert_eq!(
+        result.final_response.as_deref(),
+        Some("The helper said hello.")
+    );
+}
