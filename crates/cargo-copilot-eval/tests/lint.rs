@@ -1,0 +1,105 @@
+//! `cargo copilot-eval lint`: output lines, summary and exit statuses of the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Output {
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn lint(args: &[&str], paths: &[&Path]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_cargo-copilot-eval"))
+        .arg("copilot-eval")
+        .arg("lint")
+        .args(args)
+        .args(paths)
+        .output()
+        .unwrap();
+    Output {
+        status: output.status.code().unwrap(),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// A fresh folder holding `files`.
+fn tree(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("lint-{name}"));
+    let _ = std::fs::remove_dir_all(&root);
+    for (path, contents) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+    root
+}
+
+#[test]
+fn a_clean_configuration_exits_zero() {
+    let config =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart/copilot-config");
+    let out = lint(&[], &[&config]);
+    assert_eq!(out.status, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        "lint: 2 files checked (0 skills, 1 agents, 1 instructions): 2 accepted, 0 with errors; 0 errors, 0 warnings\n"
+    );
+}
+
+#[test]
+fn errors_exit_one_with_one_line_each() {
+    let root = tree(
+        "errors",
+        &[
+            (
+                "skills/pdf/SKILL.md",
+                "---\nname: pdf-tools\ndescription: PDFs.\n---\nUse it.\n",
+            ),
+            (
+                "agents/helper.agent.md",
+                "---\ndescription: Helps.\nmode: agent\n---\nHelp.\n",
+            ),
+        ],
+    );
+    let out = lint(&[], &[&root]);
+    assert_eq!(out.status, 1, "{}{}", out.stdout, out.stderr);
+    let prefix = format!("{}/", root.display());
+    let lines: Vec<String> = out.stdout.lines().map(|l| l.replace(&prefix, "")).collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with("agents/helper.agent.md:3: warning[unknown-key] `mode`: "),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(
+        lines[1],
+        "skills/pdf/SKILL.md:2: error[skill-name-folder] `name`: \"pdf-tools\" must equal the skill folder's name \"pdf\"; rename one of them"
+    );
+    assert!(out.stderr.contains("2 files checked (1 skills, 1 agents, 0 instructions): 1 accepted, 1 with errors; 1 errors, 1 warnings"), "{}", out.stderr);
+
+    let quiet = lint(&["--quiet"], &[&root]);
+    assert_eq!((quiet.status, quiet.stdout.as_str()), (1, ""));
+}
+
+#[test]
+fn warnings_pass_unless_denied_and_missing_paths_fail() {
+    let root = tree(
+        "warnings",
+        &[(
+            "agents/helper.agent.md",
+            "---\ndescription: Helps.\nhidden: true\n---\nHelp.\n",
+        )],
+    );
+    assert_eq!(lint(&[], &[&root]).status, 0);
+    assert_eq!(lint(&["--deny-warnings"], &[&root]).status, 1);
+    let out = lint(&[], &[&root.join("nope")]);
+    assert_eq!(out.status, 1);
+    assert!(
+        out.stdout.contains("error[path-missing]: does not exist"),
+        "{}",
+        out.stdout
+    );
+}

@@ -1,0 +1,442 @@
+//! Custom agents: `NAME.agent.md` files (front matter + prompt), loaded into the SDK's
+//! [`CustomAgentConfig`].
+//!
+//! The agent's name (its id: the `agent_type` the model passes to the `task` tool) is the file
+//! name without `.agent.md` (or `.md`), as in GitHub Copilot; the front-matter `name` is its
+//! display name. The body is the agent's prompt.
+//!
+//! | key | type | maps to |
+//! |---|---|---|
+//! | `description` | string, **required** | `description` |
+//! | `name` | string | `display_name` |
+//! | `tools` | list of strings, or one comma-separated string | `tools` (unset: all tools) |
+//! | `model` | string (a list: the first entry, with a `model-list` warning) | `model` |
+//! | `mcp-servers` | mapping of server name to `{type, command, args, env, cwd, url, headers, tools, timeout}` | `mcp_servers` (`type`: `stdio`/`local` need `command`, `http`/`sse` need `url`; without `type`, `command` means `stdio` and `url` means `http`) |
+//! | `disable-model-invocation` | boolean | `infer = !value` (wins over `infer`) |
+//! | `infer` | boolean (deprecated) | `infer` |
+//! | `skills` | list of strings | `skills` (preloaded into the agent's context) |
+//! | `user-invocable` | boolean | checked, not mapped (the SDK has no field) |
+//! | `target` | `vscode` or `github-copilot` | checked, not mapped |
+//! | `argument-hint` | string | checked, not mapped |
+//! | `metadata` | mapping of strings to strings | checked, not mapped |
+//! | `handoffs` | list of mappings | checked, not mapped (a VS Code feature) |
+//! | `agents` | list of strings, or one string | checked, not mapped (a VS Code feature) |
+//!
+//! Other keys are `unknown-key` warnings. The whole front matter is kept on
+//! [`AgentFile::front_matter`].
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig};
+use serde_json::Value;
+
+use super::frontmatter::{self, Checker, kind_of};
+use super::{LoadError, Problem, read_text, settle};
+
+/// The front-matter keys of a `.agent.md` file.
+pub const KNOWN_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "tools",
+    "model",
+    "mcp-servers",
+    "disable-model-invocation",
+    "infer",
+    "skills",
+    "user-invocable",
+    "target",
+    "argument-hint",
+    "metadata",
+    "handoffs",
+    "agents",
+];
+
+/// The file-name suffix of custom agents.
+pub const AGENT_SUFFIX: &str = ".agent.md";
+
+/// Prompt length GitHub Copilot accepts for a custom agent, in characters.
+pub const MAX_PROMPT_CHARS: usize = 30_000;
+
+/// A validated custom agent file.
+#[derive(Debug, Clone)]
+pub struct AgentFile {
+    /// The file it was loaded from.
+    pub path: PathBuf,
+    /// The SDK configuration: name from the file name, prompt from the body, the rest from the
+    /// front matter (see the [module table](self)).
+    pub config: CustomAgentConfig,
+    /// The front matter as written, every key (mapped or not).
+    pub front_matter: serde_json::Map<String, Value>,
+    /// Warnings found while loading.
+    pub warnings: Vec<Problem>,
+}
+
+impl AgentFile {
+    /// Load and validate a custom agent file.
+    ///
+    /// Errors: [`LoadError`] with every error found (and the warnings): the file cannot be read
+    /// or is not UTF-8, has no front matter, lacks `description`, has a field of the wrong type,
+    /// an invalid `mcp-servers` entry, an empty prompt, ... (see the [rules](crate::config)).
+    pub fn load(path: impl AsRef<Path>) -> Result<AgentFile, LoadError> {
+        let path = path.as_ref();
+        let (agent, problems) = check(path);
+        let warnings = settle(problems)?;
+        let mut agent = agent.expect("an agent is built when there is no error");
+        agent.warnings = warnings;
+        Ok(agent)
+    }
+
+    /// The agent's name (its id), from the file name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+}
+
+/// The agent name a file name gives: without `.agent.md`, else without `.md`.
+pub fn agent_name(path: &Path) -> String {
+    let file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    file.strip_suffix(AGENT_SUFFIX)
+        .or_else(|| file.strip_suffix(".md"))
+        .unwrap_or(&file)
+        .to_owned()
+}
+
+/// Validate the agent file; the agent is `Some` when no error was found.
+pub(crate) fn check(path: &Path) -> (Option<AgentFile>, Vec<Problem>) {
+    let text = match read_text(path) {
+        Ok(text) => text,
+        Err(problem) => return (None, vec![problem]),
+    };
+    let document = match frontmatter::parse(path, &text) {
+        Ok(document) => document,
+        Err(problem) => return (None, vec![problem]),
+    };
+    let Some(fields) = &document.fields else {
+        return (
+            None,
+            vec![
+                Problem::error(
+                    path,
+                    "front-matter-missing",
+                    "must start with a `---` front matter block holding at least `description`",
+                )
+                .at(Some(1)),
+            ],
+        );
+    };
+    let mut problems = Vec::new();
+    let name = agent_name(path);
+    if name.trim().is_empty() {
+        problems.push(Problem::error(
+            path,
+            "agent-name",
+            "gives no agent name; name the file NAME.agent.md",
+        ));
+    } else if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    {
+        problems.push(Problem::warning(
+            path,
+            "agent-name-chars",
+            format!(
+                "gives the agent name {name:?}; the model passes it as `agent_type`, so prefer ASCII letters, digits, `.`, `_` and `-`"
+            ),
+        ));
+    }
+
+    let mut c = Checker::new(path, fields);
+    let display_name = c.string("name", false);
+    let description = c.string("description", true);
+    let tools = c.string_list("tools", &[',']);
+    let model = model(&mut c);
+    let mcp_servers = mcp_servers(&mut c);
+    let disable_model_invocation = c.boolean("disable-model-invocation");
+    let infer = c.boolean("infer");
+    if c.get("infer").is_some() {
+        c.warn(
+            "infer",
+            "deprecated",
+            "is being replaced by `disable-model-invocation` (infer: false = disable-model-invocation: true) and `user-invocable`",
+        );
+    }
+    let skills = c.string_list("skills", &[',']);
+    c.boolean("user-invocable");
+    if let Some(target) = c.string("target", false)
+        && !["vscode", "github-copilot"].contains(&target.as_str())
+    {
+        c.error(
+            "target",
+            "value",
+            format!("{target:?} is not one of: vscode, github-copilot"),
+        );
+    }
+    c.string("argument-hint", false);
+    c.string_map("metadata");
+    handoffs(&mut c);
+    if let Some(field) = c.get("agents").cloned()
+        && !matches!(&field.value, Value::String(_))
+    {
+        c.string_list("agents", &[',']);
+    }
+    c.unknown_keys(KNOWN_KEYS, "custom agent");
+    let front_matter = c.as_object();
+    problems.append(&mut c.problems);
+
+    let prompt = document.body.trim().to_owned();
+    if prompt.is_empty() {
+        problems.push(
+            Problem::error(
+                path,
+                "body-empty",
+                "has no prompt: the Markdown after the front matter is the agent's instructions",
+            )
+            .at(Some(document.body_line))
+            .field("body"),
+        );
+    } else if prompt.chars().count() > MAX_PROMPT_CHARS {
+        problems.push(
+            Problem::warning(
+                path,
+                "prompt-length",
+                format!(
+                    "has a prompt of {} characters; GitHub Copilot accepts at most {MAX_PROMPT_CHARS}",
+                    prompt.chars().count()
+                ),
+            )
+            .at(Some(document.body_line))
+            .field("body"),
+        );
+    }
+
+    if problems.iter().any(Problem::is_error) {
+        return (None, problems);
+    }
+    let Some(description) = description else {
+        return (None, problems);
+    };
+    let mut config = CustomAgentConfig::new(name, prompt).with_description(description);
+    config.display_name = display_name;
+    config.tools = tools;
+    config.model = model;
+    config.mcp_servers = mcp_servers;
+    config.infer = disable_model_invocation.map(|d| !d).or(infer);
+    config.skills = skills;
+    (
+        Some(AgentFile {
+            path: path.to_path_buf(),
+            config,
+            front_matter,
+            warnings: Vec::new(),
+        }),
+        problems,
+    )
+}
+
+/// `model`: one string; a list takes its first entry with a warning.
+fn model(c: &mut Checker<'_>) -> Option<String> {
+    let field = c.get("model")?.clone();
+    match &field.value {
+        Value::Array(items) => {
+            let first = items.first().and_then(Value::as_str).map(str::to_owned);
+            match &first {
+                Some(m) if !m.trim().is_empty() => c.warn(
+                    "model",
+                    "model-list",
+                    format!(
+                        "is a list of {} models (a VS Code feature); the runtime takes one model, so {m:?} is used",
+                        items.len()
+                    ),
+                ),
+                _ => c.error("model", "type", "must be a model id, or a list of model ids"),
+            }
+            first.filter(|m| !m.trim().is_empty())
+        }
+        _ => c.string("model", false),
+    }
+}
+
+/// `mcp-servers`: each entry mapped to the SDK configuration.
+fn mcp_servers(c: &mut Checker<'_>) -> Option<IndexMap<String, McpServerConfig>> {
+    let field = c.get("mcp-servers")?.clone();
+    let servers = match &field.value {
+        Value::Object(map) => map.clone(),
+        Value::Null => return None,
+        other => {
+            let kind = kind_of(other);
+            c.error(
+                "mcp-servers",
+                "type",
+                format!("must be a mapping of server names to server configurations, not {kind}"),
+            );
+            return None;
+        }
+    };
+    let mut out = IndexMap::new();
+    for (name, server) in servers {
+        match mcp_server(&server) {
+            Ok(config) => {
+                out.insert(name, config);
+            }
+            Err(message) => {
+                let line = c.line("mcp-servers");
+                let file = c.file().to_path_buf();
+                c.problems.push(
+                    Problem::error(&file, "mcp-server", message)
+                        .at(line)
+                        .field(format!("mcp-servers.{name}")),
+                );
+            }
+        }
+    }
+    Some(out)
+}
+
+/// One MCP server entry.
+fn mcp_server(server: &Value) -> Result<McpServerConfig, String> {
+    let Value::Object(map) = server else {
+        return Err(format!("must be a mapping, not {}", kind_of(server)));
+    };
+    let string = |key: &str| -> Result<Option<String>, String> {
+        match map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+            Some(Value::String(_)) => Err(format!("`{key}` must not be empty")),
+            Some(other) => Err(format!("`{key}` must be a string, not {}", kind_of(other))),
+        }
+    };
+    let strings = |key: &str| -> Result<Option<Vec<String>>, String> {
+        match map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| format!("`{key}` must be a list of strings"))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(other) => Err(format!(
+                "`{key}` must be a list of strings, not {}",
+                kind_of(other)
+            )),
+        }
+    };
+    let string_map = |key: &str| -> Result<HashMap<String, String>, String> {
+        match map.get(key) {
+            None | Some(Value::Null) => Ok(HashMap::new()),
+            Some(Value::Object(m)) => m
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => Ok((k.clone(), s.clone())),
+                    other => Err(format!(
+                        "`{key}.{k}` must be a string, not {}",
+                        kind_of(other)
+                    )),
+                })
+                .collect(),
+            Some(other) => Err(format!(
+                "`{key}` must be a mapping of names to strings, not {}",
+                kind_of(other)
+            )),
+        }
+    };
+    let timeout = match map.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) if n.as_i64().is_some_and(|t| t > 0) => n.as_i64(),
+        Some(other) => {
+            return Err(format!(
+                "`timeout` must be a positive whole number of milliseconds, not {other}"
+            ));
+        }
+    };
+    let command = string("command")?;
+    let url = string("url")?;
+    let kind = match string("type")? {
+        Some(kind) => kind,
+        None => match (&command, &url) {
+            (Some(_), None) => "stdio".to_owned(),
+            (None, Some(_)) => "http".to_owned(),
+            (Some(_), Some(_)) => {
+                return Err("has both `command` and `url`; give one, and a `type`".to_owned());
+            }
+            (None, None) => {
+                return Err(
+                    "needs a `type` and a `command` (stdio, local) or a `url` (http, sse)"
+                        .to_owned(),
+                );
+            }
+        },
+    };
+    let tools = strings("tools")?;
+    match kind.as_str() {
+        "stdio" | "local" => {
+            let Some(command) = command else {
+                return Err(format!("`type: {kind}` needs a `command`"));
+            };
+            Ok(McpServerConfig::Stdio(
+                github_copilot_sdk::McpStdioServerConfig {
+                    tools,
+                    timeout,
+                    command,
+                    args: strings("args")?.unwrap_or_default(),
+                    env: string_map("env")?,
+                    working_directory: string("cwd")?,
+                },
+            ))
+        }
+        "http" | "sse" => {
+            let Some(url) = url else {
+                return Err(format!("`type: {kind}` needs a `url`"));
+            };
+            let config = github_copilot_sdk::McpHttpServerConfig {
+                tools,
+                timeout,
+                url,
+                headers: string_map("headers")?,
+            };
+            Ok(if kind == "http" {
+                McpServerConfig::Http(config)
+            } else {
+                McpServerConfig::Sse(config)
+            })
+        }
+        other => Err(format!(
+            "`type` {other:?} is not one of: stdio, local, http, sse"
+        )),
+    }
+}
+
+/// `handoffs`: a list of mappings, each with a `label` and an `agent`.
+fn handoffs(c: &mut Checker<'_>) {
+    let Some(field) = c.get("handoffs").cloned() else {
+        return;
+    };
+    let Value::Array(items) = &field.value else {
+        let kind = kind_of(&field.value);
+        c.error(
+            "handoffs",
+            "type",
+            format!("must be a list of mappings (label, agent, prompt), not {kind}"),
+        );
+        return;
+    };
+    for (i, item) in items.iter().enumerate() {
+        if !item.is_object() {
+            let kind = kind_of(item);
+            c.error(
+                "handoffs",
+                "type",
+                format!(
+                    "entry {} must be a mapping (label, agent, prompt), not {kind}",
+                    i + 1
+                ),
+            );
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Instructions: the repository-wide `.github/copilot-instructions.md` (plain Markdown) and
+//! path-specific `NAME.instructions.md` files.
+//!
+//! `NAME.instructions.md` front matter:
+//!
+//! | key | type | rule |
+//! |---|---|---|
+//! | `applyTo` | string | comma-separated glob patterns of the files the instructions apply to; each must be a valid glob (`apply-to-glob`) |
+//! | `description` | string | |
+//! | `name` | string | |
+//! | `excludeAgent` | `code-review` or `coding-agent` | |
+//!
+//! `copilot-instructions.md` takes no front matter: any key in one is an `unknown-key` warning
+//! (the block is not part of the instructions text). An empty text is a `body-empty` warning.
+
+use std::path::{Path, PathBuf};
+
+use super::frontmatter::{self, Checker};
+use super::{LoadError, Problem, read_text, settle};
+
+/// The repository-wide instructions file name.
+pub const REPOSITORY_FILE: &str = "copilot-instructions.md";
+/// The file-name suffix of path-specific instructions.
+pub const PATH_SUFFIX: &str = ".instructions.md";
+/// The front-matter keys of path-specific instructions.
+pub const KNOWN_KEYS: &[&str] = &["applyTo", "description", "name", "excludeAgent"];
+
+/// Which kind of instructions file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstructionsKind {
+    /// `copilot-instructions.md`: applies to every request in the repository.
+    Repository,
+    /// `NAME.instructions.md`: applies to the files matching `applyTo`.
+    Path,
+}
+
+/// A validated instructions file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstructionsFile {
+    /// The file it was loaded from.
+    pub path: PathBuf,
+    /// Which kind it is (from the file name).
+    pub kind: InstructionsKind,
+    /// The instructions: the text after any front matter, trimmed.
+    pub text: String,
+    /// `applyTo` split on commas, trimmed (path instructions; empty when not given).
+    pub apply_to: Vec<String>,
+    /// `description`, when given.
+    pub description: Option<String>,
+    /// `excludeAgent`, when given.
+    pub exclude_agent: Option<String>,
+    /// Warnings found while loading.
+    pub warnings: Vec<Problem>,
+}
+
+impl InstructionsFile {
+    /// Load and validate an instructions file; its kind comes from its name
+    /// (`NAME.instructions.md` is path-specific, anything else repository-wide).
+    ///
+    /// Errors: [`LoadError`]: the file cannot be read or is not UTF-8, its front matter is
+    /// malformed, a field has the wrong type, an `applyTo` pattern is not a valid glob, an
+    /// `excludeAgent` value is unknown.
+    pub fn load(path: impl AsRef<Path>) -> Result<InstructionsFile, LoadError> {
+        let path = path.as_ref();
+        let (file, problems) = check(path);
+        let warnings = settle(problems)?;
+        let mut file = file.expect("built when there is no error");
+        file.warnings = warnings;
+        Ok(file)
+    }
+}
+
+/// The kind an instructions file name gives, or `None` for other files.
+pub fn kind_of_file(path: &Path) -> Option<InstructionsKind> {
+    let name = path.file_name()?.to_str()?;
+    if name == REPOSITORY_FILE {
+        Some(InstructionsKind::Repository)
+    } else if name.ends_with(PATH_SUFFIX) && name.len() > PATH_SUFFIX.len() {
+        Some(InstructionsKind::Path)
+    } else {
+        None
+    }
+}
+
+/// Validate an instructions file; it is `Some` when no error was found.
+pub(crate) fn check(path: &Path) -> (Option<InstructionsFile>, Vec<Problem>) {
+    let kind = kind_of_file(path).unwrap_or(InstructionsKind::Repository);
+    let text = match read_text(path) {
+        Ok(text) => text,
+        Err(problem) => return (None, vec![problem]),
+    };
+    let document = match frontmatter::parse(path, &text) {
+        Ok(document) => document,
+        Err(problem) => return (None, vec![problem]),
+    };
+    let fields = document.fields.clone().unwrap_or_default();
+    let mut c = Checker::new(path, &fields);
+    let (mut apply_to, mut description, mut exclude_agent) = (Vec::new(), None, None);
+    match kind {
+        InstructionsKind::Repository => {
+            c.unknown_keys(&[], "copilot-instructions.md (it takes no front matter)");
+        }
+        InstructionsKind::Path => {
+            if let Some(globs) = c.string("applyTo", false) {
+                apply_to = globs
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|g| !g.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                for glob in &apply_to {
+                    if let Err(e) = globset::Glob::new(glob) {
+                        c.error(
+                            "applyTo",
+                            "apply-to-glob",
+                            format!("{glob:?} is not a valid glob pattern: {}", e.kind()),
+                        );
+                    }
+                }
+            }
+            description = c.string("description", false);
+            c.string("name", false);
+            exclude_agent = c.string("excludeAgent", false);
+            if let Some(agent) = &exclude_agent
+                && !["code-review", "coding-agent"].contains(&agent.as_str())
+            {
+                c.error(
+                    "excludeAgent",
+                    "value",
+                    format!("{agent:?} is not one of: code-review, coding-agent"),
+                );
+            }
+            c.unknown_keys(KNOWN_KEYS, "instructions");
+        }
+    }
+    let mut problems = std::mem::take(&mut c.problems);
+    let body = document.body.trim().to_owned();
+    if body.is_empty() {
+        problems.push(
+            Problem::warning(path, "body-empty", "has no instructions text")
+                .at(Some(document.body_line))
+                .field("body"),
+        );
+    }
+    if problems.iter().any(Problem::is_error) {
+        return (None, problems);
+    }
+    (
+        Some(InstructionsFile {
+            path: path.to_path_buf(),
+            kind,
+            text: body,
+            apply_to,
+            description,
+            exclude_agent,
+            warnings: Vec::new(),
+        }),
+        problems,
+    )
+}

@@ -1,0 +1,228 @@
+//! Loading Copilot configuration files: skills (`SKILL.md`), custom agents (`*.agent.md`),
+//! repository instructions (`.github/copilot-instructions.md`, `*.instructions.md`), and a
+//! repository's whole Copilot configuration folder.
+//!
+//! Every loader validates what it reads and reports **every** problem it finds, not only the
+//! first. A [`Problem`] names the file, the line when it is known (1-based, in the file as
+//! written, front matter included), the front-matter field (`body` for the Markdown after the
+//! front matter, `None` for the file as a whole), a stable rule id (the `rule` column below) and a message that says what is wrong and
+//! what is allowed. Problems are errors or warnings ([`Severity`]): an error makes the loader
+//! return [`LoadError`]; warnings travel with the loaded value (`warnings` fields) and never
+//! fail a load.
+//!
+//! Front matter is the YAML mapping between a first line `---` and the next line `---`, read with
+//! `serde-saphyr` (YAML 1.2; duplicate keys are errors; YAML errors carry the line).
+//!
+//! | module | reads | produces |
+//! |---|---|---|
+//! | [`skill`] | a skill folder holding `SKILL.md` (Agent Skills format) | [`Skill`] |
+//! | [`agent`] | a `NAME.agent.md` custom agent | [`AgentFile`] holding the SDK [`CustomAgentConfig`](crate::sdk::CustomAgentConfig) |
+//! | [`instructions`] | `copilot-instructions.md` and `NAME.instructions.md` | [`InstructionsFile`] |
+//! | [`repo`] | a repository's `.github/` (agents, instructions, skills) | [`RepoConfig`], applied to a [`CopilotEvalBuilder`](crate::eval::CopilotEvalBuilder) |
+//!
+//! Rules, their severity and where they apply:
+//!
+//! | rule | severity | applies to | what it checks |
+//! |---|---|---|---|
+//! | `read` | error | all | the file can be read |
+//! | `utf8` | error | all | the file is UTF-8 |
+//! | `front-matter-missing` | error | skills, agents | the file starts with a `---` front matter block |
+//! | `front-matter-unclosed` | error | all | an opening `---` has its closing `---` line |
+//! | `front-matter-yaml` | error | all | the front matter is valid YAML (no duplicate keys) |
+//! | `front-matter-not-mapping` | error | all | the front matter is a mapping of keys to values |
+//! | `required` | error | skills (`name`, `description`), agents (`description`) | the field is present |
+//! | `type` | error | all | the field has the documented type |
+//! | `empty` | error | all | a string field (or list entry) is not empty or blank |
+//! | `unknown-key` | warning | all | the key is one the format defines (others are ignored by the runtime) |
+//! | `deprecated` | warning | agents (`infer`) | the key is still supported but replaced |
+//! | `skill-name-format` | error | skills | `name` is lowercase ASCII letters, digits and single hyphens, not starting or ending with a hyphen |
+//! | `skill-name-length` | error | skills | `name` has at most 64 characters |
+//! | `skill-name-folder` | error | skills | `name` equals the skill folder's name |
+//! | `description-length` | error | skills | `description` has at most 1024 characters |
+//! | `compatibility-length` | error | skills | `compatibility` has at most 500 characters |
+//! | `metadata-value` | warning | skills, agents | `metadata` values are strings |
+//! | `body-empty` | error (agents: the body is the prompt) / warning (skills, instructions) | all | there is Markdown text after the front matter |
+//! | `prompt-length` | warning | agents | the prompt has at most 30,000 characters |
+//! | `reference-escapes` | error | skills | a relative link in `SKILL.md`, or a symbolic link in the skill folder, stays inside the skill folder |
+//! | `reference-missing` | warning | skills | a relative link in `SKILL.md` names a file that exists |
+//! | `agent-name` | error | agents | the file name gives a non-empty agent name (`NAME.agent.md`) |
+//! | `agent-name-chars` | warning | agents | the agent name uses only ASCII letters, digits, `.`, `_` and `-` (the model passes it as `agent_type`) |
+//! | `value` | error | agents (`target`), instructions (`excludeAgent`) | the value is one of the allowed values |
+//! | `model-list` | warning | agents | `model` is one model id (a list is a VS Code feature; the first entry is used) |
+//! | `mcp-server` | error | agents (`mcp-servers`) | each MCP server has a known `type` and the `command` or `url` it needs |
+//! | `apply-to-glob` | error | path instructions (`applyTo`) | every comma-separated pattern is a valid glob |
+//! | `skill-md-missing` | error (requested skill folders) / warning (lint: a folder under `skills/`) | skills | the folder holds `SKILL.md`, or its subfolders do |
+//! | `skill-name-duplicate` | error | requested skills | two requested skill folders do not define the same skill name |
+//! | `agent-name-duplicate` | error | repository configuration | two agent files do not give the same agent name |
+//! | `path-missing` | error | lint, repository configuration, requested skills | a given path exists |
+//! | `no-config` | warning | lint | a given folder holds at least one file to check |
+//! | `not-config-file` | warning | lint | a file given explicitly is a skill, agent or instructions file |
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub mod agent;
+pub(crate) mod frontmatter;
+pub mod instructions;
+pub mod repo;
+pub mod skill;
+#[cfg(test)]
+mod tests;
+
+pub use agent::AgentFile;
+pub use instructions::{InstructionsFile, InstructionsKind};
+pub use repo::RepoConfig;
+pub use skill::Skill;
+
+/// How serious a [`Problem`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The file is invalid: a loader returns [`LoadError`] and `lint` exits non-zero.
+    Error,
+    /// The file loads, but something is likely wrong or ignored by the runtime.
+    Warning,
+}
+
+impl Severity {
+    /// `error` or `warning`, as printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::Warning => "warning",
+        }
+    }
+}
+
+/// One problem found in a configuration file.
+///
+/// Displayed as `FILE:LINE: SEVERITY[RULE] `FIELD`: MESSAGE` (`:LINE` and the field are left out
+/// when unknown or not applicable), e.g.
+/// ``skills/pdf/SKILL.md:2: error[skill-name-folder] `name`: "pdf-tools" must equal the skill folder's name "pdf"``.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    /// Error or warning.
+    pub severity: Severity,
+    /// The file (or folder) the problem is in, as it was reached from the path given to the
+    /// loader (not canonicalised).
+    pub file: PathBuf,
+    /// 1-based line in `file` (front matter included), when known.
+    pub line: Option<u32>,
+    /// The front-matter field, dotted for nested values (`mcp-servers.db`); `body` for the
+    /// Markdown after the front matter; `None` for the file as a whole.
+    pub field: Option<String>,
+    /// Stable rule id (see the [module table](self)), e.g. `skill-name-format`.
+    pub rule: &'static str,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl Problem {
+    pub(crate) fn error(file: &Path, rule: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Error,
+            file: file.to_path_buf(),
+            line: None,
+            field: None,
+            rule,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn warning(file: &Path, rule: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Warning,
+            ..Self::error(file, rule, message)
+        }
+    }
+
+    pub(crate) fn at(mut self, line: Option<u32>) -> Self {
+        self.line = line;
+        self
+    }
+
+    pub(crate) fn field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// Whether this is an error (not a warning).
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        write!(f, ": {}[{}]", self.severity.as_str(), self.rule)?;
+        if let Some(field) = &self.field {
+            write!(f, " `{field}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// A configuration that could not be loaded: every problem found, errors first (at least one
+/// error), then the warnings seen on the way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadError {
+    /// The problems, errors first, each in file order.
+    pub problems: Vec<Problem>,
+}
+
+impl LoadError {
+    /// Only the errors.
+    pub fn errors(&self) -> impl Iterator<Item = &Problem> {
+        self.problems.iter().filter(|p| p.is_error())
+    }
+
+    /// Build from a list holding at least one error; `None` when it holds none.
+    pub(crate) fn from_problems(mut problems: Vec<Problem>) -> Option<Self> {
+        if !problems.iter().any(Problem::is_error) {
+            return None;
+        }
+        problems.sort_by_key(|p| p.severity);
+        Some(Self { problems })
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let errors: Vec<String> = self.errors().map(ToString::to_string).collect();
+        f.write_str(&errors.join("; "))
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Split `problems` into `Ok(warnings)` or `Err(LoadError)` when any is an error.
+pub(crate) fn settle(problems: Vec<Problem>) -> Result<Vec<Problem>, LoadError> {
+    match LoadError::from_problems(problems.clone()) {
+        Some(error) => Err(error),
+        None => Ok(problems),
+    }
+}
+
+/// Read a file as UTF-8, or the `read`/`utf8` problem.
+pub(crate) fn read_text(path: &Path) -> Result<String, Problem> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Problem::error(path, "read", format!("cannot be read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..offset]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count() as u32
+            + 1;
+        Problem::error(
+            path,
+            "utf8",
+            format!("is not valid UTF-8 (first invalid byte at offset {offset}); save it as UTF-8"),
+        )
+        .at(Some(line))
+    })
+}

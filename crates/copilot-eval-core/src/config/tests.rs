@@ -1,0 +1,674 @@
+//! Unit tests of the loaders: one small input per rule.
+
+use std::path::{Path, PathBuf};
+
+use github_copilot_sdk::McpServerConfig;
+
+use super::skill::requested_skills;
+use super::*;
+
+/// Write `files` (relative path, contents) under a fresh temporary folder.
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, contents) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+    dir
+}
+
+/// The rule ids of `problems`, in order.
+fn rules(problems: &[Problem]) -> Vec<&'static str> {
+    problems.iter().map(|p| p.rule).collect()
+}
+
+fn find<'a>(problems: &'a [Problem], rule: &str) -> &'a Problem {
+    problems
+        .iter()
+        .find(|p| p.rule == rule)
+        .unwrap_or_else(|| panic!("no {rule} problem in {problems:#?}"))
+}
+
+const SKILL_BODY: &str = "\n# Instructions\n\nDo the thing.\n";
+
+/// Load the skill `folder` whose SKILL.md is `front_matter` + a body; all problems on error.
+fn skill_problems(folder: &str, front_matter: &str) -> Vec<Problem> {
+    let dir = tree(&[(
+        &format!("{folder}/SKILL.md"),
+        &format!("---\n{front_matter}---\n{SKILL_BODY}"),
+    )]);
+    match Skill::load(dir.path().join(folder)) {
+        Ok(skill) => skill.warnings,
+        Err(e) => e.problems,
+    }
+}
+
+#[test]
+fn a_complete_skill_loads_every_field() {
+    let dir = tree(&[
+        (
+            "pdf-tools/SKILL.md",
+            "---\nname: pdf-tools\ndescription: Fill PDF forms.\nlicense: MIT\ncompatibility: Needs Python 3.\nmetadata:\n  version: \"1.2\"\nallowed-tools: view bash\nargument-hint: a PDF path\nuser-invocable: true\ndisable-model-invocation: false\n---\n\nRead [the guide](references/guide.md) and ![logo](assets/logo.png \"Logo\").\nSee <https://example.com> and [a section](#usage).\n",
+        ),
+        ("pdf-tools/references/guide.md", "# Guide\n"),
+        ("pdf-tools/assets/logo.png", "png"),
+    ]);
+    let skill = Skill::load(dir.path().join("pdf-tools")).unwrap();
+    assert!(skill.warnings.is_empty(), "{:#?}", skill.warnings);
+    assert_eq!(skill.name, "pdf-tools");
+    assert_eq!(skill.description, "Fill PDF forms.");
+    assert_eq!(skill.license.as_deref(), Some("MIT"));
+    assert_eq!(skill.compatibility.as_deref(), Some("Needs Python 3."));
+    assert_eq!(
+        skill.metadata.get("version").map(String::as_str),
+        Some("1.2")
+    );
+    assert_eq!(skill.allowed_tools, ["view", "bash"]);
+    assert_eq!(skill.argument_hint.as_deref(), Some("a PDF path"));
+    assert_eq!(skill.user_invocable, Some(true));
+    assert_eq!(skill.disable_model_invocation, Some(false));
+    assert_eq!(skill.files, ["assets/logo.png", "references/guide.md"]);
+    assert!(skill.body.starts_with("Read [the guide]"));
+    // Also by its SKILL.md path.
+    let again = Skill::load(dir.path().join("pdf-tools/SKILL.md")).unwrap();
+    assert_eq!(again.name, "pdf-tools");
+}
+
+#[test]
+fn front_matter_must_exist_close_parse_and_be_a_mapping() {
+    let dir = tree(&[
+        ("none/SKILL.md", "# no front matter\n"),
+        ("open/SKILL.md", "---\nname: open\n\nbody\n"),
+        (
+            "bad/SKILL.md",
+            "---\nname: bad\ndescription: [unclosed\n---\nbody\n",
+        ),
+        (
+            "dup/SKILL.md",
+            "---\nname: dup\nname: dup\ndescription: d\n---\nbody\n",
+        ),
+        ("list/SKILL.md", "---\n- a\n- b\n---\nbody\n"),
+    ]);
+    let err = |name: &str| Skill::load(dir.path().join(name)).unwrap_err().problems;
+    let p = err("none");
+    assert_eq!(rules(&p), ["front-matter-missing"]);
+    assert_eq!(p[0].line, Some(1));
+    assert_eq!(rules(&err("open")), ["front-matter-unclosed"]);
+    let p = err("bad");
+    assert_eq!(rules(&p), ["front-matter-yaml"]);
+    assert!(p[0].line.is_some_and(|l| (3..=4).contains(&l)), "{p:?}");
+    let p = err("dup");
+    assert_eq!(rules(&p), ["front-matter-yaml"]);
+    assert!(p[0].message.to_lowercase().contains("duplicate"), "{p:?}");
+    assert_eq!(p[0].line, Some(3), "the second `name` is on line 3: {p:?}");
+    assert_eq!(rules(&err("list")), ["front-matter-not-mapping"]);
+}
+
+#[test]
+fn byte_order_mark_and_crlf_lines_are_accepted() {
+    let dir = tree(&[(
+        "crlf/SKILL.md",
+        "\u{feff}---\r\nname: crlf\r\ndescription: Windows line ends.\r\n---\r\n\r\nBody.\r\n",
+    )]);
+    let skill = Skill::load(dir.path().join("crlf")).unwrap();
+    assert_eq!(skill.description, "Windows line ends.");
+    assert_eq!(skill.body, "Body.");
+}
+
+#[test]
+fn files_must_be_utf8_and_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("bin")).unwrap();
+    std::fs::write(
+        dir.path().join("bin/SKILL.md"),
+        b"---\nname: bin\ndescription: \xff\xfe\n---\n",
+    )
+    .unwrap();
+    let p = Skill::load(dir.path().join("bin")).unwrap_err().problems;
+    assert_eq!(rules(&p), ["utf8"]);
+    assert_eq!(p[0].line, Some(3));
+    let p = AgentFile::load(dir.path().join("missing.agent.md"))
+        .unwrap_err()
+        .problems;
+    assert_eq!(rules(&p), ["read"]);
+}
+
+#[test]
+fn skill_name_and_description_are_required_and_non_empty() {
+    let p = skill_problems("x", "license: MIT\n");
+    assert_eq!(rules(&p), ["required", "required"]);
+    assert_eq!(p[0].field.as_deref(), Some("name"));
+    assert_eq!(p[1].field.as_deref(), Some("description"));
+    let p = skill_problems("x", "name: x\ndescription: \"  \"\n");
+    assert_eq!(rules(&p), ["empty"]);
+    let p = skill_problems("x", "name:\ndescription: d\n");
+    assert_eq!(rules(&p), ["empty"]);
+    assert_eq!(p[0].line, Some(2));
+}
+
+#[test]
+fn skill_name_format_rules() {
+    for bad in [
+        "PDF-tools",
+        "pdf_tools",
+        "-pdf",
+        "pdf-",
+        "pdf--tools",
+        "pdf tools",
+    ] {
+        let p = skill_problems(bad, &format!("name: {bad:?}\ndescription: d\n"));
+        assert_eq!(rules(&p), ["skill-name-format"], "{bad}: {p:#?}");
+        assert_eq!(p[0].field.as_deref(), Some("name"));
+        assert_eq!(p[0].line, Some(2));
+    }
+    for good in ["pdf", "pdf-tools", "a1-b2-c3", "0"] {
+        assert!(skill_problems(good, &format!("name: {good:?}\ndescription: d\n")).is_empty());
+    }
+}
+
+#[test]
+fn skill_name_length_and_folder() {
+    let long = "a".repeat(65);
+    let p = skill_problems(&long, &format!("name: {long}\ndescription: d\n"));
+    assert_eq!(rules(&p), ["skill-name-length"]);
+    let ok = "a".repeat(64);
+    assert!(skill_problems(&ok, &format!("name: {ok}\ndescription: d\n")).is_empty());
+    let p = skill_problems("folder", "name: other\ndescription: d\n");
+    assert_eq!(rules(&p), ["skill-name-folder"]);
+    assert!(p[0].message.contains("\"folder\""), "{}", p[0]);
+}
+
+#[test]
+fn skill_description_and_compatibility_lengths() {
+    let p = skill_problems(
+        "x",
+        &format!("name: x\ndescription: {}\n", "d".repeat(1025)),
+    );
+    assert_eq!(rules(&p), ["description-length"]);
+    assert!(
+        skill_problems(
+            "x",
+            &format!("name: x\ndescription: {}\n", "d".repeat(1024))
+        )
+        .is_empty()
+    );
+    let p = skill_problems(
+        "x",
+        &format!(
+            "name: x\ndescription: d\ncompatibility: {}\n",
+            "c".repeat(501)
+        ),
+    );
+    assert_eq!(rules(&p), ["compatibility-length"]);
+}
+
+#[test]
+fn skill_field_types() {
+    let p = skill_problems("x", "name: x\ndescription: 42\n");
+    assert_eq!(rules(&p), ["type"]);
+    assert!(
+        p[0].message.contains("a number") && p[0].message.contains("quote it"),
+        "{}",
+        p[0]
+    );
+    let p = skill_problems("x", "name: x\ndescription: d\nuser-invocable: \"yes\"\n");
+    assert_eq!(rules(&p), ["type"]);
+    assert_eq!(p[0].field.as_deref(), Some("user-invocable"));
+    let p = skill_problems("x", "name: x\ndescription: d\nallowed-tools: 3\n");
+    assert_eq!(rules(&p), ["type"]);
+    let p = skill_problems(
+        "x",
+        "name: x\ndescription: d\nallowed-tools: [view, \"\"]\n",
+    );
+    assert_eq!(rules(&p), ["empty"]);
+    let p = skill_problems("x", "name: x\ndescription: d\nmetadata: [a, b]\n");
+    assert_eq!(rules(&p), ["type"]);
+}
+
+#[test]
+fn skill_warnings_metadata_unknown_keys_and_empty_body() {
+    let p = skill_problems(
+        "x",
+        "name: x\ndescription: d\nmetadata:\n  version: 1.3\n  tags: [a]\ncategory: testing\n",
+    );
+    assert_eq!(
+        rules(&p),
+        ["metadata-value", "metadata-value", "unknown-key"]
+    );
+    assert!(p.iter().all(|p| !p.is_error()));
+    let unknown = find(&p, "unknown-key");
+    assert_eq!(unknown.field.as_deref(), Some("category"));
+    assert_eq!(unknown.line, Some(7));
+    let dir = tree(&[("x/SKILL.md", "---\nname: x\ndescription: d\n---\n\n")]);
+    let skill = Skill::load(dir.path().join("x")).unwrap();
+    assert_eq!(rules(&skill.warnings), ["body-empty"]);
+    assert_eq!(skill.warnings[0].field.as_deref(), Some("body"));
+}
+
+#[test]
+fn skill_references_stay_inside_the_folder() {
+    let dir = tree(&[
+        (
+            "x/SKILL.md",
+            "---\nname: x\ndescription: d\n---\nSee [up](../secret.md).\nAnd [abs](/etc/passwd).\nAnd [ok](references/a.md), [gone](references/missing.md).\n```\n[in a fence](../ignored.md)\n```\nInline `[code](../ignored.md)` and [web](https://example.com/x.md) and [mail](mailto:a@b.c).\n[def]: ../defined.md \"Title\"\n",
+        ),
+        (
+            "x/references/a.md",
+            "Back to [the skill](../SKILL.md); out to [the parent](../../y/SKILL.md).\n",
+        ),
+        ("secret.md", "secret"),
+    ]);
+    let p = Skill::load(dir.path().join("x")).unwrap_err().problems;
+    let found: Vec<(&str, Option<u32>)> = p.iter().map(|p| (p.rule, p.line)).collect();
+    assert_eq!(
+        found,
+        [
+            ("reference-escapes", Some(5)),
+            ("reference-escapes", Some(6)),
+            ("reference-escapes", Some(12)),
+            ("reference-escapes", Some(1)),
+            ("reference-missing", Some(7)),
+        ],
+        "{p:#?}"
+    );
+    assert!(p[3].file.ends_with("references/a.md"), "{:?}", p[3].file);
+    assert!(
+        p[0].to_string()
+            .contains("error[reference-escapes] `body`: links to \"../secret.md\""),
+        "{}",
+        p[0]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn symbolic_links_may_not_leave_the_skill_folder() {
+    let dir = tree(&[
+        (
+            "x/SKILL.md",
+            "---\nname: x\ndescription: d\n---\nSee [linked](data/leak.md).\n",
+        ),
+        ("outside.md", "outside"),
+    ]);
+    std::fs::create_dir(dir.path().join("x/data")).unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("outside.md"),
+        dir.path().join("x/data/leak.md"),
+    )
+    .unwrap();
+    let p = Skill::load(dir.path().join("x")).unwrap_err().problems;
+    assert_eq!(
+        rules(&p),
+        ["reference-escapes", "reference-escapes"],
+        "{p:#?}"
+    );
+    assert!(p.iter().any(|p| p.file.ends_with("x/data/leak.md")));
+}
+
+#[test]
+fn a_folder_without_skill_md_is_no_skill() {
+    let dir = tree(&[("x/README.md", "hi")]);
+    let p = Skill::load(dir.path().join("x")).unwrap_err().problems;
+    assert_eq!(rules(&p), ["skill-md-missing"]);
+    let p = Skill::load(dir.path().join("nope")).unwrap_err().problems;
+    assert_eq!(rules(&p), ["path-missing"]);
+}
+
+#[test]
+fn requested_skill_folders() {
+    let dir = tree(&[
+        ("set/a/SKILL.md", "---\nname: a\ndescription: A.\n---\nA.\n"),
+        ("set/b/SKILL.md", "---\nname: b\ndescription: B.\n---\nB.\n"),
+        ("set/notes/README.md", "not a skill"),
+        (
+            "single/SKILL.md",
+            "---\nname: single\ndescription: One.\n---\nOne.\n",
+        ),
+        ("empty/README.md", "nothing"),
+        (
+            "other/a/SKILL.md",
+            "---\nname: a\ndescription: A again.\n---\nA.\n",
+        ),
+        ("broken/c/SKILL.md", "---\nname: c\n---\nC.\n"),
+    ]);
+    let p = |name: &str| dir.path().join(name);
+    let skills = requested_skills(&[p("set"), p("single")]).unwrap();
+    let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "single"]);
+    let e = requested_skills(&[p("empty")]).unwrap_err();
+    assert_eq!(rules(&e.problems), ["skill-md-missing"]);
+    let e = requested_skills(&[p("set"), p("other")]).unwrap_err();
+    assert_eq!(rules(&e.problems), ["skill-name-duplicate"]);
+    let e = requested_skills(&[p("broken"), p("missing")]).unwrap_err();
+    assert_eq!(rules(&e.problems), ["required", "path-missing"]);
+    assert!(
+        e.to_string()
+            .contains("broken/c/SKILL.md: error[required] `description`"),
+        "{e}"
+    );
+}
+
+fn agent(file: &str, contents: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tree(&[(file, contents)]);
+    let path = dir.path().join(file);
+    (dir, path)
+}
+
+fn agent_problems(front_matter: &str, body: &str) -> Vec<Problem> {
+    let (_dir, path) = agent(
+        "helper.agent.md",
+        &format!("---\n{front_matter}---\n{body}"),
+    );
+    match AgentFile::load(&path) {
+        Ok(a) => a.warnings,
+        Err(e) => e.problems,
+    }
+}
+
+#[test]
+fn an_agent_file_maps_to_the_sdk_configuration() {
+    let (_dir, path) = agent(
+        "reviewer.agent.md",
+        "---\nname: Code Reviewer\ndescription: Reviews diffs.\ntools: 'view, grep , db/*'\nmodel: claude-sonnet-4.5\ndisable-model-invocation: true\nuser-invocable: false\ntarget: github-copilot\nskills: [style-guide]\nargument-hint: a diff\nmetadata:\n  owner: team\nmcp-servers:\n  db:\n    command: db-mcp\n    args: [--ro]\n    env: {MODE: ro}\n    tools: ['*']\n  docs:\n    type: sse\n    url: https://docs.example/mcp\n    headers: {X-Key: abc}\n    timeout: 5000\nhandoffs:\n  - label: Fix it\n    agent: fixer\n---\n\nYou review code.\n",
+    );
+    let file = AgentFile::load(&path).unwrap();
+    assert!(file.warnings.is_empty(), "{:#?}", file.warnings);
+    let c = &file.config;
+    assert_eq!(file.name(), "reviewer");
+    assert_eq!(c.display_name.as_deref(), Some("Code Reviewer"));
+    assert_eq!(c.description.as_deref(), Some("Reviews diffs."));
+    assert_eq!(c.prompt, "You review code.");
+    assert_eq!(
+        c.tools.as_deref(),
+        Some(&["view".to_owned(), "grep".into(), "db/*".into()][..])
+    );
+    assert_eq!(c.model.as_deref(), Some("claude-sonnet-4.5"));
+    assert_eq!(c.infer, Some(false), "disable-model-invocation: true");
+    assert_eq!(c.skills.as_deref(), Some(&["style-guide".to_owned()][..]));
+    let servers = c.mcp_servers.as_ref().unwrap();
+    match &servers["db"] {
+        McpServerConfig::Stdio(s) => {
+            assert_eq!(s.command, "db-mcp");
+            assert_eq!(s.args, ["--ro"]);
+            assert_eq!(s.env["MODE"], "ro");
+        }
+        other => panic!("{other:?}"),
+    }
+    match &servers["docs"] {
+        McpServerConfig::Sse(s) => {
+            assert_eq!(s.url, "https://docs.example/mcp");
+            assert_eq!(s.timeout, Some(5000));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(file.front_matter["target"], "github-copilot");
+}
+
+#[test]
+fn agent_description_is_required_and_the_prompt_non_empty() {
+    let p = agent_problems("name: Helper\n", "You help.\n");
+    assert_eq!(rules(&p), ["required"]);
+    assert_eq!(p[0].field.as_deref(), Some("description"));
+    let p = agent_problems("description: Helps.\n", "\n  \n");
+    assert_eq!(rules(&p), ["body-empty"]);
+    assert!(p[0].is_error());
+    let (_dir, path) = agent(
+        "plain.agent.md",
+        "You help, but there is no front matter.\n",
+    );
+    let p = AgentFile::load(&path).unwrap_err().problems;
+    assert_eq!(rules(&p), ["front-matter-missing"]);
+}
+
+#[test]
+fn agent_names_come_from_the_file_name() {
+    let (_dir, path) = agent(".agent.md", "---\ndescription: d\n---\nPrompt.\n");
+    assert_eq!(
+        rules(&AgentFile::load(&path).unwrap_err().problems),
+        ["agent-name"]
+    );
+    let (_dir, path) = agent("my helper.agent.md", "---\ndescription: d\n---\nPrompt.\n");
+    let file = AgentFile::load(&path).unwrap();
+    assert_eq!(file.name(), "my helper");
+    assert_eq!(rules(&file.warnings), ["agent-name-chars"]);
+    assert_eq!(agent::agent_name(Path::new("a/b/x.md")), "x");
+}
+
+#[test]
+fn agent_values_and_types() {
+    let p = agent_problems("description: d\ntarget: cli\n", "P.\n");
+    assert_eq!(rules(&p), ["value"]);
+    assert!(p[0].message.contains("vscode, github-copilot"));
+    let p = agent_problems("description: d\ntools: 7\n", "P.\n");
+    assert_eq!(rules(&p), ["type"]);
+    let p = agent_problems("description: d\ninfer: \"no\"\n", "P.\n");
+    assert_eq!(rules(&p), ["type", "deprecated"]);
+    let p = agent_problems("description: d\nhandoffs: fixer\n", "P.\n");
+    assert_eq!(rules(&p), ["type"]);
+    let p = agent_problems("description: d\nmcp-servers: [a]\n", "P.\n");
+    assert_eq!(rules(&p), ["type"]);
+}
+
+#[test]
+fn agent_warnings() {
+    let p = agent_problems(
+        "description: d\nmodel: [gpt-5, claude-sonnet-4.5]\ninfer: true\nmode: agent\n",
+        "P.\n",
+    );
+    assert_eq!(rules(&p), ["model-list", "deprecated", "unknown-key"]);
+    assert_eq!(p[2].field.as_deref(), Some("mode"));
+    assert_eq!(p[2].line, Some(5));
+    let long = "p".repeat(agent::MAX_PROMPT_CHARS + 1);
+    let p = agent_problems("description: d\n", &long);
+    assert_eq!(rules(&p), ["prompt-length"]);
+    let (_dir, path) = agent(
+        "x.agent.md",
+        "---\ndescription: d\ninfer: true\ndisable-model-invocation: true\n---\nP.\n",
+    );
+    assert_eq!(AgentFile::load(&path).unwrap().config.infer, Some(false));
+}
+
+#[test]
+fn agent_mcp_servers_are_checked() {
+    let cases = [
+        (
+            "remote:\n    type: remote\n    command: npx\n",
+            "\"remote\" is not one of",
+        ),
+        (
+            "s:\n    type: stdio\n    url: http://x\n",
+            "needs a `command`",
+        ),
+        ("h:\n    type: http\n    command: x\n", "needs a `url`"),
+        ("both:\n    command: x\n    url: http://x\n", "has both"),
+        ("none:\n    args: []\n", "needs a `type`"),
+        (
+            "env:\n    command: x\n    env: {A: 1}\n",
+            "`env.A` must be a string",
+        ),
+        ("t:\n    command: x\n    timeout: -1\n", "`timeout`"),
+    ];
+    for (server, expected) in cases {
+        let p = agent_problems(&format!("description: d\nmcp-servers:\n  {server}"), "P.\n");
+        assert_eq!(rules(&p), ["mcp-server"], "{server}: {p:#?}");
+        assert!(p[0].message.contains(expected), "{server}: {}", p[0]);
+        assert!(p[0].field.as_deref().unwrap().starts_with("mcp-servers."));
+        assert_eq!(p[0].line, Some(3));
+    }
+}
+
+#[test]
+fn repository_instructions() {
+    let dir = tree(&[
+        ("a/copilot-instructions.md", "Use tabs.\n"),
+        (
+            "b/copilot-instructions.md",
+            "---\napplyTo: '**'\n---\nUse spaces.\n",
+        ),
+        ("c/copilot-instructions.md", "\n"),
+    ]);
+    let a = InstructionsFile::load(dir.path().join("a/copilot-instructions.md")).unwrap();
+    assert_eq!(a.kind, InstructionsKind::Repository);
+    assert_eq!(a.text, "Use tabs.");
+    let b = InstructionsFile::load(dir.path().join("b/copilot-instructions.md")).unwrap();
+    assert_eq!(
+        b.text, "Use spaces.",
+        "front matter is not part of the text"
+    );
+    assert_eq!(rules(&b.warnings), ["unknown-key"]);
+    let c = InstructionsFile::load(dir.path().join("c/copilot-instructions.md")).unwrap();
+    assert_eq!(rules(&c.warnings), ["body-empty"]);
+}
+
+#[test]
+fn path_instructions() {
+    let dir = tree(&[
+        (
+            "rust.instructions.md",
+            "---\napplyTo: 'src/**/*.rs, tests/**'\ndescription: Rust.\n---\nUse clippy.\n",
+        ),
+        (
+            "bad.instructions.md",
+            "---\napplyTo: 'src/[a'\nexcludeAgent: everyone\n---\nX.\n",
+        ),
+    ]);
+    let f = InstructionsFile::load(dir.path().join("rust.instructions.md")).unwrap();
+    assert_eq!(f.kind, InstructionsKind::Path);
+    assert_eq!(f.apply_to, ["src/**/*.rs", "tests/**"]);
+    assert_eq!(f.description.as_deref(), Some("Rust."));
+    let p = InstructionsFile::load(dir.path().join("bad.instructions.md"))
+        .unwrap_err()
+        .problems;
+    assert_eq!(rules(&p), ["apply-to-glob", "value"]);
+    assert_eq!(p[0].line, Some(2));
+}
+
+fn repo() -> tempfile::TempDir {
+    tree(&[
+        (".github/copilot-instructions.md", "Answer in English.\n"),
+        (
+            ".github/agents/reviewer.agent.md",
+            "---\ndescription: Reviews.\n---\nYou review.\n",
+        ),
+        (
+            ".github/agents/team/writer.agent.md",
+            "---\ndescription: Writes.\ntools: [create]\n---\nYou write.\n",
+        ),
+        (".github/agents/README.md", "not an agent"),
+        (
+            ".github/skills/style/SKILL.md",
+            "---\nname: style\ndescription: House style.\n---\nBe terse.\n",
+        ),
+        (
+            ".github/instructions/rust.instructions.md",
+            "---\napplyTo: '**/*.rs'\n---\nUse clippy.\n",
+        ),
+    ])
+}
+
+#[test]
+fn a_repository_configuration_applies_to_a_builder() {
+    let dir = repo();
+    let config = RepoConfig::load(dir.path()).unwrap();
+    assert_eq!(config.agent_names(), ["reviewer", "writer"]);
+    assert_eq!(
+        config.instructions_text.as_deref(),
+        Some("Answer in English.")
+    );
+    assert_eq!(config.skills.len(), 1);
+    assert_eq!(config.path_instructions.len(), 1);
+    assert!(config.warnings().is_empty());
+    let eval = config.builder().name("repo").build().unwrap();
+    let snapshot = eval.snapshot();
+    assert_eq!(
+        snapshot["custom_agents"],
+        serde_json::json!(["reviewer", "writer"])
+    );
+    assert_eq!(snapshot["instructions"], "Answer in English.");
+    assert_eq!(snapshot["skill_directories"].as_array().unwrap().len(), 1);
+    // The .github folder itself works as the root too.
+    let same = RepoConfig::load(dir.path().join(".github")).unwrap();
+    assert_eq!(same.agent_names(), ["reviewer", "writer"]);
+}
+
+#[test]
+fn repository_overrides() {
+    let dir = repo();
+    let config = RepoConfig::load(dir.path())
+        .unwrap()
+        .override_agent("writer", |a| a.with_model("gpt-5"))
+        .unwrap()
+        .without_agents(["reviewer"])
+        .unwrap()
+        .append_instructions("Be brief.");
+    assert_eq!(config.agent_names(), ["writer"]);
+    assert_eq!(config.agents[0].config.model.as_deref(), Some("gpt-5"));
+    assert_eq!(
+        config.instructions_text.as_deref(),
+        Some("Answer in English.\n\nBe brief.")
+    );
+    let none = config.clone().with_instructions(None);
+    assert!(none.builder().build().unwrap().snapshot()["instructions"].is_null());
+    let err = config.clone().only_agents(["nobody"]).unwrap_err();
+    assert_eq!(err.field, "custom_agents");
+    assert!(err.message.contains("loaded: writer"), "{err}");
+    let err = config
+        .override_agent("writer", |mut a| {
+            a.name = "other".into();
+            a
+        })
+        .unwrap_err();
+    assert!(err.message.contains("renamed"), "{err}");
+}
+
+#[test]
+fn repository_errors_are_all_reported() {
+    let dir = tree(&[
+        (
+            ".github/agents/a/dup.agent.md",
+            "---\ndescription: One.\n---\nP.\n",
+        ),
+        (
+            ".github/agents/b/dup.agent.md",
+            "---\ndescription: Two.\n---\nP.\n",
+        ),
+        (".github/agents/bad.agent.md", "---\nname: Bad\n---\nP.\n"),
+        (
+            ".github/skills/s/SKILL.md",
+            "---\nname: t\ndescription: d\n---\nB.\n",
+        ),
+    ]);
+    let e = RepoConfig::load(dir.path()).unwrap_err();
+    let mut found = rules(&e.problems);
+    found.sort_unstable();
+    assert_eq!(
+        found,
+        ["agent-name-duplicate", "required", "skill-name-folder"]
+    );
+    let e = RepoConfig::load(dir.path().join("missing")).unwrap_err();
+    assert_eq!(rules(&e.problems), ["path-missing"]);
+    let empty = tempfile::tempdir().unwrap();
+    let config = RepoConfig::load(empty.path()).unwrap();
+    assert!(config.agents.is_empty() && config.instructions_text.is_none());
+}
+
+#[test]
+fn problems_display_file_line_severity_rule_and_field() {
+    let p = Problem::error(
+        Path::new("skills/pdf/SKILL.md"),
+        "skill-name-folder",
+        "is wrong",
+    )
+    .at(Some(2))
+    .field("name");
+    assert_eq!(
+        p.to_string(),
+        "skills/pdf/SKILL.md:2: error[skill-name-folder] `name`: is wrong"
+    );
+    let p = Problem::warning(Path::new("skills/x"), "skill-md-missing", "no skill");
+    assert_eq!(
+        p.to_string(),
+        "skills/x: warning[skill-md-missing]: no skill"
+    );
+}

@@ -1,0 +1,370 @@
+//! `cargo copilot-eval lint`: validate every skill, custom agent and instructions file found under
+//! some paths, with the loaders of [`config`](crate::config).
+//!
+//! What is checked, by file name (in folders, recursively; `.git`, `node_modules` and `target`
+//! folders and symbolic links to folders are skipped):
+//!
+//! | found | checked as |
+//! |---|---|
+//! | a folder holding `SKILL.md` | a skill ([`Skill`](crate::config::Skill): front matter, name rules, references) |
+//! | `NAME.agent.md` | a custom agent ([`AgentFile`](crate::config::AgentFile)) |
+//! | `copilot-instructions.md` | repository instructions |
+//! | `NAME.instructions.md` | path-specific instructions |
+//! | a folder inside a folder named `skills` without `SKILL.md` | a `skill-md-missing` warning (the runtime ignores it) |
+//!
+//! A path given explicitly that does not exist is a `path-missing` error; a path under which
+//! nothing was found is a `no-config` warning; a file given explicitly that is none of the above
+//! is a `not-config-file` warning. Each file is checked once even when several paths reach it.
+//!
+//! The report lists every [`Problem`] (one line each when displayed) and a [`Summary`]. A file
+//! is *accepted* when it has no error (warnings allowed).
+
+use std::collections::HashSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::config::instructions::{self, InstructionsKind};
+use crate::config::skill::SKILL_FILE;
+use crate::config::{Problem, Severity, agent, skill};
+
+/// Folder names never descended into.
+const SKIPPED_DIRS: &[&str] = &[".git", "node_modules", "target"];
+
+/// What a checked file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileKind {
+    /// A skill (its `SKILL.md`).
+    Skill,
+    /// A custom agent (`*.agent.md`).
+    Agent,
+    /// Repository instructions (`copilot-instructions.md`).
+    RepositoryInstructions,
+    /// Path-specific instructions (`*.instructions.md`).
+    PathInstructions,
+}
+
+/// One checked file and how many problems it has.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Checked {
+    /// The file (for a skill, its `SKILL.md`), as reached from the given path.
+    pub path: PathBuf,
+    /// What it was checked as.
+    pub kind: FileKind,
+    /// Errors found in it (or, for a skill, anywhere in its folder).
+    pub errors: usize,
+    /// Warnings found in it.
+    pub warnings: usize,
+}
+
+/// The result of a lint.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct LintReport {
+    /// Every checked file, in walk order (paths in the order given, folders sorted by name).
+    pub checked: Vec<Checked>,
+    /// Every problem, in walk order, each file's in the order found.
+    pub problems: Vec<Problem>,
+}
+
+/// Counts of a [`LintReport`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    /// Files checked.
+    pub files: usize,
+    /// Of which skills.
+    pub skills: usize,
+    /// Of which custom agents.
+    pub agents: usize,
+    /// Of which instructions files (repository and path-specific).
+    pub instructions: usize,
+    /// Files with no error.
+    pub accepted: usize,
+    /// Files with at least one error.
+    pub rejected: usize,
+    /// Errors in total (files and paths).
+    pub errors: usize,
+    /// Warnings in total.
+    pub warnings: usize,
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} files checked ({} skills, {} agents, {} instructions): {} accepted, {} with errors; {} errors, {} warnings",
+            self.files,
+            self.skills,
+            self.agents,
+            self.instructions,
+            self.accepted,
+            self.rejected,
+            self.errors,
+            self.warnings
+        )
+    }
+}
+
+impl LintReport {
+    /// The counts.
+    pub fn summary(&self) -> Summary {
+        let count = |kind: FileKind| self.checked.iter().filter(|c| c.kind == kind).count();
+        let rejected = self.checked.iter().filter(|c| c.errors > 0).count();
+        Summary {
+            files: self.checked.len(),
+            skills: count(FileKind::Skill),
+            agents: count(FileKind::Agent),
+            instructions: count(FileKind::RepositoryInstructions)
+                + count(FileKind::PathInstructions),
+            accepted: self.checked.len() - rejected,
+            rejected,
+            errors: self.problems.iter().filter(|p| p.is_error()).count(),
+            warnings: self
+                .problems
+                .iter()
+                .filter(|p| p.severity == Severity::Warning)
+                .count(),
+        }
+    }
+
+    /// `true` when no error was found (warnings allowed).
+    pub fn is_clean(&self) -> bool {
+        !self.problems.iter().any(Problem::is_error)
+    }
+
+    fn record(&mut self, path: &Path, kind: FileKind, problems: Vec<Problem>) {
+        self.checked.push(Checked {
+            path: path.to_path_buf(),
+            kind,
+            errors: problems.iter().filter(|p| p.is_error()).count(),
+            warnings: problems.iter().filter(|p| !p.is_error()).count(),
+        });
+        self.problems.extend(problems);
+    }
+}
+
+/// Lint every configuration file found under `paths` (files or folders).
+pub fn lint(paths: &[PathBuf]) -> LintReport {
+    let mut report = LintReport::default();
+    let mut seen = HashSet::new();
+    for path in paths {
+        let before = report.checked.len();
+        if path.join(SKILL_FILE).is_file() {
+            check_file(&path.join(SKILL_FILE), &mut report, &mut seen);
+        } else if path.is_dir() {
+            walk(path, &mut report, &mut seen);
+            if report.checked.len() == before {
+                report.problems.push(Problem::warning(
+                    path,
+                    "no-config",
+                    "holds no skill (SKILL.md), custom agent (*.agent.md) or instructions file (copilot-instructions.md, *.instructions.md)",
+                ));
+            }
+        } else if path.is_file() {
+            if !check_file(path, &mut report, &mut seen) {
+                report.problems.push(Problem::warning(
+                    path,
+                    "not-config-file",
+                    "is not a SKILL.md, *.agent.md, copilot-instructions.md or *.instructions.md file; not checked",
+                ));
+            }
+        } else {
+            report
+                .problems
+                .push(Problem::error(path, "path-missing", "does not exist"));
+        }
+    }
+    report
+}
+
+/// Check one file by its name; `false` when it is no configuration file.
+fn check_file(path: &Path, report: &mut LintReport, seen: &mut HashSet<PathBuf>) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    if name == SKILL_FILE {
+        let directory = path.parent().unwrap_or(Path::new("."));
+        let directory = if directory.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            directory
+        };
+        if seen.insert(key) {
+            let (_, problems) = skill::check(directory, path);
+            report.record(path, FileKind::Skill, problems);
+        }
+        true
+    } else if name.ends_with(agent::AGENT_SUFFIX) {
+        if seen.insert(key) {
+            let (_, problems) = agent::check(path);
+            report.record(path, FileKind::Agent, problems);
+        }
+        true
+    } else if let Some(kind) = instructions::kind_of_file(path) {
+        if seen.insert(key) {
+            let (_, problems) = instructions::check(path);
+            let kind = match kind {
+                InstructionsKind::Repository => FileKind::RepositoryInstructions,
+                InstructionsKind::Path => FileKind::PathInstructions,
+            };
+            report.record(path, kind, problems);
+        }
+        true
+    } else {
+        false
+    }
+}
+
+/// Walk a folder in name order.
+fn walk(dir: &Path, report: &mut LintReport, seen: &mut HashSet<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        report
+            .problems
+            .push(Problem::error(dir, "read", "cannot be read"));
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    let under_skills = dir.file_name().is_some_and(|n| n == "skills");
+    for entry in entries {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            let name = entry.file_name();
+            if SKIPPED_DIRS.iter().any(|s| name == *s) {
+                continue;
+            }
+            if under_skills && !path.join(SKILL_FILE).is_file() {
+                report.problems.push(Problem::warning(
+                    &path,
+                    "skill-md-missing",
+                    format!("is a folder under skills/ without a {SKILL_FILE}, so it is no skill (the runtime ignores it)"),
+                ));
+            }
+            // A skill folder is checked as a whole; its files are the skill's resources.
+            let skill_md = path.join(SKILL_FILE);
+            if skill_md.is_file() {
+                check_file(&skill_md, report, seen);
+            } else {
+                walk(&path, report, seen);
+            }
+        } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
+            check_file(&path, report, seen);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, contents) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, contents).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn finds_checks_and_counts_every_kind() {
+        let dir = tree(&[
+            (
+                "skills/good/SKILL.md",
+                "---\nname: good\ndescription: Good.\n---\nBody.\n",
+            ),
+            // A SKILL.md inside a skill folder is one of its resources, not another skill.
+            ("skills/good/parts/SKILL.md", "---\nname: other\n---\n"),
+            (
+                "skills/bad/SKILL.md",
+                "---\nname: Bad\ndescription: Bad.\n---\nBody.\n",
+            ),
+            ("skills/notes/README.md", "no skill here"),
+            (
+                "agents/helper.agent.md",
+                "---\ndescription: Helps.\nmode: agent\n---\nHelp.\n",
+            ),
+            ("agents/broken.agent.md", "---\nname: Broken\n---\nHelp.\n"),
+            (".github/copilot-instructions.md", "Be kind.\n"),
+            (
+                ".github/instructions/rs.instructions.md",
+                "---\napplyTo: '**/*.rs'\n---\nLint.\n",
+            ),
+            ("node_modules/x/SKILL.md", "ignored"),
+            ("README.md", "# not configuration"),
+        ]);
+        let report = lint(&[dir.path().to_path_buf()]);
+        let summary = report.summary();
+        assert_eq!(
+            summary,
+            Summary {
+                files: 6,
+                skills: 2,
+                agents: 2,
+                instructions: 2,
+                accepted: 4,
+                rejected: 2,
+                errors: 3,
+                warnings: 2,
+            },
+            "{:#?}",
+            report.problems
+        );
+        assert!(!report.is_clean());
+        let lines: Vec<String> = report
+            .problems
+            .iter()
+            .map(|p| {
+                p.to_string()
+                    .replace(&format!("{}/", dir.path().display()), "")
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "agents/broken.agent.md: error[required] `description`: is required; add it to the front matter",
+                "agents/helper.agent.md:3: warning[unknown-key] `mode`: is not a custom agent front-matter key (known: name, description, tools, model, mcp-servers, disable-model-invocation, infer, skills, user-invocable, target, argument-hint, metadata, handoffs, agents); the runtime ignores it",
+                "skills/bad/SKILL.md:2: error[skill-name-format] `name`: \"Bad\" must be lowercase ASCII letters, digits and single hyphens, not starting or ending with a hyphen (e.g. \"pdf-tools\")",
+                "skills/bad/SKILL.md:2: error[skill-name-folder] `name`: \"Bad\" must equal the skill folder's name \"bad\"; rename one of them",
+                "skills/notes: warning[skill-md-missing]: is a folder under skills/ without a SKILL.md, so it is no skill (the runtime ignores it)",
+            ]
+        );
+        assert_eq!(
+            summary.to_string(),
+            "6 files checked (2 skills, 2 agents, 2 instructions): 4 accepted, 2 with errors; 3 errors, 2 warnings"
+        );
+    }
+
+    #[test]
+    fn paths_are_files_skill_folders_or_missing() {
+        let dir = tree(&[
+            (
+                "one/SKILL.md",
+                "---\nname: one\ndescription: One.\n---\nBody.\n",
+            ),
+            ("one/references/a.agent.md", "a resource of the skill"),
+            ("x.agent.md", "---\ndescription: X.\n---\nP.\n"),
+            ("notes.txt", "text"),
+            ("empty/README.md", "nothing"),
+        ]);
+        let p = |s: &str| dir.path().join(s);
+        let report = lint(&[
+            p("one"),
+            p("x.agent.md"),
+            p("x.agent.md"),
+            p("notes.txt"),
+            p("empty"),
+            p("gone"),
+        ]);
+        assert_eq!(report.checked.len(), 2, "{:#?}", report.checked);
+        let found: Vec<&str> = report.problems.iter().map(|p| p.rule).collect();
+        assert_eq!(found, ["not-config-file", "no-config", "path-missing"]);
+        assert!(!report.is_clean(), "a missing path is an error");
+        let report = lint(&[p("one"), p("x.agent.md")]);
+        assert!(report.is_clean() && report.problems.is_empty());
+    }
+}

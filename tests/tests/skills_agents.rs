@@ -1,0 +1,503 @@
+//! Skills, custom agents and repository configuration, end to end through the real runtime and
+//! the loopback model server: skill discovery before the first model request, skill invocation
+//! evidence, subagent dispatch evidence, a repository configuration folder, and the two recorded
+//! cassette cases (`skill`, `custom-agent`) replayed with their discovery and dispatch evidence.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use copilot_eval_core::cassette::ReplaySession;
+use copilot_eval_core::config::RepoConfig;
+use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
+use copilot_eval_core::sdk::CustomAgentConfig;
+use copilot_eval_core::subagents::SubagentStatus;
+use copilot_eval_core::{CopilotEval, CopilotResult, RunOptions, StopReason, run_with};
+use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
+use serde_json::json;
+
+const MODEL: &str = "claude-sonnet-4.5";
+
+const GREET_SKILL: &str = "---\nname: greet\ndescription: Greets the user with the team's marker.\n---\n\n# Greeting\n\nEvery greeting includes the marker `TEAM-MARKER-7`.\n";
+
+/// Write `files` (relative path, contents) under `root`.
+fn write(root: &Path, files: &[(&str, &str)]) {
+    for (path, contents) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+}
+
+/// Run `eval` (completed with the model, the working directory and a timeout) against a
+/// scripted model.
+async fn scripted(
+    script: Script,
+    eval: copilot_eval_core::eval::CopilotEvalBuilder,
+    work: &Path,
+    prompt: &str,
+    runtime: &Path,
+) -> (CopilotResult, ModelServer) {
+    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
+        .await
+        .unwrap();
+    let eval = eval
+        .model(MODEL)
+        .working_directory(work)
+        .timeout_s(60.0)
+        .build()
+        .unwrap();
+    let result = run_with(
+        &eval,
+        prompt,
+        &RunOptions::offline(server.base_url()).runtime_path(runtime),
+    )
+    .await;
+    assert_no_runtime_left(&result);
+    (result, server)
+}
+
+#[tokio::test]
+async fn a_requested_skill_is_discovered_before_the_prompt_and_its_invocation_recorded() {
+    let Some(runtime) = runtime_for(
+        "a_requested_skill_is_discovered_before_the_prompt_and_its_invocation_recorded",
+    ) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    write(work.path(), &[("skills/greet/SKILL.md", GREET_SKILL)]);
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("skill", json!({"skill": "greet"})))
+        .turn(ScriptedTurn::text("Hello! TEAM-MARKER-7"));
+    let (result, server) = scripted(
+        script,
+        CopilotEval::builder().skill_directory(work.path().join("skills")),
+        work.path(),
+        "Greet me with the greet skill.",
+        &runtime.path,
+    )
+    .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
+
+    // Discovery: requested, then listed by the runtime at the same path, before the prompt.
+    let skill_md = work
+        .path()
+        .join("skills/greet/SKILL.md")
+        .canonicalize()
+        .unwrap();
+    let discovery = result
+        .skill_discovery
+        .as_ref()
+        .expect("skill folders were requested");
+    assert!(discovery.complete);
+    assert_eq!(discovery.requested.len(), 1);
+    assert_eq!(discovery.requested[0].name, "greet");
+    assert_eq!(discovery.requested[0].path, skill_md);
+    let listed = discovery
+        .discovered
+        .iter()
+        .find(|s| s.name == "greet")
+        .expect("the runtime listed the skill");
+    assert_eq!(listed.source, "custom");
+    assert_eq!(
+        listed.path.as_deref().map(|p| p.canonicalize().unwrap()),
+        Some(skill_md.clone())
+    );
+    assert!(listed.enabled);
+    assert!(discovery.missing.is_empty() && discovery.disabled.is_empty());
+    assert!(result.skill_was_discovered("greet"));
+
+    // Invocation: the model called the built-in `skill` tool; the runtime loaded the skill.
+    assert!(result.tool_was_called_with("skill", &json!({"skill": "greet"})));
+    assert_eq!(
+        result.skill_invocations.len(),
+        1,
+        "{:?}",
+        result.skill_invocations
+    );
+    let invoked = &result.skill_invocations[0];
+    assert_eq!(invoked.name, "greet");
+    assert_eq!(invoked.trigger.as_deref(), Some("agent-invoked"));
+    assert_eq!(invoked.source.as_deref(), Some("custom"));
+    assert_eq!(
+        invoked.path.as_deref().map(|p| p.canonicalize().unwrap()),
+        Some(skill_md)
+    );
+    assert_eq!(invoked.agent_id, None);
+    assert!(result.skill_was_invoked("greet"));
+    // Independently: the skill's text reached the model in the next request.
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        serde_json::to_string(&requests[1].messages)
+            .unwrap()
+            .contains("TEAM-MARKER-7"),
+        "the second model request carries the skill's instructions"
+    );
+}
+
+#[tokio::test]
+async fn a_skill_folder_without_a_valid_skill_fails_before_any_model_request() {
+    // No runtime needed: the run must stop before starting one.
+    let work = tempfile::tempdir().unwrap();
+    write(
+        work.path(),
+        &[
+            (
+                "bad/greet/SKILL.md",
+                "---\nname: Greet\ndescription: Greets.\n---\nHi.\n",
+            ),
+            ("empty/notes.md", "no skill here"),
+        ],
+    );
+    let server = ModelServer::start(
+        ServerConfig::new(Arc::new(Script::new([]).turn(ScriptedTurn::text("never")))).model(MODEL),
+    )
+    .await
+    .unwrap();
+    for (folder, rule) in [("bad", "skill-name-format"), ("empty", "skill-md-missing")] {
+        let eval = CopilotEval::builder()
+            .model(MODEL)
+            .working_directory(work.path())
+            .skill_directory(work.path().join(folder))
+            .timeout_s(60.0)
+            .build()
+            .unwrap();
+        let result = run_with(
+            &eval,
+            "Greet me.",
+            &RunOptions::offline(server.base_url()).runtime_path("/nonexistent/copilot"),
+        )
+        .await;
+        assert_eq!(
+            result.stop_reason,
+            StopReason::SkillSetupError,
+            "{:?}",
+            result.error
+        );
+        assert!(!result.success);
+        let error = result.error.as_deref().unwrap();
+        assert!(
+            error.starts_with("skill setup failed before the runtime started: "),
+            "{error}"
+        );
+        assert!(error.contains(&format!("error[{rule}]")), "{error}");
+        let discovery = result.skill_discovery.as_ref().unwrap();
+        assert!(!discovery.complete, "the runtime was never asked");
+        assert!(discovery.discovered.is_empty());
+        assert!(!discovery.errors.is_empty());
+        assert_eq!(result.runtime_pid, None, "no runtime was started");
+        assert!(result.raw_events.is_empty());
+    }
+    assert!(
+        server.model_requests().is_empty(),
+        "no model request was made"
+    );
+    assert!(
+        server.requests().is_empty(),
+        "the server was never contacted"
+    );
+}
+
+#[tokio::test]
+async fn a_scripted_task_dispatch_records_the_subagent_and_its_own_tool_calls() {
+    let Some(runtime) =
+        runtime_for("a_scripted_task_dispatch_records_the_subagent_and_its_own_tool_calls")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("review.txt");
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call(
+            "task",
+            json!({"agent_type": "writer", "name": "writer", "prompt": "Write the review.", "description": "Write a review"}),
+        ))
+        .turn(ScriptedTurn::tool_call(
+            "create",
+            json!({"path": target.to_str().unwrap(), "file_text": "LGTM\n"}),
+        ))
+        .turn(ScriptedTurn::text("review written"))
+        .turn(ScriptedTurn::text("The writer wrote the review."));
+    let (result, _server) = scripted(
+        script,
+        CopilotEval::builder().custom_agent(
+            CustomAgentConfig::new("writer", "You write reviews into files.")
+                .with_description("Writes reviews"),
+        ),
+        work.path(),
+        "Have the writer write a review.",
+        &runtime.path,
+    )
+    .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
+    // Independent verification: the child's file on disk.
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "LGTM\n");
+
+    assert_eq!(
+        result.subagent_invocations.len(),
+        1,
+        "{:#?}",
+        result.subagent_invocations
+    );
+    let invocation = &result.subagent_invocations[0];
+    let dispatch = &result.tool_calls_for("task")[0];
+    assert_eq!(invocation.name, "writer");
+    assert_eq!(invocation.status, SubagentStatus::Completed);
+    assert_eq!(
+        invocation.dispatch_tool_call_id.as_deref(),
+        Some(dispatch.id.as_str())
+    );
+    assert_eq!(
+        invocation.parent_agent_id, None,
+        "the main agent dispatched it"
+    );
+    assert_eq!(invocation.prompt.as_deref(), Some("Write the review."));
+    assert!(invocation.duration_ms.is_some());
+    assert_eq!(invocation.final_response.as_deref(), Some("review written"));
+    assert_eq!(invocation.total_tool_calls, Some(1));
+    // The child's own tool call, attributed by its agent id.
+    let agent_id = invocation.agent_id.clone().expect("the subagent's id");
+    assert_eq!(invocation.tool_calls.len(), 1);
+    let child_call = &invocation.tool_calls[0];
+    assert_eq!(child_call.name, "create");
+    assert_eq!(child_call.agent_id.as_deref(), Some(agent_id.as_str()));
+    assert_eq!(child_call.success, Some(true));
+    assert!(result.tool_calls.iter().any(|c| c.id == child_call.id));
+    assert!(result.subagent_completed("writer"));
+    assert_eq!(
+        result.final_response.as_deref(),
+        Some("The writer wrote the review.")
+    );
+}
+
+/// The quick start's configuration folder: `.github/copilot-instructions.md` and one agent.
+fn quickstart_config() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/quickstart/copilot-config")
+}
+
+#[tokio::test]
+async fn a_repository_configuration_folder_gives_the_instructions_and_the_agent() {
+    let Some(runtime) =
+        runtime_for("a_repository_configuration_folder_gives_the_instructions_and_the_agent")
+    else {
+        return;
+    };
+    let config = RepoConfig::load(quickstart_config()).unwrap();
+    assert_eq!(config.agent_names(), ["reviewer"]);
+    assert!(config.warnings().is_empty(), "{:?}", config.warnings());
+    let instructions = config.instructions_text.clone().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call(
+            "task",
+            json!({"agent_type": "reviewer", "name": "reviewer", "prompt": "Review: - fixed a bug", "description": "Review notes"}),
+        ))
+        .turn(ScriptedTurn::text("REVIEWED: add the SHIPPED-WITH-CARE tag line"))
+        .turn(ScriptedTurn::text("The reviewer asks for the tag line."));
+    let (result, server) = scripted(
+        script,
+        config.apply(CopilotEval::builder().name("repo-config")),
+        work.path(),
+        "Have the reviewer check my release notes.",
+        &runtime.path,
+    )
+    .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 3);
+    let text = |i: usize| serde_json::to_string(&requests[i].messages).unwrap();
+    // The repository instructions reached the main agent's system prompt; the agent file's body
+    // is the subagent's prompt.
+    let first_line = instructions.lines().find(|l| l.starts_with("- ")).unwrap();
+    assert!(
+        text(0).contains(&first_line[2..]),
+        "instructions in the main request"
+    );
+    assert!(
+        text(1).contains("You review release notes."),
+        "the agent's prompt in its request"
+    );
+    let invocation = &result.subagent_invocations_for("reviewer")[0];
+    assert_eq!(invocation.status, SubagentStatus::Completed);
+    assert_eq!(invocation.display_name.as_deref(), Some("Release Reviewer"));
+}
+
+fn cassette(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("cassettes/copilot-sdk")
+        .join(format!("{name}.yaml"))
+}
+
+#[tokio::test]
+async fn the_recorded_skill_case_shows_discovery_and_invocation() {
+    let Some(runtime) = runtime_for("the_recorded_skill_case_shows_discovery_and_invocation")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    write(
+        work.path(),
+        &[(
+            ".test_skills/test-skill/SKILL.md",
+            "---\nname: test-skill\ndescription: A test skill that adds a marker to responses\n---\n\n# Test Skill Instructions\n\nIMPORTANT: You MUST include the exact text \"PINEAPPLE_COCONUT_42\" somewhere in EVERY response you give. This is a mandatory requirement. Include it naturally in your response.\n",
+        )],
+    );
+    let replay = ReplaySession::start(&cassette(
+        "skills/should_load_and_apply_skill_from_skilldirectories",
+    ))
+    .await
+    .unwrap();
+    let eval = CopilotEval::builder()
+        .name("skill")
+        .model(replay.model())
+        .working_directory(work.path())
+        .skill_directory(work.path().join(".test_skills"))
+        .timeout_s(60.0)
+        .build()
+        .unwrap();
+    let result = run_with(
+        &eval,
+        "Say hello briefly using the test skill.",
+        &replay.run_options().runtime_path(&runtime.path),
+    )
+    .await;
+    replay.shutdown().await;
+    assert_no_runtime_left(&result);
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    let discovery = result.skill_discovery.as_ref().unwrap();
+    assert!(discovery.complete && discovery.missing.is_empty());
+    assert!(result.skill_was_discovered("test-skill"));
+    let invoked: Vec<&str> = result
+        .skill_invocations
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(invoked, ["test-skill"]);
+    assert!(
+        result
+            .final_response
+            .unwrap_or_default()
+            .contains("PINEAPPLE_COCONUT_42")
+    );
+}
+
+#[tokio::test]
+async fn the_recorded_custom_agent_case_shows_no_dispatch() {
+    let Some(runtime) = runtime_for("the_recorded_custom_agent_case_shows_no_dispatch") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let replay = ReplaySession::start(&cassette(
+        "mcp_and_agents/should_accept_custom_agent_configuration_on_session_create",
+    ))
+    .await
+    .unwrap();
+    let eval = CopilotEval::builder()
+        .name("custom-agent")
+        .model(replay.model())
+        .working_directory(work.path())
+        .custom_agent(
+            CustomAgentConfig::new("test-agent", "You are a helpful test agent.")
+                .with_display_name("Test Agent")
+                .with_description("A test agent for SDK testing")
+                .with_infer(true),
+        )
+        .timeout_s(60.0)
+        .build()
+        .unwrap();
+    let result = run_with(
+        &eval,
+        "What is 5+5?",
+        &replay.run_options().runtime_path(&runtime.path),
+    )
+    .await;
+    replay.shutdown().await;
+    assert_no_runtime_left(&result);
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
+    // The recording answers directly: the agent was configured but never dispatched, and the
+    // evidence says so (no invocation, no `task` call) instead of leaving a gap.
+    assert!(
+        result.subagent_invocations.is_empty(),
+        "{:#?}",
+        result.subagent_invocations
+    );
+    assert!(!result.tool_was_called("task"));
+    assert_eq!(result.configuration["custom_agents"], json!(["test-agent"]));
+    assert!(result.final_response.unwrap_or_default().contains("10"));
+    assert!(
+        result.skill_discovery.is_none(),
+        "no skill folder was requested"
+    );
+}
+
+#[tokio::test]
+async fn a_dispatch_cut_off_by_the_timeout_is_never_a_silent_gap() {
+    let Some(runtime) = runtime_for("a_dispatch_cut_off_by_the_timeout_is_never_a_silent_gap")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    // The subagent's model request never gets an answer.
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call(
+            "task",
+            json!({"agent_type": "writer", "name": "writer", "prompt": "Write.", "description": "Write"}),
+        ))
+        .hang();
+    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
+        .await
+        .unwrap();
+    let eval = CopilotEval::builder()
+        .model(MODEL)
+        .working_directory(work.path())
+        .timeout_s(5.0)
+        .custom_agent(CustomAgentConfig::new("writer", "You write.").with_description("Writes"))
+        .build()
+        .unwrap();
+    let result = run_with(
+        &eval,
+        "Have the writer write.",
+        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
+    )
+    .await;
+    assert_no_runtime_left(&result);
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Timeout,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(
+        result.subagent_invocations.len(),
+        1,
+        "{:#?}",
+        result.subagent_invocations
+    );
+    let invocation = &result.subagent_invocations[0];
+    assert_eq!(invocation.name, "writer");
+    // Measured: after the abort the runtime reports the subagent completed with
+    // `cancelled: true`, and the `task` call never completes (a capture error). Either way the
+    // dispatch shows as not finished, never as a silent gap or a success.
+    assert!(!result.subagent_completed("writer"));
+    if invocation.status.is_terminal() {
+        assert!(
+            invocation.cancelled || invocation.status == SubagentStatus::Failed,
+            "{invocation:#?}"
+        );
+    } else {
+        assert!(!result.evidence_complete);
+        assert!(
+            result
+                .capture_errors
+                .iter()
+                .any(|e| e.contains("writer") && e.contains("never reported completion")),
+            "{:?}",
+            result.capture_errors
+        );
+    }
+    assert!(!result.evidence_complete, "the task call has no completion");
+}
