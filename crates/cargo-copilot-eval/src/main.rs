@@ -1,10 +1,16 @@
 //! `cargo copilot-eval`: the command-line face of copilot-eval. Thin: it parses arguments and
-//! calls `copilot-eval-core`.
+//! calls `copilot-eval-core` (the suite runner is `copilot_eval_core::suite`).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+
+mod lint;
+use copilot_eval_core::harness::Mode;
 use copilot_eval_core::runtime;
+use copilot_eval_core::suite::{self, SuiteOptions, exit_code, list};
 
 /// Cargo passes its subcommand name as the first argument; accept both
 /// `cargo copilot-eval ...` and `cargo-copilot-eval ...`.
@@ -18,11 +24,66 @@ enum Cargo {
 #[derive(clap::Args)]
 #[command(
     version,
-    about = "Test GitHub Copilot skills, custom agents, MCP servers and instructions with real Copilot runtime sessions."
+    about = "Test GitHub Copilot skills, custom agents, MCP servers and instructions with real Copilot runtime sessions.",
+    long_about = "Build the test targets, find the #[copilot_eval] tests (never the crate's other tests), run \
+each once in its own process, and write JSON and JUnit artifacts.\n\n\
+Exit status: 0 every eval passed; 1 an eval failed its checks; 2 invalid command line; \
+3 an eval hit an infrastructure error (setup, runtime, transport, audit, cleanup, replay \
+mismatch, crash, kill) or was not run after one; 4 no eval test matched; 5 the build, the \
+listing or an artifact write failed.",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Run only eval tests whose path contains one of these strings.
+    #[arg(value_name = "FILTER")]
+    filters: Vec<String>,
+    /// Write the JSON results here (schema: docs/schema/results.schema.json).
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Write JUnit XML here (one testsuite per test binary, one testcase per eval test).
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+    /// Run at most N eval tests at a time.
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: u16,
+    /// Run every eval offline against its cassette (a missing cassette is an error, never a live call).
+    #[arg(long)]
+    replay: bool,
+    /// List the eval tests and exit.
+    #[arg(long)]
+    list: bool,
+    /// Package(s) to test (repeatable).
+    #[arg(
+        short = 'p',
+        long = "package",
+        value_name = "PKG",
+        conflicts_with = "workspace"
+    )]
+    packages: Vec<String>,
+    /// Test every package of the workspace.
+    #[arg(long)]
+    workspace: bool,
+    /// Path to Cargo.toml.
+    #[arg(long, value_name = "PATH")]
+    manifest_path: Option<PathBuf>,
+    /// Keep launching evals after an infrastructure error (by default the rest are not run).
+    #[arg(long)]
+    no_fail_fast: bool,
+    /// Seconds a test may run past its deadline (its run's timeout_s) for cleanup before it is killed.
+    #[arg(long, value_name = "SECONDS", default_value_t = suite::DEFAULT_CLEANUP_BOUND.as_secs_f64())]
+    cleanup_bound_s: f64,
+    /// One line per finished test even on a terminal (no progress bar).
+    #[arg(long)]
+    plain: bool,
 }
 
 #[derive(Subcommand)]
@@ -32,6 +93,11 @@ enum Command {
         #[command(subcommand)]
         action: RuntimeAction,
     },
+    /// Print the JSON Schema of the --json results file.
+    Schema,
+    /// Check skills (SKILL.md), custom agents (*.agent.md) and instructions files under PATHs:
+    /// one line per problem, a summary; exit 0 when no error was found.
+    Lint(lint::LintArgs),
 }
 
 #[derive(Subcommand)]
@@ -50,16 +116,63 @@ fn main() -> ExitCode {
     if args.get(1).is_none_or(|a| a != "copilot-eval") {
         args.insert(1, "copilot-eval".into());
     }
-    let Cargo::CopilotEval(cli) = Cargo::parse_from(args);
+    let cli = match Cargo::try_parse_from(args) {
+        Ok(Cargo::CopilotEval(cli)) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                exit_code::USAGE
+            } else {
+                exit_code::SUCCESS
+            });
+        }
+    };
     match cli.command {
-        Command::Runtime { action } => match runtime_command(action) {
+        Some(Command::Runtime { action }) => match runtime_command(action) {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => {
                 eprintln!("error: {message}");
                 ExitCode::FAILURE
             }
         },
+        Some(Command::Lint(args)) => ExitCode::from(lint::run(args)),
+        Some(Command::Schema) => {
+            print!("{}", copilot_eval_core::report::json_schema());
+            ExitCode::SUCCESS
+        }
+        None => ExitCode::from(run_command(cli.run)),
     }
+}
+
+fn run_command(args: RunArgs) -> u8 {
+    if !args.cleanup_bound_s.is_finite() || args.cleanup_bound_s < 0.0 {
+        eprintln!("error: --cleanup-bound-s must be a non-negative number of seconds");
+        return exit_code::USAGE;
+    }
+    let packages = if args.workspace {
+        list::PackageSelection::Workspace
+    } else if !args.packages.is_empty() {
+        list::PackageSelection::Packages(args.packages)
+    } else {
+        list::PackageSelection::Default
+    };
+    let options = SuiteOptions {
+        build: list::BuildOptions::new(args.manifest_path, packages),
+        filters: args.filters,
+        json: args.json,
+        junit: args.junit,
+        jobs: usize::from(args.jobs),
+        mode: if args.replay {
+            Mode::Replay
+        } else {
+            Mode::Live
+        },
+        list_only: args.list,
+        no_fail_fast: args.no_fail_fast,
+        cleanup_bound: Duration::from_secs_f64(args.cleanup_bound_s),
+        plain: args.plain,
+    };
+    suite::main(&options)
 }
 
 fn runtime_command(action: RuntimeAction) -> Result<(), String> {

@@ -1,0 +1,353 @@
+//! [`EvalContext`]: what an eval test function receives.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use super::evidence::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
+use super::{ENV_EVIDENCE_FILE, Mode, TestConfig};
+use crate::eval::{CopilotEval, CopilotEvalBuilder};
+use crate::model_server::{DEFAULT_MODEL, ModelServer, Script, ServerConfig};
+use crate::report::{Property, ReplayRecord, RunRecord};
+use crate::result::CopilotResult;
+use crate::run::{RunOptions, run_with};
+
+/// The context of one eval test: a fresh working directory, an eval builder pre-filled from the
+/// attribute, [`run`](Self::run) (the engine, recording each run's evidence for the artifacts)
+/// and [`record_property`](Self::record_property) for the test's own observations.
+///
+/// Cheap to clone (a shared handle); every clone is the same test.
+#[derive(Clone)]
+pub struct EvalContext {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: TestConfig,
+    mode: Result<Mode, String>,
+    workdir: Mutex<Option<tempfile::TempDir>>,
+    workdir_path: PathBuf,
+    evidence_file: Option<PathBuf>,
+    evidence: Mutex<TestEvidence>,
+    script: Mutex<Option<Arc<Script>>>,
+}
+
+impl std::fmt::Debug for EvalContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EvalContext")
+            .field("test", &self.inner.config.test_path())
+            .field("workdir", &self.inner.workdir_path)
+            .field("mode", &self.inner.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unix_ms(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl EvalContext {
+    /// Set up the context of the test described by `config`: read [`Mode::from_env`] and
+    /// `COPILOT_EVAL_EVIDENCE_FILE`, create the working directory
+    /// (`<temp>/copilot-eval-<function>-XXXXXX`), and write the first evidence.
+    ///
+    /// Panics (after recording a setup error in the evidence when possible): the working
+    /// directory cannot be created, or `COPILOT_EVAL_MODE` holds an unknown value.
+    pub fn new(config: TestConfig) -> EvalContext {
+        let evidence_file = std::env::var_os(ENV_EVIDENCE_FILE)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
+        Self::with_settings(config, Mode::from_env(), evidence_file)
+    }
+
+    /// [`new`](Self::new) with the mode and evidence file given instead of read from the
+    /// environment.
+    pub(crate) fn with_settings(
+        config: TestConfig,
+        mode: Result<Mode, String>,
+        evidence_file: Option<PathBuf>,
+    ) -> EvalContext {
+        let workdir = tempfile::Builder::new()
+            .prefix(&format!("copilot-eval-{}-", config.function()))
+            .tempdir();
+        let (workdir, workdir_error) = match workdir {
+            Ok(dir) => (Some(dir), None),
+            Err(e) => (
+                None,
+                Some(format!("cannot create a working directory: {e}")),
+            ),
+        };
+        let workdir_path = workdir
+            .as_ref()
+            .map(|d| d.path().to_path_buf())
+            .unwrap_or_default();
+        let evidence = TestEvidence {
+            format: EVIDENCE_FORMAT.to_owned(),
+            test_id: config.test_id(),
+            name: config.test_path(),
+            status: EvidenceStatus::Running,
+            pid: std::process::id(),
+            deadline_unix_ms: unix_ms(SystemTime::now() + config.test_timeout()),
+            mode: mode
+                .as_ref()
+                .map(|m| m.as_str())
+                .unwrap_or("invalid")
+                .to_owned(),
+            properties: Vec::new(),
+            runs: Vec::new(),
+            running: None,
+            failure: None,
+            setup_error: None,
+            workdir: workdir.as_ref().map(|d| d.path().display().to_string()),
+            workdir_kept: false,
+            cassette: config.cassette_path().display().to_string(),
+        };
+        let ctx = EvalContext {
+            inner: Arc::new(Inner {
+                config,
+                mode: mode.clone(),
+                workdir: Mutex::new(workdir),
+                workdir_path,
+                evidence_file,
+                evidence: Mutex::new(evidence),
+                script: Mutex::new(None),
+            }),
+        };
+        ctx.save();
+        if let Some(error) = workdir_error {
+            ctx.setup_failure(error);
+        }
+        if let Err(error) = mode {
+            ctx.setup_failure(error);
+        }
+        ctx
+    }
+
+    /// The test's fresh working directory (created empty for this test; kept and printed when
+    /// the test fails, removed when it passes). [`eval`](Self::eval) points the session at it.
+    pub fn workdir(&self) -> &Path {
+        &self.inner.workdir_path
+    }
+
+    /// The test path (`module::function`).
+    pub fn test_name(&self) -> String {
+        self.inner.config.test_path()
+    }
+
+    /// The mode from `COPILOT_EVAL_MODE`.
+    pub fn mode(&self) -> Mode {
+        self.inner.mode.clone().unwrap_or(Mode::Live)
+    }
+
+    /// The cassette this test replays in replay mode (see [`TestConfig::cassette_path`]).
+    pub fn cassette_path(&self) -> PathBuf {
+        self.inner.config.cassette_path()
+    }
+
+    /// An eval builder pre-filled from the attribute: `name` (the attribute's `name`, else the
+    /// function's name), `model`, `timeout_s`, `max_tool_calls`, `reasoning_effort`,
+    /// `client_mode`, `image_detail`, `audit_requests` when given, and `working_directory` =
+    /// [`workdir`](Self::workdir). Add what the test needs and call `build()`.
+    pub fn eval(&self) -> CopilotEvalBuilder {
+        let c = &self.inner.config;
+        let mut builder = CopilotEval::builder()
+            .name(c.eval_name.unwrap_or(c.function))
+            .working_directory(self.workdir());
+        if let Some(model) = c.model {
+            builder = builder.model(model);
+        }
+        if let Some(t) = c.timeout_s {
+            builder = builder.timeout_s(t);
+        }
+        if let Some(n) = c.max_tool_calls {
+            builder = builder.max_tool_calls(n);
+        }
+        if let Some(e) = c.reasoning_effort {
+            builder = builder.reasoning_effort(e);
+        }
+        if let Some(m) = c.client_mode {
+            builder = builder.client_mode(m);
+        }
+        if let Some(d) = c.image_detail {
+            builder = builder.image_detail(d);
+        }
+        if let Some(a) = c.audit_requests {
+            builder = builder.audit_requests(a);
+        }
+        builder
+    }
+
+    /// Script the model for this test's next runs: each later [`run`](Self::run) starts a
+    /// loopback [`ModelServer`] that answers with the script's replies, in order, continuing
+    /// where the previous run stopped. Scripted runs are offline in every mode (no cassette is
+    /// read); their run records say `scripted`. The catalog model is the eval's `model`, else
+    /// [`DEFAULT_MODEL`].
+    pub fn offline(&self, script: Script) {
+        *self.inner.script.lock().expect("script lock") = Some(Arc::new(script));
+    }
+
+    /// Record a JSON-compatible observation of the test's own checks (written to the artifacts
+    /// as `properties`, in order; repeated names are kept).
+    ///
+    /// Panics: `value` cannot be represented as JSON (e.g. a map with non-string keys).
+    pub fn record_property(&self, name: impl Into<String>, value: impl Serialize) {
+        let name = name.into();
+        let value = match serde_json::to_value(value) {
+            Ok(v) => v,
+            Err(e) => panic!("record_property({name:?}): the value is not JSON-compatible: {e}"),
+        };
+        self.inner
+            .evidence
+            .lock()
+            .expect("evidence lock")
+            .properties
+            .push(Property { name, value });
+        self.save();
+    }
+
+    /// Run `eval` on `prompt` once (no retry) and record the run for the artifacts. Model
+    /// requests go to the script given to [`offline`](Self::offline), else to the test's
+    /// cassette in replay mode, else live (see the module documentation).
+    ///
+    /// While the run lasts, the test's deadline is the run's start plus the eval's `timeout_s`.
+    ///
+    /// In replay mode the first run of the test replays [`cassette_path`](Self::cassette_path)
+    /// (`<test>.yaml`), the second `<test>-2.yaml`, and so on: each run has its own recording.
+    ///
+    /// Panics (recorded as a setup error, so the runner reports the test as an infrastructure
+    /// `error`): replay mode and the cassette is missing or cannot be loaded.
+    pub async fn run(&self, eval: &CopilotEval, prompt: impl Into<String>) -> CopilotResult {
+        let prompt = prompt.into();
+        {
+            let mut evidence = self.inner.evidence.lock().expect("evidence lock");
+            evidence.deadline_unix_ms =
+                unix_ms(SystemTime::now() + Duration::from_secs_f64(eval.timeout_s()));
+            evidence.running = Some(format!("{}: {prompt}", eval.name()));
+        }
+        self.save();
+        let script = self.inner.script.lock().expect("script lock").clone();
+        let (result, mode, replay) = match script {
+            Some(script) => {
+                let model = eval.model().unwrap_or(DEFAULT_MODEL).to_owned();
+                let server = match ModelServer::start(ServerConfig::new(script).model(model)).await
+                {
+                    Ok(server) => server,
+                    Err(e) => self.setup_failure(format!(
+                        "cannot start the loopback model server for the scripted model: {e}"
+                    )),
+                };
+                let result = run_with(eval, &prompt, &RunOptions::offline(server.base_url())).await;
+                (result, "scripted", None)
+            }
+            None => match self.mode() {
+                Mode::Live => (
+                    run_with(eval, &prompt, &RunOptions::live()).await,
+                    "live",
+                    None,
+                ),
+                Mode::Replay => {
+                    let index = self
+                        .inner
+                        .evidence
+                        .lock()
+                        .expect("evidence lock")
+                        .runs
+                        .len();
+                    let cassette = self.inner.config.cassette_path_for_run(index);
+                    if !cassette.is_file() {
+                        self.setup_failure(format!(
+                            "replay mode: no cassette at {} (record one, or point the attribute's `cassette` key at it); no live request was made",
+                            cassette.display()
+                        ));
+                    }
+                    let (result, unconsumed) = super::replay::run(eval, &prompt, &cassette)
+                        .await
+                        .unwrap_or_else(|e| self.setup_failure(e));
+                    (
+                        result,
+                        "replay",
+                        Some(ReplayRecord {
+                            cassette: cassette.display().to_string(),
+                            unconsumed,
+                        }),
+                    )
+                }
+            },
+        };
+        let mut record = RunRecord::from_result(&result, mode, &prompt);
+        record.replay = replay;
+        {
+            let mut evidence = self.inner.evidence.lock().expect("evidence lock");
+            evidence.runs.push(record);
+            evidence.running = None;
+            evidence.deadline_unix_ms =
+                unix_ms(SystemTime::now() + self.inner.config.test_timeout());
+        }
+        self.save();
+        result
+    }
+
+    /// Record `message` as the test's setup error, then panic with it.
+    pub(crate) fn setup_failure(&self, message: String) -> ! {
+        {
+            let mut evidence = self.inner.evidence.lock().expect("evidence lock");
+            evidence.setup_error = Some(message.clone());
+            evidence.running = None;
+        }
+        self.save();
+        panic!("copilot-eval setup error: {message}");
+    }
+
+    /// Record the end of the test (`failure` = `None` when it passed), keep or remove the working
+    /// directory, and write the final evidence.
+    pub(crate) fn finish(&self, failure: Option<String>) {
+        let failed = failure.is_some();
+        let kept = if failed {
+            let dir = self.inner.workdir.lock().expect("workdir lock").take();
+            if let Some(dir) = dir {
+                let path = dir.keep();
+                eprintln!("copilot-eval: working directory kept: {}", path.display());
+                true
+            } else {
+                false
+            }
+        } else {
+            // Dropping the TempDir removes the folder.
+            drop(self.inner.workdir.lock().expect("workdir lock").take());
+            false
+        };
+        {
+            let mut evidence = self.inner.evidence.lock().expect("evidence lock");
+            evidence.status = if failed {
+                EvidenceStatus::Failed
+            } else {
+                EvidenceStatus::Passed
+            };
+            evidence.failure = failure;
+            evidence.workdir_kept = kept;
+            evidence.running = None;
+        }
+        self.save();
+    }
+
+    /// A copy of the evidence recorded so far.
+    pub fn evidence(&self) -> TestEvidence {
+        self.inner.evidence.lock().expect("evidence lock").clone()
+    }
+
+    /// Write the evidence file, when the runner asked for one. A write failure is printed, not
+    /// raised: the test itself goes on.
+    fn save(&self) {
+        let Some(path) = &self.inner.evidence_file else {
+            return;
+        };
+        let evidence = self.inner.evidence.lock().expect("evidence lock").clone();
+        if let Err(e) = evidence.write(path) {
+            eprintln!("copilot-eval: cannot write the evidence file: {e}");
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! The evidence side file an eval test writes for the runner.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::{Property, RunRecord};
+
+/// Value of [`TestEvidence::format`]: names this file format and its version.
+pub const EVIDENCE_FORMAT: &str = "copilot-eval-evidence/1";
+
+/// Where a test is, as its evidence says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceStatus {
+    /// The test started and has not ended (or its process died).
+    Running,
+    /// The test function returned normally.
+    Passed,
+    /// The test function panicked or returned `Err`.
+    Failed,
+}
+
+/// The evidence side file of one eval test (JSON, at `COPILOT_EVAL_EVIDENCE_FILE`), rewritten
+/// atomically at each step so that a killed process leaves its last state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestEvidence {
+    /// Always [`EVIDENCE_FORMAT`].
+    pub format: String,
+    /// The libtest name of the test (`path::__copilot_eval`).
+    pub test_id: String,
+    /// The test path (`module::function`).
+    pub name: String,
+    /// Where the test is.
+    pub status: EvidenceStatus,
+    /// The id of the process that wrote the file.
+    pub pid: u32,
+    /// Until when (Unix time, ms) the test may run before the runner's cleanup bound starts:
+    /// during a run its start plus the eval's `timeout_s`, otherwise the last step plus the
+    /// attribute's `timeout_s`.
+    pub deadline_unix_ms: u64,
+    /// The mode from `COPILOT_EVAL_MODE` (`live` or `replay`).
+    pub mode: String,
+    /// `record_property` observations, in order.
+    pub properties: Vec<Property>,
+    /// Finished runs, in order.
+    pub runs: Vec<RunRecord>,
+    /// A run that started and has not finished: its eval name and prompt (set while it runs).
+    pub running: Option<String>,
+    /// The failure message (panic text or the returned `Err`), when the test failed.
+    pub failure: Option<String>,
+    /// Why the test could not set up a run (missing cassette, unreadable cassette, ...).
+    pub setup_error: Option<String>,
+    /// The test's working directory.
+    pub workdir: Option<String>,
+    /// Whether the working directory was kept after the test (it is when the test failed).
+    pub workdir_kept: bool,
+    /// The test's cassette (absolute path).
+    pub cassette: String,
+}
+
+impl TestEvidence {
+    /// Read an evidence file.
+    ///
+    /// Errors: the file cannot be read, is not this JSON format, or has another `format`.
+    pub fn read(path: &Path) -> Result<TestEvidence, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let evidence: TestEvidence =
+            serde_json::from_str(&text).map_err(|e| format!("parsing {}: {e}", path.display()))?;
+        if evidence.format != EVIDENCE_FORMAT {
+            return Err(format!(
+                "{} has format {:?}, expected {EVIDENCE_FORMAT:?}",
+                path.display(),
+                evidence.format
+            ));
+        }
+        Ok(evidence)
+    }
+
+    /// Write the file atomically (temporary file and rename), creating its folder.
+    ///
+    /// Errors: as [`write_atomically`](crate::report::write_atomically).
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_vec_pretty(self).expect("evidence serialises");
+        crate::report::write_atomically(path, &text)
+    }
+}

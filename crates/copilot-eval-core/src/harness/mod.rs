@@ -1,0 +1,354 @@
+//! The test harness behind `#[copilot_eval]`: the [`EvalContext`] a test receives, and
+//! [`run_test`], which the attribute's generated test calls.
+//!
+//! All behaviour of an eval test lives here; the attribute only parses its keys into a
+//! [`TestConfig`] and emits a libtest test that calls [`run_test`]. The harness can therefore be
+//! used (and is tested) without the macro.
+//!
+//! # How a test talks to the runner
+//!
+//! Like a snapshot library talks to its cargo subcommand, through the environment and a side
+//! file, so it works whatever the test harness does with output:
+//!
+//! - [`ENV_MODE`] (`COPILOT_EVAL_MODE`): `live` (the default when unset) or `replay`;
+//! - [`ENV_EVIDENCE_FILE`] (`COPILOT_EVAL_EVIDENCE_FILE`): where the test writes its
+//!   [`TestEvidence`] (JSON). It is written atomically when the test starts, after each run and
+//!   each recorded property, and when the test ends; so a test process that crashes or is killed
+//!   still leaves everything it had recorded. Unset: no file is written (e.g. under
+//!   `cargo nextest run`).
+//!
+//! The evidence also carries a **deadline** (`deadline_unix_ms`): during a run, the run's start
+//! plus the eval's `timeout_s`; outside runs, the last event plus the attribute's `timeout_s`
+//! (default 300 s). The runner kills a test process that outlives its deadline plus its cleanup
+//! bound.
+//!
+//! # Where model requests go
+//!
+//! For each `ctx.run(..)`, in this order:
+//! 1. the test scripted its model with [`EvalContext::offline`]: a loopback
+//!    [`ModelServer`](crate::model_server::ModelServer) plays the script (mode `scripted`,
+//!    whatever `COPILOT_EVAL_MODE` says; no cassette is needed);
+//! 2. `COPILOT_EVAL_MODE=replay`: the test's cassette is replayed (the run fails the test as a
+//!    setup error when the cassette is missing: never a live call);
+//! 3. otherwise live (GitHub Copilot).
+//!
+//! # Why plain `cargo test` spends nothing
+//!
+//! The generated test is `#[ignore]`d with the reason
+//! `copilot eval: run it with cargo copilot-eval (spends model requests live)`, so `cargo test`
+//! lists it as ignored and runs nothing. `cargo copilot-eval` runs each one with
+//! `--exact <test id> --ignored`; `cargo nextest run --run-ignored only` and
+//! `cargo test -- --ignored` run them too (live unless `COPILOT_EVAL_MODE=replay`).
+
+mod context;
+mod evidence;
+mod replay;
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::FutureExt;
+
+pub use context::EvalContext;
+pub use evidence::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
+
+/// Environment variable selecting where model requests go: `live` (default) or `replay`.
+pub const ENV_MODE: &str = "COPILOT_EVAL_MODE";
+/// Environment variable naming the evidence side file a test writes (see the module docs).
+pub const ENV_EVIDENCE_FILE: &str = "COPILOT_EVAL_EVIDENCE_FILE";
+/// Last segment of the libtest name of every generated eval test: `function::__copilot_eval`.
+/// The runner selects eval tests by it.
+pub const TEST_MARKER: &str = "__copilot_eval";
+/// The `#[ignore]` reason of every generated eval test.
+pub const IGNORE_REASON: &str =
+    "copilot eval: run it with cargo copilot-eval (spends model requests live)";
+/// Default `timeout_s` of a test when the attribute sets none (seconds): the engine's default.
+pub const DEFAULT_TEST_TIMEOUT_S: f64 = crate::eval::DEFAULT_TIMEOUT_S;
+
+/// Where an eval test's model requests go, from [`ENV_MODE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// GitHub Copilot, with the user's authentication (may consume premium requests).
+    Live,
+    /// Offline, against the test's cassette.
+    Replay,
+}
+
+impl Mode {
+    /// The mode named by `COPILOT_EVAL_MODE`: unset or empty is `live`.
+    ///
+    /// Errors: any value other than `live` or `replay` (the message names both).
+    pub fn from_env() -> Result<Mode, String> {
+        match std::env::var(ENV_MODE).ok().as_deref().map(str::trim) {
+            None | Some("") | Some("live") => Ok(Mode::Live),
+            Some("replay") => Ok(Mode::Replay),
+            Some(other) => Err(format!("{ENV_MODE}={other:?} is not one of: live, replay")),
+        }
+    }
+
+    /// `live` or `replay`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Live => "live",
+            Self::Replay => "replay",
+        }
+    }
+}
+
+/// What `#[copilot_eval(...)]` says about one test: its identity (from `module_path!()`,
+/// `CARGO_MANIFEST_DIR` and the function's name) and the attribute's keys.
+///
+/// The attribute validates literal types and ranges at compile time; value sets
+/// (`reasoning_effort`, `client_mode`, `image_detail`) are checked again by
+/// [`CopilotEvalBuilder::build`](crate::eval::CopilotEvalBuilder::build) when the test builds
+/// its eval.
+#[derive(Debug, Clone)]
+pub struct TestConfig {
+    function: &'static str,
+    module_path: &'static str,
+    manifest_dir: &'static str,
+    eval_name: Option<&'static str>,
+    model: Option<&'static str>,
+    max_tool_calls: Option<i64>,
+    timeout_s: Option<f64>,
+    reasoning_effort: Option<&'static str>,
+    client_mode: Option<&'static str>,
+    image_detail: Option<&'static str>,
+    audit_requests: Option<bool>,
+    cassette: Option<&'static str>,
+}
+
+impl TestConfig {
+    /// A test named `function`, generated in the module `module_path` (the value of
+    /// `module_path!()` inside the generated test module, i.e. ending in `::function`), in the
+    /// package at `manifest_dir` (`env!("CARGO_MANIFEST_DIR")`).
+    pub const fn new(
+        function: &'static str,
+        module_path: &'static str,
+        manifest_dir: &'static str,
+    ) -> Self {
+        Self {
+            function,
+            module_path,
+            manifest_dir,
+            eval_name: None,
+            model: None,
+            max_tool_calls: None,
+            timeout_s: None,
+            reasoning_effort: None,
+            client_mode: None,
+            image_detail: None,
+            audit_requests: None,
+            cassette: None,
+        }
+    }
+
+    /// `name = "..."`: the eval's name in reports (default: the function's name).
+    pub const fn name(mut self, name: &'static str) -> Self {
+        self.eval_name = Some(name);
+        self
+    }
+    /// `model = "..."`: the model id.
+    pub const fn model(mut self, model: &'static str) -> Self {
+        self.model = Some(model);
+        self
+    }
+    /// `max_tool_calls = N`: the tool-call budget (>= 0).
+    pub const fn max_tool_calls(mut self, max: i64) -> Self {
+        self.max_tool_calls = Some(max);
+        self
+    }
+    /// `timeout_s = N`: seconds per run, and the test's deadline between runs.
+    pub const fn timeout_s(mut self, seconds: f64) -> Self {
+        self.timeout_s = Some(seconds);
+        self
+    }
+    /// `reasoning_effort = "..."`.
+    pub const fn reasoning_effort(mut self, effort: &'static str) -> Self {
+        self.reasoning_effort = Some(effort);
+        self
+    }
+    /// `client_mode = "..."`.
+    pub const fn client_mode(mut self, mode: &'static str) -> Self {
+        self.client_mode = Some(mode);
+        self
+    }
+    /// `image_detail = "..."`.
+    pub const fn image_detail(mut self, detail: &'static str) -> Self {
+        self.image_detail = Some(detail);
+        self
+    }
+    /// `audit_requests = true|false`.
+    pub const fn audit_requests(mut self, audit: bool) -> Self {
+        self.audit_requests = Some(audit);
+        self
+    }
+    /// `cassette = "..."`: the cassette path, relative to the package root (or absolute).
+    pub const fn cassette(mut self, path: &'static str) -> Self {
+        self.cassette = Some(path);
+        self
+    }
+
+    /// The test function's name.
+    pub fn function(&self) -> &'static str {
+        self.function
+    }
+
+    /// The module segments of the test function, crate first (the generated test module
+    /// removed): `["evals"]` for a function at the top of `tests/evals.rs`.
+    fn module_segments(&self) -> Vec<&'static str> {
+        let mut segments: Vec<&'static str> = self.module_path.split("::").collect();
+        if segments.len() > 1 && segments.last() == Some(&self.function) {
+            segments.pop();
+        }
+        segments
+    }
+
+    /// The full test path without the crate, as reports show it: `module::function`, or just
+    /// `function` at the top of a test crate.
+    pub fn test_path(&self) -> String {
+        let segments = self.module_segments();
+        let mut parts: Vec<&str> = segments.into_iter().skip(1).collect();
+        parts.push(self.function);
+        parts.join("::")
+    }
+
+    /// The name libtest knows the generated test by: [`test_path`](Self::test_path) plus
+    /// `::__copilot_eval`.
+    pub fn test_id(&self) -> String {
+        format!("{}::{TEST_MARKER}", self.test_path())
+    }
+
+    /// The cassette this test replays: the `cassette` key resolved against the package root,
+    /// else `<package>/tests/cassettes/<crate>/<modules...>/<function>.yaml` (for `tests/evals.rs`:
+    /// `tests/cassettes/evals/<function>.yaml`).
+    pub fn cassette_path(&self) -> PathBuf {
+        let root = Path::new(self.manifest_dir);
+        match self.cassette {
+            Some(path) => root.join(path),
+            None => {
+                let mut path = root.join("tests").join("cassettes");
+                for segment in self.module_segments() {
+                    path.push(segment);
+                }
+                path.push(format!("{}.yaml", self.function));
+                path
+            }
+        }
+    }
+
+    /// The cassette of the test's run number `index` (0-based): [`cassette_path`](Self::cassette_path)
+    /// for the first run, then the same path with `-2`, `-3`, ... before the extension
+    /// (`creates_file-2.yaml`), so that a baseline and a treatment each replay their own
+    /// recording.
+    pub fn cassette_path_for_run(&self, index: usize) -> PathBuf {
+        let first = self.cassette_path();
+        if index == 0 {
+            return first;
+        }
+        let stem = first
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let extension = first
+            .extension()
+            .map(|e| format!(".{}", e.to_string_lossy()))
+            .unwrap_or_default();
+        first.with_file_name(format!("{stem}-{}{extension}", index + 1))
+    }
+
+    /// The test's deadline outside runs: the attribute's `timeout_s`, else
+    /// [`DEFAULT_TEST_TIMEOUT_S`].
+    pub fn test_timeout(&self) -> Duration {
+        Duration::from_secs_f64(
+            self.timeout_s
+                .filter(|t| t.is_finite() && *t > 0.0)
+                .unwrap_or(DEFAULT_TEST_TIMEOUT_S),
+        )
+    }
+}
+
+/// What an eval test function may return: `()`, or `Result<(), E>` with `E: Debug` (an `Err`
+/// fails the test with its debug text, like libtest).
+pub trait TestReturn {
+    /// `None` when the test passed, else the failure message.
+    fn failure(self) -> Option<String>;
+}
+
+impl TestReturn for () {
+    fn failure(self) -> Option<String> {
+        None
+    }
+}
+
+impl<E: std::fmt::Debug> TestReturn for Result<(), E> {
+    fn failure(self) -> Option<String> {
+        self.err().map(|e| format!("the test returned Err: {e:?}"))
+    }
+}
+
+/// Run one eval test: create its [`EvalContext`] (fresh working directory, evidence file),
+/// run `test` on a fresh multi-threaded tokio runtime, catch its panic, record the outcome,
+/// keep the working directory when it failed (printing its path), remove it when it passed,
+/// and finally fail the libtest test the way the test failed (the original panic is resumed).
+///
+/// Called by the code `#[copilot_eval]` generates; callable by hand as well.
+///
+/// Panics: when the test failed (to fail the libtest test), and when the context cannot be set
+/// up (no working directory, an invalid `COPILOT_EVAL_MODE`), which is recorded in the evidence
+/// as a setup error first.
+pub fn run_test<F, Fut>(config: TestConfig, test: F)
+where
+    F: FnOnce(EvalContext) -> Fut,
+    Fut: Future,
+    Fut::Output: TestReturn,
+{
+    run_test_in(EvalContext::new(config), test)
+}
+
+/// [`run_test`] with a context made beforehand.
+pub(crate) fn run_test_in<F, Fut>(ctx: EvalContext, test: F)
+where
+    F: FnOnce(EvalContext) -> Fut,
+    Fut: Future,
+    Fut::Output: TestReturn,
+{
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => ctx.setup_failure(format!("cannot start a tokio runtime: {e}")),
+    };
+    let outcome = runtime.block_on(AssertUnwindSafe(test(ctx.clone())).catch_unwind());
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    match outcome {
+        Ok(returned) => match returned.failure() {
+            None => ctx.finish(None),
+            Some(message) => {
+                ctx.finish(Some(message.clone()));
+                panic!("{message}");
+            }
+        },
+        Err(payload) => {
+            ctx.finish(Some(panic_message(payload.as_ref())));
+            std::panic::resume_unwind(payload);
+        }
+    }
+}
+
+/// The text of a panic payload (`&str` or `String`), else a placeholder.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "the test panicked with a non-string payload".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,29 @@
+//! Replay of a test's cassette through the cassette engine ([`crate::cassette`]).
+
+use std::path::Path;
+
+use crate::cassette::ReplaySession;
+use crate::eval::CopilotEval;
+use crate::result::CopilotResult;
+use crate::run::run_with;
+
+/// Run `eval` on `prompt` offline against the cassette at `path`: start a
+/// [`ReplaySession`], run through its options (a miss or an unconsumed recording ends the run
+/// with `replay_mismatch`), stop its server; return the result and the recorded conversations
+/// the run did not consume.
+///
+/// Errors (setup errors of the test): the cassette cannot be read or is malformed (the message
+/// names file, line and column), or its loopback server cannot start.
+pub(crate) async fn run(
+    eval: &CopilotEval,
+    prompt: &str,
+    path: &Path,
+) -> Result<(CopilotResult, Vec<String>), String> {
+    let session = ReplaySession::start(path)
+        .await
+        .map_err(|e| format!("replay mode: {e}; no live request was made"))?;
+    let result = run_with(eval, prompt, &session.run_options()).await;
+    let unconsumed = session.unconsumed();
+    session.shutdown().await;
+    Ok((result, unconsumed))
+}

@@ -1,0 +1,141 @@
+//! The JUnit XML artifact (`--junit`), built with `quick-junit`.
+//!
+//! Layout: one `<testsuites name="copilot-eval">`; one `<testsuite>` per test binary (named
+//! `package::target`, in list order); one `<testcase>` per eval test (`name` = the test path,
+//! `classname` = the binary, `time` in seconds). Outcomes map to:
+//!
+//! | outcome | JUnit |
+//! |---|---|
+//! | `passed` | no child element |
+//! | `failed` | `<failure message="…" type="assertion">` with the message as text |
+//! | `error` | `<error message="…" type="<error kind>">`: the stop reasons of the runs and what failed |
+//! | `not_run` | `<skipped message="…">` |
+//!
+//! Each test case carries `<properties>`: `copilot_eval.model` (the models used, comma-separated),
+//! `copilot_eval.tokens.input`, `copilot_eval.tokens.output`, `copilot_eval.tool_calls`,
+//! `copilot_eval.stop_reason` (one per run, comma-separated), `copilot_eval.runs`, and every
+//! `record_property` observation as `property.<name>` with its JSON text as value. Tests that did
+//! not pass carry the tail of their output in `<system-out>` / `<system-err>`.
+
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::{Outcome, SuiteReport, TestRecord};
+
+/// Build the JUnit report of `report` (see the module documentation for the layout).
+pub fn to_junit(report: &SuiteReport) -> Report {
+    let mut junit = Report::new("copilot-eval");
+    junit.set_time(Duration::from_millis(report.duration_ms));
+    let mut binaries: Vec<&str> = Vec::new();
+    for test in &report.tests {
+        if !binaries.contains(&test.binary.as_str()) {
+            binaries.push(&test.binary);
+        }
+    }
+    for binary in binaries {
+        let mut suite = TestSuite::new(binary);
+        let tests: Vec<&TestRecord> = report.tests.iter().filter(|t| t.binary == binary).collect();
+        suite.set_time(Duration::from_millis(
+            tests.iter().map(|t| t.duration_ms).sum(),
+        ));
+        suite.add_property(Property::new("copilot_eval.mode", report.mode.as_str()));
+        for test in tests {
+            suite.add_test_case(test_case(test));
+        }
+        junit.add_test_suite(suite);
+    }
+    junit
+}
+
+fn test_case(test: &TestRecord) -> TestCase {
+    let status = match test.outcome {
+        Outcome::Passed => TestCaseStatus::success(),
+        Outcome::Failed => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            let message = test.message.clone().unwrap_or_else(|| "failed".to_owned());
+            status
+                .set_message(first_line(&message))
+                .set_type("assertion")
+                .set_description(message);
+            status
+        }
+        Outcome::Error => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+            let stops: Vec<&str> = test.runs.iter().map(|r| r.stop_reason.as_str()).collect();
+            let what = test.message.clone().unwrap_or_else(|| "error".to_owned());
+            let message = if stops.is_empty() {
+                what.clone()
+            } else {
+                format!("stop reason: {}; {}", stops.join(", "), first_line(&what))
+            };
+            status
+                .set_message(first_line(&message))
+                .set_type(
+                    test.error_kind
+                        .map(|k| {
+                            serde_json::to_value(k)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_owned))
+                                .unwrap_or_default()
+                        })
+                        .unwrap_or_else(|| "error".to_owned()),
+                )
+                .set_description(what);
+            status
+        }
+        Outcome::NotRun => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(test.message.clone().unwrap_or_else(|| "not run".to_owned()));
+            status
+        }
+    };
+    let mut case = TestCase::new(test.name.as_str(), status);
+    case.set_classname(test.binary.as_str());
+    case.set_time(Duration::from_millis(test.duration_ms));
+    let mut models: Vec<&str> = Vec::new();
+    for run in &test.runs {
+        if let Some(m) = run.model_used.as_deref().or(run.model_requested.as_deref())
+            && !models.contains(&m)
+        {
+            models.push(m);
+        }
+    }
+    let input: u64 = test.runs.iter().map(|r| r.totals.input_tokens).sum();
+    let output: u64 = test.runs.iter().map(|r| r.totals.output_tokens).sum();
+    let tool_calls: u64 = test.runs.iter().map(|r| r.totals.tool_calls).sum();
+    let stops: Vec<&str> = test.runs.iter().map(|r| r.stop_reason.as_str()).collect();
+    case.add_property(Property::new("copilot_eval.model", models.join(",")));
+    case.add_property(Property::new(
+        "copilot_eval.tokens.input",
+        input.to_string(),
+    ));
+    case.add_property(Property::new(
+        "copilot_eval.tokens.output",
+        output.to_string(),
+    ));
+    case.add_property(Property::new(
+        "copilot_eval.tool_calls",
+        tool_calls.to_string(),
+    ));
+    case.add_property(Property::new("copilot_eval.stop_reason", stops.join(",")));
+    case.add_property(Property::new(
+        "copilot_eval.runs",
+        test.runs.len().to_string(),
+    ));
+    for property in &test.properties {
+        case.add_property(Property::new(
+            format!("property.{}", property.name),
+            property.value.to_string(),
+        ));
+    }
+    if let Some(output) = &test.output {
+        case.set_system_out(output.stdout.as_str());
+        case.set_system_err(output.stderr.as_str());
+    }
+    case
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_owned()
+}

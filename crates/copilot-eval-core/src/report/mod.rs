@@ -1,0 +1,659 @@
+//! Machine-readable artifacts of a suite run: the JSON results file and the JUnit XML file.
+//!
+//! The types here are the **published, versioned** JSON format written by
+//! `cargo copilot-eval --json PATH` ([`SuiteReport`], schema version [`SCHEMA_VERSION`]). The
+//! JSON Schema of that format is generated from these types ([`json_schema`]) and committed as
+//! `docs/schema/results.schema.json`; a test keeps the two equal. [`RunRecord`] is also what an
+//! eval test writes into its evidence side file for the runner
+//! ([`harness`](crate::harness)), so both sides share one definition.
+//!
+//! Architecture: the runner ([`suite`](crate::suite)) builds one [`SuiteReport`] from the test
+//! processes' evidence; [`write_json`] and [`write_junit`] (module [`junit`]) are separate writers
+//! over that same record. Both write atomically (a temporary file in the destination folder, then
+//! a rename), create missing parent folders, and pass every string through [`Redactor`] first, so
+//! credential values found in the environment are never written.
+
+pub mod junit;
+mod write;
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::result::CopilotResult;
+
+pub use write::{Redactor, write_atomically, write_json, write_junit};
+
+/// Version of the JSON results format. Bumped on any incompatible change; additions of optional
+/// fields keep the version.
+pub const SCHEMA_VERSION: &str = "1";
+
+/// The whole results file (`--json`): one suite run of `cargo copilot-eval`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "copilot-eval results")]
+pub struct SuiteReport {
+    /// Version of this format, currently `"1"` (the `SCHEMA_VERSION` constant).
+    pub schema_version: String,
+    /// The program that wrote the file.
+    pub tool: ToolInfo,
+    /// The Copilot runtime the suite resolved before running (the runs themselves record the
+    /// executable they used).
+    pub runtime: RuntimeInfo,
+    /// Where model requests went: `live` (GitHub Copilot) or `replay` (each test's cassette).
+    /// Tests that script their model with `ctx.offline(..)` run offline in either mode; their
+    /// runs say `scripted`.
+    pub mode: String,
+    /// When the suite started, RFC 3339 in UTC, e.g. `2026-01-31T09:15:02Z`.
+    pub started_at: String,
+    /// Wall time of the suite (build and listing excluded), milliseconds.
+    pub duration_ms: u64,
+    /// Counts and sums over every test.
+    pub totals: SuiteTotals,
+    /// One entry per selected eval test, in list order (binary, then test name).
+    pub tests: Vec<TestRecord>,
+}
+
+/// Name and version of the program that wrote the results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolInfo {
+    /// Always `copilot-eval`.
+    pub name: String,
+    /// The version of `copilot-eval-core` that ran the suite.
+    pub version: String,
+}
+
+/// The runtime the suite resolved.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RuntimeInfo {
+    /// The runtime's `--version` output, when a runtime resolved and answered.
+    pub version: Option<String>,
+    /// The executable's path, when a runtime resolved.
+    pub path: Option<String>,
+    /// Why no runtime resolved, when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Counts and sums over the suite.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SuiteTotals {
+    /// Selected eval tests.
+    pub tests: u64,
+    /// Tests whose outcome is `passed`.
+    pub passed: u64,
+    /// Tests whose outcome is `failed`.
+    pub failed: u64,
+    /// Tests whose outcome is `error`.
+    pub error: u64,
+    /// Tests whose outcome is `not_run`.
+    pub not_run: u64,
+    /// Eval runs over all tests.
+    pub runs: u64,
+    /// Input tokens over all runs.
+    pub input_tokens: u64,
+    /// Output tokens over all runs.
+    pub output_tokens: u64,
+    /// Tool calls over all runs.
+    pub tool_calls: u64,
+    /// How many runs ended with each stop reason (`completed`, `timeout`, ...).
+    pub stop_reasons: BTreeMap<String, u64>,
+}
+
+/// How one eval test ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The test function returned normally (its own checks held).
+    Passed,
+    /// The test's own checks failed: an assertion, a panic, or an `Err` returned; this includes
+    /// runs that stopped on `timeout` or `tool_budget_exceeded`.
+    Failed,
+    /// Infrastructure failed (`error_kind` says what). The suite stops launching tests after one
+    /// unless `--no-fail-fast`.
+    Error,
+    /// Not started: the suite stopped launching after an infrastructure error, or was
+    /// interrupted.
+    NotRun,
+}
+
+impl Outcome {
+    /// The value as written: `passed`, `failed`, `error`, `not_run`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Passed => "passed",
+            Self::Failed => "failed",
+            Self::Error => "error",
+            Self::NotRun => "not_run",
+        }
+    }
+}
+
+/// Which infrastructure failed, for tests whose outcome is `error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The test could not set up a run: no cassette in replay mode, an unreadable cassette, or
+    /// its working directory could not be created.
+    Setup,
+    /// A run ended on an infrastructure stop reason: `execution_error` (runtime missing or not
+    /// starting, session not created, model or transport error), `cleanup_error`, or
+    /// `request_audit_error` or `replay_mismatch`.
+    Run,
+    /// The test process ended abnormally: a signal, an abort, or an exit status libtest does not
+    /// use.
+    Crashed,
+    /// The runner killed the test process because it outlived its deadline (the eval's
+    /// `timeout_s`, or the attribute's between runs) plus the cleanup bound.
+    Killed,
+    /// The test process ended without writing its evidence file (for example it did not run the
+    /// eval test at all).
+    MissingEvidence,
+}
+
+/// One eval test (one `#[copilot_eval]` function), run once in its own process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TestRecord {
+    /// The full test path as written in Rust, without the crate: `module::function` (for a
+    /// function at the top of an integration test file, just `function`).
+    pub name: String,
+    /// The name libtest knows the test by (the path plus the `::__copilot_eval` marker); pass it
+    /// with `--exact` to run the test binary by hand.
+    pub test_id: String,
+    /// The test binary: `package::target` for an integration test (e.g. `quickstart::evals`),
+    /// `package` for a library's unit tests, `package::bin/target` for a binary's.
+    pub binary: String,
+    /// Outcome of the test.
+    pub outcome: Outcome,
+    /// For `error`: which infrastructure failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKind>,
+    /// Wall time of the test process, milliseconds (0 when not run).
+    pub duration_ms: u64,
+    /// For `failed`: the assertion or panic message; for `error`: what failed; for `not_run`:
+    /// why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Observations the test recorded with `ctx.record_property(name, value)`, in order.
+    pub properties: Vec<Property>,
+    /// Every eval run of the test, in order (a baseline and a treatment are two runs).
+    pub runs: Vec<RunRecord>,
+    /// The test's working directory, when it was kept (the test did not pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workdir: Option<String>,
+    /// In replay mode: the cassette of the test's first run (absolute path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette: Option<String>,
+    /// How the test process ended, when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<ExitRecord>,
+    /// The end of the process's stdout and stderr (at most 16 KiB each), for tests that did not
+    /// pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<CapturedOutput>,
+}
+
+/// One `record_property(name, value)` observation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Property {
+    /// The name given by the test.
+    pub name: String,
+    /// The value, any JSON.
+    pub value: Value,
+}
+
+/// How a test process ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ExitRecord {
+    /// The exit code (libtest: 0 passed, 101 failed), when it exited.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did (9 also when the runner killed it).
+    pub signal: Option<i32>,
+    /// Whether the runner killed it for outliving its deadline.
+    pub killed_by_runner: bool,
+}
+
+/// The tail of what a test process printed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CapturedOutput {
+    /// The last bytes of stdout (lossy UTF-8).
+    pub stdout: String,
+    /// The last bytes of stderr (lossy UTF-8).
+    pub stderr: String,
+}
+
+/// One eval run: `ctx.run(&eval, prompt)` inside a test, mirrored from the engine's
+/// `CopilotResult` without the raw event stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunRecord {
+    /// The eval's name (`name` key of the attribute, else the test function's name).
+    pub eval_name: String,
+    /// Where model requests went: `live`, `replay` or `scripted`.
+    pub mode: String,
+    /// The prompt sent.
+    pub prompt: String,
+    /// The model the eval requested (`None`: the runtime's default).
+    pub model_requested: Option<String>,
+    /// The model that served the last model call, else the session's selected model.
+    pub model_used: Option<String>,
+    /// `true` when `stop_reason` is `completed` and there is no error.
+    pub success: bool,
+    /// Why the run ended: `completed`, `timeout`, `execution_error`, `tool_budget_exceeded`,
+    /// `request_audit_error`, `cleanup_error`, `replay_mismatch`.
+    pub stop_reason: String,
+    /// What went wrong, causes joined with `; `.
+    pub error: Option<String>,
+    /// Problems recording evidence (a tool call without completion, lost events).
+    pub capture_errors: Vec<String>,
+    /// `false` when `capture_errors` is not empty.
+    pub evidence_complete: bool,
+    /// What failed during cleanup.
+    pub cleanup_errors: Vec<String>,
+    /// Errors and panics of in-process tool handlers.
+    pub tool_handler_failures: Vec<String>,
+    /// Tool calls admitted by the pre-tool-use hook.
+    pub tool_calls_admitted: u32,
+    /// The eval configuration (names only for tools, agents and MCP servers; credential-like
+    /// keys removed).
+    pub configuration: Value,
+    /// The root agent's conversation.
+    pub turns: Vec<TurnRecord>,
+    /// Every tool call, main agent and subagents, in request order.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// The root agent's final answer, when it gave one.
+    pub final_response: Option<String>,
+    /// One entry per model call.
+    pub usage: Vec<UsageRecord>,
+    /// Sums over `usage` and `tool_calls`.
+    pub totals: RunTotals,
+    /// Whole run, startup and cleanup included, milliseconds.
+    pub duration_ms: u64,
+    /// Phase timings, milliseconds.
+    pub timings: TimingsRecord,
+    /// The session's working directory.
+    pub working_directory: String,
+    /// Names of the skills the session invoked, in order (`skill.invoked` events, else the
+    /// runtime's `skill` tool calls).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills_invoked: Vec<String>,
+    /// What the run learned about the requested skills before the first model request
+    /// (requested, discovered, missing, disabled, warnings, errors), when the eval requested
+    /// skill folders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_discovery: Option<Value>,
+    /// Every `skill.invoked` event: skill name and `SKILL.md` path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skill_invocations: Vec<Value>,
+    /// Subagent ids that made tool calls or model calls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<String>,
+    /// Every subagent dispatch, with the subagent's own tool calls and answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subagent_invocations: Vec<Value>,
+    /// The request audit, one record per audited model request, when the eval audited its
+    /// requests (`audit_requests = true`): model, tool names, reasoning effort, image details and
+    /// the instructions' hash; never message text or credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<Value>,
+    /// Replay details, for runs replayed from a cassette.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayRecord>,
+}
+
+/// Replay details of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayRecord {
+    /// The cassette file (absolute path).
+    pub cassette: String,
+    /// Recorded conversations the run did not consume (as the replay engine names them).
+    pub unconsumed: Vec<String>,
+}
+
+/// One message of the root agent's conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TurnRecord {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// The text (empty for an assistant message that only requests tools).
+    pub content: String,
+    /// Ids of the tool calls this message requested.
+    pub tool_call_ids: Vec<String>,
+}
+
+/// One tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCallRecord {
+    /// The tool call id.
+    pub id: String,
+    /// The tool's name (MCP tools are `server-tool`).
+    pub name: String,
+    /// Arguments as JSON.
+    pub arguments: Value,
+    /// The result text given back to the model.
+    pub result: Option<String>,
+    /// Whether the call succeeded; `None` when no completion was seen.
+    pub success: Option<bool>,
+    /// The error of a failed call.
+    pub error: Option<String>,
+    /// `None` for the main agent, else the subagent's id.
+    pub agent_id: Option<String>,
+    /// Start to completion, milliseconds.
+    pub duration_ms: Option<u64>,
+    /// Whether a completion was seen.
+    pub completed: bool,
+    /// Why the call was denied, when it was.
+    pub denied: Option<String>,
+}
+
+/// Token usage of one model call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UsageRecord {
+    /// The model that served the call.
+    pub model: Option<String>,
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write_tokens: u64,
+    /// Cost as the runtime reports it (premium-request units for Copilot).
+    pub cost: Option<f64>,
+    /// Duration of the call as the runtime measured it, milliseconds.
+    pub duration_ms: Option<u64>,
+    /// `None` for the main agent, else the subagent's id.
+    pub agent_id: Option<String>,
+}
+
+/// Sums over one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunTotals {
+    /// Model calls (`usage` entries).
+    pub model_calls: u64,
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cache-read tokens.
+    pub cache_read_tokens: u64,
+    /// Cache-write tokens.
+    pub cache_write_tokens: u64,
+    /// Sum of reported costs, when any call reported one.
+    pub cost: Option<f64>,
+    /// Tool calls.
+    pub tool_calls: u64,
+}
+
+/// Phase timings of one run, milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TimingsRecord {
+    /// Starting the runtime and its handshake.
+    pub runtime_start_ms: Option<u64>,
+    /// Creating the session.
+    pub create_session_ms: Option<u64>,
+    /// From the prompt to idle or the stop.
+    pub turns_ms: Option<u64>,
+    /// Cleanup after the run.
+    pub cleanup_ms: u64,
+}
+
+impl RunRecord {
+    /// Mirror `result` for the artifacts. `mode` is `live`, `replay` or `scripted`; `prompt` is
+    /// the prompt that was sent. Credential-like keys of the configuration are replaced by
+    /// `[redacted]`.
+    pub fn from_result(result: &CopilotResult, mode: &str, prompt: &str) -> Self {
+        let tool_calls: Vec<ToolCallRecord> = result
+            .tool_calls
+            .iter()
+            .map(|c| ToolCallRecord {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+                result: c.result.clone(),
+                success: c.success,
+                error: c.error.clone(),
+                agent_id: c.agent_id.clone(),
+                duration_ms: c.duration_ms,
+                completed: c.completed,
+                denied: c.denied.clone(),
+            })
+            .collect();
+        let usage: Vec<UsageRecord> = result
+            .usage
+            .iter()
+            .map(|u| UsageRecord {
+                model: u.model.clone(),
+                input_tokens: u.input_tokens,
+                output_tokens: u.output_tokens,
+                cache_read_tokens: u.cache_read_tokens,
+                cache_write_tokens: u.cache_write_tokens,
+                cost: u.cost,
+                duration_ms: u.duration_ms,
+                agent_id: u.agent_id.clone(),
+            })
+            .collect();
+        let costs: Vec<f64> = usage.iter().filter_map(|u| u.cost).collect();
+        let totals = RunTotals {
+            model_calls: usage.len() as u64,
+            input_tokens: usage.iter().map(|u| u.input_tokens).sum(),
+            output_tokens: usage.iter().map(|u| u.output_tokens).sum(),
+            cache_read_tokens: usage.iter().map(|u| u.cache_read_tokens).sum(),
+            cache_write_tokens: usage.iter().map(|u| u.cache_write_tokens).sum(),
+            cost: (!costs.is_empty()).then(|| costs.iter().sum()),
+            tool_calls: tool_calls.len() as u64,
+        };
+        let skills_invoked = if result.skill_invocations.is_empty() {
+            tool_calls
+                .iter()
+                .filter(|c| c.name == "skill")
+                .filter_map(|c| c.arguments.get("skill").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        } else {
+            result
+                .skill_invocations
+                .iter()
+                .map(|i| i.name.clone())
+                .collect()
+        };
+        let skill_invocations: Vec<Value> = result
+            .skill_invocations
+            .iter()
+            .filter_map(|i| serde_json::to_value(i).ok())
+            .collect();
+        let subagent_invocations: Vec<Value> = result
+            .subagent_invocations
+            .iter()
+            .filter_map(|i| serde_json::to_value(i).ok())
+            .collect();
+        let skill_discovery = result
+            .skill_discovery
+            .as_ref()
+            .and_then(|d| serde_json::to_value(d).ok());
+        let mut subagents: Vec<String> = Vec::new();
+        for id in tool_calls
+            .iter()
+            .filter_map(|c| c.agent_id.as_ref())
+            .chain(usage.iter().filter_map(|u| u.agent_id.as_ref()))
+        {
+            if !subagents.contains(id) {
+                subagents.push(id.clone());
+            }
+        }
+        let mut configuration = result.configuration.clone();
+        redact_credential_keys(&mut configuration);
+        RunRecord {
+            eval_name: result.eval_name.clone(),
+            mode: mode.to_owned(),
+            prompt: prompt.to_owned(),
+            model_requested: result.model_requested.clone(),
+            model_used: result.model_used.clone(),
+            success: result.success,
+            stop_reason: result.stop_reason.as_str().to_owned(),
+            error: result.error.clone(),
+            capture_errors: result.capture_errors.clone(),
+            evidence_complete: result.evidence_complete,
+            cleanup_errors: result.cleanup_errors.clone(),
+            tool_handler_failures: result.tool_handler_failures.clone(),
+            tool_calls_admitted: result.tool_calls_admitted,
+            configuration,
+            turns: result
+                .turns
+                .iter()
+                .map(|t| TurnRecord {
+                    role: match t.role {
+                        crate::result::Role::User => "user".to_owned(),
+                        crate::result::Role::Assistant => "assistant".to_owned(),
+                    },
+                    content: t.content.clone(),
+                    tool_call_ids: t.tool_call_ids.clone(),
+                })
+                .collect(),
+            tool_calls,
+            final_response: result.final_response.clone(),
+            usage,
+            totals,
+            duration_ms: result.duration_ms,
+            timings: TimingsRecord {
+                runtime_start_ms: result.timings.runtime_start_ms,
+                create_session_ms: result.timings.create_session_ms,
+                turns_ms: result.timings.turns_ms,
+                cleanup_ms: result.timings.cleanup_ms,
+            },
+            working_directory: result.working_directory.display().to_string(),
+            skills_invoked,
+            skill_discovery,
+            skill_invocations,
+            subagents,
+            subagent_invocations,
+            audit: (!result.request_audit.is_empty())
+                .then(|| serde_json::to_value(&result.request_audit).ok())
+                .flatten(),
+            replay: None,
+        }
+    }
+
+    /// Whether this run's stop reason is an infrastructure failure (`execution_error`,
+    /// `cleanup_error`, `request_audit_error`, `replay_mismatch`) rather than a verdict on the task (`completed`,
+    /// `timeout`, `tool_budget_exceeded`).
+    pub fn is_infrastructure_stop(&self) -> bool {
+        INFRASTRUCTURE_STOPS.contains(&self.stop_reason.as_str())
+    }
+}
+
+/// Stop reasons that mean the infrastructure failed, not the task.
+pub const INFRASTRUCTURE_STOPS: &[&str] = &[
+    "execution_error",
+    "cleanup_error",
+    "request_audit_error",
+    "replay_mismatch",
+];
+
+/// Keys of configuration objects whose values are replaced by `[redacted]` (matched
+/// case-insensitively as substrings).
+const CREDENTIAL_KEYS: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "authorization",
+    "api_key",
+    "apikey",
+    "cookie",
+    "headers",
+    "env",
+];
+
+/// Replace the values of credential-like keys in `value` (recursively) by `"[redacted]"`.
+pub fn redact_credential_keys(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                let lower = key.to_ascii_lowercase();
+                let credential = CREDENTIAL_KEYS.iter().any(|k| {
+                    if *k == "env" {
+                        lower == "env" || lower == "environment"
+                    } else {
+                        lower.contains(k)
+                    }
+                });
+                if credential && !v.is_null() {
+                    *v = Value::String("[redacted]".to_owned());
+                } else {
+                    redact_credential_keys(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_credential_keys),
+        _ => {}
+    }
+}
+
+impl SuiteTotals {
+    /// Sum `tests` into totals.
+    pub fn of(tests: &[TestRecord]) -> Self {
+        let mut totals = SuiteTotals {
+            tests: tests.len() as u64,
+            ..Default::default()
+        };
+        for test in tests {
+            match test.outcome {
+                Outcome::Passed => totals.passed += 1,
+                Outcome::Failed => totals.failed += 1,
+                Outcome::Error => totals.error += 1,
+                Outcome::NotRun => totals.not_run += 1,
+            }
+            for run in &test.runs {
+                totals.runs += 1;
+                totals.input_tokens += run.totals.input_tokens;
+                totals.output_tokens += run.totals.output_tokens;
+                totals.tool_calls += run.totals.tool_calls;
+                *totals
+                    .stop_reasons
+                    .entry(run.stop_reason.clone())
+                    .or_default() += 1;
+            }
+        }
+        totals
+    }
+}
+
+/// The JSON Schema (draft 2020-12) of [`SuiteReport`], generated from the Rust types, as pretty
+/// JSON text with a trailing newline: exactly the content of `docs/schema/results.schema.json`.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(SuiteReport);
+    let mut text = serde_json::to_string_pretty(&schema).expect("a schema serialises");
+    text.push('\n');
+    text
+}
+
+/// Format a wall-clock time as RFC 3339 in UTC with second precision, e.g.
+/// `2026-01-31T09:15:02Z`.
+pub fn rfc3339(time: std::time::SystemTime) -> String {
+    let secs = time
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests;

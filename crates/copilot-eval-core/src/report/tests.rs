@@ -1,0 +1,253 @@
+//! The artifact writers: the committed schema, JSON round trip, JUnit layout, redaction, atomic
+//! writes.
+
+use super::*;
+use serde_json::json;
+
+fn run(stop: &str, input: u64) -> RunRecord {
+    RunRecord {
+        eval_name: "e".into(),
+        mode: "replay".into(),
+        prompt: "p".into(),
+        model_requested: Some("claude-sonnet-4.5".into()),
+        model_used: Some("claude-sonnet-4.5".into()),
+        success: stop == "completed",
+        stop_reason: stop.into(),
+        error: None,
+        capture_errors: vec![],
+        evidence_complete: true,
+        cleanup_errors: vec![],
+        tool_handler_failures: vec![],
+        tool_calls_admitted: 1,
+        configuration: json!({"name": "e", "github_token": "abc", "nested": {"Authorization": "x"}}),
+        turns: vec![],
+        tool_calls: vec![],
+        final_response: Some("done".into()),
+        usage: vec![],
+        totals: RunTotals {
+            input_tokens: input,
+            output_tokens: 5,
+            tool_calls: 2,
+            ..Default::default()
+        },
+        duration_ms: 10,
+        timings: TimingsRecord::default(),
+        working_directory: "/w".into(),
+        skills_invoked: vec![],
+        skill_discovery: None,
+        skill_invocations: vec![],
+        subagents: vec![],
+        subagent_invocations: vec![],
+        audit: None,
+        replay: None,
+    }
+}
+
+fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunRecord>) -> TestRecord {
+    TestRecord {
+        name: name.into(),
+        test_id: format!("{name}::__copilot_eval"),
+        binary: binary.into(),
+        outcome,
+        error_kind: (outcome == Outcome::Error).then_some(ErrorKind::Killed),
+        duration_ms: 1500,
+        message: (outcome != Outcome::Passed).then(|| format!("{name} went wrong\nsecond line")),
+        properties: vec![Property {
+            name: "verdict".into(),
+            value: json!({"ok": outcome == Outcome::Passed}),
+        }],
+        runs,
+        workdir: None,
+        cassette: None,
+        exit: None,
+        output: None,
+    }
+}
+
+fn report() -> SuiteReport {
+    let tests = vec![
+        test(
+            "a",
+            "pkg::evals",
+            Outcome::Passed,
+            vec![run("completed", 100)],
+        ),
+        test("b", "pkg::evals", Outcome::Failed, vec![run("timeout", 50)]),
+        test(
+            "c",
+            "pkg",
+            Outcome::Error,
+            vec![run("completed", 1), run("execution_error", 2)],
+        ),
+        test("d", "pkg", Outcome::NotRun, vec![]),
+    ];
+    SuiteReport {
+        schema_version: SCHEMA_VERSION.into(),
+        tool: ToolInfo {
+            name: "copilot-eval".into(),
+            version: "0.1.0".into(),
+        },
+        runtime: RuntimeInfo::default(),
+        mode: "replay".into(),
+        started_at: "2026-01-31T09:15:02Z".into(),
+        duration_ms: 4000,
+        totals: SuiteTotals::of(&tests),
+        tests,
+    }
+}
+
+#[test]
+fn the_committed_schema_is_the_generated_one() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/schema/results.schema.json");
+    let generated = json_schema();
+    if std::env::var_os("COPILOT_EVAL_UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "docs/schema/results.schema.json is out of date: run `cargo copilot-eval schema > docs/schema/results.schema.json` (or this test with COPILOT_EVAL_UPDATE_SCHEMA=1)"
+    );
+}
+
+#[test]
+fn totals_count_outcomes_runs_and_stop_reasons() {
+    let totals = report().totals;
+    assert_eq!(
+        (totals.passed, totals.failed, totals.error, totals.not_run),
+        (1, 1, 1, 1)
+    );
+    assert_eq!(totals.runs, 4);
+    assert_eq!(totals.input_tokens, 153);
+    assert_eq!(totals.tool_calls, 8);
+    assert_eq!(totals.stop_reasons["completed"], 2);
+    assert_eq!(totals.stop_reasons["execution_error"], 1);
+}
+
+#[test]
+fn json_round_trips_and_junit_parses_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("deep/er/native.json");
+    let junit_path = dir.path().join("junit.xml");
+    let report = report();
+    write_json(&json_path, &report, &Redactor::default()).unwrap();
+    write_junit(&junit_path, &report, &Redactor::default()).unwrap();
+    let back: SuiteReport =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    assert_eq!(back, report);
+
+    let xml = std::fs::read_to_string(&junit_path).unwrap();
+    let junit = quick_junit::Report::deserialize_from_str(&xml).unwrap();
+    assert_eq!(
+        (junit.tests, junit.failures, junit.errors, junit.skipped),
+        (4, 1, 1, 1)
+    );
+    let suites: Vec<&str> = junit.test_suites.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(suites, ["pkg::evals", "pkg"]);
+    let c = &junit.test_suites[1].test_cases[0];
+    assert_eq!(c.name.as_str(), "c");
+    match &c.status {
+        quick_junit::TestCaseStatus::NonSuccess {
+            kind, message, ty, ..
+        } => {
+            assert_eq!(*kind, quick_junit::NonSuccessKind::Error);
+            assert_eq!(
+                message.as_ref().unwrap().as_str(),
+                "stop reason: completed, execution_error; c went wrong"
+            );
+            assert_eq!(ty.as_ref().unwrap().as_str(), "killed");
+        }
+        other => panic!("{other:?}"),
+    }
+    let props: Vec<(String, String)> = c
+        .properties
+        .iter()
+        .map(|p| (p.name.as_str().to_owned(), p.value.as_str().to_owned()))
+        .collect();
+    for expected in [
+        ("copilot_eval.model", "claude-sonnet-4.5"),
+        ("copilot_eval.tokens.input", "3"),
+        ("copilot_eval.tokens.output", "10"),
+        ("copilot_eval.tool_calls", "4"),
+        ("copilot_eval.stop_reason", "completed,execution_error"),
+        ("property.verdict", "{\"ok\":false}"),
+    ] {
+        assert!(
+            props.contains(&(expected.0.to_owned(), expected.1.to_owned())),
+            "{expected:?} not in {props:?}"
+        );
+    }
+    let b = &junit.test_suites[0].test_cases[1];
+    assert!(matches!(
+        &b.status,
+        quick_junit::TestCaseStatus::NonSuccess {
+            kind: quick_junit::NonSuccessKind::Failure,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn secrets_never_reach_the_artifacts() {
+    let secret = "ghp_abcdefghijklmnopqrstuvwxyz0123".to_owned();
+    let mut report = report();
+    report.tests[0].runs[0].final_response = Some(format!("token is {secret}!"));
+    report.tests[0].properties.push(Property {
+        name: secret.clone(),
+        value: json!([secret.clone()]),
+    });
+    let redactor = Redactor::with_secrets([secret.clone(), "short".to_owned()]);
+    let dir = tempfile::tempdir().unwrap();
+    write_json(&dir.path().join("r.json"), &report, &redactor).unwrap();
+    write_junit(&dir.path().join("r.xml"), &report, &redactor).unwrap();
+    for file in ["r.json", "r.xml"] {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        assert!(!text.contains(&secret), "{file} leaks the secret");
+        assert!(text.contains("[redacted]"), "{file}");
+        assert!(text.contains("short") || file == "r.json" || file == "r.xml");
+    }
+}
+
+#[test]
+fn configuration_credentials_are_removed_by_key() {
+    let mut value = json!({"name": "x", "github_token": "t", "mcp": {"headers": {"a": "b"}, "env": {"K": "v"}, "url": "u"}, "tools": ["a"]});
+    redact_credential_keys(&mut value);
+    assert_eq!(value["github_token"], "[redacted]");
+    assert_eq!(value["mcp"]["headers"], "[redacted]");
+    assert_eq!(value["mcp"]["env"], "[redacted]");
+    assert_eq!(value["mcp"]["url"], "u");
+    assert_eq!(value["tools"][0], "a");
+}
+
+#[test]
+fn atomic_writes_replace_whole_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/out.txt");
+    write_atomically(&path, b"first").unwrap();
+    write_atomically(&path, b"second").unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
+    let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers.len(),
+        1,
+        "no temporary file is left: {leftovers:?}"
+    );
+}
+
+#[test]
+fn times_are_rfc3339_utc() {
+    use std::time::{Duration, UNIX_EPOCH};
+    assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+    assert_eq!(
+        rfc3339(UNIX_EPOCH + Duration::from_secs(1_769_850_902)),
+        "2026-01-31T09:15:02Z"
+    );
+    assert_eq!(
+        rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+        "2000-02-29T00:00:00Z"
+    );
+}

@@ -1,0 +1,152 @@
+//! Human output of a suite run, on stderr: a progress bar with the running tests on a terminal
+//! (indicatif), one line per finished test otherwise, and a summary at the end. Machine output
+//! is written separately from the same record ([`report`](crate::report)).
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::report::{Outcome, SuiteReport, TestRecord};
+
+/// Shows the suite's progress.
+#[derive(Debug)]
+pub struct Display {
+    bar: Option<ProgressBar>,
+    running: Vec<String>,
+}
+
+impl Display {
+    /// A display for `total` tests: a progress bar when stderr is a terminal and `plain` is
+    /// false, else plain lines.
+    pub fn new(total: usize, plain: bool) -> Self {
+        let bar = (!plain && std::io::stderr().is_terminal()).then(|| {
+            let bar =
+                ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:25} {pos}/{len} running: {wide_msg}",
+                )
+                .expect("a valid template"),
+            );
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        Self {
+            bar,
+            running: Vec::new(),
+        }
+    }
+
+    /// A test started.
+    pub fn started(&mut self, label: &str) {
+        self.running.push(label.to_owned());
+        self.update();
+    }
+
+    /// A test finished (or was not run): print its line.
+    pub fn finished(&mut self, label: &str, record: &TestRecord) {
+        self.running.retain(|r| r != label);
+        let line = finished_line(record);
+        match &self.bar {
+            Some(bar) => {
+                bar.println(line);
+                bar.inc(1);
+            }
+            None => eprintln!("{line}"),
+        }
+        self.update();
+    }
+
+    /// Print a note above the progress.
+    pub fn note(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    fn update(&self) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(self.running.join(", "));
+        }
+    }
+
+    /// Remove the progress bar.
+    pub fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// The line printed when a test finishes, e.g.
+/// `    PASS [   1.234s] quickstart::evals creates_a_file`, followed for a test that did not
+/// pass by its message's first lines and its kept working directory.
+pub fn finished_line(record: &TestRecord) -> String {
+    let status = match record.outcome {
+        Outcome::Passed => "PASS",
+        Outcome::Failed => "FAIL",
+        Outcome::Error => "ERROR",
+        Outcome::NotRun => "NOT RUN",
+    };
+    let mut line = format!(
+        "{status:>8} [{:>8.3}s] {} {}",
+        record.duration_ms as f64 / 1000.0,
+        record.binary,
+        record.name
+    );
+    if record.outcome != Outcome::Passed {
+        if let Some(message) = &record.message {
+            for text in message.lines().take(6) {
+                line.push_str("\n             ");
+                line.push_str(text);
+            }
+        }
+        if let Some(dir) = &record.workdir {
+            line.push_str(&format!("\n             working directory: {dir}"));
+        }
+    }
+    line
+}
+
+/// The summary printed at the end: counts, stop reasons, tokens, and the tests that did not
+/// pass.
+pub fn summary(report: &SuiteReport) -> String {
+    let t = &report.totals;
+    let mut out = format!(
+        "     Summary [{:>8.3}s] {} tests: {} passed, {} failed, {} errors, {} not run\n",
+        report.duration_ms as f64 / 1000.0,
+        t.tests,
+        t.passed,
+        t.failed,
+        t.error,
+        t.not_run
+    );
+    if !t.stop_reasons.is_empty() {
+        let reasons: Vec<String> = t
+            .stop_reasons
+            .iter()
+            .map(|(reason, n)| format!("{reason} {n}"))
+            .collect();
+        out.push_str(&format!("  stop reasons: {}\n", reasons.join(", ")));
+    }
+    out.push_str(&format!(
+        "  tokens: {} input, {} output; {} tool calls in {} runs\n",
+        t.input_tokens, t.output_tokens, t.tool_calls, t.runs
+    ));
+    for test in report.tests.iter().filter(|t| t.outcome != Outcome::Passed) {
+        let first = test
+            .message
+            .as_deref()
+            .and_then(|m| m.lines().next())
+            .unwrap_or("");
+        out.push_str(&format!(
+            "  {:>7} {} {}: {first}\n",
+            test.outcome.as_str().to_uppercase(),
+            test.binary,
+            test.name
+        ));
+    }
+    out
+}

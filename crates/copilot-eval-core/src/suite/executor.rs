@@ -1,0 +1,495 @@
+//! Running one eval test in its own process, watching its deadline, and turning what it left
+//! (exit status, evidence file, output) into a [`TestRecord`].
+//!
+//! Each test process runs `<binary> <test id> --exact --ignored --nocapture --test-threads 1` in
+//! the package root, in a process group of its own, with `COPILOT_EVAL_MODE`,
+//! `COPILOT_EVAL_EVIDENCE_FILE` and a marker variable (`COPILOT_EVAL_SUITE_PROCESS`) set; its
+//! stdout and stderr go to files. The runner kills the whole group (SIGKILL) when the process
+//! outlives the deadline its evidence announces plus the cleanup bound, and after every exit it
+//! kills whatever is left in the group or still carries the marker (a crashed test's runtime).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::list::{EvalTest, TestBinary};
+use crate::harness::{ENV_EVIDENCE_FILE, ENV_MODE, EvidenceStatus, Mode, TestEvidence};
+use crate::report::{CapturedOutput, ErrorKind, ExitRecord, Outcome, TestRecord};
+
+/// Environment variable the runner gives each test process (value unique per process); every
+/// process that still carries it after the test ended is killed.
+pub const ENV_SUITE_PROCESS: &str = "COPILOT_EVAL_SUITE_PROCESS";
+
+/// How long a test process may run before its first evidence is written.
+const STARTUP_BOUND: Duration = Duration::from_secs(60);
+/// How much of each output stream is kept for a test that did not pass, bytes.
+const OUTPUT_TAIL: u64 = 16 * 1024;
+
+/// Settings of the executor.
+#[derive(Debug, Clone)]
+pub struct ExecOptions {
+    /// `COPILOT_EVAL_MODE` for the tests.
+    pub mode: Mode,
+    /// Time allowed past a test's deadline (for the run's cleanup) before it is killed.
+    pub cleanup_bound: Duration,
+    /// Folder for the evidence and output files of this suite.
+    pub scratch: PathBuf,
+    /// A prefix unique to this suite, for the marker variable.
+    pub suite_id: String,
+}
+
+/// Set when the user interrupts the suite (Ctrl-C); running tests are killed and reported as
+/// interrupted.
+#[derive(Debug, Default)]
+pub struct Interrupt {
+    flag: AtomicBool,
+}
+
+impl Interrupt {
+    /// Mark the suite as interrupted.
+    pub fn set(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+    }
+    /// Whether the suite was interrupted.
+    pub fn is_set(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
+
+/// Run `test` (the `index`-th of the list) in its own process and report it.
+pub async fn run_one(
+    index: usize,
+    test: &EvalTest,
+    binary: &TestBinary,
+    options: &ExecOptions,
+    interrupt: Arc<Interrupt>,
+) -> TestRecord {
+    let evidence_path = options.scratch.join(format!("{index}.evidence.json"));
+    let stdout_path = options.scratch.join(format!("{index}.stdout"));
+    let stderr_path = options.scratch.join(format!("{index}.stderr"));
+    let marker = format!("{}-{index}", options.suite_id);
+    let started = Instant::now();
+    let mut record = TestRecord {
+        name: test.name.clone(),
+        test_id: test.test_id.clone(),
+        binary: binary.id.clone(),
+        outcome: Outcome::Error,
+        error_kind: None,
+        duration_ms: 0,
+        message: None,
+        properties: Vec::new(),
+        runs: Vec::new(),
+        workdir: None,
+        cassette: None,
+        exit: None,
+        output: None,
+    };
+    let files = std::fs::File::create(&stdout_path)
+        .and_then(|out| Ok((out, std::fs::File::create(&stderr_path)?)));
+    let (out, err) = match files {
+        Ok(files) => files,
+        Err(e) => {
+            record.error_kind = Some(ErrorKind::Setup);
+            record.message = Some(format!("cannot create the output files: {e}"));
+            return record;
+        }
+    };
+    let mut command = tokio::process::Command::new(&binary.path);
+    command
+        .arg(&test.test_id)
+        .args(["--exact", "--ignored", "--nocapture", "--test-threads", "1"])
+        .current_dir(&binary.cwd)
+        .env(ENV_MODE, options.mode.as_str())
+        .env(ENV_EVIDENCE_FILE, &evidence_path)
+        .env(ENV_SUITE_PROCESS, &marker)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            record.error_kind = Some(ErrorKind::Crashed);
+            record.message = Some(format!("cannot start {}: {e}", binary.path.display()));
+            return record;
+        }
+    };
+    let pid = child.id();
+    let spawned_at = SystemTime::now();
+    let mut killed = false;
+    let status = loop {
+        tokio::select! {
+            status = child.wait() => break status,
+            _ = tokio::time::sleep(Duration::from_millis(200)) => {
+                let deadline = match TestEvidence::read(&evidence_path) {
+                    Ok(evidence) => UNIX_EPOCH + Duration::from_millis(evidence.deadline_unix_ms),
+                    Err(_) => spawned_at + STARTUP_BOUND,
+                };
+                let overdue = SystemTime::now() > deadline + options.cleanup_bound;
+                if (overdue || interrupt.is_set()) && !killed {
+                    killed = true;
+                    kill_group(pid);
+                    let _ = child.start_kill();
+                }
+            }
+        }
+    };
+    // Whatever the test left behind goes too: its process group and any process that still
+    // carries its marker (e.g. the runtime of a crashed test).
+    kill_group(pid);
+    let leftovers = crate::runtime::processes_with_env(&format!("{ENV_SUITE_PROCESS}={marker}"));
+    for leftover in &leftovers {
+        kill_pid(*leftover);
+    }
+    record.duration_ms = started.elapsed().as_millis() as u64;
+    let exit = match &status {
+        Ok(status) => ExitRecord {
+            code: status.code(),
+            signal: signal_of(status),
+            killed_by_runner: killed,
+        },
+        Err(_) => ExitRecord {
+            code: None,
+            signal: None,
+            killed_by_runner: killed,
+        },
+    };
+    let evidence = TestEvidence::read(&evidence_path);
+    let interrupted = killed && interrupt.is_set();
+    let verdict = classify(
+        &exit,
+        evidence.as_ref().ok(),
+        options.cleanup_bound,
+        interrupted,
+    );
+    record.outcome = verdict.outcome;
+    record.error_kind = verdict.error_kind;
+    record.message = verdict.message;
+    if let Ok(evidence) = evidence {
+        record.properties = evidence.properties;
+        record.runs = evidence.runs;
+        if options.mode == Mode::Replay {
+            record.cassette = Some(evidence.cassette);
+        }
+        if evidence.workdir_kept || record.outcome != Outcome::Passed {
+            record.workdir = evidence.workdir;
+        }
+    }
+    if !leftovers.is_empty() && record.outcome != Outcome::Passed {
+        let note = format!("killed processes the test left behind: {leftovers:?}");
+        record.message = Some(match record.message.take() {
+            Some(m) => format!("{m}\n{note}"),
+            None => note,
+        });
+    }
+    if record.outcome != Outcome::Passed {
+        record.output = Some(CapturedOutput {
+            stdout: tail(&stdout_path),
+            stderr: tail(&stderr_path),
+        });
+    }
+    record.exit = Some(exit);
+    record
+}
+
+/// What [`classify`] decides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// For `error`: what failed.
+    pub error_kind: Option<ErrorKind>,
+    /// The failure or error message.
+    pub message: Option<String>,
+}
+
+impl Verdict {
+    fn error(kind: ErrorKind, message: String) -> Self {
+        Self {
+            outcome: Outcome::Error,
+            error_kind: Some(kind),
+            message: Some(message),
+        }
+    }
+}
+
+/// Decide a test's outcome from how its process ended and the evidence it left (pure).
+///
+/// - killed by the runner: `error` (`killed`, or `crashed` with "interrupted" on Ctrl-C);
+/// - no evidence: `error` (`missing_evidence`, or `crashed` after a signal);
+/// - a signal or an exit status other than 0 and 101: `error` (`crashed`);
+/// - a setup error in the evidence: `error` (`setup`);
+/// - exit 0 with the evidence `passed`: `passed`, unless a run ended in `cleanup_error`
+///   (`error`, `run`: something outlived its run);
+/// - exit 101 with the evidence `failed`: `error` (`run`) when a run ended on an infrastructure
+///   stop reason, else `failed` with the test's message;
+/// - any other combination: `error` (`crashed`).
+pub fn classify(
+    exit: &ExitRecord,
+    evidence: Option<&TestEvidence>,
+    cleanup_bound: Duration,
+    interrupted: bool,
+) -> Verdict {
+    let running = evidence
+        .and_then(|e| e.running.as_deref())
+        .map(|r| format!(" while running {r}"))
+        .unwrap_or_default();
+    if interrupted {
+        return Verdict::error(
+            ErrorKind::Crashed,
+            format!("interrupted: the suite was stopped{running}"),
+        );
+    }
+    if exit.killed_by_runner {
+        return Verdict::error(
+            ErrorKind::Killed,
+            format!(
+                "killed: the test process outlived its deadline plus the cleanup bound ({}s){running}",
+                cleanup_bound.as_secs_f64()
+            ),
+        );
+    }
+    let how = match (exit.code, exit.signal) {
+        (_, Some(signal)) => format!("terminated by signal {signal}{}", signal_name(signal)),
+        (Some(code), None) => format!("exited with status {code}"),
+        (None, None) => "ended in an unknown way".to_owned(),
+    };
+    let Some(evidence) = evidence else {
+        return if exit.signal.is_some() {
+            Verdict::error(
+                ErrorKind::Crashed,
+                format!("the test process {how} before writing its evidence"),
+            )
+        } else {
+            Verdict::error(
+                ErrorKind::MissingEvidence,
+                format!("the test process {how} without writing its evidence (did the test run?)"),
+            )
+        };
+    };
+    let abnormal = exit.signal.is_some() || !matches!(exit.code, Some(0) | Some(101));
+    if abnormal {
+        let mut message = format!("the test process {how}{running}");
+        if let Some(failure) = &evidence.failure {
+            message.push_str(&format!("; the test had failed: {failure}"));
+        }
+        return Verdict::error(ErrorKind::Crashed, message);
+    }
+    if let Some(setup) = &evidence.setup_error {
+        return Verdict::error(ErrorKind::Setup, setup.clone());
+    }
+    let infrastructure: Vec<String> = evidence
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.is_infrastructure_stop())
+        .map(|(i, r)| {
+            format!(
+                "run {} ({}) stopped with {}: {}",
+                i + 1,
+                r.eval_name,
+                r.stop_reason,
+                r.error.as_deref().unwrap_or("no error text")
+            )
+        })
+        .collect();
+    match (exit.code, evidence.status) {
+        (Some(0), EvidenceStatus::Passed) => {
+            let cleanup: Vec<&String> = evidence
+                .runs
+                .iter()
+                .filter(|r| r.stop_reason == "cleanup_error")
+                .filter_map(|r| r.error.as_ref())
+                .collect();
+            if cleanup.is_empty() {
+                Verdict {
+                    outcome: Outcome::Passed,
+                    error_kind: None,
+                    message: None,
+                }
+            } else {
+                Verdict::error(
+                    ErrorKind::Run,
+                    format!(
+                        "the test passed, but a run's cleanup failed: {}",
+                        cleanup
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                )
+            }
+        }
+        (Some(101), EvidenceStatus::Failed) => {
+            let failure = evidence
+                .failure
+                .clone()
+                .unwrap_or_else(|| "the test failed".to_owned());
+            if infrastructure.is_empty() {
+                Verdict {
+                    outcome: Outcome::Failed,
+                    error_kind: None,
+                    message: Some(failure),
+                }
+            } else {
+                Verdict::error(
+                    ErrorKind::Run,
+                    format!(
+                        "{}\nthe test then failed: {failure}",
+                        infrastructure.join("\n")
+                    ),
+                )
+            }
+        }
+        (_, status) => Verdict::error(
+            ErrorKind::Crashed,
+            format!("the test process {how} but its evidence says {status:?}{running}"),
+        ),
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        6 => " (SIGABRT)",
+        9 => " (SIGKILL)",
+        11 => " (SIGSEGV)",
+        15 => " (SIGTERM)",
+        2 => " (SIGINT)",
+        _ => "",
+    }
+}
+
+#[cfg(unix)]
+fn signal_of(status: &std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+#[cfg(not(unix))]
+fn signal_of(_status: &std::process::ExitStatus) -> Option<i32> {
+    None
+}
+
+/// SIGKILL the process group led by `pid` (the test process was started as its leader).
+fn kill_group(pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid {
+        // SAFETY: kill(2) on a process group id we created; no memory is involved. ESRCH (the
+        // group is gone) is the normal case and ignored.
+        unsafe {
+            libc::kill(-(pid as libc::pid_t), libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+fn kill_pid(pid: u32) {
+    #[cfg(unix)]
+    // SAFETY: kill(2) with a pid read from /proc; no memory is involved.
+    unsafe {
+        libc::kill(pid as libc::pid_t, libc::SIGKILL);
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+/// The last [`OUTPUT_TAIL`] bytes of a file, lossy UTF-8 (empty when unreadable).
+fn tail(path: &Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > OUTPUT_TAIL {
+        let _ = file.seek(SeekFrom::Start(len - OUTPUT_TAIL));
+    }
+    let mut bytes = Vec::new();
+    let _ = file.read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::EVIDENCE_FORMAT;
+
+    fn evidence(status: EvidenceStatus) -> TestEvidence {
+        TestEvidence {
+            format: EVIDENCE_FORMAT.to_owned(),
+            test_id: "t::__copilot_eval".to_owned(),
+            name: "t".to_owned(),
+            status,
+            pid: 1,
+            deadline_unix_ms: 0,
+            mode: "live".to_owned(),
+            properties: vec![],
+            runs: vec![],
+            running: None,
+            failure: None,
+            setup_error: None,
+            workdir: None,
+            workdir_kept: false,
+            cassette: "c.yaml".to_owned(),
+        }
+    }
+
+    fn exit(code: Option<i32>, signal: Option<i32>) -> ExitRecord {
+        ExitRecord {
+            code,
+            signal,
+            killed_by_runner: false,
+        }
+    }
+
+    const BOUND: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn passed_and_failed_follow_the_process_and_the_evidence() {
+        let v = classify(
+            &exit(Some(0), None),
+            Some(&evidence(EvidenceStatus::Passed)),
+            BOUND,
+            false,
+        );
+        assert_eq!(v.outcome, Outcome::Passed);
+        let mut failed = evidence(EvidenceStatus::Failed);
+        failed.failure = Some("assertion failed: x".to_owned());
+        let v = classify(&exit(Some(101), None), Some(&failed), BOUND, false);
+        assert_eq!(v.outcome, Outcome::Failed);
+        assert_eq!(v.message.as_deref(), Some("assertion failed: x"));
+    }
+
+    #[test]
+    fn abnormal_ends_are_errors() {
+        let v = classify(
+            &exit(None, Some(6)),
+            Some(&evidence(EvidenceStatus::Running)),
+            BOUND,
+            false,
+        );
+        assert_eq!(v.error_kind, Some(ErrorKind::Crashed));
+        assert!(v.message.unwrap().contains("SIGABRT"));
+        let v = classify(&exit(Some(0), None), None, BOUND, false);
+        assert_eq!(v.error_kind, Some(ErrorKind::MissingEvidence));
+        let mut killed = exit(None, Some(9));
+        killed.killed_by_runner = true;
+        let v = classify(
+            &killed,
+            Some(&evidence(EvidenceStatus::Running)),
+            BOUND,
+            false,
+        );
+        assert_eq!(v.error_kind, Some(ErrorKind::Killed));
+        let mut setup = evidence(EvidenceStatus::Failed);
+        setup.setup_error = Some("no cassette".to_owned());
+        let v = classify(&exit(Some(101), None), Some(&setup), BOUND, false);
+        assert_eq!(v.error_kind, Some(ErrorKind::Setup));
+        assert_eq!(v.message.as_deref(), Some("no cassette"));
+    }
+}

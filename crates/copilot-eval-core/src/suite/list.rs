@@ -1,0 +1,352 @@
+//! Building the test binaries and listing their eval tests: the test list is data before
+//! anything runs.
+//!
+//! 1. `cargo test --no-run --message-format json-render-diagnostics` (with the package selection)
+//!    builds every test target; its JSON messages name each test executable
+//!    ([`build_test_binaries`]); `cargo metadata` maps them to package names and roots.
+//! 2. Each binary is asked for its tests with `--list --format terse` (listing never runs a
+//!    test), and only names ending in `::__copilot_eval` (the marker `#[copilot_eval]` emits)
+//!    are kept ([`parse_terse_list`], [`select`]); ordinary and ignored tests are never selected.
+//! 3. User filters select by substring of the test path, like libtest's.
+
+use std::collections::HashMap;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use cargo_metadata::{Message, TargetKind};
+
+use super::SuiteError;
+use crate::harness::TEST_MARKER;
+
+/// Which packages to build and search.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum PackageSelection {
+    /// Cargo's default: the package in the current directory, or the workspace's default members.
+    #[default]
+    Default,
+    /// `--workspace`: every workspace member.
+    Workspace,
+    /// `-p NAME` (repeatable).
+    Packages(Vec<String>),
+}
+
+/// How to build the test binaries.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// The cargo executable (`$CARGO`, else `cargo`).
+    pub cargo: PathBuf,
+    /// `--manifest-path`, when given.
+    pub manifest_path: Option<PathBuf>,
+    /// The packages.
+    pub packages: PackageSelection,
+}
+
+impl BuildOptions {
+    /// Build options with cargo from `$CARGO` (set when run through cargo), else `cargo` on the
+    /// `PATH`.
+    pub fn new(manifest_path: Option<PathBuf>, packages: PackageSelection) -> Self {
+        Self {
+            cargo: std::env::var_os("CARGO")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("cargo")),
+            manifest_path,
+            packages,
+        }
+    }
+
+    fn apply(&self, command: &mut Command) {
+        if let Some(path) = &self.manifest_path {
+            command.arg("--manifest-path").arg(path);
+        }
+        match &self.packages {
+            PackageSelection::Default => {}
+            PackageSelection::Workspace => {
+                command.arg("--workspace");
+            }
+            PackageSelection::Packages(names) => {
+                for name in names {
+                    command.arg("-p").arg(name);
+                }
+            }
+        }
+    }
+}
+
+/// One test executable built by cargo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestBinary {
+    /// `package` for a library's unit tests, `package::target` for an integration test,
+    /// `package::bin/target` (or `example/`, `bench/`) for the others.
+    pub id: String,
+    /// The package name.
+    pub package: String,
+    /// The target name.
+    pub target: String,
+    /// The executable.
+    pub path: PathBuf,
+    /// The package root, where cargo runs the binary and where the tests run.
+    pub cwd: PathBuf,
+}
+
+/// One eval test of a binary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvalTest {
+    /// Index into [`TestList::binaries`].
+    pub binary: usize,
+    /// The libtest name (`path::__copilot_eval`).
+    pub test_id: String,
+    /// The test path shown to users (`path`).
+    pub name: String,
+}
+
+/// The eval tests to run, binary by binary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TestList {
+    /// Every test binary that was built (with or without eval tests).
+    pub binaries: Vec<TestBinary>,
+    /// The selected eval tests, in binary order then libtest's order (alphabetical).
+    pub tests: Vec<EvalTest>,
+    /// Eval tests that the filters left out.
+    pub filtered_out: usize,
+    /// Tests of these binaries that are not eval tests (never run).
+    pub other_tests: usize,
+}
+
+impl TestList {
+    /// The binary of `test`.
+    pub fn binary(&self, test: &EvalTest) -> &TestBinary {
+        &self.binaries[test.binary]
+    }
+}
+
+/// Build the test targets and return their executables, sorted by id. Cargo's own progress
+/// and diagnostics go to stderr.
+///
+/// Errors: cargo cannot be started, the build fails, or `cargo metadata` fails.
+pub fn build_test_binaries(options: &BuildOptions) -> Result<Vec<TestBinary>, SuiteError> {
+    let mut metadata = cargo_metadata::MetadataCommand::new();
+    metadata.cargo_path(&options.cargo).no_deps();
+    if let Some(path) = &options.manifest_path {
+        metadata.manifest_path(path);
+    }
+    let metadata = metadata
+        .exec()
+        .map_err(|e| SuiteError::Build(format!("cargo metadata failed: {e}")))?;
+    let names: HashMap<String, String> = metadata
+        .packages
+        .iter()
+        .map(|p| (p.id.repr.clone(), p.name.to_string()))
+        .collect();
+
+    let mut command = Command::new(&options.cargo);
+    command
+        .args([
+            "test",
+            "--no-run",
+            "--message-format",
+            "json-render-diagnostics",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    options.apply(&mut command);
+    let mut child = command
+        .spawn()
+        .map_err(|e| SuiteError::Build(format!("cannot start {}: {e}", options.cargo.display())))?;
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut binaries = Vec::new();
+    for message in Message::parse_stream(BufReader::new(stdout)) {
+        let message =
+            message.map_err(|e| SuiteError::Build(format!("reading cargo's output: {e}")))?;
+        if let Message::CompilerArtifact(artifact) = message {
+            let Some(executable) = artifact.executable else {
+                continue;
+            };
+            if !artifact.profile.test {
+                continue;
+            }
+            let package = names
+                .get(&artifact.package_id.repr)
+                .cloned()
+                .unwrap_or_else(|| artifact.target.name.clone());
+            let kind = artifact.target.kind.first().cloned();
+            let target = artifact.target.name.clone();
+            let id = match kind {
+                Some(TargetKind::Lib | TargetKind::RLib | TargetKind::ProcMacro) => package.clone(),
+                Some(TargetKind::Test) => format!("{package}::{target}"),
+                Some(TargetKind::Bin) => format!("{package}::bin/{target}"),
+                Some(TargetKind::Example) => format!("{package}::example/{target}"),
+                Some(TargetKind::Bench) => format!("{package}::bench/{target}"),
+                _ => format!("{package}::{target}"),
+            };
+            let cwd = artifact
+                .manifest_path
+                .parent()
+                .map(|p| p.as_std_path().to_path_buf())
+                .unwrap_or_else(|| PathBuf::from("."));
+            binaries.push(TestBinary {
+                id,
+                package,
+                target,
+                path: executable.into_std_path_buf(),
+                cwd,
+            });
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| SuiteError::Build(format!("waiting for cargo: {e}")))?;
+    if !status.success() {
+        return Err(SuiteError::Build(format!(
+            "`cargo test --no-run` failed ({status}); see cargo's messages above"
+        )));
+    }
+    // Cargo reports artifacts in build order, which varies; the list is sorted by binary id.
+    binaries.sort_by(|a, b| a.id.cmp(&b.id));
+    binaries.dedup_by(|a, b| a.path == b.path);
+    Ok(binaries)
+}
+
+/// Every test name `binary` lists (`--list --format terse`), ignored ones included.
+///
+/// Errors: the binary cannot be started or exits unsuccessfully.
+pub fn list_binary(binary: &TestBinary) -> Result<Vec<String>, SuiteError> {
+    let output = Command::new(&binary.path)
+        .args(["--list", "--format", "terse"])
+        .current_dir(&binary.cwd)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| SuiteError::List(format!("cannot run {}: {e}", binary.path.display())))?;
+    if !output.status.success() {
+        return Err(SuiteError::List(format!(
+            "{} --list failed ({}): {}",
+            binary.path.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    Ok(parse_terse_list(&String::from_utf8_lossy(&output.stdout)))
+}
+
+/// The test names in libtest's `--list --format terse` output (`name: test` lines; benchmarks
+/// and other lines are skipped).
+pub fn parse_terse_list(output: &str) -> Vec<String> {
+    output
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether a libtest name is an eval test (ends in `::__copilot_eval`); returns its test path.
+pub fn eval_test_path(test_id: &str) -> Option<&str> {
+    test_id
+        .strip_suffix(TEST_MARKER)
+        .and_then(|rest| rest.strip_suffix("::"))
+        .filter(|path| !path.is_empty())
+}
+
+/// Whether `name` is selected by `filters`: no filter selects everything; otherwise any filter
+/// that is a substring of `name` selects it.
+pub fn matches_filters(name: &str, filters: &[String]) -> bool {
+    filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
+}
+
+/// Build the test list from each binary's test names (`names[i]` belongs to `binaries[i]`),
+/// keeping only eval tests that `filters` select.
+pub fn select(binaries: Vec<TestBinary>, names: &[Vec<String>], filters: &[String]) -> TestList {
+    let mut list = TestList {
+        binaries,
+        ..Default::default()
+    };
+    for (index, names) in names.iter().enumerate() {
+        for test_id in names {
+            match eval_test_path(test_id) {
+                Some(path) if matches_filters(path, filters) => list.tests.push(EvalTest {
+                    binary: index,
+                    test_id: test_id.clone(),
+                    name: path.to_owned(),
+                }),
+                Some(_) => list.filtered_out += 1,
+                None => list.other_tests += 1,
+            }
+        }
+    }
+    list
+}
+
+/// Build, list and select: the whole discovery.
+///
+/// Errors: as [`build_test_binaries`] and [`list_binary`].
+pub fn discover(options: &BuildOptions, filters: &[String]) -> Result<TestList, SuiteError> {
+    let binaries = build_test_binaries(options)?;
+    let names = binaries
+        .iter()
+        .map(list_binary)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(select(binaries, &names, filters))
+}
+
+/// The path of `path` relative to `base` when it is inside it, for display.
+pub fn display_path(path: &Path, base: &Path) -> String {
+    path.strip_prefix(base)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binary(id: &str) -> TestBinary {
+        TestBinary {
+            id: id.to_owned(),
+            package: "p".to_owned(),
+            target: "t".to_owned(),
+            path: PathBuf::from("/bin/true"),
+            cwd: PathBuf::from("/"),
+        }
+    }
+
+    #[test]
+    fn terse_lists_keep_tests_only() {
+        let out = "a::b: test\nc::__copilot_eval: test\nbench_x: bench\n\nnoise\n";
+        assert_eq!(parse_terse_list(out), ["a::b", "c::__copilot_eval"]);
+    }
+
+    #[test]
+    fn only_marked_tests_are_selected_and_filters_apply() {
+        let names = vec![
+            vec![
+                "ordinary".to_owned(),
+                "ignored_one".to_owned(),
+                "creates_file::__copilot_eval".to_owned(),
+                "m::uses_tool::__copilot_eval".to_owned(),
+                "__copilot_eval".to_owned(),
+                "x::__copilot_evaluation".to_owned(),
+            ],
+            vec!["skill::__copilot_eval".to_owned()],
+        ];
+        let list = select(vec![binary("a"), binary("b")], &names, &[]);
+        let got: Vec<_> = list
+            .tests
+            .iter()
+            .map(|t| (t.binary, t.name.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [(0, "creates_file"), (0, "m::uses_tool"), (1, "skill")]
+        );
+        assert_eq!(list.other_tests, 4);
+
+        let list = select(
+            vec![binary("a"), binary("b")],
+            &names,
+            &["tool".to_owned(), "skill".to_owned()],
+        );
+        let got: Vec<_> = list.tests.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(got, ["m::uses_tool", "skill"]);
+        assert_eq!(list.filtered_out, 1);
+    }
+}

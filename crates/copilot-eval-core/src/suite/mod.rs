@@ -1,0 +1,360 @@
+//! The suite runner behind `cargo copilot-eval`: discover the eval tests, run each once in its own
+//! process, report, and decide the exit status.
+//!
+//! Architecture (one module per stage, the binary only parses arguments):
+//! - [`list`]: build the test binaries through cargo and list exactly the eval tests (data
+//!   before anything runs);
+//! - [`executor`]: one process per test, a deadline watchdog, process-group kill, and the pure
+//!   outcome decision ([`executor::classify`]);
+//! - this module's [`run_suite`]: the scheduler (at most `jobs` tests at a time, in list order;
+//!   stop launching after an infrastructure error unless `no_fail_fast`), then the artifacts;
+//! - [`display`]: the human output; [`report`](crate::report): the JSON and JUnit writers.
+//!
+//! Exit statuses ([`exit_code`]): `0` every selected eval passed; `1` some eval failed (its own
+//! checks) and none hit an infrastructure error; `2` the command line is invalid; `3` some eval
+//! ended in an infrastructure error or was not run because of one; `4` no eval test matched;
+//! `5` the suite could not build, list, or write its artifacts.
+
+pub mod display;
+pub mod executor;
+pub mod list;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::task::JoinSet;
+
+use crate::harness::Mode;
+use crate::report::{
+    Outcome, Redactor, RuntimeInfo, SCHEMA_VERSION, SuiteReport, SuiteTotals, TestRecord, ToolInfo,
+};
+use executor::{ExecOptions, Interrupt};
+use list::{BuildOptions, TestList};
+
+/// The exit statuses of `cargo copilot-eval` (see the module documentation).
+pub mod exit_code {
+    /// Every selected eval test passed (or `--list` succeeded).
+    pub const SUCCESS: u8 = 0;
+    /// At least one eval test failed its own checks; no infrastructure error.
+    pub const TEST_FAILURES: u8 = 1;
+    /// Invalid command line (clap's usage error status).
+    pub const USAGE: u8 = 2;
+    /// At least one eval test ended in an infrastructure error (setup, runtime start, transport,
+    /// audit, cleanup, replay mismatch, crash, kill) or was not run after one.
+    pub const INFRASTRUCTURE: u8 = 3;
+    /// No eval test matched the selection and filters.
+    pub const NO_TESTS: u8 = 4;
+    /// The suite itself failed: the build, the listing, or writing an artifact.
+    pub const SUITE_ERROR: u8 = 5;
+}
+
+/// Default time allowed past a test's deadline before its process is killed: long enough for
+/// the engine's bounded cleanup steps.
+pub const DEFAULT_CLEANUP_BOUND: Duration = Duration::from_secs(60);
+
+/// Errors of the suite itself (not of a test).
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// Building the test binaries failed.
+    #[error("build failed: {0}")]
+    Build(String),
+    /// Listing a test binary failed.
+    #[error("listing the tests failed: {0}")]
+    List(String),
+    /// Writing an artifact failed.
+    #[error("writing {path} failed: {error}")]
+    Artifact {
+        /// The artifact's path.
+        path: PathBuf,
+        /// The I/O error.
+        error: std::io::Error,
+    },
+}
+
+/// Everything `cargo copilot-eval` was asked to do.
+#[derive(Debug, Clone)]
+pub struct SuiteOptions {
+    /// How to build the test binaries (cargo, manifest, packages).
+    pub build: BuildOptions,
+    /// Substring filters on the test path; empty selects every eval test.
+    pub filters: Vec<String>,
+    /// Where to write the JSON results, if anywhere.
+    pub json: Option<PathBuf>,
+    /// Where to write the JUnit XML, if anywhere.
+    pub junit: Option<PathBuf>,
+    /// At most this many tests at a time (>= 1).
+    pub jobs: usize,
+    /// `live` or `replay`.
+    pub mode: Mode,
+    /// List the eval tests and stop.
+    pub list_only: bool,
+    /// Keep launching tests after an infrastructure error.
+    pub no_fail_fast: bool,
+    /// Time allowed past a test's deadline before it is killed.
+    pub cleanup_bound: Duration,
+    /// Plain line output even on a terminal.
+    pub plain: bool,
+}
+
+impl SuiteOptions {
+    /// Defaults: cargo's default packages, no filters, no artifacts, one test at a time, live,
+    /// fail-fast, [`DEFAULT_CLEANUP_BOUND`].
+    pub fn new() -> Self {
+        Self {
+            build: BuildOptions::new(None, list::PackageSelection::Default),
+            filters: Vec::new(),
+            json: None,
+            junit: None,
+            jobs: 1,
+            mode: Mode::Live,
+            list_only: false,
+            no_fail_fast: false,
+            cleanup_bound: DEFAULT_CLEANUP_BOUND,
+            plain: false,
+        }
+    }
+}
+
+impl Default for SuiteOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Run the whole command: discover, list or run, write the artifacts, print the summary; return
+/// the exit status ([`exit_code`]). Everything for the user goes to stderr, except the `--list`
+/// output (stdout).
+pub fn main(options: &SuiteOptions) -> u8 {
+    let list = match list::discover(&options.build, &options.filters) {
+        Ok(list) => list,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit_code::SUITE_ERROR;
+        }
+    };
+    if options.list_only {
+        for test in &list.tests {
+            println!("{}: {}", list.binary(test).id, test.name);
+        }
+        eprintln!(
+            "{} eval tests ({} other tests not listed, {} filtered out)",
+            list.tests.len(),
+            list.other_tests,
+            list.filtered_out
+        );
+        return exit_code::SUCCESS;
+    }
+    if list.tests.is_empty() {
+        eprintln!(
+            "warning: no eval test matched ({} other tests, {} eval tests filtered out); mark a test with #[copilot_eval]",
+            list.other_tests, list.filtered_out
+        );
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return exit_code::SUITE_ERROR;
+        }
+    };
+    let report = runtime.block_on(run_suite(&list, options));
+    eprint!("{}", display::summary(&report));
+    let redactor = Redactor::from_env();
+    let mut status = exit_status(&report);
+    if list.tests.is_empty() {
+        status = exit_code::NO_TESTS;
+    }
+    for (path, json) in [(&options.json, true), (&options.junit, false)] {
+        let Some(path) = path else { continue };
+        let written = if json {
+            crate::report::write_json(path, &report, &redactor)
+        } else {
+            crate::report::write_junit(path, &report, &redactor)
+        };
+        match written {
+            Ok(()) => eprintln!("  wrote {}", path.display()),
+            Err(error) => {
+                eprintln!(
+                    "error: {}",
+                    SuiteError::Artifact {
+                        path: path.clone(),
+                        error
+                    }
+                );
+                status = exit_code::SUITE_ERROR;
+            }
+        }
+    }
+    status
+}
+
+/// The exit status a finished suite earns: `3` when any test is `error` or `not_run`, else `1`
+/// when any is `failed`, else `0`.
+pub fn exit_status(report: &SuiteReport) -> u8 {
+    let t = &report.totals;
+    if t.error > 0 || t.not_run > 0 {
+        exit_code::INFRASTRUCTURE
+    } else if t.failed > 0 {
+        exit_code::TEST_FAILURES
+    } else {
+        exit_code::SUCCESS
+    }
+}
+
+/// Run every test of `list` once (at most `options.jobs` at a time, in list order) and build the
+/// report. After a test ends in `error`, no further test is launched unless
+/// `options.no_fail_fast`; those not launched are `not_run`. Ctrl-C kills the running tests and
+/// launches no more.
+pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
+    let started_at = SystemTime::now();
+    let started = Instant::now();
+    let runtime = runtime_info();
+    let scratch = tempfile::Builder::new()
+        .prefix("copilot-eval-suite-")
+        .tempdir();
+    let mut records: Vec<Option<TestRecord>> = vec![None; list.tests.len()];
+    let mut display = Display::new(list.tests.len(), options.plain);
+    match &scratch {
+        Err(e) => {
+            for (i, test) in list.tests.iter().enumerate() {
+                records[i] = Some(not_run(
+                    list,
+                    test,
+                    format!("not run: cannot create the suite's scratch folder: {e}"),
+                ));
+            }
+        }
+        Ok(scratch) => {
+            let exec = Arc::new(ExecOptions {
+                mode: options.mode,
+                cleanup_bound: options.cleanup_bound,
+                scratch: scratch.path().to_path_buf(),
+                suite_id: format!(
+                    "{}-{}",
+                    std::process::id(),
+                    crate::report::rfc3339(started_at)
+                ),
+            });
+            let interrupt = Arc::new(Interrupt::default());
+            let jobs = options.jobs.max(1);
+            let mut running: JoinSet<(usize, TestRecord)> = JoinSet::new();
+            let mut next = 0;
+            let mut stop: Option<String> = None;
+            let ctrl_c = tokio::signal::ctrl_c();
+            tokio::pin!(ctrl_c);
+            loop {
+                while stop.is_none() && running.len() < jobs && next < list.tests.len() {
+                    let index = next;
+                    next += 1;
+                    let test = list.tests[index].clone();
+                    let binary = list.binary(&test).clone();
+                    display.started(&label(&binary.id, &test.name));
+                    let exec = exec.clone();
+                    let interrupt = interrupt.clone();
+                    running.spawn(async move {
+                        let record =
+                            executor::run_one(index, &test, &binary, &exec, interrupt).await;
+                        (index, record)
+                    });
+                }
+                if running.is_empty() {
+                    break;
+                }
+                tokio::select! {
+                    joined = running.join_next() => {
+                        let Some(joined) = joined else { break };
+                        match joined {
+                            Ok((index, record)) => {
+                                display.finished(&label(&record.binary, &record.name), &record);
+                                if record.outcome == Outcome::Error
+                                    && !options.no_fail_fast
+                                    && stop.is_none()
+                                {
+                                    stop = Some(format!(
+                                        "not run: {} ended in an infrastructure error; later evals were not launched (use --no-fail-fast to run them anyway)",
+                                        record.name
+                                    ));
+                                    display.note("  stopping: no further evals are launched after an infrastructure error (--no-fail-fast overrides)");
+                                }
+                                records[index] = Some(record);
+                            }
+                            Err(e) => display.note(&format!("internal error: a test task failed: {e}")),
+                        }
+                    }
+                    _ = &mut ctrl_c, if !interrupt.is_set() => {
+                        interrupt.set();
+                        stop = Some("not run: the suite was interrupted".to_owned());
+                        display.note("  interrupted: killing the running tests");
+                    }
+                }
+            }
+            let reason = stop.unwrap_or_else(|| "not run".to_owned());
+            for (i, test) in list.tests.iter().enumerate() {
+                if records[i].is_none() {
+                    let record = not_run(list, test, reason.clone());
+                    display.finished(&label(&record.binary, &record.name), &record);
+                    records[i] = Some(record);
+                }
+            }
+        }
+    }
+    display.finish();
+    let tests: Vec<TestRecord> = records.into_iter().flatten().collect();
+    SuiteReport {
+        schema_version: SCHEMA_VERSION.to_owned(),
+        tool: ToolInfo {
+            name: "copilot-eval".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+        runtime,
+        mode: options.mode.as_str().to_owned(),
+        started_at: crate::report::rfc3339(started_at),
+        duration_ms: started.elapsed().as_millis() as u64,
+        totals: SuiteTotals::of(&tests),
+        tests,
+    }
+}
+
+use display::Display;
+
+fn label(binary: &str, name: &str) -> String {
+    format!("{binary} {name}")
+}
+
+fn not_run(list: &TestList, test: &list::EvalTest, message: String) -> TestRecord {
+    TestRecord {
+        name: test.name.clone(),
+        test_id: test.test_id.clone(),
+        binary: list.binary(test).id.clone(),
+        outcome: Outcome::NotRun,
+        error_kind: None,
+        duration_ms: 0,
+        message: Some(message),
+        properties: Vec::new(),
+        runs: Vec::new(),
+        workdir: None,
+        cassette: None,
+        exit: None,
+        output: None,
+    }
+}
+
+/// The runtime that resolves now, with its version.
+fn runtime_info() -> RuntimeInfo {
+    match crate::runtime::resolve() {
+        Ok(resolved) => RuntimeInfo {
+            version: crate::runtime::version(&resolved.path).ok(),
+            path: Some(resolved.path.display().to_string()),
+            error: None,
+        },
+        Err(e) => RuntimeInfo {
+            version: None,
+            path: None,
+            error: Some(e.to_string()),
+        },
+    }
+}

@@ -1,0 +1,1 @@
+//! The quick-start example of copilot-eval: see `tests/evals.rs`.

@@ -1,0 +1,105 @@
+//! Quick-start eval tests, written the way a user writes them.
+//!
+//! Run them offline against their cassettes (`tests/cassettes/evals/<test>.yaml`):
+//!
+//! ```sh
+//! cargo copilot-eval -p quickstart --replay --json results/native.json --junit results/junit.xml
+//! ```
+//!
+//! Without `--replay` they run live against GitHub Copilot (this spends model requests). Plain
+//! `cargo test` lists them as ignored and runs none of them.
+
+use std::sync::{Arc, Mutex};
+
+use copilot_eval_core::copilot_eval;
+use copilot_eval_core::harness::EvalContext;
+use copilot_eval_core::tools::function_tool;
+use serde_json::json;
+
+/// The runtime writes a file with its own `create` tool; the test reads it back from disk.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn creates_a_greeting_file(ctx: EvalContext) {
+    let eval = ctx.eval().build().unwrap();
+    let result = ctx
+        .run(
+            &eval,
+            "Create a file called 'greeting.txt' with the content 'Hello, Ferris!'.",
+        )
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+
+    // Independent verification: the file on disk, not the model's claim.
+    let greeting = std::fs::read_to_string(ctx.workdir().join("greeting.txt"))
+        .expect("greeting.txt was written");
+    ctx.record_property("greeting", &greeting);
+    assert_eq!(greeting.trim_end(), "Hello, Ferris!");
+}
+
+/// The model calls our own tool; the tool's handler records what it was asked.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn looks_up_a_release_with_a_custom_tool(ctx: EvalContext) {
+    let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = asked.clone();
+    let lookup = function_tool(
+        "lookup_release",
+        "Looks up the latest release of a package",
+        json!({
+            "type": "object",
+            "properties": {"package": {"type": "string", "description": "The package name"}},
+            "required": ["package"]
+        }),
+        move |args| {
+            let seen = seen.clone();
+            async move {
+                let package = args["package"].as_str().unwrap_or_default().to_owned();
+                seen.lock().unwrap().push(package.clone());
+                Ok(format!("{package} 2.4.1 (released 2026-11-02)"))
+            }
+        },
+    );
+    let eval = ctx.eval().tool(lookup).build().unwrap();
+    let result = ctx
+        .run(
+            &eval,
+            "Use lookup_release to find the latest release of ferris-cli and tell me its version.",
+        )
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+
+    // Independent verification: what our handler saw, then the answer.
+    let asked = asked.lock().unwrap().clone();
+    ctx.record_property("packages_looked_up", &asked);
+    assert_eq!(asked, ["ferris-cli"]);
+    assert!(result.tool_was_called_with("lookup_release", &json!({"package": "ferris-cli"})));
+    let answer = result.final_response.clone().unwrap_or_default();
+    assert!(answer.contains("2.4.1"), "{answer}");
+}
+
+/// A skill shipped with the crate is loaded from the session's skill directory and shapes the
+/// answer.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn follows_the_release_notes_skill(ctx: EvalContext) {
+    // Set the skill up inside the working directory (the session sees it there).
+    let skills = ctx.workdir().join(".skills");
+    let skill = skills.join("release-notes");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/skills/release-notes/SKILL.md"),
+        skill.join("SKILL.md"),
+    )
+    .unwrap();
+    let eval = ctx.eval().skill_directory(&skills).build().unwrap();
+    let result = ctx
+        .run(
+            &eval,
+            "Use the release-notes skill to announce version 2.4.1 of ferris-cli in one line.",
+        )
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+
+    // The skill was loaded through the runtime's skill tool, and its rule shows in the answer.
+    assert!(result.tool_was_called_with("skill", &json!({"skill": "release-notes"})));
+    let answer = result.final_response.clone().unwrap_or_default();
+    ctx.record_property("answer", &answer);
+    assert!(answer.starts_with("SHIPPED-WITH-CARE"), "{answer}");
+}

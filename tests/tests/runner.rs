@@ -1,0 +1,515 @@
+//! `cargo copilot-eval` end to end: the real command, the real test binaries of the fixture crate
+//! (`tests/fixture`), the real Copilot runtime. Each case checks the exit status, the JSON
+//! results (validated against the committed schema) and the JUnit XML (parsed back).
+//!
+//! Every invocation uses `--replay`, so nothing can go live: the fixture's evals script their
+//! model or replay a cassette. The command and the fixture are built once (the workspace build
+//! already built them; the command's own `cargo test --no-run` is then a no-op).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use copilot_eval_core::report::{ErrorKind, Outcome, SuiteReport, TestRecord};
+use copilot_eval_e2e::runtime_for;
+use serde_json::Value;
+
+const FIXTURE: &str = "copilot-eval-fixture";
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn cargo() -> PathBuf {
+    std::env::var_os("CARGO")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "cargo".into())
+}
+
+/// The `cargo-copilot-eval` executable, built once per test process.
+fn command_path() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let output = Command::new(cargo())
+            .args([
+                "build",
+                "-p",
+                "cargo-copilot-eval",
+                "--bin",
+                "cargo-copilot-eval",
+                "--message-format",
+                "json",
+            ])
+            .current_dir(workspace_root())
+            .output()
+            .expect("cargo runs");
+        assert!(
+            output.status.success(),
+            "building cargo-copilot-eval failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|m| m["executable"].as_str().map(PathBuf::from))
+            .next_back()
+            .expect("cargo reports the executable")
+    })
+}
+
+/// One finished `cargo copilot-eval` invocation and its artifacts.
+struct Invocation {
+    status: i32,
+    stdout: String,
+    stderr: String,
+    report: SuiteReport,
+    junit: quick_junit::Report,
+    _scratch: tempfile::TempDir,
+}
+
+impl Invocation {
+    fn test(&self, name: &str) -> &TestRecord {
+        self.report
+            .tests
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("no test {name} in {:#?}", self.report.tests))
+    }
+
+    fn junit_case(&self, name: &str) -> &quick_junit::TestCase {
+        self.junit
+            .test_suites
+            .iter()
+            .flat_map(|s| &s.test_cases)
+            .find(|c| c.name.as_str() == name)
+            .unwrap_or_else(|| panic!("no JUnit test case {name}"))
+    }
+
+    fn junit_property(&self, name: &str, property: &str) -> String {
+        self.junit_case(name)
+            .properties
+            .iter()
+            .find(|p| p.name.as_str() == property)
+            .map(|p| p.value.as_str().to_owned())
+            .unwrap_or_else(|| panic!("{name} has no property {property}"))
+    }
+
+    fn junit_kind(&self, name: &str) -> &'static str {
+        match &self.junit_case(name).status {
+            quick_junit::TestCaseStatus::Success { .. } => "success",
+            quick_junit::TestCaseStatus::NonSuccess {
+                kind: quick_junit::NonSuccessKind::Failure,
+                ..
+            } => "failure",
+            quick_junit::TestCaseStatus::NonSuccess {
+                kind: quick_junit::NonSuccessKind::Error,
+                ..
+            } => "error",
+            quick_junit::TestCaseStatus::Skipped { .. } => "skipped",
+        }
+    }
+
+    fn junit_message(&self, name: &str) -> String {
+        match &self.junit_case(name).status {
+            quick_junit::TestCaseStatus::NonSuccess { message, .. }
+            | quick_junit::TestCaseStatus::Skipped { message, .. } => message
+                .as_ref()
+                .map(|m| m.as_str().to_owned())
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// Run `cargo copilot-eval -p copilot-eval-fixture --replay ... FILTERS` with both artifacts
+/// (in nested folders that do not exist yet) and read them back. Working directories kept by
+/// failing tests land in a scratch TMPDIR removed afterwards.
+fn copilot_eval(filters: &[&str], extra: &[&str]) -> Invocation {
+    copilot_eval_in(FIXTURE, filters, extra)
+}
+
+/// [`copilot_eval`] for another package.
+fn copilot_eval_in(package: &str, filters: &[&str], extra: &[&str]) -> Invocation {
+    let scratch = tempfile::tempdir().unwrap();
+    let json = scratch.path().join("results/nested/native.json");
+    let junit = scratch.path().join("results/junit.xml");
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let output = Command::new(command_path())
+        .args(["copilot-eval", "-p", package, "--replay", "--plain"])
+        .args(["--cleanup-bound-s", "2"])
+        .arg("--json")
+        .arg(&json)
+        .arg("--junit")
+        .arg(&junit)
+        .args(extra)
+        .args(filters)
+        .current_dir(workspace_root())
+        .env("TMPDIR", &tmp)
+        .env_remove("COPILOT_EVAL_MODE")
+        .output()
+        .expect("cargo-copilot-eval runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no JSON results ({e}); stderr:\n{stderr}"));
+    let value: Value = serde_json::from_str(&text).unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(workspace_root().join("docs/schema/results.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the published schema compiles");
+    let problems: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "results do not match the schema: {problems:#?}"
+    );
+    let report: SuiteReport = serde_json::from_value(value).unwrap();
+    let xml = std::fs::read_to_string(&junit).expect("JUnit written");
+    let junit = quick_junit::Report::deserialize_from_str(&xml)
+        .unwrap_or_else(|e| panic!("JUnit does not parse back: {e}\n{xml}"));
+    assert_eq!(junit.tests, report.tests.len(), "{xml}");
+    Invocation {
+        status: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr,
+        report,
+        junit,
+        _scratch: scratch,
+    }
+}
+
+#[test]
+fn discovery_lists_only_the_eval_tests() {
+    let output = Command::new(command_path())
+        .args(["copilot-eval", "-p", FIXTURE, "--list"])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let listed: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        listed,
+        [
+            "copilot-eval-fixture: tests::unit_eval",
+            "copilot-eval-fixture::evals: aborts",
+            "copilot-eval-fixture::evals: fails_an_assertion",
+            "copilot-eval-fixture::evals: hangs_after_a_run",
+            "copilot-eval-fixture::evals: missing_cassette",
+            "copilot-eval-fixture::evals: nested::passes_in_a_module",
+            "copilot-eval-fixture::evals: panics",
+            "copilot-eval-fixture::evals: passes",
+            "copilot-eval-fixture::evals: replay_mismatch",
+            "copilot-eval-fixture::evals: times_out",
+        ],
+        "ordinary tests (ordinary_test, nested::ordinary_in_a_module, tests::ordinary_unit_test) and ignored ones (ignored_test, copilot_eval_lookalike) must not be listed"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("10 eval tests (5 other tests not listed"),
+        "{stderr}"
+    );
+
+    let output = Command::new(command_path())
+        .args(["copilot-eval", "-p", FIXTURE, "--list", "nested", "unit"])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "copilot-eval-fixture: tests::unit_eval",
+            "copilot-eval-fixture::evals: nested::passes_in_a_module"
+        ]
+    );
+}
+
+#[test]
+fn no_matching_eval_exits_4_with_empty_artifacts() {
+    let run = copilot_eval(&["no_such_eval"], &[]);
+    assert_eq!(run.status, 4, "{}", run.stderr);
+    assert!(run.report.tests.is_empty());
+    assert!(
+        run.stderr.contains("no eval test matched"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn passing_evals_exit_0() {
+    if runtime_for("passing_evals_exit_0").is_none() {
+        return;
+    }
+    let run = copilot_eval(&["passes"], &[]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "human output goes to stderr");
+    assert_eq!(run.report.schema_version, "1");
+    assert_eq!(run.report.mode, "replay");
+    assert_eq!(run.report.runtime.version.as_deref(), Some("1.0.102"));
+    assert_eq!(run.report.totals.passed, 2);
+    let test = run.test("passes");
+    assert_eq!(test.outcome, Outcome::Passed);
+    assert_eq!(test.binary, "copilot-eval-fixture::evals");
+    assert_eq!(test.test_id, "passes::__copilot_eval");
+    assert_eq!(test.properties[0].name, "file_text");
+    assert_eq!(test.properties[0].value, "hello\n");
+    assert!(
+        test.workdir.is_none(),
+        "a passing test's workdir is not kept"
+    );
+    let [first] = test.runs.as_slice() else {
+        panic!("one run: {:#?}", test.runs)
+    };
+    assert_eq!(first.stop_reason, "completed");
+    assert_eq!(first.mode, "scripted");
+    assert!(first.success && first.evidence_complete);
+    assert_eq!(first.tool_calls[0].name, "create");
+    assert_eq!(first.totals.model_calls, 2);
+    assert_eq!(first.final_response.as_deref(), Some("Created the file."));
+    let nested = run.test("nested::passes_in_a_module");
+    assert_eq!(nested.outcome, Outcome::Passed);
+    assert_eq!(nested.runs[0].eval_name, "nested-greeting");
+
+    assert_eq!((run.junit.failures, run.junit.errors), (0, 0));
+    assert_eq!(run.junit_kind("passes"), "success");
+    assert_eq!(
+        run.junit_property("passes", "copilot_eval.model"),
+        "claude-sonnet-4.5"
+    );
+    assert_eq!(run.junit_property("passes", "copilot_eval.tool_calls"), "1");
+    assert_eq!(
+        run.junit_property("passes", "copilot_eval.stop_reason"),
+        "completed"
+    );
+    assert_eq!(
+        run.junit_property("passes", "property.file_text"),
+        "\"hello\\n\""
+    );
+    assert!(run.stderr.contains("PASS ["), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("2 tests: 2 passed, 0 failed, 0 errors, 0 not run"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_assertion_failure_exits_1() {
+    if runtime_for("an_assertion_failure_exits_1").is_none() {
+        return;
+    }
+    let run = copilot_eval(&["fails_an_assertion"], &[]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let test = run.test("fails_an_assertion");
+    assert_eq!(test.outcome, Outcome::Failed);
+    let message = test.message.as_deref().unwrap();
+    assert!(message.contains("answers wrongly on purpose"), "{message}");
+    assert!(message.contains("The answer is 5."), "{message}");
+    assert_eq!(test.properties[0].value, "The answer is 5.");
+    assert_eq!(test.runs[0].stop_reason, "completed");
+    let workdir = test
+        .workdir
+        .as_deref()
+        .expect("a failing test's workdir is kept");
+    assert!(Path::new(workdir).is_dir());
+    assert_eq!(run.junit_kind("fails_an_assertion"), "failure");
+    assert!(
+        run.junit_message("fails_an_assertion")
+            .contains("assertion")
+    );
+    assert!(run.stderr.contains("FAIL ["), "{}", run.stderr);
+}
+
+#[test]
+fn a_panic_exits_1() {
+    if runtime_for("a_panic_exits_1").is_none() {
+        return;
+    }
+    let run = copilot_eval(&["panics"], &[]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let test = run.test("panics");
+    assert_eq!(test.outcome, Outcome::Failed);
+    assert!(
+        test.message
+            .as_deref()
+            .unwrap()
+            .contains("fixture panic: report.txt was never written")
+    );
+    assert_eq!(test.runs.len(), 1);
+    assert_eq!(run.junit_kind("panics"), "failure");
+    let stderr = &test
+        .output
+        .as_ref()
+        .expect("output of a failed test")
+        .stderr;
+    assert!(stderr.contains("fixture panic"), "{stderr}");
+}
+
+#[test]
+fn a_timeout_is_a_failed_eval_exit_1() {
+    if runtime_for("a_timeout_is_a_failed_eval_exit_1").is_none() {
+        return;
+    }
+    let run = copilot_eval(&["times_out"], &[]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let test = run.test("times_out");
+    assert_eq!(test.outcome, Outcome::Failed);
+    assert_eq!(test.runs[0].stop_reason, "timeout");
+    assert!(!test.runs[0].success);
+    assert_eq!(run.report.totals.stop_reasons["timeout"], 1);
+    assert_eq!(run.junit_kind("times_out"), "failure");
+    assert_eq!(
+        run.junit_property("times_out", "copilot_eval.stop_reason"),
+        "timeout"
+    );
+}
+
+#[test]
+fn a_hanging_test_is_killed_and_still_reported_exit_3() {
+    if runtime_for("a_hanging_test_is_killed_and_still_reported_exit_3").is_none() {
+        return;
+    }
+    let run = copilot_eval(&["hangs_after_a_run"], &[]);
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    let test = run.test("hangs_after_a_run");
+    assert_eq!(test.outcome, Outcome::Error);
+    assert_eq!(test.error_kind, Some(ErrorKind::Killed));
+    let exit = test.exit.as_ref().unwrap();
+    assert!(exit.killed_by_runner);
+    assert_eq!(exit.signal, Some(9));
+    // What the test recorded before it hung is kept.
+    assert_eq!(test.runs.len(), 1);
+    assert_eq!(test.runs[0].stop_reason, "completed");
+    assert_eq!(test.properties[0].name, "first_run_success");
+    // Killed at about the attribute's timeout_s (2 s) plus the cleanup bound (2 s).
+    assert!(test.duration_ms < 30_000, "{}", test.duration_ms);
+    assert_eq!(run.junit_kind("hangs_after_a_run"), "error");
+    assert!(
+        run.junit_message("hangs_after_a_run")
+            .contains("stop reason: completed; killed"),
+        "{}",
+        run.junit_message("hangs_after_a_run")
+    );
+}
+
+#[test]
+fn a_crashed_test_is_reported_as_an_error_exit_3() {
+    if runtime_for("a_crashed_test_is_reported_as_an_error_exit_3").is_none() {
+        return;
+    }
+    let run = copilot_eval(&["aborts"], &[]);
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    let test = run.test("aborts");
+    assert_eq!(test.outcome, Outcome::Error);
+    assert_eq!(test.error_kind, Some(ErrorKind::Crashed));
+    assert_eq!(test.exit.as_ref().unwrap().signal, Some(6));
+    assert!(test.message.as_deref().unwrap().contains("SIGABRT"));
+    assert_eq!(test.runs.len(), 1);
+    assert_eq!(test.properties[0].name, "about_to_abort");
+    assert_eq!(run.junit_kind("aborts"), "error");
+}
+
+#[test]
+fn a_missing_cassette_is_a_setup_error_exit_3() {
+    let run = copilot_eval(&["missing_cassette"], &[]);
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    let test = run.test("missing_cassette");
+    assert_eq!(test.outcome, Outcome::Error);
+    assert_eq!(test.error_kind, Some(ErrorKind::Setup));
+    let message = test.message.as_deref().unwrap();
+    assert!(
+        message.contains("tests/fixture/tests/cassettes/evals/missing_cassette.yaml"),
+        "{message}"
+    );
+    assert!(message.contains("no live request was made"), "{message}");
+    assert!(test.runs.is_empty());
+    assert_eq!(run.junit_kind("missing_cassette"), "error");
+}
+
+#[test]
+fn a_replay_mismatch_is_an_infrastructure_error_exit_3() {
+    if runtime_for("a_replay_mismatch_is_an_infrastructure_error_exit_3").is_none() {
+        return;
+    }
+    let run = copilot_eval(&["replay_mismatch"], &[]);
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    let test = run.test("replay_mismatch");
+    assert_eq!(test.outcome, Outcome::Error, "{test:#?}");
+    assert_eq!(test.error_kind, Some(ErrorKind::Run), "{test:#?}");
+    assert_eq!(test.runs[0].stop_reason, "replay_mismatch");
+    assert_eq!(test.runs[0].mode, "replay");
+    assert!(test.runs[0].replay.is_some());
+    let message = test.message.as_deref().unwrap();
+    assert!(
+        message.contains("stopped with replay_mismatch"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Say goodbye."),
+        "the diagnosis shows the request: {message}"
+    );
+    assert_eq!(run.junit_kind("replay_mismatch"), "error");
+    assert_eq!(
+        run.junit_property("replay_mismatch", "copilot_eval.stop_reason"),
+        "replay_mismatch"
+    );
+}
+
+#[test]
+fn an_infrastructure_error_stops_launching_exit_3() {
+    if runtime_for("an_infrastructure_error_stops_launching_exit_3").is_none() {
+        return;
+    }
+    // List order: aborts (error) first; the passing evals after it are not run.
+    let run = copilot_eval(&["aborts", "passes"], &["-j", "1"]);
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    assert_eq!(run.test("aborts").outcome, Outcome::Error);
+    for name in ["passes", "nested::passes_in_a_module"] {
+        let test = run.test(name);
+        assert_eq!(test.outcome, Outcome::NotRun);
+        assert!(test.message.as_deref().unwrap().contains("--no-fail-fast"));
+        assert_eq!(run.junit_kind(name), "skipped");
+    }
+    assert_eq!(run.report.totals.not_run, 2);
+}
+
+#[test]
+fn the_quickstart_example_replays_offline_exit_0() {
+    if runtime_for("the_quickstart_example_replays_offline_exit_0").is_none() {
+        return;
+    }
+    let run = copilot_eval_in("quickstart", &[], &[]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let names: Vec<&str> = run.report.tests.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "creates_a_greeting_file",
+            "follows_the_release_notes_skill",
+            "looks_up_a_release_with_a_custom_tool"
+        ]
+    );
+    for test in &run.report.tests {
+        assert_eq!(test.outcome, Outcome::Passed, "{test:#?}");
+        let run = &test.runs[0];
+        assert_eq!(run.mode, "replay");
+        assert_eq!(run.stop_reason, "completed");
+        assert_eq!(
+            run.replay.as_ref().unwrap().unconsumed,
+            Vec::<String>::new()
+        );
+    }
+    let skill = run.test("follows_the_release_notes_skill");
+    assert_eq!(skill.runs[0].skills_invoked, ["release-notes"]);
+    assert_eq!(run.junit.test_suites.len(), 1);
+    assert_eq!(run.junit.test_suites[0].name.as_str(), "quickstart::evals");
+}
