@@ -397,3 +397,69 @@ async fn built_in_tools_count_against_the_budget() {
     assert_eq!(server.model_requests().len(), 2);
     assert_no_runtime_left(&result);
 }
+
+#[tokio::test]
+async fn a_subagents_tool_calls_pass_the_same_budget() {
+    let Some(runtime) = runtime_for("a_subagents_tool_calls_pass_the_same_budget") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("child.txt");
+    // The main agent dispatches a subagent (1 call); the subagent's `create` is the 2nd call.
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call(
+            "task",
+            json!({"agent_type": "writer", "name": "writer", "prompt": "Write child.txt.", "description": "Write a file"}),
+        ))
+        .turn(ScriptedTurn::tool_call(
+            "create",
+            json!({"path": target.to_str().unwrap(), "file_text": "from the subagent"}),
+        ))
+        .turn(ScriptedTurn::text("written"))
+        .turn(ScriptedTurn::text("done"));
+    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
+        .await
+        .unwrap();
+    let eval = CopilotEval::builder()
+        .model(MODEL)
+        .working_directory(work.path())
+        .timeout_s(60.0)
+        .max_tool_calls(1)
+        .custom_agent(
+            copilot_eval_core::sdk::CustomAgentConfig::new("writer", "You write files.")
+                .with_description("Writes files"),
+        )
+        .build()
+        .unwrap();
+    let result = run_with(
+        &eval,
+        "Have the writer write child.txt.",
+        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
+    )
+    .await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ToolBudgetExceeded,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(result.tool_calls_admitted, 1, "the task dispatch");
+    assert!(
+        !target.exists(),
+        "the subagent's call was denied by the budget"
+    );
+    let denied = result
+        .tool_calls
+        .iter()
+        .find(|c| c.name == "create")
+        .expect("the subagent's call is in the evidence");
+    assert!(denied.agent_id.is_some(), "attributed to the subagent");
+    assert!(
+        denied
+            .denied
+            .as_deref()
+            .is_some_and(|d| d.contains("budget")),
+        "{denied:?}"
+    );
+    assert_no_runtime_left(&result);
+}

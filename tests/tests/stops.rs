@@ -243,3 +243,50 @@ async fn a_process_that_outlives_the_runtime_is_killed_and_is_a_cleanup_error() 
         "the straggler {pid} was killed: {stat}"
     );
 }
+
+#[tokio::test]
+async fn a_slow_model_stream_past_the_timeout_is_a_timeout() {
+    let Some(runtime) = runtime_for("a_slow_model_stream_past_the_timeout_is_a_timeout") else {
+        return;
+    };
+    for wire in [
+        copilot_eval_core::model_server::WireApi::ChatCompletions,
+        copilot_eval_core::model_server::WireApi::WebSocketResponses,
+    ] {
+        let work = tempfile::tempdir().unwrap();
+        let server = ModelServer::start(
+            ServerConfig::new(Arc::new(Script::new([]).stall()))
+                .model(MODEL)
+                .wire_api(wire),
+        )
+        .await
+        .unwrap();
+        let eval = CopilotEval::builder()
+            .model(MODEL)
+            .working_directory(work.path())
+            .streaming(true)
+            .timeout_s(5.0)
+            .build()
+            .unwrap();
+        let started = Instant::now();
+        let result = run_with(
+            &eval,
+            "Say hello.",
+            &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
+        )
+        .await;
+        assert_eq!(
+            result.stop_reason,
+            StopReason::Timeout,
+            "{wire:?}: {:?}",
+            result.error
+        );
+        assert_eq!(
+            server.model_requests().len(),
+            1,
+            "{wire:?}: the stream started and stalled"
+        );
+        assert!(started.elapsed() < Duration::from_secs(40), "{wire:?}");
+        assert_no_runtime_left(&result);
+    }
+}

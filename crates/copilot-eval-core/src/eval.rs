@@ -956,6 +956,38 @@ mod tests {
     }
 
     #[test]
+    fn a_caller_permission_handler_is_never_replaced() {
+        struct Deny;
+        #[async_trait::async_trait]
+        impl PermissionHandler for Deny {
+            async fn handle(
+                &self,
+                _session_id: github_copilot_sdk::SessionId,
+                _request_id: github_copilot_sdk::RequestId,
+                _data: github_copilot_sdk::PermissionRequestData,
+            ) -> github_copilot_sdk::handler::PermissionResult {
+                github_copilot_sdk::handler::PermissionResult::NoResult
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let handler: Arc<dyn PermissionHandler> = Arc::new(Deny);
+        let eval = CopilotEval::builder()
+            .auto_confirm(true)
+            .permission_handler(handler.clone())
+            .build()
+            .unwrap();
+        let config = eval.session_config(dir.path(), &controls()).unwrap();
+        assert!(Arc::ptr_eq(
+            config.permission_handler.as_ref().unwrap(),
+            &handler
+        ));
+        // Without a handler and without auto_confirm, none is installed.
+        let eval = CopilotEval::builder().auto_confirm(false).build().unwrap();
+        let config = eval.session_config(dir.path(), &controls()).unwrap();
+        assert!(config.permission_handler.is_none());
+    }
+
+    #[test]
     fn hooks_twice_is_a_conflict() {
         struct NoHooks;
         impl SessionHooks for NoHooks {}

@@ -103,3 +103,57 @@ async fn follows_the_release_notes_skill(ctx: EvalContext) {
     ctx.record_property("answer", &answer);
     assert!(answer.starts_with("SHIPPED-WITH-CARE"), "{answer}");
 }
+
+/// A repository's Copilot configuration (`.github/agents/*.agent.md` plus
+/// `.github/copilot-instructions.md`) loaded as it is, and a dispatch to its custom agent.
+///
+/// This one uses a scripted model (`ctx.offline`), so it runs offline in every mode: it checks
+/// that the configuration loads and reaches the session, and that the dispatch is recorded.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn loads_the_repository_configuration(ctx: EvalContext) {
+    use copilot_eval_core::config::RepoConfig;
+    use copilot_eval_core::model_server::{Script, ScriptedTurn};
+
+    let config_root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("copilot-config");
+    let repo = RepoConfig::load(&config_root).expect("the repository configuration loads");
+    ctx.offline(
+        Script::new([])
+            .turn(ScriptedTurn::tool_call(
+                "task",
+                json!({
+                    "agent_type": "reviewer",
+                    "name": "reviewer",
+                    "description": "Review the release notes",
+                    "prompt": "Review: SHIPPED-WITH-CARE\n- Faster startup"
+                }),
+            ))
+            .turn(ScriptedTurn::text("REVIEWED: no changes"))
+            .turn(ScriptedTurn::text("The reviewer found nothing to change.")),
+    );
+    let eval = repo.apply(ctx.eval()).build().unwrap();
+    let result = ctx
+        .run(&eval, "Ask the reviewer to check these release notes.")
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+
+    // The repository instructions reached the session's system prompt.
+    let system_prompt = result
+        .raw_events
+        .iter()
+        .find(|e| e.event_type == "system.message")
+        .and_then(|e| e.data["content"].as_str())
+        .unwrap_or_default();
+    assert!(system_prompt.contains("Answer in plain English"));
+    // The custom agent was dispatched and completed, with its own answer.
+    assert!(
+        result.subagent_completed("reviewer"),
+        "{:#?}",
+        result.subagent_invocations
+    );
+    let reviewer = &result.subagent_invocations_for("reviewer")[0];
+    ctx.record_property("reviewer_answer", &reviewer.final_response);
+    assert_eq!(
+        reviewer.final_response.as_deref(),
+        Some("REVIEWED: no changes")
+    );
+}

@@ -61,6 +61,10 @@ pub enum Reply {
     /// event (`response.created`) arrives, then the socket is dropped without a close frame. Use
     /// it to exercise transport failures.
     Disconnect,
+    /// Starts streaming, then stalls: the status line and the first bytes of the body (over
+    /// WebSocket: the first event) arrive, then nothing more until the server shuts down. Use it
+    /// for a slow model stream that outlives the eval's timeout.
+    Stall,
 }
 
 impl From<ScriptedTurn> for Reply {
@@ -239,6 +243,11 @@ impl Script {
             status,
             message: message.into(),
         })
+    }
+
+    /// Appends a reply that starts streaming and then stalls (see [`Reply::Stall`]).
+    pub fn stall(self) -> Self {
+        self.reply(Reply::Stall)
     }
 
     /// Appends a reply that drops the connection mid-response (see [`Reply::Disconnect`]).

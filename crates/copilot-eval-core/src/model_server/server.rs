@@ -680,6 +680,7 @@ enum Outcome {
     },
     Hang,
     Disconnect,
+    Stall,
 }
 
 impl Shared {
@@ -704,6 +705,7 @@ impl Shared {
             },
             Reply::Hang => Outcome::Hang,
             Reply::Disconnect => Outcome::Disconnect,
+            Reply::Stall => Outcome::Stall,
         }
     }
 
@@ -874,7 +876,29 @@ async fn chat_completions(
         }
         Outcome::Hang => hang(&shared).await,
         Outcome::Disconnect => cut_response(),
+        Outcome::Stall => stalled_response(shared.clone()),
     }
+}
+
+/// Internal marker among a WebSocket turn's events: send the events before it, then stall.
+const STALL_MARKER: &str = "copilot-eval.stall";
+
+/// A `200` SSE response that sends its first bytes, then nothing until the server shuts down.
+fn stalled_response(shared: Arc<Shared>) -> Response {
+    let first = futures::stream::once(async {
+        Ok::<Bytes, std::io::Error>(Bytes::from_static(b": copilot-eval stalled stream\n\n"))
+    });
+    let rest = futures::stream::once(async move {
+        shared.stopped().await;
+        Err::<Bytes, std::io::Error>(std::io::Error::other("copilot-eval model server shut down"))
+    });
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .body(axum::body::Body::from_stream(futures::StreamExt::chain(
+            first, rest,
+        )))
+        .expect("a static response builds")
 }
 
 /// A `200` whose body breaks off after its first bytes: the connection is cut mid-response.
@@ -946,6 +970,7 @@ async fn responses_http(
         }
         Outcome::Hang => hang(&shared).await,
         Outcome::Disconnect => cut_response(),
+        Outcome::Stall => stalled_response(shared.clone()),
     }
 }
 
@@ -1017,7 +1042,8 @@ async fn websocket_session(
             let _ = socket.send(Message::Text(created.to_string().into())).await;
             return;
         };
-        for event in events {
+        let stalls = events.iter().any(|e| e["type"] == STALL_MARKER);
+        for event in events.into_iter().filter(|e| e["type"] != STALL_MARKER) {
             if socket
                 .send(Message::Text(event.to_string().into()))
                 .await
@@ -1025,6 +1051,11 @@ async fn websocket_session(
             {
                 return;
             }
+        }
+        if stalls {
+            // A stalled stream: nothing more until the server shuts down.
+            shared.stopped().await;
+            break;
         }
     }
     let _ = socket.send(Message::Close(None)).await;
@@ -1091,5 +1122,12 @@ async fn websocket_turn(
         } => fail(status, &message, retry),
         Outcome::Hang => std::future::pending().await,
         Outcome::Disconnect => None,
+        Outcome::Stall => {
+            shared.set_status(index, 200);
+            Some(vec![
+                json!({"type": "response.created", "response": {"id": "resp_stalled", "object": "response", "status": "in_progress", "output": []}}),
+                json!({"type": STALL_MARKER}),
+            ])
+        }
     }
 }
