@@ -33,3 +33,66 @@ pub fn assert_no_runtime_left(result: &CopilotResult) {
 pub fn runtime_for(test: &str) -> Option<runtime::ResolvedRuntime> {
     runtime::require_for_test(test)
 }
+
+/// The catalog model id the offline tests use. The runtime picks its built-in tool set by model
+/// family: `claude-*` ids get `create`/`edit`/`view`; `gpt-*` ids get `apply_patch`.
+pub const MODEL: &str = "claude-sonnet-4.5";
+
+/// One offline test setup: a fresh working directory and a loopback model server, with the
+/// runtime the test resolved.
+pub struct Offline {
+    /// The eval's working directory (removed when dropped).
+    pub work: tempfile::TempDir,
+    /// The loopback model server.
+    pub server: copilot_eval_core::model_server::ModelServer,
+    runtime: std::path::PathBuf,
+}
+
+impl Offline {
+    /// Start a server answering with `script` (catalog model [`MODEL`]).
+    pub async fn start(
+        runtime: &runtime::ResolvedRuntime,
+        script: copilot_eval_core::model_server::Script,
+    ) -> Self {
+        Self::with_config(
+            runtime,
+            copilot_eval_core::model_server::ServerConfig::new(std::sync::Arc::new(script)),
+        )
+        .await
+    }
+
+    /// Start a server with `config` plus the catalog model [`MODEL`].
+    pub async fn with_config(
+        runtime: &runtime::ResolvedRuntime,
+        config: copilot_eval_core::model_server::ServerConfig,
+    ) -> Self {
+        Self {
+            work: tempfile::tempdir().expect("a temporary working directory"),
+            server: copilot_eval_core::model_server::ModelServer::start(config.model(MODEL))
+                .await
+                .expect("the loopback model server starts"),
+            runtime: runtime.path.clone(),
+        }
+    }
+
+    /// An eval builder with [`MODEL`], this working directory and a 60 s timeout.
+    pub fn eval(&self) -> copilot_eval_core::eval::CopilotEvalBuilder {
+        copilot_eval_core::CopilotEval::builder()
+            .model(MODEL)
+            .working_directory(self.work.path())
+            .timeout_s(60.0)
+    }
+
+    /// Run `eval` on `prompt` against the server, and check no runtime process is left.
+    pub async fn run(&self, eval: &copilot_eval_core::CopilotEval, prompt: &str) -> CopilotResult {
+        let result = copilot_eval_core::run_with(
+            eval,
+            prompt,
+            &copilot_eval_core::RunOptions::offline(self.server.base_url())
+                .runtime_path(&self.runtime),
+        )
+        .await;
+        assert_no_runtime_left(&result);
+        result
+    }
+}

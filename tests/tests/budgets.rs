@@ -1,21 +1,36 @@
 //! Tool-call budgets, caller guards and the drain, end to end through the real runtime.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use copilot_eval_core::controls::guard_fn;
-use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
+use copilot_eval_core::model_server::{Script, ScriptedTurn};
+use copilot_eval_core::sdk::Tool;
 use copilot_eval_core::sdk::hooks::PreToolUseOutput;
 use copilot_eval_core::tools::function_tool;
-use copilot_eval_core::{CopilotEval, RunOptions, StopReason, run_with};
-use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
+use copilot_eval_core::{CopilotResult, StopReason};
+use copilot_eval_e2e::{Offline, runtime_for};
 use serde_json::json;
 
-const MODEL: &str = "claude-sonnet-4.5";
+/// A `note` tool whose handler counts its calls.
+fn note_tool(calls: Arc<AtomicUsize>) -> Tool {
+    function_tool(
+        "note",
+        "Write down a note.",
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        move |_| {
+            let calls = calls.clone();
+            async move {
+                calls.fetch_add(1, Ordering::SeqCst);
+                Ok("ok".to_owned())
+            }
+        },
+    )
+}
 
 /// Turn 1 asks for three `note` calls in parallel, turn 2 for one more, turn 3 answers.
-fn script() -> Script {
+fn notes_script() -> Script {
     Script::new([])
         .turn(
             ScriptedTurn::tool_call("note", json!({"text": "a"}))
@@ -27,47 +42,27 @@ fn script() -> Script {
 }
 
 struct Outcome {
-    result: copilot_eval_core::CopilotResult,
+    result: CopilotResult,
     handler_calls: usize,
     model_requests: usize,
 }
 
-async fn run_budget(budget: Option<i64>, runtime: &std::path::Path) -> Outcome {
-    let work = tempfile::tempdir().unwrap();
-    let server = ModelServer::start(ServerConfig::new(Arc::new(script())).model(MODEL))
-        .await
-        .unwrap();
+async fn run_budget(
+    budget: Option<i64>,
+    runtime: &copilot_eval_core::runtime::ResolvedRuntime,
+) -> Outcome {
+    let offline = Offline::start(runtime, notes_script()).await;
     let calls = Arc::new(AtomicUsize::new(0));
-    let counter = calls.clone();
-    let mut builder = CopilotEval::builder()
-        .model(MODEL)
-        .working_directory(work.path())
-        .timeout_s(60.0)
-        .tool(function_tool(
-            "note",
-            "Write down a note.",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-            move |_| {
-                let counter = counter.clone();
-                async move {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                    Ok("ok".to_owned())
-                }
-            },
-        ));
+    let mut builder = offline.eval().tool(note_tool(calls.clone()));
     if let Some(budget) = budget {
         builder = builder.max_tool_calls(budget);
     }
-    let result = run_with(
-        &builder.build().unwrap(),
-        "Take the notes.",
-        &RunOptions::offline(server.base_url()).runtime_path(runtime),
-    )
-    .await;
-    assert_no_runtime_left(&result);
+    let result = offline
+        .run(&builder.build().unwrap(), "Take the notes.")
+        .await;
     Outcome {
         handler_calls: calls.load(Ordering::SeqCst),
-        model_requests: server.model_requests().len(),
+        model_requests: offline.server.model_requests().len(),
         result,
     }
 }
@@ -84,7 +79,7 @@ async fn budgets_stop_the_session_and_model_traffic() {
             result,
             handler_calls,
             model_requests,
-        } = run_budget(Some(budget), &runtime.path).await;
+        } = run_budget(Some(budget), &runtime).await;
         let label = format!("budget {budget}");
         assert_eq!(
             result.stop_reason,
@@ -107,7 +102,6 @@ async fn budgets_stop_the_session_and_model_traffic() {
             error.contains(&format!("max_tool_calls = {budget}")),
             "{label}: {error}"
         );
-        // The denied call is in the evidence as a failed call.
         // The call past the budget is in the evidence, marked as denied by the budget.
         let by_budget: Vec<_> = result
             .tool_calls
@@ -150,12 +144,20 @@ async fn without_a_budget_every_call_runs() {
         result,
         handler_calls,
         model_requests,
-    } = run_budget(None, &runtime.path).await;
+    } = run_budget(None, &runtime).await;
     assert!(result.success, "{:?}", result.error);
     assert_eq!(result.tool_calls_admitted, 4);
     assert_eq!(handler_calls, 4);
     assert_eq!(model_requests, 3);
     assert_eq!(result.final_response.as_deref(), Some("noted"));
+}
+
+fn decision(decision: &str, reason: Option<&str>) -> Option<PreToolUseOutput> {
+    Some(PreToolUseOutput {
+        permission_decision: Some(decision.into()),
+        permission_decision_reason: reason.map(str::to_owned),
+        ..Default::default()
+    })
 }
 
 #[tokio::test]
@@ -164,68 +166,40 @@ async fn a_guard_deny_reaches_the_model_and_the_session_goes_on() {
     else {
         return;
     };
-    let work = tempfile::tempdir().unwrap();
     let script = Script::new([])
         .turn(ScriptedTurn::tool_call("note", json!({"text": "secret"})))
         .turn(ScriptedTurn::text("could not note"));
-    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
-        .await
-        .unwrap();
-    let ran = Arc::new(AtomicBool::new(false));
-    let flag = ran.clone();
-    let eval = CopilotEval::builder()
-        .model(MODEL)
-        .working_directory(work.path())
-        .timeout_s(60.0)
+    let offline = Offline::start(&runtime, script).await;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let eval = offline
+        .eval()
         .max_tool_calls(5)
-        .tool(function_tool(
-            "note",
-            "Write down a note.",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
-            move |_| {
-                let flag = flag.clone();
-                async move {
-                    flag.store(true, Ordering::SeqCst);
-                    Ok("ok".to_owned())
-                }
-            },
-        ))
+        .tool(note_tool(calls.clone()))
         .pre_tool_guard(guard_fn(|input| {
-            Ok(
-                (input.tool_args["text"] == "secret").then(|| PreToolUseOutput {
-                    permission_decision: Some("deny".into()),
-                    permission_decision_reason: Some("no secrets".into()),
-                    ..Default::default()
-                }),
-            )
+            Ok(if input.tool_args["text"] == "secret" {
+                decision("deny", Some("no secrets"))
+            } else {
+                None
+            })
         }))
-        .pre_tool_guard(guard_fn(|_| {
-            Ok(Some(PreToolUseOutput {
-                permission_decision: Some("allow".into()),
-                ..Default::default()
-            }))
-        }))
+        .pre_tool_guard(guard_fn(|_| Ok(decision("allow", None))))
         .build()
         .unwrap();
-    let result = run_with(
-        &eval,
-        "Note the secret.",
-        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
-    )
-    .await;
+    let result = offline.run(&eval, "Note the secret.").await;
     assert!(result.success, "{:?}", result.error);
-    assert!(
-        !ran.load(Ordering::SeqCst),
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
         "a later allow cannot override the deny"
     );
     assert_eq!(
         result.tool_calls_admitted, 0,
         "a denied call consumes no budget"
     );
-    let call = &result.tool_calls[0];
-    assert_eq!(call.success, Some(false));
+    assert_eq!(result.tool_calls[0].success, Some(false));
+    assert_eq!(result.tool_calls[0].denied.as_deref(), Some("no secrets"));
     // The model saw the denial in the next request.
-    let second = &server.model_requests()[1];
+    let second = &offline.server.model_requests()[1];
     let tool_message = second
         .messages
         .iter()
@@ -235,7 +209,6 @@ async fn a_guard_deny_reaches_the_model_and_the_session_goes_on() {
         tool_message.to_string().contains("no secrets"),
         "{tool_message}"
     );
-    assert_no_runtime_left(&result);
 }
 
 #[tokio::test]
@@ -243,32 +216,17 @@ async fn a_panicking_guard_is_an_execution_error() {
     let Some(runtime) = runtime_for("a_panicking_guard_is_an_execution_error") else {
         return;
     };
-    let work = tempfile::tempdir().unwrap();
     let script = Script::new([])
         .turn(ScriptedTurn::tool_call("note", json!({"text": "x"})))
         .turn(ScriptedTurn::text("done"));
-    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
-        .await
-        .unwrap();
-    let eval = CopilotEval::builder()
-        .model(MODEL)
-        .working_directory(work.path())
-        .timeout_s(60.0)
-        .tool(function_tool(
-            "note",
-            "Write down a note.",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
-            |_| async { Ok("ok".to_owned()) },
-        ))
+    let offline = Offline::start(&runtime, script).await;
+    let eval = offline
+        .eval()
+        .tool(note_tool(Arc::default()))
         .pre_tool_guard(guard_fn(|_| panic!("guard bug")))
         .build()
         .unwrap();
-    let result = run_with(
-        &eval,
-        "Note x.",
-        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
-    )
-    .await;
+    let result = offline.run(&eval, "Note x.").await;
     assert_eq!(
         result.stop_reason,
         StopReason::ExecutionError,
@@ -277,7 +235,6 @@ async fn a_panicking_guard_is_an_execution_error() {
     );
     assert!(result.error.as_deref().unwrap().contains("guard bug"));
     assert_eq!(result.tool_calls_admitted, 0);
-    assert_no_runtime_left(&result);
 }
 
 #[tokio::test]
@@ -285,18 +242,14 @@ async fn a_slow_handler_is_drained_before_run_returns() {
     let Some(runtime) = runtime_for("a_slow_handler_is_drained_before_run_returns") else {
         return;
     };
-    let work = tempfile::tempdir().unwrap();
     let script = Script::new([])
         .turn(ScriptedTurn::tool_call("slow", json!({})))
         .turn(ScriptedTurn::text("done"));
-    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
-        .await
-        .unwrap();
+    let offline = Offline::start(&runtime, script).await;
     let finished: Arc<Mutex<Option<Instant>>> = Arc::default();
     let mark = finished.clone();
-    let eval = CopilotEval::builder()
-        .model(MODEL)
-        .working_directory(work.path())
+    let eval = offline
+        .eval()
         .timeout_s(3.0)
         .tool(function_tool(
             "slow",
@@ -313,12 +266,7 @@ async fn a_slow_handler_is_drained_before_run_returns() {
         ))
         .build()
         .unwrap();
-    let result = run_with(
-        &eval,
-        "Do the slow thing.",
-        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
-    )
-    .await;
+    let result = offline.run(&eval, "Do the slow thing.").await;
     let returned = Instant::now();
     assert_eq!(
         result.stop_reason,
@@ -344,7 +292,6 @@ async fn a_slow_handler_is_drained_before_run_returns() {
         "{:?}",
         result.tool_handler_failures
     );
-    assert_no_runtime_left(&result);
 }
 
 #[tokio::test]
@@ -365,22 +312,14 @@ async fn built_in_tools_count_against_the_budget() {
             json!({"path": second.to_str().unwrap(), "file_text": "two"}),
         ))
         .turn(ScriptedTurn::text("done"));
-    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
-        .await
-        .unwrap();
-    let eval = CopilotEval::builder()
-        .model(MODEL)
+    let offline = Offline::start(&runtime, script).await;
+    let eval = offline
+        .eval()
         .working_directory(work.path())
-        .timeout_s(60.0)
         .max_tool_calls(1)
         .build()
         .unwrap();
-    let result = run_with(
-        &eval,
-        "Create two files.",
-        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
-    )
-    .await;
+    let result = offline.run(&eval, "Create two files.").await;
     assert_eq!(
         result.stop_reason,
         StopReason::ToolBudgetExceeded,
@@ -394,8 +333,7 @@ async fn built_in_tools_count_against_the_budget() {
     );
     assert!(!second.exists(), "the denied built-in call did not run");
     assert_eq!(result.tool_calls_admitted, 1);
-    assert_eq!(server.model_requests().len(), 2);
-    assert_no_runtime_left(&result);
+    assert_eq!(offline.server.model_requests().len(), 2);
 }
 
 #[tokio::test]
@@ -417,13 +355,10 @@ async fn a_subagents_tool_calls_pass_the_same_budget() {
         ))
         .turn(ScriptedTurn::text("written"))
         .turn(ScriptedTurn::text("done"));
-    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
-        .await
-        .unwrap();
-    let eval = CopilotEval::builder()
-        .model(MODEL)
+    let offline = Offline::start(&runtime, script).await;
+    let eval = offline
+        .eval()
         .working_directory(work.path())
-        .timeout_s(60.0)
         .max_tool_calls(1)
         .custom_agent(
             copilot_eval_core::sdk::CustomAgentConfig::new("writer", "You write files.")
@@ -431,12 +366,7 @@ async fn a_subagents_tool_calls_pass_the_same_budget() {
         )
         .build()
         .unwrap();
-    let result = run_with(
-        &eval,
-        "Have the writer write child.txt.",
-        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
-    )
-    .await;
+    let result = offline.run(&eval, "Have the writer write child.txt.").await;
     assert_eq!(
         result.stop_reason,
         StopReason::ToolBudgetExceeded,
@@ -461,5 +391,4 @@ async fn a_subagents_tool_calls_pass_the_same_budget() {
             .is_some_and(|d| d.contains("budget")),
         "{denied:?}"
     );
-    assert_no_runtime_left(&result);
 }
