@@ -1,0 +1,238 @@
+//! `cargo copilot-eval init`: what it writes, what it refuses, and that its scaffold runs offline
+//! with `cargo copilot-eval --replay` right after it is created (through the real runtime).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cargo-copilot-eval");
+
+struct Output {
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let output = Command::new(BIN)
+        .arg("copilot-eval")
+        .args(args)
+        .current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_os_str())))
+        .env_remove("COPILOT_EVAL_MODE")
+        .output()
+        .unwrap();
+    Output {
+        status: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn core_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../copilot-eval-core")
+        .canonicalize()
+        .unwrap()
+}
+
+/// A fresh library package `name` (outside any workspace) in a temporary folder.
+fn package(name: &str, extra_files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("copilot-eval-init-")
+        .tempdir()
+        .unwrap();
+    let files = [
+        (
+            "Cargo.toml",
+            format!(
+                "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n# keep this comment\n[dependencies]\n"
+            ),
+        ),
+        ("src/lib.rs", "//! A user's crate.\n".to_owned()),
+    ];
+    for (path, text) in files
+        .iter()
+        .map(|(p, t)| (*p, t.as_str()))
+        .chain(extra_files.iter().copied())
+    {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+fn read(dir: &Path, path: &str) -> String {
+    std::fs::read_to_string(dir.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn init_writes_the_scaffold_and_keeps_what_is_there() {
+    let dir = package(
+        "scaffolded",
+        &[
+            (".gitignore", "/target"),
+            (".cargo/config.toml", "[build]\njobs = 2 # mine\n"),
+        ],
+    );
+    let core = core_dir();
+    let out = run(
+        dir.path(),
+        &["init", "--core-path", core.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.status, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("created tests/evals.rs"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("created tests/cassettes/evals/writes_a_greeting.yaml"),
+        "{}",
+        out.stdout
+    );
+
+    let test = read(dir.path(), "tests/evals.rs");
+    assert!(test.contains("async fn writes_a_greeting(ctx: EvalContext)"));
+    let cassette = read(dir.path(), "tests/cassettes/evals/writes_a_greeting.yaml");
+    assert!(cassette.contains("Create a file called 'greeting.txt'"));
+
+    let manifest = read(dir.path(), "Cargo.toml");
+    assert!(manifest.contains("# keep this comment"), "{manifest}");
+    let expected = format!(
+        "[dev-dependencies]\ncopilot-eval-core = {{ path = \"{}\" }}\n",
+        core.display()
+    );
+    assert!(manifest.contains(&expected), "{manifest}");
+
+    let config = read(dir.path(), ".cargo/config.toml");
+    assert!(config.starts_with("[build]\njobs = 2 # mine\n"), "{config}");
+    assert!(
+        config.contains("[env]\nCOPILOT_SKIP_CLI_DOWNLOAD = \"1\"\n"),
+        "{config}"
+    );
+    assert_eq!(
+        read(dir.path(), ".gitignore"),
+        "/target\n# copilot-eval artifacts (cargo copilot-eval --json/--junit)\nresults/\n"
+    );
+}
+
+#[test]
+fn init_refuses_to_overwrite_and_changes_nothing() {
+    for existing in [
+        "tests/evals.rs",
+        "tests/cassettes/evals/writes_a_greeting.yaml",
+    ] {
+        let dir = package("occupied", &[(existing, "// the user's own file\n")]);
+        let before = read(dir.path(), "Cargo.toml");
+        let manifest = dir.path().join("Cargo.toml");
+        // From another folder, through --manifest-path.
+        let out = run(
+            Path::new("/"),
+            &["init", "--manifest-path", manifest.to_str().unwrap()],
+            &[],
+        );
+        assert_eq!(out.status, 1, "{}{}", out.stdout, out.stderr);
+        let named = dir.path().join(existing);
+        assert!(
+            out.stderr.contains(&format!(
+                "error: {} already exists; init never overwrites a file",
+                named.display()
+            )),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(read(dir.path(), existing), "// the user's own file\n");
+        assert_eq!(read(dir.path(), "Cargo.toml"), before);
+        assert!(!dir.path().join(".gitignore").exists());
+        assert!(!dir.path().join(".cargo").exists());
+    }
+
+    // A manifest that already depends on copilot-eval-core keeps its dependency as it is.
+    let dir = package("depends", &[]);
+    let manifest = dir.path().join("Cargo.toml");
+    let text = read(dir.path(), "Cargo.toml") + "\n[dev-dependencies]\ncopilot-eval-core = \"9\"\n";
+    std::fs::write(&manifest, &text).unwrap();
+    let out = run(dir.path(), &["init"], &[]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert_eq!(read(dir.path(), "Cargo.toml"), text);
+    assert!(
+        out.stdout
+            .contains("it already depends on copilot-eval-core"),
+        "{}",
+        out.stdout
+    );
+
+    // A virtual workspace manifest is refused.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[workspace]\nmembers = []\n").unwrap();
+    let out = run(dir.path(), &["init"], &[]);
+    assert_eq!(out.status, 1);
+    assert!(out.stderr.contains("has no [package]"), "{}", out.stderr);
+}
+
+/// The done-when of `init`: scaffold a fresh crate that depends on copilot-eval-core by path,
+/// then run `cargo copilot-eval --replay` on it at once. The crate shares this workspace's
+/// target folder (only the crate itself and copilot-eval-core are compiled) and its lock file
+/// (no registry access).
+#[test]
+fn the_scaffold_replays_offline_right_after_init() {
+    if copilot_eval_core::runtime::require_for_test("the_scaffold_replays_offline_right_after_init")
+        .is_none()
+    {
+        return;
+    }
+    let dir = package("starter_user", &[]);
+    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
+    std::fs::copy(&lock, dir.path().join("Cargo.lock")).unwrap();
+    let core = core_dir();
+    let out = run(
+        dir.path(),
+        &["init", "--core-path", core.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let started = Instant::now();
+    let output = Command::new(BIN)
+        .args(["copilot-eval", "--replay", "--plain"])
+        .args(["--json", "results/native.json"])
+        .current_dir(dir.path())
+        .env("CARGO_TARGET_DIR", target)
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("TMPDIR", &tmp)
+        .env_remove("COPILOT_EVAL_MODE")
+        .env_remove("COPILOT_SKIP_CLI_DOWNLOAD")
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!("build and replay of the scaffold took {elapsed:?}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("PASS [") && stderr.contains("starter_user::evals writes_a_greeting"),
+        "{stderr}"
+    );
+    let report: copilot_eval_core::report::SuiteReport =
+        serde_json::from_str(&read(dir.path(), "results/native.json")).unwrap();
+    assert_eq!(report.mode, "replay");
+    let [test] = report.tests.as_slice() else {
+        panic!("one eval: {:#?}", report.tests)
+    };
+    assert_eq!(test.name, "writes_a_greeting");
+    assert_eq!(test.runs[0].mode, "replay");
+    assert_eq!(test.runs[0].stop_reason, "completed");
+    assert_eq!(test.properties[0].value, "Hello, Ferris!");
+    // Only the new crate and copilot-eval-core may need compiling: a few minutes at most even on
+    // a slow machine (a cold build of every dependency takes far longer).
+    assert!(
+        elapsed.as_secs() < 240,
+        "building and running the scaffold took {elapsed:?}"
+    );
+}

@@ -1,0 +1,244 @@
+//! Cost in the artifacts and the suite's cost caps, end to end: the real command on the fixture
+//! crate with `--replay` (the fixture's evals script their model; each scripted turn reports 100
+//! input and 20 output tokens through the real runtime), priced with a test pricing table that
+//! makes every call cost exactly 1 unit.
+
+mod support;
+
+use copilot_eval_core::report::Outcome;
+use copilot_eval_e2e::runtime_for;
+use serde_json::Value;
+use support::fixture;
+
+/// 100 input tokens × 10000 per million = 1 EUR per call; output tokens are free.
+const ONE_PER_CALL: &str = r#"
+currency = "EUR"
+[models."claude-sonnet-4.5"]
+input = 10000
+output = 0
+"#;
+
+fn pricing(dir: &std::path::Path, text: &str) -> String {
+    let path = dir.join("pricing.toml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_cost_cap_stops_launching_evals_at_the_cap() {
+    if runtime_for("a_cost_cap_stops_launching_evals_at_the_cap").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let table = pricing(dir.path(), ONE_PER_CALL);
+    // List order: unit_eval (1 call), nested::passes_in_a_module (1 call), passes (2 calls).
+    // After unit_eval 1 EUR < 1.5: the next is launched; after it 2 EUR >= 1.5: no more.
+    let run = fixture(
+        &[
+            "-j",
+            "1",
+            "--pricing",
+            &table,
+            "--max-cost",
+            "1.5",
+            "unit_eval",
+            "passes",
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 3, "not_run evals exit 3\n{}", run.stderr);
+    let names: Vec<(&str, Outcome)> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| (t.name.as_str(), t.outcome))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("tests::unit_eval", Outcome::Passed),
+            ("nested::passes_in_a_module", Outcome::Passed),
+            ("passes", Outcome::NotRun),
+        ]
+    );
+
+    // Per eval: tokens, calls, reported numbers and the estimate.
+    let first = run.test("tests::unit_eval").cost.clone().unwrap();
+    assert_eq!(
+        (
+            first.model_calls,
+            first.input_tokens,
+            first.output_tokens,
+            first.cache_read_tokens
+        ),
+        (1, 100, 20, 0)
+    );
+    assert_eq!(first.estimated_cost, Some(1.0));
+    assert_eq!(
+        first.premium_requests,
+        Some(0.0),
+        "the loopback catalog bills nothing"
+    );
+    assert_eq!(first.reported_cost, Some(0.0));
+    let run_totals = &run.test("tests::unit_eval").runs[0].totals;
+    assert_eq!(run_totals.estimated_cost, Some(1.0));
+    assert_eq!(run_totals.premium_requests, Some(0.0));
+
+    // The eval not launched: not_run with the reason, no cost.
+    let skipped = run.test("passes");
+    let reason = skipped.message.as_deref().unwrap();
+    assert!(
+        reason
+            .contains("cost cap reached: estimated cost 2 EUR >= --max-cost 1.5 EUR after 2 evals"),
+        "{reason}"
+    );
+    assert!(skipped.cost.is_none() && skipped.runs.is_empty());
+
+    // Per suite.
+    let totals = &run.report.totals.cost;
+    assert_eq!((totals.model_calls, totals.input_tokens), (2, 200));
+    assert_eq!(totals.estimated_cost, Some(2.0));
+    let control = run.report.cost_control.as_ref().unwrap();
+    assert_eq!(control.currency, "EUR");
+    assert_eq!(control.pricing, table);
+    assert_eq!(control.price_unit, "per 1000000 tokens");
+    assert_eq!(control.max_cost, Some(1.5));
+    assert!(
+        control
+            .cap_reached
+            .as_deref()
+            .unwrap()
+            .starts_with("cost cap reached")
+    );
+
+    // JUnit: the same numbers, and the skipped eval with its reason.
+    assert_eq!(
+        run.junit_property("tests::unit_eval", "copilot_eval.cost.estimated"),
+        "1"
+    );
+    assert_eq!(
+        run.junit_property("tests::unit_eval", "copilot_eval.model_calls"),
+        "1"
+    );
+    assert_eq!(
+        run.junit_property("tests::unit_eval", "copilot_eval.premium_requests"),
+        "0"
+    );
+    match &run.junit_case("passes").status {
+        quick_junit::TestCaseStatus::Skipped { message, .. } => {
+            assert!(message.as_ref().unwrap().contains("--max-cost 1.5"))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        run.stderr.contains("stopping: cost cap reached"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("estimated: 2 EUR (pricing: "),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_premium_request_cap_of_zero_launches_nothing() {
+    let run = fixture(&["--max-premium-requests", "0", "passes", "unit_eval"], &[]);
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    assert_eq!(run.report.totals.not_run, 3);
+    for test in &run.report.tests {
+        assert_eq!(test.outcome, Outcome::NotRun);
+        let message = test.message.as_deref().unwrap();
+        assert!(
+            message.contains(
+                "premium-request cap reached: 0 premium requests >= --max-premium-requests 0 before the first eval"
+            ),
+            "{message}"
+        );
+    }
+    let control = run.report.cost_control.as_ref().unwrap();
+    assert_eq!(control.max_premium_requests, Some(0.0));
+    assert_eq!(control.pricing, "built-in default");
+}
+
+#[test]
+fn unknown_prices_stay_null_and_stop_a_capped_suite() {
+    if runtime_for("unknown_prices_stay_null_and_stop_a_capped_suite").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let table = pricing(
+        dir.path(),
+        "[models.\"some-other-model\"]\ninput = 1\noutput = 1\n",
+    );
+    let run = fixture(
+        &[
+            "-j",
+            "1",
+            "--pricing",
+            &table,
+            "--max-cost",
+            "100",
+            "unit_eval",
+            "passes",
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    let json: Value = serde_json::from_str(&run.json).unwrap();
+    let first = &json["tests"][0];
+    assert_eq!(first["name"], "tests::unit_eval");
+    assert_eq!(first["outcome"], "passed");
+    assert!(
+        first["cost"]["estimated_cost"].is_null(),
+        "unknown, never 0: {}",
+        first["cost"]
+    );
+    assert_eq!(
+        first["cost"]["unpriced_models"],
+        serde_json::json!(["claude-sonnet-4.5: not in the pricing table"])
+    );
+    assert!(first["runs"][0]["totals"]["estimated_cost"].is_null());
+    assert!(json["totals"]["cost"]["estimated_cost"].is_null());
+    assert_eq!(
+        run.junit_property("tests::unit_eval", "copilot_eval.cost.estimated"),
+        "unknown"
+    );
+    for name in ["nested::passes_in_a_module", "passes"] {
+        let test = run.test(name);
+        assert_eq!(test.outcome, Outcome::NotRun);
+        assert!(
+            test.message
+                .as_deref()
+                .unwrap()
+                .contains("cost cap cannot be enforced"),
+            "{:?}",
+            test.message
+        );
+    }
+}
+
+#[test]
+fn an_invalid_pricing_table_or_cap_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = pricing(dir.path(), "[models.m]\ninput = 1\n");
+    let out = std::process::Command::new(support::command_path())
+        .args(["copilot-eval", "--pricing", &table, "--list"])
+        .current_dir(support::workspace_root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("invalid pricing table") && stderr.contains("missing field `output`"),
+        "{stderr}"
+    );
+    let out = std::process::Command::new(support::command_path())
+        .args(["copilot-eval", "--max-cost=-1", "--list"])
+        .current_dir(support::workspace_root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-cost must be a number >= 0"));
+}
