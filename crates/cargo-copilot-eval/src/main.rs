@@ -7,8 +7,12 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+mod cost;
+mod doctor;
+mod init;
 mod lint;
-use copilot_eval_core::harness::Mode;
+mod merge;
+mod record;
 use copilot_eval_core::runtime;
 use copilot_eval_core::suite::{self, SuiteOptions, exit_code, list};
 
@@ -84,6 +88,10 @@ struct RunArgs {
     /// One line per finished test even on a terminal (no progress bar).
     #[arg(long)]
     plain: bool,
+    #[command(flatten)]
+    cost: cost::CostArgs,
+    #[command(flatten)]
+    record: record::RecordArgs,
 }
 
 #[derive(Subcommand)]
@@ -98,6 +106,16 @@ enum Command {
     /// Check skills (SKILL.md), custom agents (*.agent.md) and instructions files under PATHs:
     /// one line per problem, a summary; exit 0 when no error was found.
     Lint(lint::LintArgs),
+    /// Check the setup before spending anything: the runtime, its cache, npm, the
+    /// authentication source (never the secret), the model catalog and the --model ids; one line
+    /// per check with ok/warn/fail and a fix; exit 1 when a check failed.
+    Doctor(doctor::DoctorArgs),
+    /// Add a starter eval test (with its cassette, so it runs offline at once), the
+    /// copilot-eval-core dev-dependency, and `results/` to .gitignore; never overwrites a file.
+    Init(init::InitArgs),
+    /// Merge the JSON results of several shards (--partition) into one report: the tests in
+    /// list order, totals summed again; writes --json and --junit like a suite run.
+    Merge(merge::MergeArgs),
 }
 
 #[derive(Subcommand)]
@@ -136,6 +154,9 @@ fn main() -> ExitCode {
             }
         },
         Some(Command::Lint(args)) => ExitCode::from(lint::run(args)),
+        Some(Command::Doctor(args)) => ExitCode::from(doctor::run(args)),
+        Some(Command::Init(args)) => ExitCode::from(init::run(args)),
+        Some(Command::Merge(args)) => ExitCode::from(merge::run(args)),
         Some(Command::Schema) => {
             print!("{}", copilot_eval_core::report::json_schema());
             ExitCode::SUCCESS
@@ -149,6 +170,20 @@ fn run_command(args: RunArgs) -> u8 {
         eprintln!("error: --cleanup-bound-s must be a non-negative number of seconds");
         return exit_code::USAGE;
     }
+    let cost = match args.cost.options() {
+        Ok(cost) => cost,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return exit_code::USAGE;
+        }
+    };
+    let (mode, cassette_root) = match (args.record.mode(args.replay), args.record.cassette_root()) {
+        (Ok(mode), Ok(root)) => (mode, root),
+        (Err(message), _) | (_, Err(message)) => {
+            eprintln!("error: {message}");
+            return exit_code::USAGE;
+        }
+    };
     let packages = if args.workspace {
         list::PackageSelection::Workspace
     } else if !args.packages.is_empty() {
@@ -162,15 +197,14 @@ fn run_command(args: RunArgs) -> u8 {
         json: args.json,
         junit: args.junit,
         jobs: usize::from(args.jobs),
-        mode: if args.replay {
-            Mode::Replay
-        } else {
-            Mode::Live
-        },
+        mode,
         list_only: args.list,
         no_fail_fast: args.no_fail_fast,
         cleanup_bound: Duration::from_secs_f64(args.cleanup_bound_s),
         plain: args.plain,
+        cost,
+        partition: args.record.partition(),
+        cassette_root,
     };
     suite::main(&options)
 }

@@ -12,7 +12,7 @@
 //! - [`evidence`]: mapping the live SDK event stream to turns, tool calls and usage;
 //! - [`result`]: the [`CopilotResult`] and its helpers;
 //! - [`model_server`]: the embedded loopback model server for offline runs;
-//! - [`cassette`]: replaying recorded conversations through the real runtime.
+//! - [`cassette`]: replaying recorded conversations through the real runtime, and recording them.
 //!
 //! Around the run, for tests and suites:
 //! - [`harness`]: what a `#[copilot_eval]` test runs: its [`EvalContext`](harness::EvalContext)
@@ -20,6 +20,8 @@
 //! - [`suite`]: the runner behind `cargo copilot-eval`: discovery, one process per eval,
 //!   deadlines, fail-fast, exit statuses;
 //! - [`report`]: the versioned JSON results (with its JSON Schema) and the JUnit XML.
+//! - [`cost`]: tokens, reported cost and premium requests, estimates from a pricing table,
+//!   and the suite's cost caps.
 //!
 //! Skills, custom agents and instructions:
 //! - [`config`]: loaders for `SKILL.md`, `*.agent.md`, instructions files and a repository's
@@ -32,6 +34,7 @@ pub mod audit;
 pub mod cassette;
 pub mod config;
 pub mod controls;
+pub mod cost;
 pub mod doctor;
 pub mod error;
 pub mod eval;

@@ -292,6 +292,12 @@ impl CopilotResult {
         self.tool_calls.iter().filter(|c| c.name == name).count()
     }
 
+    /// The premium requests the session used, as the runtime reported them in `raw_events`
+    /// (see [`crate::cost::reported_premium_requests`]); `None` when it did not report them.
+    pub fn premium_requests(&self) -> Option<f64> {
+        crate::cost::reported_premium_requests(&self.raw_events)
+    }
+
     /// Whether some call to `name` had arguments containing `expected` as a JSON subset:
     /// every key of an expected object must be present with a matching value (recursively);
     /// arrays must have the same length with matching elements; other values must be equal.

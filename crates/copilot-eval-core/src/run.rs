@@ -65,6 +65,7 @@ pub struct RunOptions {
     runtime_path: Option<PathBuf>,
     home_seed: Option<PathBuf>,
     replay: Option<Arc<dyn crate::cassette::ReplayCheck>>,
+    recorder: Option<Arc<crate::cassette::Recorder>>,
 }
 
 impl RunOptions {
@@ -76,6 +77,7 @@ impl RunOptions {
             runtime_path: None,
             home_seed: None,
             replay: None,
+            recorder: None,
         }
     }
 
@@ -91,6 +93,7 @@ impl RunOptions {
             runtime_path: None,
             home_seed: None,
             replay: None,
+            recorder: None,
         }
     }
 
@@ -114,6 +117,16 @@ impl RunOptions {
     /// [`ReplaySession::run_options`](crate::cassette::ReplaySession::run_options).
     pub fn replay_check(mut self, check: Arc<dyn crate::cassette::ReplayCheck>) -> Self {
         self.replay = Some(check);
+        self
+    }
+
+    /// Record the run's model exchanges into `recorder` (see
+    /// [`cassette::Recorder`](crate::cassette::Recorder)): the request seam is installed and
+    /// hands it every model request and answer it forwards. The answers reach the runtime
+    /// unchanged; build the cassette afterwards with
+    /// [`Recorder::cassette`](crate::cassette::Recorder::cassette).
+    pub fn record(mut self, recorder: Arc<crate::cassette::Recorder>) -> Self {
+        self.recorder = Some(recorder);
         self
     }
 }
@@ -240,8 +253,9 @@ pub async fn run_turns(
         audit: eval.audit_requests,
         image_detail: eval.image_detail,
     };
-    let seam = (eval.max_tool_calls.is_some() || seam_options.inspects())
-        .then(|| Seam::new(seam_options, controls.clone()));
+    let seam =
+        (eval.max_tool_calls.is_some() || seam_options.inspects() || options.recorder.is_some())
+            .then(|| Seam::with_recorder(seam_options, controls.clone(), options.recorder.clone()));
     let client_options = match &seam {
         Some(seam) => client_options.with_request_handler(seam.clone()),
         None => client_options,

@@ -34,6 +34,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use crate::audit::{self, HttpVerdict, RequestAudit, RequestOrigin};
+use crate::cassette::Recorder;
 use crate::controls::{ControlStop, Controls, Gate};
 use crate::eval::ImageDetail;
 
@@ -84,11 +85,24 @@ struct Shared {
     records: Mutex<Vec<RequestAudit>>,
     failure: Mutex<Option<String>>,
     sockets: Mutex<Vec<Arc<Upstream>>>,
+    /// Records model exchanges into a cassette (`RunOptions::record`).
+    recorder: Option<Arc<Recorder>>,
 }
 
 impl Seam {
     /// A seam behind the controls' gate.
     pub fn new(options: SeamOptions, controls: Arc<Controls>) -> Arc<Self> {
+        Self::with_recorder(options, controls, None)
+    }
+
+    /// A seam behind the controls' gate that also hands every forwarded model request and its
+    /// answer to `recorder` ([`crate::cassette::Recorder`]), when given. While recording, the
+    /// runtime's `accept-encoding` header is not forwarded, so that answers arrive unencoded.
+    pub fn with_recorder(
+        options: SeamOptions,
+        controls: Arc<Controls>,
+        recorder: Option<Arc<Recorder>>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             shared: Arc::new(Shared {
                 options,
@@ -99,6 +113,7 @@ impl Seam {
                 records: Mutex::default(),
                 failure: Mutex::default(),
                 sockets: Mutex::default(),
+                recorder,
             }),
         })
     }
@@ -153,6 +168,29 @@ impl Shared {
             self.fail(message)
         } else {
             CopilotRequestError::Upstream(message)
+        }
+    }
+
+    /// Forward an HTTP request, handing a model request and its answer to the recorder.
+    async fn forward(
+        &self,
+        mut request: CopilotHttpRequest,
+    ) -> Result<CopilotHttpResponse, CopilotRequestError> {
+        let Some(recorder) = &self.recorder else {
+            return forward_http(request).await;
+        };
+        let Some(index) =
+            recorder.http_request(&request.method, &url_path(&request.url), &request.body)
+        else {
+            return forward_http(request).await;
+        };
+        request.headers.remove("accept-encoding");
+        match forward_http(request).await {
+            Ok(response) => Ok(recorder.http_response(index, response)),
+            Err(e) => {
+                recorder.http_failed(index, &e.to_string());
+                Err(e)
+            }
         }
     }
 
@@ -218,7 +256,7 @@ impl CopilotRequestHandler for Seam {
         } else if !request.method.eq_ignore_ascii_case("GET") {
             shared.observed.fetch_add(1, Ordering::SeqCst);
         }
-        forward_http(request).await
+        shared.forward(request).await
     }
 
     async fn open_websocket(
@@ -286,6 +324,11 @@ impl SeamSocket {
                 Message::Text(String::from_utf8_lossy(&message.data).into_owned().into())
             }
         };
+        if let (Some(recorder), Some(socket), Message::Text(text)) =
+            (&shared.recorder, self.upstream.recording, &outgoing)
+        {
+            recorder.ws_request(socket, text.as_str());
+        }
         self.upstream.in_flight.store(true, Ordering::SeqCst);
         self.upstream
             .send(outgoing)
@@ -331,6 +374,8 @@ struct Upstream {
     in_flight: AtomicBool,
     /// We are closing it ourselves: its end is not a failure.
     closing: AtomicBool,
+    /// Its id with the recorder, when the run records.
+    recording: Option<u64>,
 }
 
 impl Upstream {
@@ -360,6 +405,7 @@ impl Upstream {
             reader: Mutex::default(),
             in_flight: AtomicBool::new(false),
             closing: AtomicBool::new(false),
+            recording: shared.recorder.as_ref().map(|r| r.websocket()),
         });
         let watcher = upstream.clone();
         let reader = tokio::spawn(async move {
@@ -368,6 +414,11 @@ impl Upstream {
                     Some(Ok(Message::Text(text))) => {
                         if is_terminal_event(&text) {
                             watcher.in_flight.store(false, Ordering::SeqCst);
+                        }
+                        if let (Some(recorder), Some(socket)) =
+                            (&shared.recorder, watcher.recording)
+                        {
+                            recorder.ws_event(socket, text.as_str());
                         }
                         let _ = response
                             .send_message(CopilotWebSocketMessage::from_text(text.to_string()))
@@ -401,6 +452,9 @@ impl Upstream {
                         break;
                     }
                 }
+            }
+            if let (Some(recorder), Some(socket)) = (&shared.recorder, watcher.recording) {
+                recorder.ws_closed(socket);
             }
             let _ = response.close().await;
         });

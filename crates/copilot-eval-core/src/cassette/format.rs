@@ -42,6 +42,15 @@ pub enum CassetteError {
         /// The I/O error of the bind.
         source: std::io::Error,
     },
+    /// A cassette could not be turned into YAML that reads back as the same cassette
+    /// ([`Cassette::to_yaml`]).
+    #[error("cannot write cassette {}: {message}", path.display())]
+    Unwritable {
+        /// The cassette's path ([`Cassette::path`]).
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 fn position(line: Option<u32>, column: Option<u32>) -> String {

@@ -1,4 +1,5 @@
-//! Cassettes: replaying recorded model conversations through the **real** runtime.
+//! Cassettes: replaying recorded model conversations through the **real** runtime, and
+//! recording them from live runs ([`Recorder`], [`Cassette::write`]).
 //!
 //! A cassette is a YAML file of recorded conversations. A replay starts the loopback
 //! [`ModelServer`] with a [`ReplayResponder`]: the real
@@ -142,7 +143,9 @@
 
 mod format;
 mod normalize;
+mod record;
 mod replay;
+mod write;
 
 #[cfg(test)]
 mod tests;
@@ -154,6 +157,7 @@ pub use format::{
     Cassette, CassetteError, CassetteHeader, Conversation, Message, RecordedToolCall, Role,
 };
 pub use normalize::{NORMALIZERS, NORMALIZERS_VERSION, Normalizer, NormalizerKind};
+pub use record::{RecordError, RecordedExchange, Recorder};
 pub use replay::{ConversationDiff, InjectedCall, ReplayMiss, ReplayResponder};
 
 use crate::model_server::{ModelServer, ServerConfig, WireApi};

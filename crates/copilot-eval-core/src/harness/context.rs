@@ -10,7 +10,7 @@ use super::evidence::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 use super::{ENV_EVIDENCE_FILE, Mode, TestConfig};
 use crate::eval::{CopilotEval, CopilotEvalBuilder};
 use crate::model_server::{DEFAULT_MODEL, ModelServer, Script, ServerConfig};
-use crate::report::{Property, ReplayRecord, RunRecord};
+use crate::report::{Property, RecordingRecord, ReplayRecord, RunRecord};
 use crate::result::CopilotResult;
 use crate::run::{RunOptions, run_with};
 
@@ -218,8 +218,14 @@ impl EvalContext {
     /// In replay mode the first run of the test replays [`cassette_path`](Self::cassette_path)
     /// (`<test>.yaml`), the second `<test>-2.yaml`, and so on: each run has its own recording.
     ///
+    /// In record mode the run replays its existing cassette (policy `missing`) or runs live
+    /// while its session is recorded, and the cassette is written when the run completed; the
+    /// run record then has a `recording`.
+    ///
     /// Panics (recorded as a setup error, so the runner reports the test as an infrastructure
-    /// `error`): replay mode and the cassette is missing or cannot be loaded.
+    /// `error`): replay mode and the cassette is missing or cannot be loaded; record mode and an
+    /// existing cassette cannot be loaded, or a completed run's recording cannot be made into a
+    /// cassette or written; `COPILOT_EVAL_LIVE_BASE_URL` is not a loopback URL.
     pub async fn run(&self, eval: &CopilotEval, prompt: impl Into<String>) -> CopilotResult {
         let prompt = prompt.into();
         {
@@ -230,6 +236,7 @@ impl EvalContext {
         }
         self.save();
         let script = self.inner.script.lock().expect("script lock").clone();
+        let mut recording: Option<(RecordingRecord, bool)> = None;
         let (result, mode, replay) = match script {
             Some(script) => {
                 let model = eval.model().unwrap_or(DEFAULT_MODEL).to_owned();
@@ -244,11 +251,47 @@ impl EvalContext {
                 (result, "scripted", None)
             }
             None => match self.mode() {
-                Mode::Live => (
-                    run_with(eval, &prompt, &RunOptions::live()).await,
-                    "live",
-                    None,
-                ),
+                Mode::Live => {
+                    let options =
+                        super::record::live_options().unwrap_or_else(|e| self.setup_failure(e));
+                    (run_with(eval, &prompt, &options).await, "live", None)
+                }
+                Mode::Record(policy) => {
+                    let index = self
+                        .inner
+                        .evidence
+                        .lock()
+                        .expect("evidence lock")
+                        .runs
+                        .len();
+                    let cassette = self.inner.config.cassette_path_for_run(index);
+                    match super::record::plan(policy, cassette) {
+                        super::record::Plan::Replay(cassette) => {
+                            let (result, unconsumed) = super::replay::run(eval, &prompt, &cassette)
+                                .await
+                                .unwrap_or_else(|e| self.setup_failure(e));
+                            let replay = ReplayRecord {
+                                cassette: cassette.display().to_string(),
+                                unconsumed,
+                            };
+                            (result, "replay", Some(replay))
+                        }
+                        super::record::Plan::Record(cassette) => {
+                            let test = self.test_name();
+                            let (result, record, fatal) = super::record::record_run(
+                                eval,
+                                &prompt,
+                                &cassette,
+                                &test,
+                                index + 1,
+                            )
+                            .await
+                            .unwrap_or_else(|e| self.setup_failure(e));
+                            recording = Some((record, fatal));
+                            (result, "live", None)
+                        }
+                    }
+                }
                 Mode::Replay => {
                     let index = self
                         .inner
@@ -280,6 +323,17 @@ impl EvalContext {
         };
         let mut record = RunRecord::from_result(&result, mode, &prompt);
         record.replay = replay;
+        let recording_failure = recording
+            .as_ref()
+            .filter(|(_, fatal)| *fatal)
+            .map(|(r, _)| {
+                format!(
+                    "record mode: {} ({})",
+                    r.error.clone().unwrap_or_default(),
+                    r.cassette
+                )
+            });
+        record.recording = recording.map(|(r, _)| r);
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
             evidence.runs.push(record);
@@ -288,6 +342,9 @@ impl EvalContext {
                 unix_ms(SystemTime::now() + self.inner.config.test_timeout());
         }
         self.save();
+        if let Some(failure) = recording_failure {
+            self.setup_failure(failure);
+        }
         result
     }
 

@@ -78,11 +78,15 @@ impl TestEvidence {
         Ok(evidence)
     }
 
-    /// Write the file atomically (temporary file and rename), creating its folder.
+    /// Write the file atomically (temporary file and rename), creating its folder. Credential
+    /// values of the environment are replaced by `[redacted]` first
+    /// ([`Redactor::from_env`](crate::report::Redactor::from_env)).
     ///
     /// Errors: as [`write_atomically`](crate::report::write_atomically).
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        let text = serde_json::to_vec_pretty(self).expect("evidence serialises");
+        let mut value = serde_json::to_value(self).expect("evidence serialises");
+        crate::report::Redactor::from_env().redact_value(&mut value);
+        let text = serde_json::to_vec_pretty(&value).expect("evidence serialises");
         crate::report::write_atomically(path, &text)
     }
 }

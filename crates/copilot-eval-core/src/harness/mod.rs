@@ -10,7 +10,10 @@
 //! Like a snapshot library talks to its cargo subcommand, through the environment and a side
 //! file, so it works whatever the test harness does with output:
 //!
-//! - [`ENV_MODE`] (`COPILOT_EVAL_MODE`): `live` (the default when unset) or `replay`;
+//! - [`ENV_MODE`] (`COPILOT_EVAL_MODE`): `live` (the default when unset), `replay` or `record`
+//!   (with [`ENV_RECORD`]; refused under CI);
+//! - [`ENV_CASSETTE_ROOT`] (`COPILOT_EVAL_CASSETTE_ROOT`): a folder replacing the package root
+//!   for cassette paths;
 //! - [`ENV_EVIDENCE_FILE`] (`COPILOT_EVAL_EVIDENCE_FILE`): where the test writes its
 //!   [`TestEvidence`] (JSON). It is written atomically when the test starts, after each run and
 //!   each recorded property, and when the test ends; so a test process that crashes or is killed
@@ -30,7 +33,10 @@
 //!    whatever `COPILOT_EVAL_MODE` says; no cassette is needed);
 //! 2. `COPILOT_EVAL_MODE=replay`: the test's cassette is replayed (the run fails the test as a
 //!    setup error when the cassette is missing: never a live call);
-//! 3. otherwise live (GitHub Copilot).
+//! 3. `COPILOT_EVAL_MODE=record`: the run's cassette is replayed when it exists and the policy
+//!    ([`RecordPolicy`]) keeps it; otherwise the run goes live, recorded through the request seam,
+//!    and the cassette is written when the run completed (`docs/recording-and-ci.md`);
+//! 4. otherwise live (GitHub Copilot).
 //!
 //! # Why plain `cargo test` spends nothing
 //!
@@ -42,6 +48,7 @@
 
 mod context;
 mod evidence;
+mod record;
 mod replay;
 
 use std::future::Future;
@@ -53,8 +60,13 @@ use futures::FutureExt;
 
 pub use context::EvalContext;
 pub use evidence::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
+pub use record::{
+    ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, RecordPolicy, cassette_root, is_ci,
+    recording_refused, recording_summary,
+};
 
-/// Environment variable selecting where model requests go: `live` (default) or `replay`.
+/// Environment variable selecting where model requests go: `live` (default), `replay` or
+/// `record` (with [`ENV_RECORD`]).
 pub const ENV_MODE: &str = "COPILOT_EVAL_MODE";
 /// Environment variable naming the evidence side file a test writes (see the module docs).
 pub const ENV_EVIDENCE_FILE: &str = "COPILOT_EVAL_EVIDENCE_FILE";
@@ -74,25 +86,37 @@ pub enum Mode {
     Live,
     /// Offline, against the test's cassette.
     Replay,
+    /// Live, recording each run's cassette (`cargo copilot-eval --record`); with
+    /// [`RecordPolicy::Missing`], a run whose cassette exists replays it instead.
+    Record(RecordPolicy),
 }
 
 impl Mode {
-    /// The mode named by `COPILOT_EVAL_MODE`: unset or empty is `live`.
+    /// The mode named by `COPILOT_EVAL_MODE`: unset or empty is `live`; `record` takes its
+    /// policy from [`ENV_RECORD`].
     ///
-    /// Errors: any value other than `live` or `replay` (the message names both).
+    /// Errors: any value other than `live`, `replay` or `record` (the message names them); an
+    /// invalid [`ENV_RECORD`]; `record` under CI ([`recording_refused`]).
     pub fn from_env() -> Result<Mode, String> {
         match std::env::var(ENV_MODE).ok().as_deref().map(str::trim) {
             None | Some("") | Some("live") => Ok(Mode::Live),
             Some("replay") => Ok(Mode::Replay),
-            Some(other) => Err(format!("{ENV_MODE}={other:?} is not one of: live, replay")),
+            Some("record") => match recording_refused() {
+                Some(refused) => Err(refused),
+                None => RecordPolicy::from_env().map(Mode::Record),
+            },
+            Some(other) => Err(format!(
+                "{ENV_MODE}={other:?} is not one of: live, replay, record"
+            )),
         }
     }
 
-    /// `live` or `replay`.
+    /// `live`, `replay` or `record`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Live => "live",
             Self::Replay => "replay",
+            Self::Record(_) => "record",
         }
     }
 }
@@ -223,9 +247,16 @@ impl TestConfig {
 
     /// The cassette this test replays: the `cassette` key resolved against the package root,
     /// else `<package>/tests/cassettes/<crate>/<modules...>/<function>.yaml` (for `tests/evals.rs`:
-    /// `tests/cassettes/evals/<function>.yaml`).
+    /// `tests/cassettes/evals/<function>.yaml`). With `COPILOT_EVAL_CASSETTE_ROOT` set
+    /// ([`ENV_CASSETTE_ROOT`]), that folder takes the package root's place.
     pub fn cassette_path(&self) -> PathBuf {
-        let root = Path::new(self.manifest_dir);
+        self.cassette_path_in(cassette_root().as_deref())
+    }
+
+    /// [`cassette_path`](Self::cassette_path) with `root` (when given) in the package root's
+    /// place.
+    pub fn cassette_path_in(&self, root: Option<&Path>) -> PathBuf {
+        let root = root.unwrap_or(Path::new(self.manifest_dir));
         match self.cassette {
             Some(path) => root.join(path),
             None => {

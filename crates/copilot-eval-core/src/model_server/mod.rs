@@ -161,7 +161,7 @@
 //! # }
 //! ```
 
-mod convert;
+pub(crate) mod convert;
 mod render;
 mod script;
 mod server;

@@ -14,8 +14,11 @@
 //! Each test case carries `<properties>`: `copilot_eval.model` (the models used, comma-separated),
 //! `copilot_eval.tokens.input`, `copilot_eval.tokens.output`, `copilot_eval.tool_calls`,
 //! `copilot_eval.stop_reason` (one per run, comma-separated), `copilot_eval.runs`, and every
-//! `record_property` observation as `property.<name>` with its JSON text as value. Tests that did
-//! not pass carry the tail of their output in `<system-out>` / `<system-err>`.
+//! `record_property` observation as `property.<name>` with its JSON text as value. Tests that ran
+//! also carry their cost (`copilot_eval.model_calls`, `copilot_eval.tokens.cache_read`,
+//! `copilot_eval.tokens.cache_write`, `copilot_eval.cost.reported`,
+//! `copilot_eval.premium_requests`, `copilot_eval.cost.estimated`: a number, or `unknown`).
+//! Tests that did not pass carry the tail of their output in `<system-out>` / `<system-err>`.
 
 use std::time::Duration;
 
@@ -40,6 +43,16 @@ pub fn to_junit(report: &SuiteReport) -> Report {
             tests.iter().map(|t| t.duration_ms).sum(),
         ));
         suite.add_property(Property::new("copilot_eval.mode", report.mode.as_str()));
+        if let Some(control) = &report.cost_control {
+            suite.add_property(Property::new(
+                "copilot_eval.cost.currency",
+                control.currency.as_str(),
+            ));
+            suite.add_property(Property::new(
+                "copilot_eval.pricing",
+                control.pricing.as_str(),
+            ));
+        }
         for test in tests {
             suite.add_test_case(test_case(test));
         }
@@ -123,6 +136,11 @@ fn test_case(test: &TestRecord) -> TestCase {
         "copilot_eval.runs",
         test.runs.len().to_string(),
     ));
+    if let Some(cost) = &test.cost {
+        for (name, value) in crate::cost::junit_properties(cost) {
+            case.add_property(Property::new(name, value));
+        }
+    }
     for property in &test.properties {
         case.add_property(Property::new(
             format!("property.{}", property.name),

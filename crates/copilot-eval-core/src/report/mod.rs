@@ -14,6 +14,7 @@
 //! credential values found in the environment are never written.
 
 pub mod junit;
+pub mod merge;
 mod write;
 
 use std::collections::BTreeMap;
@@ -51,6 +52,10 @@ pub struct SuiteReport {
     pub duration_ms: u64,
     /// Counts and sums over every test.
     pub totals: SuiteTotals,
+    /// The pricing table and cost caps the suite ran with, and the cap that stopped it, if one
+    /// did (set by the runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_control: Option<crate::cost::CostControlRecord>,
     /// One entry per selected eval test, in list order (binary, then test name).
     pub tests: Vec<TestRecord>,
 }
@@ -99,6 +104,10 @@ pub struct SuiteTotals {
     pub tool_calls: u64,
     /// How many runs ended with each stop reason (`completed`, `timeout`, ...).
     pub stop_reasons: BTreeMap<String, u64>,
+    /// Tokens, model calls, reported cost, premium requests and estimated cost over every run
+    /// (the sum of the tests' `cost`).
+    #[serde(default)]
+    pub cost: crate::cost::CostTotals,
 }
 
 /// How one eval test ended.
@@ -192,6 +201,10 @@ pub struct TestRecord {
     /// pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<CapturedOutput>,
+    /// Tokens, model calls, reported cost, premium requests and estimated cost over the test's
+    /// runs, set by the runner for every test it launched (absent for `not_run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::CostTotals>,
 }
 
 /// One `record_property(name, value)` observation.
@@ -299,6 +312,26 @@ pub struct RunRecord {
     /// Replay details, for runs replayed from a cassette.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayRecord>,
+    /// Recording details, for runs recorded into a cassette (`cargo copilot-eval --record`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording: Option<RecordingRecord>,
+}
+
+/// What happened to the cassette of a run recorded live (`cargo copilot-eval --record`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RecordingRecord {
+    /// The cassette file (absolute path).
+    pub cassette: String,
+    /// Whether the cassette was written (replacing any earlier file there).
+    pub written: bool,
+    /// Conversations written into it (0 when not written).
+    pub conversations: u64,
+    /// Model requests the recorder saw through the request seam.
+    pub model_requests: u64,
+    /// Why no cassette was written: the run did not complete, or the recording could not be
+    /// made into a cassette or written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Replay details of one run.
@@ -384,6 +417,16 @@ pub struct RunTotals {
     pub cost: Option<f64>,
     /// Tool calls.
     pub tool_calls: u64,
+    /// Premium requests of the session as the runtime reports them
+    /// (`session.shutdown.totalPremiumRequests`, else the last `session.usage_checkpoint`; 0
+    /// when no prompt was sent); `null` when not reported.
+    #[serde(default)]
+    pub premium_requests: Option<f64>,
+    /// Estimated cost of the run's model calls from the runner's pricing table, in its currency
+    /// (`cost_control.currency`); `null` when a call could not be priced, or the run was not
+    /// priced (the runner prices every run it reports).
+    #[serde(default)]
+    pub estimated_cost: Option<f64>,
 }
 
 /// Phase timings of one run, milliseconds.
@@ -443,6 +486,8 @@ impl RunRecord {
             cache_write_tokens: usage.iter().map(|u| u.cache_write_tokens).sum(),
             cost: (!costs.is_empty()).then(|| costs.iter().sum()),
             tool_calls: tool_calls.len() as u64,
+            premium_requests: crate::cost::reported_premium_requests(&result.raw_events),
+            estimated_cost: None,
         };
         let skills_invoked = if result.skill_invocations.is_empty() {
             tool_calls
@@ -532,6 +577,7 @@ impl RunRecord {
                 .then(|| serde_json::to_value(&result.request_audit).ok())
                 .flatten(),
             replay: None,
+            recording: None,
         }
     }
 
@@ -595,6 +641,7 @@ impl SuiteTotals {
     pub fn of(tests: &[TestRecord]) -> Self {
         let mut totals = SuiteTotals {
             tests: tests.len() as u64,
+            cost: crate::cost::CostTotals::zero(),
             ..Default::default()
         };
         for test in tests {
@@ -613,6 +660,12 @@ impl SuiteTotals {
                     .stop_reasons
                     .entry(run.stop_reason.clone())
                     .or_default() += 1;
+            }
+            match &test.cost {
+                Some(cost) => totals.cost.add(cost),
+                None => totals
+                    .cost
+                    .add(&crate::cost::CostTotals::of_runs(&test.runs)),
             }
         }
         totals

@@ -40,6 +40,7 @@ fn run(stop: &str, input: u64) -> RunRecord {
         subagent_invocations: vec![],
         audit: None,
         replay: None,
+        recording: None,
     }
 }
 
@@ -61,6 +62,7 @@ fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunRecord>) -> Tes
         cassette: None,
         exit: None,
         output: None,
+        cost: None,
     }
 }
 
@@ -92,6 +94,7 @@ fn report() -> SuiteReport {
         started_at: "2026-01-31T09:15:02Z".into(),
         duration_ms: 4000,
         totals: SuiteTotals::of(&tests),
+        cost_control: None,
         tests,
     }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::SuiteReport;
+use super::{SuiteReport, TestRecord};
 
 /// Environment variables whose values are always treated as secrets, when set and at least
 /// [`Redactor::MIN_SECRET_LEN`] long.
@@ -113,6 +113,17 @@ impl Redactor {
         let mut value = serde_json::to_value(report).expect("a report serialises");
         self.redact_value(&mut value);
         serde_json::from_value(value).expect("redaction keeps the report's shape")
+    }
+
+    /// A copy of one test's record with every secret removed (the runner applies it to each
+    /// record as it arrives, before anything prints it).
+    pub fn redact_test(&self, test: &TestRecord) -> TestRecord {
+        if self.secrets.is_empty() {
+            return test.clone();
+        }
+        let mut value = serde_json::to_value(test).expect("a test record serialises");
+        self.redact_value(&mut value);
+        serde_json::from_value(value).expect("redaction keeps the record's shape")
     }
 }
 

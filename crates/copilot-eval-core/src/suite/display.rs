@@ -135,6 +135,7 @@ pub fn summary(report: &SuiteReport) -> String {
         "  tokens: {} input, {} output; {} tool calls in {} runs\n",
         t.input_tokens, t.output_tokens, t.tool_calls, t.runs
     ));
+    out.push_str(&crate::cost::summary_line(report));
     for test in report.tests.iter().filter(|t| t.outcome != Outcome::Passed) {
         let first = test
             .message

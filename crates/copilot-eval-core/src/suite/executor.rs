@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::list::{EvalTest, TestBinary};
-use crate::harness::{ENV_EVIDENCE_FILE, ENV_MODE, EvidenceStatus, Mode, TestEvidence};
+use crate::harness::{
+    ENV_CASSETTE_ROOT, ENV_EVIDENCE_FILE, ENV_MODE, ENV_RECORD, EvidenceStatus, Mode, TestEvidence,
+};
 use crate::report::{CapturedOutput, ErrorKind, ExitRecord, Outcome, TestRecord};
 
 /// Environment variable the runner gives each test process (value unique per process); every
@@ -36,6 +38,8 @@ pub struct ExecOptions {
     pub cleanup_bound: Duration,
     /// Folder for the evidence and output files of this suite.
     pub scratch: PathBuf,
+    /// `COPILOT_EVAL_CASSETTE_ROOT` for the tests, when set.
+    pub cassette_root: Option<PathBuf>,
     /// A prefix unique to this suite, for the marker variable.
     pub suite_id: String,
 }
@@ -85,6 +89,7 @@ pub async fn run_one(
         cassette: None,
         exit: None,
         output: None,
+        cost: None,
     };
     let files = std::fs::File::create(&stdout_path)
         .and_then(|out| Ok((out, std::fs::File::create(&stderr_path)?)));
@@ -104,10 +109,17 @@ pub async fn run_one(
         .env(ENV_MODE, options.mode.as_str())
         .env(ENV_EVIDENCE_FILE, &evidence_path)
         .env(ENV_SUITE_PROCESS, &marker)
+        .env_remove(ENV_RECORD)
         .stdin(Stdio::null())
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))
         .kill_on_drop(true);
+    if let Mode::Record(policy) = options.mode {
+        command.env(ENV_RECORD, policy.as_str());
+    }
+    if let Some(root) = &options.cassette_root {
+        command.env(ENV_CASSETTE_ROOT, root);
+    }
     #[cfg(unix)]
     command.process_group(0);
     let mut child = match command.spawn() {
@@ -172,7 +184,7 @@ pub async fn run_one(
     if let Ok(evidence) = evidence {
         record.properties = evidence.properties;
         record.runs = evidence.runs;
-        if options.mode == Mode::Replay {
+        if options.mode != Mode::Live {
             record.cassette = Some(evidence.cassette);
         }
         if evidence.workdir_kept || record.outcome != Outcome::Passed {

@@ -18,6 +18,7 @@
 pub mod display;
 pub mod executor;
 pub mod list;
+pub mod partition;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -95,6 +96,14 @@ pub struct SuiteOptions {
     pub cleanup_bound: Duration,
     /// Plain line output even on a terminal.
     pub plain: bool,
+    /// Run only this shard of the selected evals (`--partition hash:K/N` or `count:K/N`).
+    pub partition: Option<partition::Partition>,
+    /// Resolve cassette paths against this folder instead of each package root
+    /// (`--cassette-root`; the tests get `COPILOT_EVAL_CASSETTE_ROOT`).
+    pub cassette_root: Option<PathBuf>,
+    /// The pricing table and the cost caps (`--pricing`, `--max-cost`,
+    /// `--max-premium-requests`); see [`crate::cost`].
+    pub cost: crate::cost::CostOptions,
 }
 
 impl SuiteOptions {
@@ -112,6 +121,9 @@ impl SuiteOptions {
             no_fail_fast: false,
             cleanup_bound: DEFAULT_CLEANUP_BOUND,
             plain: false,
+            partition: None,
+            cassette_root: None,
+            cost: crate::cost::CostOptions::default(),
         }
     }
 }
@@ -126,13 +138,21 @@ impl Default for SuiteOptions {
 /// the exit status ([`exit_code`]). Everything for the user goes to stderr, except the `--list`
 /// output (stdout).
 pub fn main(options: &SuiteOptions) -> u8 {
-    let list = match list::discover(&options.build, &options.filters) {
+    let mut list = match list::discover(&options.build, &options.filters) {
         Ok(list) => list,
         Err(e) => {
             eprintln!("error: {e}");
             return exit_code::SUITE_ERROR;
         }
     };
+    let in_other_shards = options.partition.map_or(0, |p| p.apply(&mut list));
+    if let Some(partition) = options.partition {
+        eprintln!(
+            "partition {partition}: {} of {} selected eval tests are in this shard",
+            list.tests.len(),
+            list.tests.len() + in_other_shards
+        );
+    }
     if options.list_only {
         for test in &list.tests {
             println!("{}: {}", list.binary(test).id, test.name);
@@ -145,7 +165,7 @@ pub fn main(options: &SuiteOptions) -> u8 {
         );
         return exit_code::SUCCESS;
     }
-    if list.tests.is_empty() {
+    if list.tests.is_empty() && in_other_shards == 0 {
         eprintln!(
             "warning: no eval test matched ({} other tests, {} eval tests filtered out); mark a test with #[copilot_eval]",
             list.other_tests, list.filtered_out
@@ -163,9 +183,13 @@ pub fn main(options: &SuiteOptions) -> u8 {
     };
     let report = runtime.block_on(run_suite(&list, options));
     eprint!("{}", display::summary(&report));
+    if let Some(line) = crate::harness::recording_summary(&report) {
+        eprint!("{line}");
+    }
     let redactor = Redactor::from_env();
     let mut status = exit_status(&report);
-    if list.tests.is_empty() {
+    // An empty shard of a non-empty selection is not an error: the other shards run the tests.
+    if list.tests.is_empty() && in_other_shards == 0 {
         status = exit_code::NO_TESTS;
     }
     for (path, json) in [(&options.json, true), (&options.junit, false)] {
@@ -208,7 +232,9 @@ pub fn exit_status(report: &SuiteReport) -> u8 {
 /// Run every test of `list` once (at most `options.jobs` at a time, in list order) and build the
 /// report. After a test ends in `error`, no further test is launched unless
 /// `options.no_fail_fast`; those not launched are `not_run`. Ctrl-C kills the running tests and
-/// launches no more.
+/// launches no more. Each finished test is redacted ([`Redactor::from_env`]) and priced
+/// ([`crate::cost::CostControl`]); once a cost cap of `options.cost` is reached, no further
+/// test is launched either (`not_run`, with the cap as the reason).
 pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
     let started_at = SystemTime::now();
     let started = Instant::now();
@@ -218,6 +244,8 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
         .tempdir();
     let mut records: Vec<Option<TestRecord>> = vec![None; list.tests.len()];
     let mut display = Display::new(list.tests.len(), options.plain);
+    let mut cost = crate::cost::CostControl::new(&options.cost);
+    let redactor = Redactor::from_env();
     match &scratch {
         Err(e) => {
             for (i, test) in list.tests.iter().enumerate() {
@@ -233,6 +261,7 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
                 mode: options.mode,
                 cleanup_bound: options.cleanup_bound,
                 scratch: scratch.path().to_path_buf(),
+                cassette_root: options.cassette_root.clone(),
                 suite_id: format!(
                     "{}-{}",
                     std::process::id(),
@@ -247,6 +276,15 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
             let ctrl_c = tokio::signal::ctrl_c();
             tokio::pin!(ctrl_c);
             loop {
+                if stop.is_none()
+                    && next < list.tests.len()
+                    && let Some(reason) = cost.cap_reached()
+                {
+                    display.note(&format!(
+                        "  stopping: {reason}; no further evals are launched"
+                    ));
+                    stop = Some(format!("not run: {reason}; no further evals were launched"));
+                }
                 while stop.is_none() && running.len() < jobs && next < list.tests.len() {
                     let index = next;
                     next += 1;
@@ -269,6 +307,8 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
                         let Some(joined) = joined else { break };
                         match joined {
                             Ok((index, record)) => {
+                                let mut record = redactor.redact_test(&record);
+                                cost.charge(&mut record);
                                 display.finished(&label(&record.binary, &record.name), &record);
                                 if record.outcome == Outcome::Error
                                     && !options.no_fail_fast
@@ -315,6 +355,7 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
         started_at: crate::report::rfc3339(started_at),
         duration_ms: started.elapsed().as_millis() as u64,
         totals: SuiteTotals::of(&tests),
+        cost_control: Some(cost.record()),
         tests,
     }
 }
@@ -340,6 +381,7 @@ fn not_run(list: &TestList, test: &list::EvalTest, message: String) -> TestRecor
         cassette: None,
         exit: None,
         output: None,
+        cost: None,
     }
 }
 

@@ -1,0 +1,62 @@
+//! `cargo copilot-eval merge IN.json... --json OUT --junit OUT`: one report from the JSON
+//! results of several shards (`copilot_eval_core::report::merge`).
+
+use std::path::PathBuf;
+
+use copilot_eval_core::report::{Redactor, merge, write_json, write_junit};
+use copilot_eval_core::suite::{display, exit_code, exit_status};
+
+/// Arguments of `merge`.
+#[derive(clap::Args)]
+pub(crate) struct MergeArgs {
+    /// The JSON results of the shards (each shard's --json file).
+    #[arg(value_name = "IN.json", required = true)]
+    inputs: Vec<PathBuf>,
+    /// Write the merged JSON results here.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Write the merged JUnit XML here.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+}
+
+/// Merge, print the summary, write the artifacts; return the exit status: the merged suite's
+/// (0, 1 or 3; 4 when it holds no test), or 5 when an input cannot be read or merged or an
+/// artifact cannot be written.
+pub(crate) fn run(args: MergeArgs) -> u8 {
+    let merged = match merge::merge_files(&args.inputs) {
+        Ok(merged) => merged,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit_code::SUITE_ERROR;
+        }
+    };
+    eprintln!(
+        "merged {} shard results: {} tests",
+        args.inputs.len(),
+        merged.tests.len()
+    );
+    eprint!("{}", display::summary(&merged));
+    let mut status = if merged.tests.is_empty() {
+        exit_code::NO_TESTS
+    } else {
+        exit_status(&merged)
+    };
+    let redactor = Redactor::from_env();
+    for (path, json) in [(&args.json, true), (&args.junit, false)] {
+        let Some(path) = path else { continue };
+        let written = if json {
+            write_json(path, &merged, &redactor)
+        } else {
+            write_junit(path, &merged, &redactor)
+        };
+        match written {
+            Ok(()) => eprintln!("  wrote {}", path.display()),
+            Err(e) => {
+                eprintln!("error: writing {} failed: {e}", path.display());
+                status = exit_code::SUITE_ERROR;
+            }
+        }
+    }
+    status
+}

@@ -1,0 +1,291 @@
+//! Writing cassettes: a [`Cassette`] as YAML in the format [`Cassette::parse`] reads, checked by
+//! reading the text back before anything is written.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::format::{Cassette, CassetteError, CassetteHeader, Message, Role};
+use crate::model_server::WireApi;
+
+#[derive(Serialize)]
+struct OutCassette<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    copilot_eval: Option<OutHeader<'a>>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    models: &'a [String],
+    conversations: Vec<OutConversation<'a>>,
+}
+
+#[derive(Serialize)]
+struct OutHeader<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runtime_version: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wire_format: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recorded: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct OutConversation<'a> {
+    messages: Vec<OutMessage<'a>>,
+}
+
+#[derive(Serialize)]
+struct OutMessage<'a> {
+    role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<OutToolCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct OutToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: OutFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct OutFunction<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+/// The cassette value of a wire format (`chat_completions`, `responses`,
+/// `websocket_responses`).
+pub(crate) fn wire_format_name(wire: WireApi) -> &'static str {
+    match wire {
+        WireApi::ChatCompletions => "chat_completions",
+        WireApi::Responses => "responses",
+        WireApi::WebSocketResponses => "websocket_responses",
+    }
+}
+
+fn out_message(message: &Message) -> OutMessage<'_> {
+    // The reader needs text on system and user messages, and text or calls on assistant
+    // messages; an empty text stands for "no text" in matching, so it is written explicitly.
+    let content = match (message.role, message.content.as_deref()) {
+        (_, Some(text)) => Some(text),
+        (Role::System | Role::User, None) => Some(""),
+        (Role::Assistant, None) if message.tool_calls.is_empty() => Some(""),
+        (_, None) => None,
+    };
+    OutMessage {
+        role: message.role.as_str(),
+        content,
+        tool_calls: message
+            .tool_calls
+            .iter()
+            .map(|call| OutToolCall {
+                id: &call.id,
+                kind: "function",
+                function: OutFunction {
+                    name: &call.name,
+                    arguments: &call.arguments,
+                },
+            })
+            .collect(),
+        tool_call_id: match message.role {
+            Role::Tool => Some(message.tool_call_id.as_deref().unwrap_or("")),
+            _ => None,
+        },
+    }
+}
+
+fn out_header(header: &CassetteHeader) -> Option<OutHeader<'_>> {
+    (*header != CassetteHeader::default()).then(|| OutHeader {
+        runtime_version: header.runtime_version.as_deref(),
+        model: header.model.as_deref(),
+        wire_format: header.wire_format.map(wire_format_name),
+        recorded: header.recorded.as_deref(),
+    })
+}
+
+/// Whether two cassettes hold the same header, models and messages (the file path and the
+/// positions in the file are not compared).
+fn same_content(a: &Cassette, b: &Cassette) -> bool {
+    let bare = |c: &Cassette| {
+        let mut c = c.clone();
+        c.path = std::path::PathBuf::new();
+        for message in c
+            .conversations
+            .iter_mut()
+            .flat_map(|c| c.messages.iter_mut())
+        {
+            message.line = 0;
+            message.column = 0;
+        }
+        c
+    };
+    bare(a) == bare(b)
+}
+
+impl Cassette {
+    /// The cassette as YAML text in the recorded format (see the
+    /// [module documentation](super#format)): the `copilot_eval:` header when any of its fields
+    /// is set, `models:` when not empty, then every conversation with its messages. Texts with
+    /// line breaks are written as literal block scalars; any text the block styles cannot carry
+    /// exactly (for example trailing spaces or carriage returns) is written double-quoted with
+    /// escapes.
+    ///
+    /// The text is read back with [`Cassette::parse`] before it is returned, and must give the
+    /// same header, models and messages (positions aside).
+    ///
+    /// Errors: [`CassetteError::Unwritable`] when the YAML serializer fails, or when neither
+    /// style reads back as the same cassette (for example a message that breaks the format's
+    /// rules, such as a `user` message without text).
+    pub fn to_yaml(&self) -> Result<String, CassetteError> {
+        let unwritable = |message: String| CassetteError::Unwritable {
+            path: self.path.clone(),
+            message,
+        };
+        let out = OutCassette {
+            copilot_eval: out_header(&self.header),
+            models: &self.models,
+            conversations: self
+                .conversations
+                .iter()
+                .map(|c| OutConversation {
+                    messages: c.messages.iter().map(out_message).collect(),
+                })
+                .collect(),
+        };
+        let mut last_problem = String::new();
+        for quote_all in [false, true] {
+            let mut options = serde_saphyr::SerializerOptions::default();
+            options.quote_all = quote_all;
+            // Long single-line texts stay on one line: folding would have to re-join them.
+            options.folded_wrap_chars = usize::MAX;
+            options.compact_list_indent = false;
+            let text = serde_saphyr::to_string_with_options(&out, options)
+                .map_err(|e| unwritable(format!("the YAML serializer failed: {e}")))?;
+            match Cassette::parse(&text, &self.path) {
+                Ok(back) if same_content(self, &back) => return Ok(text),
+                Ok(_) => {
+                    last_problem = "the written YAML reads back as a different cassette".into();
+                }
+                Err(e) => last_problem = format!("the written YAML does not read back: {e}"),
+            }
+        }
+        Err(unwritable(last_problem))
+    }
+
+    /// Writes the cassette to `path` ([`Cassette::to_yaml`]), after `comment` (each of its
+    /// lines written as a `# ` comment line; empty for none). Parent folders are created; the
+    /// file is replaced atomically (a temporary file in the same folder, then a rename), so a
+    /// reader never sees half a cassette.
+    ///
+    /// Errors: [`CassetteError::Unwritable`] from [`Cassette::to_yaml`]; [`CassetteError::Io`]
+    /// when the folder or the file cannot be written.
+    pub fn write(&self, path: &Path, comment: &str) -> Result<(), CassetteError> {
+        let yaml = self.to_yaml()?;
+        let mut text = String::new();
+        for line in comment.lines() {
+            text.push_str(if line.is_empty() { "#" } else { "# " });
+            text.push_str(line);
+            text.push('\n');
+        }
+        text.push_str(&yaml);
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        crate::report::write_atomically(path, text.as_bytes()).map_err(|source| CassetteError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cassette::{Conversation, RecordedToolCall};
+
+    fn message(role: Role, content: Option<&str>) -> Message {
+        Message {
+            role,
+            content: content.map(str::to_owned),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            line: 0,
+            column: 0,
+        }
+    }
+
+    #[test]
+    fn awkward_texts_read_back_exactly() {
+        let texts = [
+            "trailing space \nnext line",
+            "windows\r\nline ends\r\n",
+            "  leading indentation\nsecond",
+            "\n\nleading blank lines",
+            "ends with blank lines\n\n\n",
+            "key: value",
+            "- a dash",
+            "yes",
+            "123",
+            "1.0.102",
+            "#not a comment",
+            "tabs\tinside\tand ünïcödé ✓",
+            "${workdir}/a.txt",
+            "quotes ' and \" and \\ backslash",
+            "",
+        ];
+        let mut messages = vec![message(Role::System, Some("${system}"))];
+        for text in texts {
+            messages.push(message(Role::User, Some(text)));
+            let mut reply = message(Role::Assistant, Some(text));
+            reply.tool_calls.push(RecordedToolCall {
+                id: "toolcall_0".into(),
+                name: "note".into(),
+                arguments: serde_json::json!({ "text": text }).to_string(),
+            });
+            messages.push(reply);
+            let mut result = message(Role::Tool, Some(text));
+            result.tool_call_id = Some("toolcall_0".into());
+            messages.push(result);
+        }
+        let cassette = Cassette {
+            path: Path::new("awkward.yaml").to_path_buf(),
+            header: CassetteHeader {
+                runtime_version: Some("1.0.102".into()),
+                model: Some("claude-sonnet-4.5".into()),
+                wire_format: Some(WireApi::WebSocketResponses),
+                recorded: Some("2026-11-30".into()),
+            },
+            models: vec!["claude-sonnet-4.5".into()],
+            conversations: vec![Conversation { messages }],
+        };
+        let yaml = cassette.to_yaml().unwrap();
+        let back = Cassette::parse(&yaml, Path::new("awkward.yaml")).unwrap();
+        assert!(same_content(&cassette, &back), "{yaml}");
+        assert!(yaml.contains("wire_format: websocket_responses"), "{yaml}");
+    }
+
+    #[test]
+    fn a_cassette_the_reader_would_refuse_is_not_written() {
+        let cassette = Cassette {
+            path: Path::new("bad.yaml").to_path_buf(),
+            header: CassetteHeader::default(),
+            models: Vec::new(),
+            conversations: Vec::new(),
+        };
+        let err = cassette.to_yaml().unwrap_err();
+        assert!(
+            matches!(&err, CassetteError::Unwritable { message, .. } if message.contains("does not read back")),
+            "{err}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("bad.yaml");
+        assert!(cassette.write(&target, "").is_err());
+        assert!(!target.exists());
+    }
+}

@@ -1,0 +1,320 @@
+//! Record mode of the harness (`cargo copilot-eval --record`): each run of an eval test either
+//! replays its existing cassette or runs live while its model exchanges are recorded
+//! ([`crate::cassette::Recorder`]) and written as the cassette.
+//!
+//! Also here: where cassettes live ([`ENV_CASSETTE_ROOT`]), the read-only rule under CI
+//! ([`recording_refused`]), and the testing knob that points "live" at a loopback model server
+//! ([`ENV_LIVE_BASE_URL`]).
+
+use std::path::{Path, PathBuf};
+
+use crate::cassette::{CassetteHeader, Recorder};
+use crate::eval::CopilotEval;
+use crate::report::{RecordingRecord, Redactor, SuiteReport};
+use crate::result::{CopilotResult, StopReason};
+use crate::run::{RunOptions, run_with};
+
+/// Environment variable choosing which cassettes a record run writes (with
+/// `COPILOT_EVAL_MODE=record`): `missing` (the default when unset or empty) or `all`
+/// ([`RecordPolicy`]).
+pub const ENV_RECORD: &str = "COPILOT_EVAL_RECORD";
+
+/// Environment variable naming a folder that replaces the package root when cassette paths are
+/// resolved (for reading and for writing): the default cassette of a test becomes
+/// `<folder>/tests/cassettes/<crate>/<modules...>/<function>.yaml`, and a relative `cassette`
+/// key is resolved against the folder. Unset or empty: the package root.
+pub const ENV_CASSETTE_ROOT: &str = "COPILOT_EVAL_CASSETTE_ROOT";
+
+/// Testing knob, for copilot-eval's own tests: a loopback base URL (`http://127.0.0.1:PORT`,
+/// `http://localhost:PORT` or `http://[::1]:PORT`) that stands in for the model service in live
+/// and record mode. The runtime then talks to that server exactly as in an offline run (with the
+/// offline placeholder token); runs still count as live. Any other URL is a setup error.
+pub const ENV_LIVE_BASE_URL: &str = "COPILOT_EVAL_LIVE_BASE_URL";
+
+/// Which cassettes a record run writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordPolicy {
+    /// Record only the runs whose cassette does not exist yet; a run whose cassette exists
+    /// replays it (no model cost, and it checks that the recording still matches). The default
+    /// of `--record`.
+    Missing,
+    /// Record every run live, replacing existing cassettes (`--record=all`).
+    All,
+}
+
+impl RecordPolicy {
+    /// The policy named by [`ENV_RECORD`]: unset or empty is `missing`.
+    ///
+    /// Errors: any value other than `missing` or `all` (the message names both).
+    pub fn from_env() -> Result<RecordPolicy, String> {
+        match std::env::var(ENV_RECORD).ok().as_deref().map(str::trim) {
+            None | Some("") | Some("missing") => Ok(RecordPolicy::Missing),
+            Some("all") => Ok(RecordPolicy::All),
+            Some(other) => Err(format!(
+                "{ENV_RECORD}={other:?} is not one of: missing, all"
+            )),
+        }
+    }
+
+    /// `missing` or `all`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Missing => "missing",
+            Self::All => "all",
+        }
+    }
+}
+
+/// Whether `CI` says this is a CI machine: set to anything but empty, `0`, `false` or `no`
+/// (case-insensitive). GitHub Actions, GitLab CI, Buildkite, CircleCI and most others set
+/// `CI=true`.
+pub fn is_ci() -> bool {
+    ci_value(std::env::var("CI").ok().as_deref())
+}
+
+fn ci_value(value: Option<&str>) -> bool {
+    value
+        .map(|v| v.trim().to_ascii_lowercase())
+        .is_some_and(|v| !matches!(v.as_str(), "" | "0" | "false" | "no"))
+}
+
+/// Why recording is refused here, or `None`: under CI ([`is_ci`]) cassettes are read-only, so
+/// nothing can spend model requests or change the recordings behind the reviewers' backs.
+pub fn recording_refused() -> Option<String> {
+    is_ci().then(|| {
+        "cassettes are read-only under CI (the CI environment variable is set): recording is refused; record locally with `cargo copilot-eval --record` and commit the cassettes, or run with --replay".to_owned()
+    })
+}
+
+/// The folder that replaces the package root for cassette paths ([`ENV_CASSETTE_ROOT`]), if
+/// set.
+pub fn cassette_root() -> Option<PathBuf> {
+    std::env::var_os(ENV_CASSETTE_ROOT)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The run options of a live run: GitHub Copilot, or the loopback server of
+/// [`ENV_LIVE_BASE_URL`].
+///
+/// Errors: [`ENV_LIVE_BASE_URL`] holds something other than a loopback `http://` URL.
+pub(crate) fn live_options() -> Result<RunOptions, String> {
+    live_options_for(std::env::var(ENV_LIVE_BASE_URL).ok().as_deref())
+}
+
+/// [`live_options`] for the value of [`ENV_LIVE_BASE_URL`].
+fn live_options_for(url: Option<&str>) -> Result<RunOptions, String> {
+    let Some(url) = url.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(RunOptions::live());
+    };
+    let host = url
+        .strip_prefix("http://")
+        .map(|rest| rest.split(['/', '?', '#']).next().unwrap_or(""))
+        .unwrap_or("");
+    let host = match host.rsplit_once(':') {
+        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => host,
+    };
+    if matches!(host, "127.0.0.1" | "localhost" | "[::1]") {
+        Ok(RunOptions::offline(url))
+    } else {
+        Err(format!(
+            "{ENV_LIVE_BASE_URL}={url:?} is not a loopback http:// URL; it only points live runs at a local model server for testing"
+        ))
+    }
+}
+
+/// What a record-mode run does with its cassette.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Plan {
+    /// The cassette exists and the policy keeps it: replay it.
+    Replay(PathBuf),
+    /// Run live and write the cassette.
+    Record(PathBuf),
+}
+
+/// The plan of a record-mode run whose cassette is `cassette`.
+pub(crate) fn plan(policy: RecordPolicy, cassette: PathBuf) -> Plan {
+    if policy == RecordPolicy::Missing && cassette.is_file() {
+        Plan::Replay(cassette)
+    } else {
+        Plan::Record(cassette)
+    }
+}
+
+/// Run `eval` on `prompt` live while recording, then write the cassette at `cassette` when the
+/// run completed (stop reason `completed`, whatever the test checks afterwards). The comment at
+/// the top of the file names `test` and the run's number (`run`, from 1).
+///
+/// Returns the result and what happened to the cassette. The recording's `error` says why no
+/// cassette was written; `fatal` is true when the run completed but its recording could not be
+/// made into a cassette or written (the test then reports a setup error).
+///
+/// Errors: the live target is invalid ([`ENV_LIVE_BASE_URL`]).
+pub(crate) async fn record_run(
+    eval: &CopilotEval,
+    prompt: &str,
+    cassette: &Path,
+    test: &str,
+    run: usize,
+) -> Result<(CopilotResult, RecordingRecord, bool), String> {
+    let recorder = Recorder::new();
+    let options = live_options()?.record(recorder.clone());
+    let result = run_with(eval, prompt, &options).await;
+    let mut recording = RecordingRecord {
+        cassette: cassette.display().to_string(),
+        written: false,
+        conversations: 0,
+        model_requests: recorder.model_requests() as u64,
+        error: None,
+    };
+    if result.stop_reason != StopReason::Completed {
+        recording.error = Some(format!(
+            "no cassette written: the run stopped with {}",
+            result.stop_reason.as_str()
+        ));
+        return Ok((result, recording, false));
+    }
+    let header = CassetteHeader {
+        runtime_version: result
+            .runtime_path
+            .as_deref()
+            .and_then(|path| crate::runtime::version(path).ok()),
+        model: eval.model().map(str::to_owned),
+        wire_format: None,
+        recorded: None,
+    };
+    let comment = format!(
+        "Recorded by copilot-eval {} (`cargo copilot-eval --record`) from a live session of\n`{test}` (run {run}). Replay: `cargo copilot-eval --replay`; record again:\n`cargo copilot-eval --record=all {test}`.",
+        env!("CARGO_PKG_VERSION")
+    );
+    let written = recorder
+        .cassette(header, &Redactor::from_env())
+        .map_err(|e| e.to_string())
+        .and_then(|c| {
+            c.write(cassette, &comment)
+                .map(|()| c.conversations.len())
+                .map_err(|e| e.to_string())
+        });
+    let fatal = match written {
+        Ok(conversations) => {
+            recording.written = true;
+            recording.conversations = conversations as u64;
+            false
+        }
+        Err(e) => {
+            recording.error = Some(format!("recording failed: {e}"));
+            true
+        }
+    };
+    Ok((result, recording, fatal))
+}
+
+/// The summary line of a record run, from its report: how many runs were recorded, how many
+/// replayed an existing cassette, and how many recordings were not written. `None` when no run
+/// was recorded or replayed in record mode.
+pub fn recording_summary(report: &SuiteReport) -> Option<String> {
+    if report.mode != "record" {
+        return None;
+    }
+    let runs = report.tests.iter().flat_map(|t| t.runs.iter());
+    let (mut written, mut replayed, mut failed) = (0, 0, 0);
+    for run in runs {
+        match &run.recording {
+            Some(r) if r.written => written += 1,
+            Some(_) => failed += 1,
+            None if run.replay.is_some() => replayed += 1,
+            None => {}
+        }
+    }
+    Some(format!(
+        "  cassettes: {written} recorded, {replayed} kept (replayed), {failed} not written\n"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ci_values() {
+        for yes in ["true", "1", "TRUE", "yes", "anything"] {
+            assert!(ci_value(Some(yes)), "{yes}");
+        }
+        for no in [
+            None,
+            Some(""),
+            Some("0"),
+            Some("false"),
+            Some("False"),
+            Some("no"),
+        ] {
+            assert!(!ci_value(no), "{no:?}");
+        }
+    }
+
+    #[test]
+    fn live_runs_go_to_a_loopback_stand_in_only() {
+        use crate::run::Target;
+        assert_eq!(live_options_for(None).unwrap().target, Target::Live);
+        assert_eq!(live_options_for(Some(" ")).unwrap().target, Target::Live);
+        for url in [
+            "http://127.0.0.1:4567",
+            "http://localhost:80/",
+            "http://[::1]:9",
+        ] {
+            assert!(
+                matches!(
+                    live_options_for(Some(url)).unwrap().target,
+                    Target::Offline { .. }
+                ),
+                "{url}"
+            );
+        }
+        for url in [
+            "https://127.0.0.1:4567",
+            "http://example.com",
+            "http://127.0.0.1.example.com:80",
+            "127.0.0.1:80",
+        ] {
+            let err = live_options_for(Some(url)).unwrap_err();
+            assert!(err.contains("not a loopback"), "{url}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_cassette_root_replaces_the_package_root() {
+        let config = crate::harness::TestConfig::new("writes_file", "evals::writes_file", "/pkg");
+        let root = Path::new("/shared");
+        assert_eq!(
+            config.cassette_path_in(Some(root)),
+            Path::new("/shared/tests/cassettes/evals/writes_file.yaml")
+        );
+        assert_eq!(
+            config
+                .cassette("fixtures/c.yaml")
+                .cassette_path_in(Some(root)),
+            Path::new("/shared/fixtures/c.yaml")
+        );
+    }
+
+    #[test]
+    fn missing_replays_an_existing_cassette_and_all_records_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let existing = dir.path().join("a.yaml");
+        std::fs::write(&existing, "conversations: []").unwrap();
+        let absent = dir.path().join("b.yaml");
+        assert_eq!(
+            plan(RecordPolicy::Missing, existing.clone()),
+            Plan::Replay(existing.clone())
+        );
+        assert_eq!(
+            plan(RecordPolicy::Missing, absent.clone()),
+            Plan::Record(absent)
+        );
+        assert_eq!(
+            plan(RecordPolicy::All, existing.clone()),
+            Plan::Record(existing)
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! Running the real `cargo copilot-eval` command from end-to-end tests (shared by `cost.rs` and
+//! `secrets.rs`; `runner.rs` has its own copy of the first helpers).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use copilot_eval_core::report::SuiteReport;
+use serde_json::Value;
+
+/// The fixture crate of the runner tests.
+pub const FIXTURE: &str = "copilot-eval-fixture";
+
+/// The workspace's root folder.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// `$CARGO`, else `cargo`.
+pub fn cargo() -> PathBuf {
+    std::env::var_os("CARGO")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "cargo".into())
+}
+
+/// The `cargo-copilot-eval` executable, built once per test process.
+pub fn command_path() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let output = Command::new(cargo())
+            .args([
+                "build",
+                "-p",
+                "cargo-copilot-eval",
+                "--bin",
+                "cargo-copilot-eval",
+                "--message-format",
+                "json",
+            ])
+            .current_dir(workspace_root())
+            .output()
+            .expect("cargo runs");
+        assert!(
+            output.status.success(),
+            "building cargo-copilot-eval failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|m| m["executable"].as_str().map(PathBuf::from))
+            .next_back()
+            .expect("cargo reports the executable")
+    })
+}
+
+/// One finished suite run of the command, with the text of both artifacts.
+pub struct SuiteRun {
+    /// Exit status.
+    pub status: i32,
+    /// The command's stdout.
+    pub stdout: String,
+    /// The command's stderr.
+    pub stderr: String,
+    /// The JSON results, as written.
+    pub json: String,
+    /// The JUnit XML, as written.
+    pub junit_xml: String,
+    /// The JSON results, parsed.
+    pub report: SuiteReport,
+    /// The JUnit XML, parsed.
+    pub junit: quick_junit::Report,
+    /// Holds the artifacts and the TMPDIR of the run (kept working directories land there).
+    pub scratch: tempfile::TempDir,
+}
+
+impl SuiteRun {
+    /// The test record called `name`.
+    pub fn test(&self, name: &str) -> &copilot_eval_core::report::TestRecord {
+        self.report
+            .tests
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("no test {name} in {:#?}", self.report.tests))
+    }
+
+    /// The JUnit test case called `name`.
+    pub fn junit_case(&self, name: &str) -> &quick_junit::TestCase {
+        self.junit
+            .test_suites
+            .iter()
+            .flat_map(|s| &s.test_cases)
+            .find(|c| c.name.as_str() == name)
+            .unwrap_or_else(|| panic!("no JUnit test case {name}"))
+    }
+
+    /// The value of JUnit property `property` of test case `name`.
+    pub fn junit_property(&self, name: &str, property: &str) -> String {
+        self.junit_case(name)
+            .properties
+            .iter()
+            .find(|p| p.name.as_str() == property)
+            .map(|p| p.value.as_str().to_owned())
+            .unwrap_or_else(|| panic!("{name} has no property {property}"))
+    }
+}
+
+/// Run `cargo copilot-eval --replay --plain --json .. --junit .. ARGS` in `cwd` with `env`,
+/// artifacts and TMPDIR in a fresh scratch folder; check the JSON against the committed schema
+/// and parse both artifacts back.
+pub fn copilot_eval(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> SuiteRun {
+    let scratch = tempfile::tempdir().unwrap();
+    let json = scratch.path().join("results/native.json");
+    let junit = scratch.path().join("results/junit.xml");
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let output = Command::new(command_path())
+        .args(["copilot-eval", "--replay", "--plain"])
+        .args(["--cleanup-bound-s", "2"])
+        .arg("--json")
+        .arg(&json)
+        .arg("--junit")
+        .arg(&junit)
+        .args(args)
+        .current_dir(cwd)
+        .env("TMPDIR", &tmp)
+        .env_remove("COPILOT_EVAL_MODE")
+        .envs(env.iter().copied())
+        .output()
+        .expect("cargo-copilot-eval runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no JSON results ({e}); stderr:\n{stderr}"));
+    let value: Value = serde_json::from_str(&text).unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(workspace_root().join("docs/schema/results.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the published schema compiles");
+    let problems: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "results do not match the schema: {problems:#?}"
+    );
+    let report: SuiteReport = serde_json::from_value(value).unwrap();
+    let junit_xml = std::fs::read_to_string(&junit).expect("JUnit written");
+    let parsed = quick_junit::Report::deserialize_from_str(&junit_xml)
+        .unwrap_or_else(|e| panic!("JUnit does not parse back: {e}\n{junit_xml}"));
+    SuiteRun {
+        status: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr,
+        json: text,
+        junit_xml,
+        report,
+        junit: parsed,
+        scratch,
+    }
+}
+
+/// [`copilot_eval`] on the fixture crate from the workspace root.
+pub fn fixture(args: &[&str], env: &[(&str, &str)]) -> SuiteRun {
+    let args = [&["-p", FIXTURE][..], args].concat();
+    copilot_eval(&workspace_root(), &args, env)
+}
