@@ -2,7 +2,8 @@
 //! model server stands in for the model service while a run records through the request seam
 //! ([`RunOptions::record`]); the cassette is written, read back, and replayed through the real
 //! runtime in a fresh working directory; the two runs' evidence must be the same apart from
-//! timings, working directories and generated ids.
+//! timings, working directories and generated ids. The stand-in reports distinct, non-default
+//! token usage on every turn, so the replay must answer with the recorded usage.
 //!
 //! Sessions: a text answer; built-in and custom tools with parallel calls over two turns (on each
 //! wire format); a subagent dispatched with `task`. And a canary: secrets never reach a cassette.
@@ -12,7 +13,9 @@ use std::sync::Arc;
 
 use copilot_eval_core::cassette::{Cassette, CassetteHeader, RecordError, Recorder, ReplaySession};
 use copilot_eval_core::eval::CopilotEvalBuilder;
-use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig, WireApi};
+use copilot_eval_core::model_server::{
+    DEFAULT_USAGE, ModelServer, Script, ScriptedTurn, ScriptedUsage, ServerConfig, WireApi,
+};
 use copilot_eval_core::report::{Redactor, RunRecord};
 use copilot_eval_core::sdk::CustomAgentConfig;
 use copilot_eval_core::tools::function_tool;
@@ -131,7 +134,34 @@ async fn record_then_replay(session: &Session) -> String {
     assert!(unconsumed.is_empty(), "{test}: {unconsumed:?}");
     assert_no_runtime_left(&replayed);
 
-    // 3. The same evidence.
+    // 3. The same evidence, the recorded (non-default) token usage included.
+    let tokens = |result: &CopilotResult| -> Vec<(Option<String>, ScriptedUsage)> {
+        result
+            .usage
+            .iter()
+            .map(|u| {
+                let usage = ScriptedUsage {
+                    input_tokens: u.input_tokens,
+                    output_tokens: u.output_tokens,
+                    cache_read_tokens: u.cache_read_tokens,
+                    cache_write_tokens: u.cache_write_tokens,
+                };
+                (u.model.clone(), usage)
+            })
+            .collect()
+    };
+    let recorded_tokens = tokens(&recorded);
+    assert!(!recorded_tokens.is_empty(), "{test}: no usage was recorded");
+    assert!(
+        recorded_tokens.iter().all(|(_, u)| *u != DEFAULT_USAGE),
+        "{test}: the stand-in reported the default usage: {recorded_tokens:?}"
+    );
+    assert!(text.contains("usage:"), "{test}: no usage stored:\n{text}");
+    assert_eq!(
+        recorded_tokens,
+        tokens(&replayed),
+        "{test}: recorded and replayed usage differ\n{text}"
+    );
     assert_eq!(
         comparable(&recorded, recording_dir.path()),
         comparable(&replayed, replay_dir.path()),
@@ -140,9 +170,9 @@ async fn record_then_replay(session: &Session) -> String {
     text
 }
 
-/// The run's evidence as the artifacts hold it, with what legitimately differs between two runs
-/// taken out: timings and durations, the working directory (as `${workdir}`), and generated
-/// agent ids (numbered in order of appearance).
+/// The run's evidence as the artifacts hold it (token usage included), with what legitimately
+/// differs between two runs taken out: timings and durations, the working directory (as
+/// `${workdir}`), and generated agent ids (numbered in order of appearance).
 fn comparable(result: &CopilotResult, workdir: &Path) -> Value {
     let mut value = serde_json::to_value(RunRecord::from_result(result, "any", "")).unwrap();
     let workdir = workdir.display().to_string();
@@ -210,8 +240,19 @@ fn subagent_eval() -> CopilotEvalBuilder {
     )
 }
 
+/// Distinct, non-default usage for the stand-in's turn `n` (from 1), so that a replay answering
+/// with the default usage, or with another turn's, is seen.
+fn usage(n: u64) -> ScriptedUsage {
+    ScriptedUsage {
+        input_tokens: 1000 + 111 * n,
+        output_tokens: 10 + 7 * n,
+        cache_read_tokens: 500 + 13 * n,
+        cache_write_tokens: 3 * n,
+    }
+}
+
 fn text_script(_: &Path) -> Script {
-    Script::new([]).turn(ScriptedTurn::text("Hello, Ferris!"))
+    Script::new([]).turn(ScriptedTurn::text("Hello, Ferris!").with_usage(usage(1)))
 }
 
 /// Turn 1: a built-in `create`, then an answer. Turn 2: three calls in one reply (two custom
@@ -220,20 +261,22 @@ fn tools_script(workdir: &Path) -> Script {
     let file = workdir.join("plan.txt");
     let file = file.to_str().unwrap();
     Script::new([])
-        .turn(ScriptedTurn::tool_call(
-            "create",
-            json!({"path": file, "file_text": "step one\nstep two\n"}),
-        ))
-        .turn(ScriptedTurn::text("Wrote plan.txt."))
+        .turn(
+            ScriptedTurn::tool_call(
+                "create",
+                json!({"path": file, "file_text": "step one\nstep two\n"}),
+            )
+            .with_usage(usage(1)),
+        )
+        .turn(ScriptedTurn::text("Wrote plan.txt.").with_usage(usage(2)))
         .turn(
             ScriptedTurn::tool_call("note", json!({"text": "first"}))
                 .with_tool_call("note", json!({"text": "second"}))
                 .with_tool_call("view", json!({"path": file}))
-                .with_text("Taking notes while reading the plan."),
+                .with_text("Taking notes while reading the plan.")
+                .with_usage(usage(3)),
         )
-        .turn(ScriptedTurn::text(format!(
-            "Noted both; {file} has two steps."
-        )))
+        .turn(ScriptedTurn::text(format!("Noted both; {file} has two steps.")).with_usage(usage(4)))
 }
 
 fn subagent_script(workdir: &Path) -> Script {
@@ -242,13 +285,13 @@ fn subagent_script(workdir: &Path) -> Script {
         .turn(ScriptedTurn::tool_call(
             "task",
             json!({"agent_type": "writer", "name": "writer", "prompt": "Write the review.", "description": "Write a review"}),
-        ))
+        ).with_usage(usage(1)))
         .turn(ScriptedTurn::tool_call(
             "create",
             json!({"path": target.to_str().unwrap(), "file_text": "LGTM\n"}),
-        ))
-        .turn(ScriptedTurn::text("review written"))
-        .turn(ScriptedTurn::text("The writer wrote the review."))
+        ).with_usage(usage(2)))
+        .turn(ScriptedTurn::text("review written").with_usage(usage(3)))
+        .turn(ScriptedTurn::text("The writer wrote the review.").with_usage(usage(4)))
 }
 
 const TOOL_PROMPTS: &[&str] = &[
@@ -372,8 +415,8 @@ async fn a_recorded_cassette_holds_no_canary_secret() {
         |_| async { Ok(format!("deploy_token={CANARY}")) },
     );
     let script = Script::new([])
-        .turn(ScriptedTurn::tool_call("read_config", json!({})))
-        .turn(ScriptedTurn::text("The configuration is read."));
+        .turn(ScriptedTurn::tool_call("read_config", json!({})).with_usage(usage(1)))
+        .turn(ScriptedTurn::text("The configuration is read.").with_usage(usage(2)));
     let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
         .await
         .unwrap();

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_saphyr::{MessageFormatter, Spanned};
 
-use crate::model_server::WireApi;
+use crate::model_server::{ScriptedUsage, WireApi};
 
 /// Why a cassette could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -148,6 +148,11 @@ pub struct Message {
     pub tool_calls: Vec<RecordedToolCall>,
     /// The id of the call a `tool` message answers.
     pub tool_call_id: Option<String>,
+    /// The token usage the model service reported for this reply (`usage:` of an assistant
+    /// message, written by copilot-eval when it records); `None` when the file has none, as in
+    /// the copilot-sdk recordings. A replay answers with it (else with
+    /// [`DEFAULT_USAGE`](crate::model_server::DEFAULT_USAGE)); it never takes part in matching.
+    pub usage: Option<ScriptedUsage>,
     /// 1-based line of the message in the file (0 when not read from YAML).
     pub line: u32,
     /// 1-based column of the message in the file (0 when not read from YAML).
@@ -214,6 +219,19 @@ struct RawMessage {
     tool_calls: Option<Vec<Spanned<RawToolCall>>>,
     #[serde(default)]
     tool_call_id: Option<String>,
+    #[serde(default)]
+    usage: Option<RawUsage>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUsage {
+    input_tokens: u64,
+    output_tokens: u64,
+    #[serde(default)]
+    cache_read_tokens: u64,
+    #[serde(default)]
+    cache_write_tokens: u64,
 }
 
 #[derive(Deserialize)]
@@ -253,8 +271,9 @@ impl Cassette {
     /// `messages` list; each message has a `role` (`system`, `user`, `assistant`, `tool`) and
     /// only the fields its role allows: `system` and `user` need `content`; `assistant` needs
     /// `content` or `tool_calls` (each `{id, type: function, function: {name, arguments}}`,
-    /// `arguments` a string); `tool` needs `tool_call_id` (its `content` may be absent, read as
-    /// empty). Unknown keys are errors, so a typo cannot silently change what is matched.
+    /// `arguments` a string, and optionally `usage: {input_tokens, output_tokens,
+    /// cache_read_tokens, cache_write_tokens}`, the two cache counts defaulting to 0); `tool`
+    /// needs `tool_call_id` (its `content` may be absent, read as empty). Unknown keys are errors, so a typo cannot silently change what is matched.
     pub fn parse(text: &str, path: &Path) -> Result<Cassette, CassetteError> {
         let malformed =
             |line: Option<u32>, column: Option<u32>, message: String| CassetteError::Malformed {
@@ -346,6 +365,12 @@ impl Cassette {
                         role.as_str()
                     )));
                 }
+                if role != Role::Assistant && raw.usage.is_some() {
+                    return Err(fail(&format!(
+                        "only assistant messages have `usage` (this one is {})",
+                        role.as_str()
+                    )));
+                }
                 let mut tool_calls = Vec::new();
                 for call in raw.tool_calls.unwrap_or_default() {
                     let (line, column) = at(&call.referenced);
@@ -372,6 +397,12 @@ impl Cassette {
                     },
                     tool_calls,
                     tool_call_id: raw.tool_call_id,
+                    usage: raw.usage.map(|u| ScriptedUsage {
+                        input_tokens: u.input_tokens,
+                        output_tokens: u.output_tokens,
+                        cache_read_tokens: u.cache_read_tokens,
+                        cache_write_tokens: u.cache_write_tokens,
+                    }),
                     line: line.unwrap_or(0),
                     column: column.unwrap_or(0),
                 });

@@ -51,7 +51,13 @@
 //!         content: "hi\n<exited with exit code 0>"
 //!       - role: assistant
 //!         content: It printed hi.
+//!         usage: {input_tokens: 1200, output_tokens: 8, cache_read_tokens: 900, cache_write_tokens: 0}
 //! ```
+//!
+//! An assistant message may carry `usage:`, the token counts the model service reported for
+//! that reply ([`Message::usage`]; written when recording, optional, never matched); a replay
+//! answers with them, or with [`DEFAULT_USAGE`](crate::model_server::DEFAULT_USAGE) (100 in,
+//! 20 out) when the message has none, as in the copilot-sdk recordings.
 //!
 //! Placeholders stand for what differs between machines: `${system}` (the runtime's whole system
 //! prompt), `${workdir}` (the session working directory), `${shell}`, `${read_shell}`,
@@ -77,7 +83,8 @@
 //!    conversation that has the same reply there;
 //! 5. the reply is sent in the request's wire format, with `${workdir}` and the shell
 //!    placeholders resolved for this session (tool-call ids are issued by the server: `call_1`,
-//!    `call_2`, ...; usage is the server's default).
+//!    `call_2`, ...; usage is the reply's recorded `usage`, else the server's default,
+//!    [`DEFAULT_USAGE`](crate::model_server::DEFAULT_USAGE)).
 //!
 //! Nothing else is forgiven: there is no order-only, fuzzy or best-effort fallback. A change in
 //! the prompt, a setup file, a tool result or a tool's arguments is a miss.

@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use super::format::{Cassette, CassetteHeader, Conversation, Message, RecordedToolCall, Role};
 use super::normalize::{Context, NormalMessage, normalize, workdir_from_system_prompt};
-use crate::model_server::WireApi;
 use crate::model_server::convert;
+use crate::model_server::{ScriptedUsage, WireApi};
 use crate::report::Redactor;
 
 /// One model request the recorder saw, with its reply.
@@ -35,6 +35,9 @@ pub struct RecordedExchange {
     /// The reply as Chat Completions assistant messages (one per choice, in choice order), once
     /// a successful answer arrived whole; `None` otherwise.
     pub reply: Option<Vec<Value>>,
+    /// The token usage the answer reported (Chat Completions `usage`, Responses
+    /// `response.usage`), when it had one; stored on the reply in the cassette.
+    pub usage: Option<ScriptedUsage>,
     /// Why the exchange has no reply: an error status or error event, a transport failure, or
     /// an answer the runtime stopped reading (`None` while it is pending or when it has one).
     /// Such exchanges are left out of the cassette.
@@ -157,6 +160,7 @@ impl Recorder {
             model: None,
             request: Vec::new(),
             reply: None,
+            usage: None,
             skipped: None,
             unrecordable: None,
         };
@@ -340,7 +344,7 @@ impl Recorder {
         };
         if wire == WireApi::ChatCompletions {
             match chat_reply(&events) {
-                Ok(reply) => self.set_reply(index, reply, None),
+                Ok(reply) => self.set_reply(index, reply, chat_usage(&events), None),
                 Err(reason) => self.fail_reading(index, reason, complete),
             }
         } else {
@@ -373,18 +377,24 @@ impl Recorder {
             }
         }
         match responses_output(events) {
-            Ok((id, output)) => {
+            Ok((id, output, usage)) => {
                 let reply: Vec<Value> = convert::responses_items_to_messages(None, &output)
                     .into_iter()
                     .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
                     .collect();
-                self.set_reply(index, reply, Some((id, output)));
+                self.set_reply(index, reply, usage, Some((id, output)));
             }
             Err(reason) => self.fail_reading(index, reason, complete),
         }
     }
 
-    fn set_reply(&self, index: usize, reply: Vec<Value>, response: Option<(String, Vec<Value>)>) {
+    fn set_reply(
+        &self,
+        index: usize,
+        reply: Vec<Value>,
+        usage: Option<ScriptedUsage>,
+        response: Option<(String, Vec<Value>)>,
+    ) {
         let mut state = self.lock();
         if let Some((id, output)) = response {
             let mut conversation = state.items[index].clone().unwrap_or_default();
@@ -394,6 +404,7 @@ impl Recorder {
         let exchange = &mut state.exchanges[index];
         if exchange.unrecordable.is_none() && exchange.skipped.is_none() {
             exchange.reply = Some(reply);
+            exchange.usage = usage;
         }
     }
 
@@ -441,6 +452,8 @@ impl Recorder {
             .map(|c| c.id)
             .collect();
         let mut conversations: Vec<Vec<NormalMessage>> = Vec::new();
+        // Per conversation: the position of its reply and the usage the answer reported.
+        let mut usages: Vec<Option<(usize, ScriptedUsage)>> = Vec::new();
         for (i, exchange, reply) in &answered {
             let mut messages: Vec<NormalMessage> = exchange
                 .request
@@ -462,9 +475,16 @@ impl Recorder {
                     ),
                 });
             }
+            // After normalisation the reply (its choices merged) is the last message.
+            usages.push(
+                exchange
+                    .usage
+                    .filter(|_| messages.last().is_some_and(|m| m.role == "assistant"))
+                    .map(|usage| (messages.len() - 1, usage)),
+            );
             conversations.push(messages);
         }
-        let kept: Vec<&Vec<NormalMessage>> = conversations
+        let kept: Vec<usize> = conversations
             .iter()
             .enumerate()
             .filter(|(i, conversation)| {
@@ -474,7 +494,27 @@ impl Recorder {
                         || (j < *i && other == *conversation)
                 })
             })
-            .map(|(_, c)| c)
+            .map(|(i, _)| i)
+            .collect();
+        // A kept conversation holds the replies of the dropped requests of its chain: each
+        // reply gets the usage of the exchange it answered (its own first, then in order).
+        let kept_usages: Vec<Vec<Option<ScriptedUsage>>> = kept
+            .iter()
+            .map(|&k| {
+                let conversation = &conversations[k];
+                let mut slots = vec![None; conversation.len()];
+                let others = std::iter::once(k).chain(0..conversations.len());
+                for c in others {
+                    let other = &conversations[c];
+                    if other.len() <= conversation.len()
+                        && conversation[..other.len()] == other[..]
+                        && let Some((position, usage)) = usages[c]
+                    {
+                        slots[position].get_or_insert(usage);
+                    }
+                }
+                slots
+            })
             .collect();
         let mut models: Vec<String> = Vec::new();
         for model in exchanges.iter().filter_map(|e| e.model.clone()) {
@@ -496,8 +536,13 @@ impl Recorder {
             models,
             conversations: kept
                 .into_iter()
-                .map(|messages| Conversation {
-                    messages: messages.iter().map(|m| to_message(m, redactor)).collect(),
+                .zip(kept_usages)
+                .map(|(k, usages)| Conversation {
+                    messages: conversations[k]
+                        .iter()
+                        .zip(usages)
+                        .map(|(m, usage)| to_message(m, usage, redactor))
+                        .collect(),
                 })
                 .collect(),
         })
@@ -523,7 +568,11 @@ fn role(name: &str) -> Option<Role> {
     })
 }
 
-fn to_message(message: &NormalMessage, redactor: &Redactor) -> Message {
+fn to_message(
+    message: &NormalMessage,
+    usage: Option<ScriptedUsage>,
+    redactor: &Redactor,
+) -> Message {
     Message {
         role: role(&message.role).expect("roles are checked before"),
         content: message.content.as_deref().map(|t| redactor.redact_str(t)),
@@ -537,6 +586,7 @@ fn to_message(message: &NormalMessage, redactor: &Redactor) -> Message {
             })
             .collect(),
         tool_call_id: message.tool_call_id.clone(),
+        usage: usage.filter(|_| message.role == "assistant"),
         line: 0,
         column: 0,
     }
@@ -712,10 +762,12 @@ fn chat_reply(events: &[Value]) -> Result<Vec<Value>, String> {
         .collect())
 }
 
-/// The response id and output items of a Responses answer: the `response.completed` event's
-/// response (its `output`, else the `response.output_item.done` items in output order), or a
-/// final response object.
-fn responses_output(events: &[Value]) -> Result<(String, Vec<Value>), String> {
+/// The response id, output items and usage of a Responses answer: the `response.completed`
+/// event's response (its `output`, else the `response.output_item.done` items in output order;
+/// its `usage`), or a final response object.
+fn responses_output(
+    events: &[Value],
+) -> Result<(String, Vec<Value>, Option<ScriptedUsage>), String> {
     let mut done: BTreeMap<u64, Value> = BTreeMap::new();
     let mut completed: Option<&Value> = None;
     for event in events {
@@ -748,7 +800,46 @@ fn responses_output(events: &[Value]) -> Result<(String, Vec<Value>), String> {
         Some(items) if !items.is_empty() => items.clone(),
         _ => done.into_values().collect(),
     };
-    Ok((id, output))
+    let usage = response
+        .get("usage")
+        .and_then(|u| usage_of(u, "input_tokens", "output_tokens", "input_tokens_details"));
+    Ok((id, output, usage))
+}
+
+/// The usage of a Chat Completions answer: the last `usage` object of the answer (the
+/// `chat.completion` object's, or the usage chunk of a stream).
+fn chat_usage(events: &[Value]) -> Option<ScriptedUsage> {
+    events.iter().rev().find_map(|event| {
+        event.get("usage").and_then(|u| {
+            usage_of(
+                u,
+                "prompt_tokens",
+                "completion_tokens",
+                "prompt_tokens_details",
+            )
+        })
+    })
+}
+
+/// A wire `usage` object as token counts: `input` and `output` tokens, and the cache counts
+/// from `details` (`cached_tokens`, `cache_write_tokens`; the latter also read beside them).
+/// `None` when the object has neither an input nor an output count.
+fn usage_of(usage: &Value, input: &str, output: &str, details: &str) -> Option<ScriptedUsage> {
+    let count = |value: Option<&Value>| value.and_then(Value::as_u64);
+    let input_tokens = count(usage.get(input));
+    let output_tokens = count(usage.get(output));
+    if input_tokens.is_none() && output_tokens.is_none() {
+        return None;
+    }
+    let details = usage.get(details);
+    Some(ScriptedUsage {
+        input_tokens: input_tokens.unwrap_or(0),
+        output_tokens: output_tokens.unwrap_or(0),
+        cache_read_tokens: count(details.and_then(|d| d.get("cached_tokens"))).unwrap_or(0),
+        cache_write_tokens: count(details.and_then(|d| d.get("cache_write_tokens")))
+            .or_else(|| count(usage.get("cache_write_tokens")))
+            .unwrap_or(0),
+    })
 }
 
 /// A response body that copies every chunk for the recorder while passing it on.
@@ -831,6 +922,7 @@ mod tests {
             "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"toolu_9\",\"type\":\"function\",\"function\":{\"name\":\"create\",\"arguments\":\"{\\\"path\\\":\\\"/tmp/w1/a.txt\\\",\"}}]}}]}\n\n",
             "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\"file_text\\\":\\\"hi\\\"}\"}}]}}]}\n\n",
             "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1500,\"completion_tokens\":42,\"prompt_tokens_details\":{\"cached_tokens\":900,\"cache_write_tokens\":7}}}\n\n",
             "data: [DONE]\n\n",
         );
         answered(
@@ -855,7 +947,8 @@ mod tests {
             &recorder,
             "/chat/completions",
             chat_body(Value::Array(second)),
-            &json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Done."}, "finish_reason": "stop"}]}).to_string(),
+            &json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Done."}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1700, "completion_tokens": 5}}).to_string(),
         );
         let cassette = recorder
             .cassette(
@@ -900,10 +993,32 @@ mod tests {
                 "assistant Some(\"Done.\") [] None",
             ]
         );
+        // Each reply keeps the usage its answer reported, the dropped first request's too.
+        let usages: Vec<Option<ScriptedUsage>> =
+            conversation.messages.iter().map(|m| m.usage).collect();
+        let usage = |input_tokens, output_tokens, cache_read_tokens, cache_write_tokens| {
+            Some(ScriptedUsage {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_write_tokens,
+            })
+        };
+        assert_eq!(
+            usages,
+            [
+                None,
+                None,
+                usage(1500, 42, 900, 7),
+                None,
+                usage(1700, 5, 0, 0)
+            ]
+        );
         // The written text reads back as the same cassette.
         let yaml = cassette.to_yaml().unwrap();
         let back = Cassette::parse(&yaml, std::path::Path::new("back.yaml")).unwrap();
         assert_eq!(back.conversations.len(), 1);
+        assert_eq!(back.conversations[0].messages[2].usage, usages[2]);
         assert_eq!(back.header, cassette.header);
     }
 
@@ -932,7 +1047,8 @@ mod tests {
         );
         for event in [
             json!({"type": "response.output_item.done", "output_index": 0, "item": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Noted."}]}}),
-            json!({"type": "response.completed", "response": {"id": "resp_2", "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Noted."}]}]}}),
+            json!({"type": "response.completed", "response": {"id": "resp_2", "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Noted."}]}],
+                "usage": {"input_tokens": 80, "input_tokens_details": {"cached_tokens": 30, "cache_write_tokens": 2}, "output_tokens": 9}}}),
         ] {
             recorder.ws_event(socket, &event.to_string());
         }
@@ -956,6 +1072,16 @@ mod tests {
             .collect();
         assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant"]);
         assert_eq!(conversation.messages[4].content.as_deref(), Some("Noted."));
+        assert_eq!(conversation.messages[2].usage, None);
+        assert_eq!(
+            conversation.messages[4].usage,
+            Some(ScriptedUsage {
+                input_tokens: 80,
+                output_tokens: 9,
+                cache_read_tokens: 30,
+                cache_write_tokens: 2,
+            })
+        );
     }
 
     #[test]

@@ -153,6 +153,7 @@ fn merge_recorded(messages: &[Message]) -> Vec<Message> {
                     });
                 }
                 last.tool_calls.extend(message.tool_calls.iter().cloned());
+                last.usage = last.usage.or(message.usage);
             }
             _ => merged.push(message.clone()),
         }
@@ -411,7 +412,8 @@ fn take_injected(
 }
 
 /// The scripted turn for a recorded reply: `${workdir}` resolved in its text and arguments (JSON
-/// escaped inside arguments), shell placeholders resolved to the session's shell tool names.
+/// escaped inside arguments), shell placeholders resolved to the session's shell tool names, and
+/// the recorded usage (the server's default when the reply has none).
 fn render_reply(
     reply: &Message,
     workdir: Option<&str>,
@@ -451,10 +453,15 @@ fn render_reply(
         .filter(|t| !t.is_empty())
         .map(|t| resolve(t, false))
         .transpose()?;
-    Ok(match (turn, text) {
+    let turn = match (turn, text) {
         (Some(turn), Some(text)) => turn.with_text(text),
         (Some(turn), None) => turn,
         (None, text) => ScriptedTurn::text(text.unwrap_or_default()),
+    };
+    // The recorded usage when the cassette has it, else the server's default.
+    Ok(match reply.usage {
+        Some(usage) => turn.with_usage(usage),
+        None => turn,
     })
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::format::{Cassette, CassetteError, CassetteHeader, Message, Role};
-use crate::model_server::WireApi;
+use crate::model_server::{ScriptedUsage, WireApi};
 
 #[derive(Serialize)]
 struct OutCassette<'a> {
@@ -43,6 +43,25 @@ struct OutMessage<'a> {
     tool_calls: Vec<OutToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<OutUsage>,
+}
+
+#[derive(Serialize)]
+struct OutUsage {
+    input_tokens: u64,
+    output_tokens: u64,
+    cache_read_tokens: u64,
+    cache_write_tokens: u64,
+}
+
+fn out_usage(usage: ScriptedUsage) -> OutUsage {
+    OutUsage {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cache_read_tokens: usage.cache_read_tokens,
+        cache_write_tokens: usage.cache_write_tokens,
+    }
 }
 
 #[derive(Serialize)]
@@ -95,6 +114,10 @@ fn out_message(message: &Message) -> OutMessage<'_> {
             .collect(),
         tool_call_id: match message.role {
             Role::Tool => Some(message.tool_call_id.as_deref().unwrap_or("")),
+            _ => None,
+        },
+        usage: match message.role {
+            Role::Assistant => message.usage.map(out_usage),
             _ => None,
         },
     }
@@ -215,6 +238,7 @@ mod tests {
             content: content.map(str::to_owned),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            usage: None,
             line: 0,
             column: 0,
         }
@@ -268,6 +292,81 @@ mod tests {
         let back = Cassette::parse(&yaml, Path::new("awkward.yaml")).unwrap();
         assert!(same_content(&cassette, &back), "{yaml}");
         assert!(yaml.contains("wire_format: websocket_responses"), "{yaml}");
+    }
+
+    #[test]
+    fn usage_of_assistant_messages_reads_back_and_is_optional() {
+        let usage = ScriptedUsage {
+            input_tokens: 1234,
+            output_tokens: 56,
+            cache_read_tokens: 700,
+            cache_write_tokens: 8,
+        };
+        let mut first = message(Role::Assistant, Some("Calling."));
+        first.tool_calls.push(RecordedToolCall {
+            id: "toolcall_0".into(),
+            name: "note".into(),
+            arguments: "{}".into(),
+        });
+        first.usage = Some(usage);
+        let mut result = message(Role::Tool, Some("noted"));
+        result.tool_call_id = Some("toolcall_0".into());
+        let messages = vec![
+            message(Role::System, Some("${system}")),
+            message(Role::User, Some("Note it.")),
+            first,
+            result,
+            // A reply without usage stays without.
+            message(Role::Assistant, Some("Done.")),
+        ];
+        let cassette = Cassette {
+            path: Path::new("usage.yaml").to_path_buf(),
+            header: CassetteHeader::default(),
+            models: Vec::new(),
+            conversations: vec![Conversation { messages }],
+        };
+        let yaml = cassette.to_yaml().unwrap();
+        for needle in [
+            "usage:",
+            "input_tokens: 1234",
+            "output_tokens: 56",
+            "cache_read_tokens: 700",
+            "cache_write_tokens: 8",
+        ] {
+            assert!(yaml.contains(needle), "{needle:?} missing:\n{yaml}");
+        }
+        assert_eq!(yaml.matches("usage:").count(), 1, "{yaml}");
+        let back = Cassette::parse(&yaml, Path::new("usage.yaml")).unwrap();
+        assert!(same_content(&cassette, &back), "{yaml}");
+        let read: Vec<Option<ScriptedUsage>> = back.conversations[0]
+            .messages
+            .iter()
+            .map(|m| m.usage)
+            .collect();
+        assert_eq!(read, [None, None, Some(usage), None, None]);
+
+        // Written by hand: the cache counts default to 0; only assistant messages carry usage.
+        let text = "conversations:\n  - messages:\n      - role: user\n        content: hi\n      - role: assistant\n        content: hello\n        usage: {input_tokens: 9, output_tokens: 3}\n";
+        let hand = Cassette::parse(text, Path::new("hand.yaml")).unwrap();
+        assert_eq!(
+            hand.conversations[0].messages[1].usage,
+            Some(ScriptedUsage {
+                input_tokens: 9,
+                output_tokens: 3,
+                cache_read_tokens: 0,
+                cache_write_tokens: 0,
+            })
+        );
+        let misplaced = text.replace(
+            "content: hi\n",
+            "content: hi\n        usage: {input_tokens: 1, output_tokens: 1}\n",
+        );
+        let err = Cassette::parse(&misplaced, Path::new("bad.yaml")).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("only assistant messages have `usage`"),
+            "{err}"
+        );
     }
 
     #[test]
