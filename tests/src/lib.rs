@@ -35,7 +35,7 @@ pub fn runtime_for(test: &str) -> Option<runtime::ResolvedRuntime> {
 }
 
 /// The catalog model id the offline tests use. The runtime picks its built-in tool set by model
-/// family: `claude-*` ids get `create`/`edit`/`view`; `gpt-*` ids get `apply_patch`.
+/// id: `claude-sonnet-4.5` gets `create`/`edit`/`view` (see docs/model-server.md).
 pub const MODEL: &str = "claude-sonnet-4.5";
 
 /// One offline test setup: a fresh working directory and a loopback model server, with the

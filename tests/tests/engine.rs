@@ -11,7 +11,7 @@ use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
 use serde_json::{Value, json};
 
 /// The catalog model id. The runtime picks its built-in tool set by model family: `claude-*`
-/// models get `create`/`edit`/`view`, `gpt-*` models get `apply_patch` instead of `create`.
+/// models get `create`/`edit`/`view`; some other ids get `apply_patch` (docs/model-server.md).
 const MODEL: &str = "claude-sonnet-4.5";
 
 const USAGE: [ScriptedUsage; 3] = [

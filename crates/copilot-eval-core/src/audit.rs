@@ -152,9 +152,9 @@ pub fn inspect_http(
     } else if path.ends_with("/responses") {
         Api::Responses
     } else {
-        return fail(
-            "unsupported provider schema: only OpenAI Chat Completions and Responses requests are audited",
-        );
+        return fail(format!(
+            "unsupported provider schema: {method} {path} is neither an OpenAI Chat Completions nor a Responses request"
+        ));
     };
     let mut payload: Value = serde_json::from_slice(body)
         .map_err(|_| AuditError("malformed model request: the body is not JSON".into()))?;

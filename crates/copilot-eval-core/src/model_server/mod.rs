@@ -57,9 +57,11 @@
 //!
 //! # The built-in file tools
 //!
-//! The runtime picks its built-in tool set by the model id (measured with CLI 1.0.102):
+//! The runtime picks its built-in tool set by the model id, by its own rules (measured with CLI
+//! 1.0.102; `gpt-5` also gets `create`, `gpt-5.1-codex` gets `apply_patch`, and `gpt-4.1`
+//! fails offline with "Auto-mode unavailable"):
 //!
-//! - **`gpt-*` ids** (e.g. `gpt-test`): the freeform tool **`apply_patch`**, declared as
+//! - **some `gpt-*` ids** (e.g. `gpt-test`): the freeform tool **`apply_patch`**, declared as
 //!   `{"type":"custom","custom":{"name":"apply_patch","format":{"type":"grammar","syntax":
 //!   "lark", ...}}}`, and `rg` for searching. There is no JSON `create` tool. To create a file,
 //!   call `apply_patch` with a patch text, which [`add_file_patch`] builds:
