@@ -907,19 +907,19 @@ mod tests {
         json!({"model": "claude-sonnet-4.5", "messages": messages, "stream": true})
     }
 
-    const SYSTEM: &str = "You are Copilot.\nCurrent working directory: /tmp/w1\nMore.";
+    const SYSTEM: &str = "You are Copilot.\nCurrent working directory: /ws/w1\nMore.";
 
     #[test]
     fn a_streamed_chat_exchange_becomes_one_normalised_conversation() {
         let recorder = Recorder::new();
         let first = json!([
             {"role": "system", "content": SYSTEM},
-            {"role": "user", "content": "<current_datetime>2026</current_datetime>\n\nCreate /tmp/w1/a.txt"}
+            {"role": "user", "content": "<current_datetime>2026</current_datetime>\n\nCreate /ws/w1/a.txt"}
         ]);
         let stream = concat!(
             "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
             "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"On it\"}}]}\n\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"toolu_9\",\"type\":\"function\",\"function\":{\"name\":\"create\",\"arguments\":\"{\\\"path\\\":\\\"/tmp/w1/a.txt\\\",\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"toolu_9\",\"type\":\"function\",\"function\":{\"name\":\"create\",\"arguments\":\"{\\\"path\\\":\\\"/ws/w1/a.txt\\\",\"}}]}}]}\n\n",
             "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\"file_text\\\":\\\"hi\\\"}\"}}]}}]}\n\n",
             "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
             "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1500,\"completion_tokens\":42,\"prompt_tokens_details\":{\"cached_tokens\":900,\"cache_write_tokens\":7}}}\n\n",
@@ -933,7 +933,7 @@ mod tests {
         );
         let mut second = first.as_array().unwrap().clone();
         second.push(json!({"role": "assistant", "content": "On it", "tool_calls": [
-            {"id": "toolu_9", "type": "function", "function": {"name": "create", "arguments": "{\"path\":\"/tmp/w1/a.txt\",\"file_text\":\"hi\"}"}},
+            {"id": "toolu_9", "type": "function", "function": {"name": "create", "arguments": "{\"path\":\"/ws/w1/a.txt\",\"file_text\":\"hi\"}"}},
         ]}));
         // A call the runtime injected (the model never issued its id) and its result.
         second.push(json!({"role": "assistant", "content": null, "tool_calls": [
@@ -941,7 +941,7 @@ mod tests {
         ]}));
         second.push(json!({"role": "tool", "tool_call_id": "injected_1", "content": "ok"}));
         second.push(
-            json!({"role": "tool", "tool_call_id": "toolu_9", "content": "Created /tmp/w1/a.txt"}),
+            json!({"role": "tool", "tool_call_id": "toolu_9", "content": "Created /ws/w1/a.txt"}),
         );
         answered(
             &recorder,

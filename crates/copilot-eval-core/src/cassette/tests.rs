@@ -13,7 +13,7 @@ use super::normalize::{
 use super::*;
 use crate::model_server::{ModelRequest, Reply, WireApi};
 
-const WORKDIR: &str = "/tmp/replay-work";
+const WORKDIR: &str = "/ws/replay-work";
 
 fn cassettes_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/cassettes/copilot-sdk")

@@ -246,7 +246,7 @@ async fn chat_completions_json_turns_issue_unique_call_ids_and_usage() {
             )
             .turn(ScriptedTurn::tool_call(
                 "apply_patch",
-                json!(add_file_patch("/tmp/x.txt", "hi")),
+                json!(add_file_patch("/ws/x.txt", "hi")),
             ))
             .turn(ScriptedTurn::text("done"));
         let (server, script) = start(WireApi::ChatCompletions, script).await;
@@ -296,7 +296,7 @@ async fn chat_completions_json_turns_issue_unique_call_ids_and_usage() {
         assert_eq!(call["custom"]["name"], "apply_patch");
         assert_eq!(
             call["custom"]["input"],
-            "*** Begin Patch\n*** Add File: /tmp/x.txt\n+hi\n*** End Patch\n"
+            "*** Begin Patch\n*** Add File: /ws/x.txt\n+hi\n*** End Patch\n"
         );
         assert_eq!(second["usage"]["prompt_tokens"], DEFAULT_USAGE.input_tokens);
 
