@@ -6,59 +6,16 @@
 //! model or replay a cassette. The command and the fixture are built once (the workspace build
 //! already built them; the command's own `cargo test --no-run` is then a no-op).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 
 use copilot_eval_core::report::{ErrorKind, Outcome, SuiteReport, TestRecord};
 use copilot_eval_e2e::runtime_for;
 use serde_json::Value;
 
-const FIXTURE: &str = "copilot-eval-fixture";
+mod support;
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn cargo() -> PathBuf {
-    std::env::var_os("CARGO")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "cargo".into())
-}
-
-/// The `cargo-copilot-eval` executable, built once per test process.
-fn command_path() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let output = Command::new(cargo())
-            .args([
-                "build",
-                "-p",
-                "cargo-copilot-eval",
-                "--bin",
-                "cargo-copilot-eval",
-                "--message-format",
-                "json",
-            ])
-            .current_dir(workspace_root())
-            .output()
-            .expect("cargo runs");
-        assert!(
-            output.status.success(),
-            "building cargo-copilot-eval failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .next_back()
-            .expect("cargo reports the executable")
-    })
-}
+use support::{FIXTURE, command_path, workspace_root};
 
 /// One finished `cargo copilot-eval` invocation and its artifacts.
 struct Invocation {

@@ -4,56 +4,16 @@
 //! eval tests also run (and pass, in replay mode) under `cargo nextest run`, with its
 //! partitioning and JUnit output.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 
 use copilot_eval_core::report::SuiteReport;
 use copilot_eval_e2e::runtime_for;
 use serde_json::{Map, Value, json};
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+mod support;
 
-fn cargo() -> PathBuf {
-    std::env::var_os("CARGO")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "cargo".into())
-}
-
-/// The `cargo-copilot-eval` executable, built once per test process.
-fn command_path() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let output = Command::new(cargo())
-            .args([
-                "build",
-                "-p",
-                "cargo-copilot-eval",
-                "--bin",
-                "cargo-copilot-eval",
-            ])
-            .args(["--message-format", "json"])
-            .current_dir(workspace_root())
-            .output()
-            .expect("cargo runs");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .next_back()
-            .expect("cargo reports the executable")
-    })
-}
+use support::{cargo, command_path, workspace_root};
 
 /// `cargo copilot-eval ARGS`; returns the exit status, stdout and stderr.
 fn copilot_eval(args: &[&str], scratch: &Path) -> (i32, String, String) {

@@ -1,5 +1,5 @@
-//! Running the real `cargo copilot-eval` command from end-to-end tests (shared by `cost.rs` and
-//! `secrets.rs`; `runner.rs` has its own copy of the first helpers).
+//! Running the real `cargo copilot-eval` command from end-to-end tests (shared by `runner.rs`,
+//! `sharding.rs`, `cost.rs` and `secrets.rs`).
 
 #![allow(dead_code)]
 
