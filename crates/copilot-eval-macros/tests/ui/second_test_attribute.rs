@@ -12,7 +12,7 @@ async fn also_a_test(_ctx: EvalContext) {}
 async fn twice(_ctx: EvalContext) {}
 
 #[copilot_eval]
-#[ignore]
+#[ignore = "an extra ignore is rejected too"]
 async fn ignored(_ctx: EvalContext) {}
 
 fn main() {}
