@@ -136,7 +136,7 @@ fn leaking_crate() -> tempfile::TempDir {
         .prefix("copilot-eval-leak-")
         .tempdir()
         .unwrap();
-    let core = workspace_root().join("crates/copilot-eval-core");
+    let core = workspace_root().join("copilot-eval-core");
     let files = [
         (
             "Cargo.toml",

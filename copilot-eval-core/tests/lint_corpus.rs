@@ -10,7 +10,7 @@ use copilot_eval_core::config::Severity;
 use copilot_eval_core::lint::{Summary, lint};
 
 fn corpus() -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/awesome-copilot");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/awesome-copilot");
     if path.is_dir() {
         return Some(path);
     }

@@ -186,7 +186,7 @@ fn the_scaffold_replays_offline_right_after_init() {
         return;
     }
     let dir = package("starter_user", &[]);
-    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
+    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
     std::fs::copy(&lock, dir.path().join("Cargo.lock")).unwrap();
     let core = core_dir();
     let out = run(

@@ -28,7 +28,7 @@ use serde_json::Value;
 use crate::report::{RunRecord, TestRecord};
 use crate::result::RawEvent;
 
-/// The default pricing table (the text of `crates/copilot-eval-core/pricing/default.toml`).
+/// The default pricing table (the text of `copilot-eval-core/pricing/default.toml`).
 pub const DEFAULT_PRICING: &str = include_str!("../pricing/default.toml");
 
 /// What [`PricingTable::source`] says for the built-in table.

@@ -39,7 +39,7 @@ fn tree(name: &str, files: &[(&str, &str)]) -> PathBuf {
 #[test]
 fn a_clean_configuration_exits_zero() {
     let config =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart/copilot-config");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/quickstart/copilot-config");
     let out = lint(&[], &[&config]);
     assert_eq!(out.status, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(out.stdout, "");

@@ -16,7 +16,7 @@ use crate::model_server::{ModelRequest, Reply, WireApi};
 const WORKDIR: &str = "/ws/replay-work";
 
 fn cassettes_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/cassettes/copilot-sdk")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/cassettes/copilot-sdk")
 }
 
 fn parse(text: &str) -> Result<Cassette, CassetteError> {
