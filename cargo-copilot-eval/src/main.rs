@@ -206,7 +206,7 @@ fn run_command(args: RunArgs) -> u8 {
         partition: args.record.partition(),
         cassette_root,
     };
-    suite::main(&options)
+    suite::run_command(&options)
 }
 
 fn runtime_command(action: RuntimeAction) -> Result<(), String> {

@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use copilot_eval_core::report::{Redactor, merge, write_json, write_junit};
+use copilot_eval_core::report::{Redactor, merge};
+use copilot_eval_core::suite::artifacts::{ArtifactPaths, write_artifacts};
 use copilot_eval_core::suite::{display, exit_code, exit_status};
 
 /// Arguments of `merge`.
@@ -42,21 +43,12 @@ pub(crate) fn run(args: MergeArgs) -> u8 {
     } else {
         exit_status(&merged)
     };
-    let redactor = Redactor::from_env();
-    for (path, json) in [(&args.json, true), (&args.junit, false)] {
-        let Some(path) = path else { continue };
-        let written = if json {
-            write_json(path, &merged, &redactor)
-        } else {
-            write_junit(path, &merged, &redactor)
-        };
-        match written {
-            Ok(()) => eprintln!("  wrote {}", path.display()),
-            Err(e) => {
-                eprintln!("error: writing {} failed: {e}", path.display());
-                status = exit_code::SUITE_ERROR;
-            }
-        }
+    let paths = ArtifactPaths {
+        json: args.json,
+        junit: args.junit,
+    };
+    if !write_artifacts(&merged, &paths, &Redactor::from_env()) {
+        status = exit_code::SUITE_ERROR;
     }
     status
 }

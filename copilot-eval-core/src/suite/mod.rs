@@ -15,6 +15,7 @@
 //! ended in an infrastructure error or was not run because of one; `4` no eval test matched;
 //! `5` the suite could not build, list, or write its artifacts.
 
+pub mod artifacts;
 pub mod display;
 pub mod executor;
 pub mod list;
@@ -137,7 +138,7 @@ impl Default for SuiteOptions {
 /// Run the whole command: discover, list or run, write the artifacts, print the summary; return
 /// the exit status ([`exit_code`]). Everything for the user goes to stderr, except the `--list`
 /// output (stdout).
-pub fn main(options: &SuiteOptions) -> u8 {
+pub fn run_command(options: &SuiteOptions) -> u8 {
     let mut list = match list::discover(&options.build, &options.filters) {
         Ok(list) => list,
         Err(e) => {
@@ -186,32 +187,17 @@ pub fn main(options: &SuiteOptions) -> u8 {
     if let Some(line) = crate::harness::recording_summary(&report) {
         eprint!("{line}");
     }
-    let redactor = Redactor::from_env();
     let mut status = exit_status(&report);
     // An empty shard of a non-empty selection is not an error: the other shards run the tests.
     if list.tests.is_empty() && in_other_shards == 0 {
         status = exit_code::NO_TESTS;
     }
-    for (path, json) in [(&options.json, true), (&options.junit, false)] {
-        let Some(path) = path else { continue };
-        let written = if json {
-            crate::report::write_json(path, &report, &redactor)
-        } else {
-            crate::report::write_junit(path, &report, &redactor)
-        };
-        match written {
-            Ok(()) => eprintln!("  wrote {}", path.display()),
-            Err(error) => {
-                eprintln!(
-                    "error: {}",
-                    SuiteError::Artifact {
-                        path: path.clone(),
-                        error
-                    }
-                );
-                status = exit_code::SUITE_ERROR;
-            }
-        }
+    let paths = artifacts::ArtifactPaths {
+        json: options.json.clone(),
+        junit: options.junit.clone(),
+    };
+    if !artifacts::write_artifacts(&report, &paths, &Redactor::from_env()) {
+        status = exit_code::SUITE_ERROR;
     }
     status
 }
