@@ -1,40 +1,14 @@
-//! `cargo copilot-eval init`: add a starter eval test to a package, ready to run offline.
-//!
-//! In the package of `--manifest-path` (default `./Cargo.toml`) it:
-//! 1. creates `tests/evals.rs` (one eval test, `writes_a_greeting`) and its cassette
-//!    `tests/cassettes/evals/writes_a_greeting.yaml`, so `cargo copilot-eval --replay` runs it at
-//!    once with no account;
-//! 2. adds the dev-dependency `copilot-eval-core` to `Cargo.toml` (unless the package already
-//!    depends on it), editing the manifest in place (formatting and comments kept);
-//! 3. sets `COPILOT_SKIP_CLI_DOWNLOAD = "1"` under `[env]` in the package's `.cargo/config.toml`
-//!    (the SDK's build script would otherwise download a CLI that copilot-eval never uses);
-//! 4. adds `results/` to the package's `.gitignore`.
-//!
-//! It never overwrites a file: when `tests/evals.rs` or the cassette exists it stops before
-//! changing anything, naming the file. Everything is checked (and the TOML files parsed) before
-//! the first write.
+//! `cargo copilot-eval init`: the command-line face of `copilot_eval_core::init`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use toml_edit::{DocumentMut, InlineTable, Item, Table, value};
-
-/// The starter test's text.
-const STARTER_TEST: &str = include_str!("../templates/starter_eval.rs");
-/// The starter test's cassette.
-const STARTER_CASSETTE: &str = include_str!("../templates/starter_cassette.yaml");
-/// Where the starter test goes, relative to the package root.
-const TEST_PATH: &str = "tests/evals.rs";
-/// Where its cassette goes, relative to the package root.
-const CASSETTE_PATH: &str = "tests/cassettes/evals/writes_a_greeting.yaml";
-/// The dependency added.
-const CORE: &str = "copilot-eval-core";
-/// The comment at the top of a `.cargo/config.toml` that init creates.
-const NEW_CONFIG_HEADER: &str = "# The SDK's build script would download a Copilot CLI from the internet; copilot-eval\n# uses the runtime installed by `cargo copilot-eval runtime install` instead.\n";
+use copilot_eval_core::init::{InitOptions, init};
 
 /// Arguments of `init`.
 #[derive(clap::Args)]
 pub(crate) struct InitArgs {
-    /// The package's Cargo.toml (default: ./Cargo.toml).
+    /// The package's Cargo.toml (default: the nearest Cargo.toml in this folder or above; with
+    /// none, a library package is created here first).
     #[arg(long, value_name = "PATH")]
     manifest_path: Option<PathBuf>,
     /// Depend on copilot-eval-core at this folder (default: the copilot-eval-core this command
@@ -46,70 +20,17 @@ pub(crate) struct InitArgs {
     core_git: Option<String>,
 }
 
-/// Where the dependency comes from.
-enum CoreSource {
-    Path(PathBuf),
-    Git(String),
-}
-
-impl CoreSource {
-    fn from_args(args: &InitArgs) -> Result<Self, String> {
-        if let Some(url) = &args.core_git {
-            return Ok(Self::Git(url.clone()));
-        }
-        let path = match &args.core_path {
-            Some(path) => path.clone(),
-            None => {
-                let built_from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../copilot-eval-core");
-                if !built_from.join("Cargo.toml").is_file() {
-                    return Ok(Self::Git(env!("CARGO_PKG_REPOSITORY").to_owned()));
-                }
-                built_from
-            }
-        };
-        let path = path
-            .canonicalize()
-            .map_err(|e| format!("--core-path {}: {e}", path.display()))?;
-        if !path.join("Cargo.toml").is_file() {
-            return Err(format!(
-                "--core-path {}: no Cargo.toml there (give the folder of copilot-eval-core)",
-                path.display()
-            ));
-        }
-        Ok(Self::Path(path))
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            Self::Path(p) => format!("path {}", p.display()),
-            Self::Git(url) => format!("git {url}"),
-        }
-    }
-
-    fn item(&self) -> Item {
-        let mut table = InlineTable::new();
-        match self {
-            Self::Path(p) => table.insert("path", p.display().to_string().into()),
-            Self::Git(url) => table.insert("git", url.as_str().into()),
-        };
-        value(table)
-    }
-}
-
-/// What init will write, decided before anything is written.
-struct Plan {
-    root: PathBuf,
-    manifest: Option<String>,
-    config: Option<(PathBuf, String)>,
-    gitignore: Option<String>,
-    notes: Vec<String>,
-}
-
 /// Run `init`: print each change on stdout, errors on stderr. Returns the exit status: 0 done,
 /// 1 nothing was changed because of an error (a file that would be overwritten, an unreadable
 /// or invalid manifest or config).
 pub(crate) fn run(args: InitArgs) -> u8 {
-    match init(&args) {
+    let options = InitOptions {
+        manifest_path: args.manifest_path,
+        cwd: None,
+        core_path: args.core_path,
+        core_git: args.core_git,
+    };
+    match init(&options) {
         Ok(lines) => {
             for line in lines {
                 println!("{line}");
@@ -121,170 +42,4 @@ pub(crate) fn run(args: InitArgs) -> u8 {
             1
         }
     }
-}
-
-fn init(args: &InitArgs) -> Result<Vec<String>, String> {
-    let manifest = args
-        .manifest_path
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("Cargo.toml"));
-    let text = std::fs::read_to_string(&manifest)
-        .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
-    let root = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
-    // 1. Never overwrite: check the new files first.
-    for file in [TEST_PATH, CASSETTE_PATH] {
-        let path = root.join(file);
-        if path.exists() {
-            return Err(format!(
-                "{} already exists; init never overwrites a file (nothing was changed). Move it away or add your eval next to it.",
-                path.display()
-            ));
-        }
-    }
-    let core = CoreSource::from_args(args)?;
-    let mut plan = Plan {
-        root: root.clone(),
-        manifest: None,
-        config: None,
-        gitignore: None,
-        notes: Vec::new(),
-    };
-    // 2. The dev-dependency.
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e| format!("{} is not valid TOML: {e}", manifest.display()))?;
-    if !doc.contains_key("package") {
-        return Err(format!(
-            "{} has no [package] (a virtual workspace manifest?); point --manifest-path at the package that will hold the evals",
-            manifest.display()
-        ));
-    }
-    let present = ["dev-dependencies", "dependencies"].iter().any(|section| {
-        doc.get(section)
-            .and_then(Item::as_table_like)
-            .is_some_and(|t| t.contains_key(CORE))
-    });
-    if present {
-        plan.notes.push(format!(
-            "kept {}: it already depends on {CORE}",
-            manifest.display()
-        ));
-    } else {
-        let section = doc
-            .entry("dev-dependencies")
-            .or_insert_with(|| Item::Table(Table::new()))
-            .as_table_like_mut()
-            .ok_or_else(|| format!("{}: [dev-dependencies] is not a table", manifest.display()))?;
-        section.insert(CORE, core.item());
-        plan.manifest = Some(doc.to_string());
-        plan.notes.push(format!(
-            "added the dev-dependency {CORE} ({}) to {}",
-            core.describe(),
-            manifest.display()
-        ));
-    }
-    // 3. COPILOT_SKIP_CLI_DOWNLOAD in .cargo/config.toml.
-    let config_path = root.join(".cargo/config.toml");
-    let (mut config, existed) = match std::fs::read_to_string(&config_path) {
-        Ok(text) => (
-            text.parse::<DocumentMut>()
-                .map_err(|e| format!("{} is not valid TOML: {e}", config_path.display()))?,
-            true,
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (DocumentMut::new(), false),
-        Err(e) => return Err(format!("cannot read {}: {e}", config_path.display())),
-    };
-    let env = config
-        .entry("env")
-        .or_insert_with(|| Item::Table(Table::new()))
-        .as_table_like_mut()
-        .ok_or_else(|| format!("{}: [env] is not a table", config_path.display()))?;
-    if env.contains_key("COPILOT_SKIP_CLI_DOWNLOAD") {
-        plan.notes.push(format!(
-            "kept {}: it already sets COPILOT_SKIP_CLI_DOWNLOAD",
-            config_path.display()
-        ));
-    } else {
-        env.insert("COPILOT_SKIP_CLI_DOWNLOAD", value("1"));
-        plan.notes.push(format!(
-            "{} {}: COPILOT_SKIP_CLI_DOWNLOAD = \"1\" under [env]",
-            if existed { "updated" } else { "created" },
-            config_path.display()
-        ));
-        let text = if existed {
-            config.to_string()
-        } else {
-            format!("{NEW_CONFIG_HEADER}{config}")
-        };
-        plan.config = Some((config_path, text));
-    }
-    // 4. results/ in .gitignore.
-    let gitignore_path = root.join(".gitignore");
-    let ignore = match std::fs::read_to_string(&gitignore_path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", gitignore_path.display())),
-    };
-    let ignored = ignore
-        .lines()
-        .map(str::trim)
-        .any(|l| matches!(l, "results" | "results/" | "/results" | "/results/"));
-    if ignored {
-        plan.notes.push(format!(
-            "kept {}: it already ignores results/",
-            gitignore_path.display()
-        ));
-    } else {
-        let mut text = ignore;
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str("# copilot-eval artifacts (cargo copilot-eval --json/--junit)\nresults/\n");
-        plan.gitignore = Some(text);
-        plan.notes
-            .push(format!("added results/ to {}", gitignore_path.display()));
-    }
-    write(&plan, &manifest)
-}
-
-fn write(plan: &Plan, manifest: &Path) -> Result<Vec<String>, String> {
-    let io = |path: &Path, e: std::io::Error| format!("writing {} failed: {e}", path.display());
-    let mut lines = Vec::new();
-    for (file, contents) in [(TEST_PATH, STARTER_TEST), (CASSETTE_PATH, STARTER_CASSETTE)] {
-        let path = plan.root.join(file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-        }
-        // create_new: a file that appeared since the check is still never overwritten.
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, contents.as_bytes()))
-            .map_err(|e| io(&path, e))?;
-        lines.push(format!("created {}", path.display()));
-    }
-    if let Some(text) = &plan.manifest {
-        std::fs::write(manifest, text).map_err(|e| io(manifest, e))?;
-    }
-    if let Some((path, text)) = &plan.config {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-        }
-        std::fs::write(path, text).map_err(|e| io(path, e))?;
-    }
-    if let Some(text) = &plan.gitignore {
-        let path = plan.root.join(".gitignore");
-        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
-    }
-    lines.extend(plan.notes.iter().cloned());
-    lines.push(format!(
-        "next: `cargo copilot-eval runtime install` (once), then `cargo copilot-eval --replay{}` runs the starter eval offline",
-        if plan.root.as_os_str().is_empty() {
-            String::new()
-        } else {
-            format!(" --manifest-path {}", manifest.display())
-        }
-    ));
-    Ok(lines)
 }

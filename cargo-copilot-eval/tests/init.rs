@@ -121,6 +121,61 @@ fn init_writes_the_scaffold_and_keeps_what_is_there() {
 }
 
 #[test]
+fn init_from_a_subfolder_finds_the_package_above() {
+    let dir = package("nested", &[("src/deep/mod.rs", "")]);
+    let core = core_dir();
+    let out = run(
+        &dir.path().join("src/deep"),
+        &["init", "--core-path", core.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.status, 0, "{}{}", out.stdout, out.stderr);
+    // The scaffold lands in the package root, not in the folder init was run from.
+    read(dir.path(), "tests/evals.rs");
+    assert!(!dir.path().join("src/deep/tests").exists());
+    assert!(read(dir.path(), "Cargo.toml").contains("copilot-eval-core = {"));
+    let manifest = dir.path().join("Cargo.toml");
+    assert!(
+        out.stdout
+            .contains(&format!("--manifest-path {}", manifest.display())),
+        "the next command must name the package found above: {}",
+        out.stdout
+    );
+}
+
+#[test]
+fn init_outside_a_package_creates_one() {
+    let dir = tempfile::Builder::new()
+        .prefix("copilot-eval-init-empty-")
+        .tempdir()
+        .unwrap();
+    let folder = dir.path().join("my_evals");
+    std::fs::create_dir(&folder).unwrap();
+    let core = core_dir();
+    let out = run(
+        &folder,
+        &["init", "--core-path", core.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.status, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("created a library package in"),
+        "{}",
+        out.stdout
+    );
+    let manifest = read(&folder, "Cargo.toml");
+    assert!(manifest.contains("name = \"my_evals\""), "{manifest}");
+    assert!(manifest.contains("copilot-eval-core = {"), "{manifest}");
+    read(&folder, "src/lib.rs");
+    read(&folder, "tests/evals.rs");
+    assert!(
+        out.stdout.contains("created tests/evals.rs"),
+        "paths are shown relative to the folder init ran in: {}",
+        out.stdout
+    );
+}
+
+#[test]
 fn init_refuses_to_overwrite_and_changes_nothing() {
     for existing in [
         "tests/evals.rs",

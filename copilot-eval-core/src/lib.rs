@@ -40,6 +40,7 @@ pub mod error;
 pub mod eval;
 pub mod evidence;
 pub mod harness;
+pub mod init;
 pub mod lint;
 pub mod model_server;
 pub mod report;

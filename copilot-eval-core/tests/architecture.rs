@@ -48,10 +48,7 @@ fn modules(src: &Path) -> BTreeMap<String, Vec<PathBuf>> {
         } else {
             continue;
         }
-        modules
-            .entry(name)
-            .or_insert_with(Vec::new)
-            .extend(files);
+        modules.entry(name).or_insert_with(Vec::new).extend(files);
     }
     modules
 }
@@ -227,11 +224,27 @@ fn no_source_file_over_the_limit() {
 fn lower_stages_do_not_import_higher_ones() {
     let graph = graph(&src());
     let rules: &[(&str, &[&str])] = &[
-        ("eval", &["run", "cassette", "harness", "suite", "report", "evidence", "result"]),
-        ("evidence", &["run", "cassette", "harness", "suite", "report", "result", "cost"]),
+        (
+            "eval",
+            &[
+                "run", "cassette", "harness", "suite", "report", "evidence", "result",
+            ],
+        ),
+        (
+            "evidence",
+            &[
+                "run", "cassette", "harness", "suite", "report", "result", "cost",
+            ],
+        ),
         ("run", &["cassette", "harness", "suite", "report"]),
-        ("model_server", &["run", "cassette", "harness", "suite", "report"]),
-        ("customization", &["run", "cassette", "harness", "suite", "report", "evidence"]),
+        (
+            "model_server",
+            &["run", "cassette", "harness", "suite", "report"],
+        ),
+        (
+            "customization",
+            &["run", "cassette", "harness", "suite", "report", "evidence"],
+        ),
     ];
     let mut broken = Vec::new();
     for (module, forbidden) in rules {
