@@ -6,6 +6,8 @@
 //! cargo copilot-eval -p quickstart --replay --json results/native.json --junit results/junit.xml
 //! ```
 //!
+//! (Inside the copilot-eval repository, `cargo xeval` runs the command built from the working tree.)
+//!
 //! Without `--replay` they run live against GitHub Copilot (this spends model requests). Plain
 //! `cargo test` lists them as ignored and runs none of them.
 
