@@ -88,6 +88,10 @@ struct RunArgs {
     /// One line per finished test even on a terminal (no progress bar).
     #[arg(long)]
     plain: bool,
+    /// Run under this installed runtime version instead of the pinned one (install it first with
+    /// `runtime install --version X`); sets COPILOT_EVAL_RUNTIME_VERSION for the test processes.
+    #[arg(long, value_name = "X")]
+    runtime_version: Option<String>,
     #[command(flatten)]
     cost: cost::CostArgs,
     #[command(flatten)]
@@ -120,12 +124,18 @@ enum Command {
 
 #[derive(Subcommand)]
 enum RuntimeAction {
-    /// Install the pinned runtime with npm into the per-user cache (idempotent); print its path
-    /// and version.
-    Install,
-    /// Print the runtime that resolves (COPILOT_EVAL_RUNTIME_PATH, COPILOT_CLI_PATH, then the
-    /// installed pinned runtime) and where it came from.
+    /// Install the pinned runtime (or --version X beside it) with npm into the per-user cache
+    /// (idempotent); print its path and version.
+    Install {
+        /// Install this published version instead of the pinned one (e.g. to run `drift`).
+        #[arg(long, value_name = "X")]
+        version: Option<String>,
+    },
+    /// Print the runtime that resolves (COPILOT_EVAL_RUNTIME_PATH, COPILOT_CLI_PATH,
+    /// COPILOT_EVAL_RUNTIME_VERSION, then the installed pinned runtime) and where it came from.
     Path,
+    /// List the installed runtime versions (the pinned one marked).
+    List,
 }
 
 fn main() -> ExitCode {
@@ -166,6 +176,15 @@ fn main() -> ExitCode {
 }
 
 fn run_command(args: RunArgs) -> u8 {
+    if let Some(version) = &args.runtime_version {
+        // SAFETY: set before any thread is started (the async runtime is built later, in
+        // suite::run_command); the test processes inherit it.
+        unsafe { std::env::set_var(runtime::RUNTIME_VERSION_ENV, version) };
+        if let Err(e) = runtime::resolve() {
+            eprintln!("error: {e}");
+            return exit_code::USAGE;
+        }
+    }
     if !args.cleanup_bound_s.is_finite() || args.cleanup_bound_s < 0.0 {
         eprintln!("error: --cleanup-bound-s must be a non-negative number of seconds");
         return exit_code::USAGE;
@@ -211,19 +230,46 @@ fn run_command(args: RunArgs) -> u8 {
 
 fn runtime_command(action: RuntimeAction) -> Result<(), String> {
     match action {
-        RuntimeAction::Install => {
-            eprintln!(
-                "installing {}@{} into {}",
-                runtime::RUNTIME_PACKAGE,
-                runtime::PINNED_RUNTIME_VERSION,
-                runtime::install_dir(runtime::PINNED_RUNTIME_VERSION).display()
-            );
-            let installed = runtime::install().map_err(|e| e.to_string())?;
-            if !installed.changed {
-                eprintln!("already installed");
-            }
+        RuntimeAction::Install { version } => {
+            let version = version.unwrap_or_else(|| runtime::PINNED_RUNTIME_VERSION.to_owned());
+            runtime::check_version_text(&version).map_err(|e| e.to_string())?;
+            let installed = match runtime::installed(&version) {
+                Some(found) => {
+                    eprintln!(
+                        "{}@{version} is already installed",
+                        runtime::RUNTIME_PACKAGE
+                    );
+                    found
+                }
+                None => {
+                    eprintln!(
+                        "installing {}@{version} into {}",
+                        runtime::RUNTIME_PACKAGE,
+                        runtime::install_dir(&version).display()
+                    );
+                    runtime::install_version(&version).map_err(|e| e.to_string())?
+                }
+            };
             println!("{}", installed.path.display());
             println!("{}", installed.version);
+            Ok(())
+        }
+        RuntimeAction::List => {
+            let versions = runtime::installed_versions();
+            if versions.is_empty() {
+                eprintln!(
+                    "no runtime installed in {}; run `cargo copilot-eval runtime install`",
+                    runtime::cache_root().join("runtime").display()
+                );
+            }
+            for version in versions {
+                let pinned = if version == runtime::PINNED_RUNTIME_VERSION {
+                    "  (pinned)"
+                } else {
+                    ""
+                };
+                println!("{version}{pinned}");
+            }
             Ok(())
         }
         RuntimeAction::Path => {

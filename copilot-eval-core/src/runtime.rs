@@ -28,6 +28,10 @@ pub const RUNTIME_PACKAGE: &str = "@github/copilot";
 pub const RUNTIME_PATH_ENV: &str = "COPILOT_EVAL_RUNTIME_PATH";
 /// The SDK's own variable naming a runtime executable (checked second).
 pub const CLI_PATH_ENV: &str = "COPILOT_CLI_PATH";
+/// Selects an installed runtime version other than the pinned one for a run (`cargo copilot-eval
+/// --runtime-version X` sets it for the runner and its test processes); install the version first
+/// with `cargo copilot-eval runtime install --version X`.
+pub const RUNTIME_VERSION_ENV: &str = "COPILOT_EVAL_RUNTIME_VERSION";
 /// Environment variable overriding [`cache_root`].
 pub const CACHE_DIR_ENV: &str = "COPILOT_EVAL_CACHE_DIR";
 /// When set to `1`, tests that need the runtime fail instead of skipping when none resolves.
@@ -43,6 +47,9 @@ pub enum RuntimeSource {
     CliPath,
     /// The pinned runtime installed by `cargo copilot-eval runtime install`.
     Installed,
+    /// Another installed version, chosen with `COPILOT_EVAL_RUNTIME_VERSION`
+    /// (`cargo copilot-eval --runtime-version X`).
+    InstalledVersion,
 }
 
 impl RuntimeSource {
@@ -52,6 +59,7 @@ impl RuntimeSource {
             Self::EvalRuntimePath => RUNTIME_PATH_ENV,
             Self::CliPath => CLI_PATH_ENV,
             Self::Installed => "installed pinned runtime",
+            Self::InstalledVersion => RUNTIME_VERSION_ENV,
         }
     }
 }
@@ -75,6 +83,24 @@ pub enum RuntimeError {
     NotFound {
         /// Where the installed runtime would be.
         expected: PathBuf,
+    },
+    /// `COPILOT_EVAL_RUNTIME_VERSION` names a version that is not installed.
+    #[error(
+        "{RUNTIME_VERSION_ENV} (--runtime-version) asks for runtime {version}, which is not installed at {expected}; run `cargo copilot-eval runtime install --version {version}` (`runtime list` shows what is installed)"
+    )]
+    VersionNotInstalled {
+        /// The version asked for.
+        version: String,
+        /// Where its executable would be.
+        expected: PathBuf,
+    },
+    /// A version string that is not `MAJOR.MINOR.PATCH` (with an optional `-prerelease`).
+    #[error(
+        "{version:?} is not a runtime version: give MAJOR.MINOR.PATCH as npm publishes it, e.g. {PINNED_RUNTIME_VERSION}"
+    )]
+    BadVersion {
+        /// What was given.
+        version: String,
     },
     /// An environment variable names a path that is not an executable file.
     #[error("{variable} is set to {path}, which is not an executable file; fix or unset it")]
@@ -190,7 +216,8 @@ pub fn installed_executable() -> PathBuf {
 }
 
 /// Resolve the runtime: `COPILOT_EVAL_RUNTIME_PATH`, `COPILOT_CLI_PATH`, then the installed
-/// pinned runtime. A set variable that names no executable file is an error, not skipped.
+/// version named by `COPILOT_EVAL_RUNTIME_VERSION`, then the installed pinned runtime. A set
+/// variable that names no executable file (or a version not installed) is an error, not skipped.
 pub fn resolve() -> Result<ResolvedRuntime, RuntimeError> {
     for (variable, source) in [
         (RUNTIME_PATH_ENV, RuntimeSource::EvalRuntimePath),
@@ -203,6 +230,24 @@ pub fn resolve() -> Result<ResolvedRuntime, RuntimeError> {
             }
             return Ok(ResolvedRuntime { path, source });
         }
+    }
+    if let Some(version) = std::env::var(RUNTIME_VERSION_ENV)
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        check_version_text(&version)?;
+        let path = executable_in(&install_dir(&version));
+        return if is_executable(&path) {
+            Ok(ResolvedRuntime {
+                path,
+                source: RuntimeSource::InstalledVersion,
+            })
+        } else {
+            Err(RuntimeError::VersionNotInstalled {
+                version,
+                expected: path,
+            })
+        };
     }
     let path = installed_executable();
     if is_executable(&path) {
@@ -287,19 +332,16 @@ pub fn install() -> Result<Installed, RuntimeError> {
     install_version(PINNED_RUNTIME_VERSION)
 }
 
-fn install_version(version_wanted: &str) -> Result<Installed, RuntimeError> {
-    let target = install_dir(version_wanted);
-    let exe = executable_in(&target);
-    if is_executable(&exe)
-        && let Ok(found) = version(&exe)
-        && found == version_wanted
-    {
-        return Ok(Installed {
-            path: exe,
-            version: found,
-            changed: false,
-        });
+/// Install `version_wanted` of the runtime beside the pinned one (same rules as [`install`]).
+///
+/// Errors: as [`install`], and [`RuntimeError::BadVersion`] for a version that is not
+/// `MAJOR.MINOR.PATCH[-pre]`.
+pub fn install_version(version_wanted: &str) -> Result<Installed, RuntimeError> {
+    check_version_text(version_wanted)?;
+    if let Some(found) = installed(version_wanted) {
+        return Ok(found);
     }
+    let target = install_dir(version_wanted);
     let npm = which_npm().ok_or(RuntimeError::NpmMissing)?;
     let parent = target.parent().expect("install dir has a parent");
     std::fs::create_dir_all(parent).map_err(io_error(format!("creating {}", parent.display())))?;
@@ -365,6 +407,76 @@ fn install_version(version_wanted: &str) -> Result<Installed, RuntimeError> {
         version: found,
         changed: true,
     })
+}
+
+/// The installed runtime of `version`, when its executable exists and reports that version
+/// (`changed` is `false`); `None` otherwise. Never installs anything.
+pub fn installed(version_wanted: &str) -> Option<Installed> {
+    check_version_text(version_wanted).ok()?;
+    let exe = executable_in(&install_dir(version_wanted));
+    if !is_executable(&exe) {
+        return None;
+    }
+    let found = version(&exe).ok()?;
+    (found == version_wanted).then_some(Installed {
+        path: exe,
+        version: found,
+        changed: false,
+    })
+}
+
+/// The versions installed in the cache (folders of `<cache>/runtime/` that hold this platform's
+/// executable), sorted by version number; staging folders of an install in progress or
+/// interrupted (`.install-*`) are not versions and are left out.
+pub fn installed_versions() -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(cache_root().join("runtime")) else {
+        return Vec::new();
+    };
+    let mut versions: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| check_version_text(name).is_ok())
+        .filter(|name| is_executable(&executable_in(&install_dir(name))))
+        .collect();
+    versions.sort_by_key(|v| version_key(v));
+    versions
+}
+
+/// Sort key of a version: its numeric parts, then the text (so 1.0.9 < 1.0.10).
+fn version_key(version: &str) -> (Vec<u64>, String) {
+    let core = version.split('-').next().unwrap_or(version);
+    (
+        core.split('.').map(|p| p.parse().unwrap_or(0)).collect(),
+        version.to_owned(),
+    )
+}
+
+/// Check a runtime version's text: `MAJOR.MINOR.PATCH` with an optional `-prerelease` of
+/// letters, digits, `.` and `-` is the only text allowed (it becomes a folder name).
+///
+/// Errors: [`RuntimeError::BadVersion`] naming the text and the expected shape.
+pub fn check_version_text(version: &str) -> Result<(), RuntimeError> {
+    let (core, pre) = match version.split_once('-') {
+        Some((core, pre)) => (core, Some(pre)),
+        None => (version, None),
+    };
+    let parts: Vec<&str> = core.split('.').collect();
+    let core_ok = parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    let pre_ok = pre.is_none_or(|p| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+    });
+    if core_ok && pre_ok {
+        Ok(())
+    } else {
+        Err(RuntimeError::BadVersion {
+            version: version.to_owned(),
+        })
+    }
 }
 
 fn which_npm() -> Option<PathBuf> {
@@ -457,5 +569,31 @@ mod tests {
             text.starts_with("/x/node_modules/@github/copilot-"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn version_text_is_checked_before_it_becomes_a_folder() {
+        for good in ["1.0.102", "1.0.103-0", "2.10.0-beta.1"] {
+            assert!(check_version_text(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "1.0",
+            "1.0.x",
+            "../../etc",
+            "1.0.102/..",
+            "1.0.102-",
+            "v1.0.102",
+        ] {
+            let err = check_version_text(bad).unwrap_err().to_string();
+            assert!(err.contains("MAJOR.MINOR.PATCH"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn versions_sort_by_number() {
+        let mut v = vec!["1.0.10", "1.0.9", "1.0.102", "0.9.0"];
+        v.sort_by_key(|v| version_key(v));
+        assert_eq!(v, ["0.9.0", "1.0.9", "1.0.10", "1.0.102"]);
     }
 }
