@@ -24,7 +24,7 @@
 //!   and the suite's cost caps.
 //!
 //! Skills, custom agents and instructions:
-//! - [`config`]: loaders for `SKILL.md`, `*.agent.md`, instructions files and a repository's
+//! - [`customization`]: loaders for `SKILL.md`, `*.agent.md`, instructions files and a repository's
 //!   `.github/` configuration; [`lint`]: the checks behind `cargo copilot-eval lint`;
 //! - [`skills`]: skill discovery before the first model request, and skill invocations;
 //! - [`subagents`]: custom-agent dispatch evidence.
@@ -32,9 +32,9 @@
 
 pub mod audit;
 pub mod cassette;
-pub mod config;
 pub mod controls;
 pub mod cost;
+pub mod customization;
 pub mod doctor;
 pub mod error;
 pub mod eval;
@@ -65,3 +65,10 @@ pub use copilot_eval_macros::copilot_eval;
 /// Re-export of the SDK crate this engine is built on (pinned), so users can build SDK tools,
 /// hooks and handlers with the exact same types.
 pub use github_copilot_sdk as sdk;
+
+/// The customization-file loaders under their former name.
+#[deprecated(note = "renamed: use `copilot_eval_core::customization`")]
+#[doc(hidden)]
+pub mod config {
+    pub use crate::customization::*;
+}

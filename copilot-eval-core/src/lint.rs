@@ -1,13 +1,13 @@
 //! `cargo copilot-eval lint`: validate every skill, custom agent and instructions file found under
-//! some paths, with the loaders of [`config`](crate::config).
+//! some paths, with the loaders of [`config`](crate::customization).
 //!
 //! What is checked, by file name (in folders, recursively; `.git`, `node_modules` and `target`
 //! folders and symbolic links to folders are skipped):
 //!
 //! | found | checked as |
 //! |---|---|
-//! | a folder holding `SKILL.md` | a skill ([`Skill`](crate::config::Skill): front matter, name rules, references) |
-//! | `NAME.agent.md` | a custom agent ([`AgentFile`](crate::config::AgentFile)) |
+//! | a folder holding `SKILL.md` | a skill ([`Skill`](crate::customization::Skill): front matter, name rules, references) |
+//! | `NAME.agent.md` | a custom agent ([`AgentFile`](crate::customization::AgentFile)) |
 //! | `copilot-instructions.md` | repository instructions |
 //! | `NAME.instructions.md` | path-specific instructions |
 //! | a folder inside a folder named `skills` without `SKILL.md` | a `skill-md-missing` warning (the runtime ignores it) |
@@ -23,9 +23,9 @@ use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::config::instructions::{self, InstructionsKind};
-use crate::config::skill::SKILL_FILE;
-use crate::config::{Problem, Severity, agent, skill};
+use crate::customization::instructions::{self, InstructionsKind};
+use crate::customization::skill::SKILL_FILE;
+use crate::customization::{Problem, Severity, agent, skill};
 
 /// Folder names never descended into.
 const SKIPPED_DIRS: &[&str] = &[".git", "node_modules", "target"];

@@ -5,7 +5,7 @@
 //! when either check fails:
 //!
 //! 1. **Locally, before the runtime starts**: every requested folder is loaded with
-//!    [`requested_skills`](fn@crate::config::skill::requested_skills): a folder holding no skill,
+//!    [`requested_skills`](fn@crate::customization::skill::requested_skills): a folder holding no skill,
 //!    an invalid `SKILL.md`, a reference that leaves its folder, two skills with one name are
 //!    all errors. Nothing is started.
 //! 2. **In the runtime, after the session is created and before the prompt is sent**: the run
@@ -28,7 +28,7 @@ use github_copilot_sdk::session::Session;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::config::skill::requested_skills;
+use crate::customization::skill::requested_skills;
 use crate::evidence::LoggedEvent;
 use crate::result::CopilotResult;
 

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use copilot_eval_core::config::Severity;
+use copilot_eval_core::customization::Severity;
 use copilot_eval_core::lint::{Summary, lint};
 
 fn corpus() -> Option<PathBuf> {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use copilot_eval_core::cassette::ReplaySession;
-use copilot_eval_core::config::RepoConfig;
+use copilot_eval_core::customization::RepoConfig;
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::sdk::CustomAgentConfig;
 use copilot_eval_core::subagents::SubagentStatus;

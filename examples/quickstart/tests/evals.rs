@@ -113,7 +113,7 @@ async fn follows_the_release_notes_skill(ctx: EvalContext) {
 /// that the configuration loads and reaches the session, and that the dispatch is recorded.
 #[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
 async fn loads_the_repository_configuration(ctx: EvalContext) {
-    use copilot_eval_core::config::RepoConfig;
+    use copilot_eval_core::customization::RepoConfig;
     use copilot_eval_core::model_server::{Script, ScriptedTurn};
 
     let config_root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("copilot-config");

@@ -77,7 +77,7 @@ impl AgentFile {
     ///
     /// Errors: [`LoadError`] with every error found (and the warnings): the file cannot be read
     /// or is not UTF-8, has no front matter, lacks `description`, has a field of the wrong type,
-    /// an invalid `mcp-servers` entry, an empty prompt, ... (see the [rules](crate::config)).
+    /// an invalid `mcp-servers` entry, an empty prompt, ... (see the [rules](crate::customization)).
     pub fn load(path: impl AsRef<Path>) -> Result<AgentFile, LoadError> {
         let path = path.as_ref();
         let (agent, problems) = check(path);

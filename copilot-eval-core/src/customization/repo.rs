@@ -25,7 +25,7 @@
 //!
 //! ```no_run
 //! # fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! use copilot_eval_core::config::RepoConfig;
+//! use copilot_eval_core::customization::RepoConfig;
 //! use copilot_eval_core::CopilotEval;
 //!
 //! let config = RepoConfig::load("examples/quickstart/copilot-config")?

@@ -78,7 +78,7 @@ pub struct Skill {
     /// Every other file in the skill folder, relative to it, `/`-separated, sorted.
     pub files: Vec<String>,
     /// Warnings found while loading.
-    pub warnings: Vec<crate::config::Problem>,
+    pub warnings: Vec<crate::customization::Problem>,
 }
 
 impl Skill {
@@ -86,7 +86,7 @@ impl Skill {
     ///
     /// Errors: [`LoadError`] with every error found (and the warnings), e.g. `skill-md-missing`
     /// when the folder has no `SKILL.md`, `required`, `skill-name-folder`,
-    /// `reference-escapes`; see the [rules](crate::config).
+    /// `reference-escapes`; see the [rules](crate::customization).
     pub fn load(path: impl AsRef<Path>) -> Result<Skill, LoadError> {
         let path = path.as_ref();
         let (directory, file) =
