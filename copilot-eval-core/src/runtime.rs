@@ -219,11 +219,21 @@ pub fn installed_executable() -> PathBuf {
 /// version named by `COPILOT_EVAL_RUNTIME_VERSION`, then the installed pinned runtime. A set
 /// variable that names no executable file (or a version not installed) is an error, not skipped.
 pub fn resolve() -> Result<ResolvedRuntime, RuntimeError> {
+    resolve_with(&|name| std::env::var_os(name), &cache_root())
+}
+
+/// [`resolve`] with the environment read through `env` and the cache at `cache`: the same
+/// order and errors, testable without touching the process's environment.
+pub fn resolve_with(
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    cache: &Path,
+) -> Result<ResolvedRuntime, RuntimeError> {
+    let set = |name: &str| env(name).filter(|v| !v.is_empty());
     for (variable, source) in [
         (RUNTIME_PATH_ENV, RuntimeSource::EvalRuntimePath),
         (CLI_PATH_ENV, RuntimeSource::CliPath),
     ] {
-        if let Some(value) = std::env::var_os(variable).filter(|v| !v.is_empty()) {
+        if let Some(value) = set(variable) {
             let path = PathBuf::from(value);
             if !is_executable(&path) {
                 return Err(RuntimeError::BadPath { variable, path });
@@ -231,12 +241,11 @@ pub fn resolve() -> Result<ResolvedRuntime, RuntimeError> {
             return Ok(ResolvedRuntime { path, source });
         }
     }
-    if let Some(version) = std::env::var(RUNTIME_VERSION_ENV)
-        .ok()
-        .filter(|v| !v.is_empty())
-    {
+    let installed_in = |version: &str| executable_in(&cache.join("runtime").join(version));
+    if let Some(version) = set(RUNTIME_VERSION_ENV) {
+        let version = version.to_string_lossy().into_owned();
         check_version_text(&version)?;
-        let path = executable_in(&install_dir(&version));
+        let path = installed_in(&version);
         return if is_executable(&path) {
             Ok(ResolvedRuntime {
                 path,
@@ -249,7 +258,7 @@ pub fn resolve() -> Result<ResolvedRuntime, RuntimeError> {
             })
         };
     }
-    let path = installed_executable();
+    let path = installed_in(PINNED_RUNTIME_VERSION);
     if is_executable(&path) {
         Ok(ResolvedRuntime {
             path,
@@ -525,24 +534,55 @@ fn is_zombie(pid: u32) -> bool {
         .is_some_and(|state| state == 'Z' || state == 'X')
 }
 
-/// For tests that need the runtime: the resolved runtime, or `None` after printing one line
-/// saying the test is skipped and how to install the runtime.
+/// When set, [`require_for_test`] appends one line per skipped test to this file (`.ci/run` counts
+/// them and prints the total).
+pub const SKIP_LOG_ENV: &str = "COPILOT_EVAL_SKIP_LOG";
+
+/// For tests that need the runtime: the resolved runtime, or `None` after saying the test is
+/// skipped and how to install the runtime.
+///
+/// The skip line (`skipped TEST: no Copilot runtime; ...`) goes straight to the process's stderr,
+/// past libtest's output capture, so `cargo test` shows it even for a test that passes; with
+/// `COPILOT_EVAL_SKIP_LOG` set it is also appended to that file.
 ///
 /// When `COPILOT_EVAL_REQUIRE_RUNTIME=1` (CI sets it), a missing runtime panics instead, so a
-/// runtime test can never pass by skipping there. A set but broken `COPILOT_EVAL_RUNTIME_PATH` or
-/// `COPILOT_CLI_PATH` always panics.
+/// runtime test can never pass by skipping there. A set but broken `COPILOT_EVAL_RUNTIME_PATH`,
+/// `COPILOT_CLI_PATH` or `COPILOT_EVAL_RUNTIME_VERSION` always panics.
 pub fn require_for_test(test: &str) -> Option<ResolvedRuntime> {
-    match resolve() {
-        Ok(resolved) => Some(resolved),
-        Err(RuntimeError::NotFound { .. })
-            if std::env::var(REQUIRE_RUNTIME_ENV).as_deref() != Ok("1") =>
-        {
-            eprintln!(
-                "skipped {test}: no Copilot runtime; run `cargo copilot-eval runtime install` (set {REQUIRE_RUNTIME_ENV}=1 to fail instead)"
+    let required = std::env::var(REQUIRE_RUNTIME_ENV).as_deref() == Ok("1");
+    match decide_for_test(test, resolve(), required) {
+        Ok(Some(resolved)) => Some(resolved),
+        Ok(None) => {
+            let line = format!(
+                "skipped {test}: no Copilot runtime; run `cargo copilot-eval runtime install` (set {REQUIRE_RUNTIME_ENV}=1 to fail instead)\n"
             );
+            use std::io::Write;
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+            if let Some(log) = std::env::var_os(SKIP_LOG_ENV).filter(|v| !v.is_empty()) {
+                let _ = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(log)
+                    .and_then(|mut f| f.write_all(line.as_bytes()));
+            }
             None
         }
-        Err(e) => panic!("{test} needs the Copilot runtime: {e}"),
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// What [`require_for_test`] decides: run with the runtime (`Ok(Some)`), skip (`Ok(None)`: no
+/// runtime installed and none required), or fail with this message (a required runtime is
+/// missing, or a variable names a broken runtime).
+pub fn decide_for_test(
+    test: &str,
+    resolved: Result<ResolvedRuntime, RuntimeError>,
+    required: bool,
+) -> Result<Option<ResolvedRuntime>, String> {
+    match resolved {
+        Ok(resolved) => Ok(Some(resolved)),
+        Err(RuntimeError::NotFound { .. }) if !required => Ok(None),
+        Err(e) => Err(format!("{test} needs the Copilot runtime: {e}")),
     }
 }
 
@@ -595,5 +635,121 @@ mod tests {
         let mut v = vec!["1.0.10", "1.0.9", "1.0.102", "0.9.0"];
         v.sort_by_key(|v| version_key(v));
         assert_eq!(v, ["0.9.0", "1.0.9", "1.0.10", "1.0.102"]);
+    }
+
+    /// A fake environment for [`resolve_with`].
+    fn env_of(
+        vars: &[(&'static str, std::ffi::OsString)],
+    ) -> impl Fn(&str) -> Option<std::ffi::OsString> + use<> {
+        let vars = vars.to_vec();
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.clone())
+        }
+    }
+
+    /// An executable file at `path` (parents created).
+    fn executable(path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "#!/bin/sh\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+
+    #[test]
+    fn resolve_follows_the_documented_order() {
+        let cache = tempfile::tempdir().unwrap();
+        let nothing = env_of(&[]);
+        let err = resolve_with(&nothing, cache.path()).unwrap_err();
+        assert!(matches!(err, RuntimeError::NotFound { .. }));
+        assert!(
+            err.to_string()
+                .contains("cargo copilot-eval runtime install"),
+            "{err}"
+        );
+
+        // The installed pinned runtime.
+        let pinned = executable_in(&cache.path().join("runtime").join(PINNED_RUNTIME_VERSION));
+        executable(&pinned);
+        let found = resolve_with(&nothing, cache.path()).unwrap();
+        assert_eq!(
+            (found.path, found.source),
+            (pinned.clone(), RuntimeSource::Installed)
+        );
+
+        // A version that is not installed is an error naming the install command for it.
+        let other = env_of(&[(RUNTIME_VERSION_ENV, "1.0.92".into())]);
+        let err = resolve_with(&other, cache.path()).unwrap_err().to_string();
+        assert!(err.contains("runtime install --version 1.0.92"), "{err}");
+        let other_exe = executable_in(&cache.path().join("runtime").join("1.0.92"));
+        executable(&other_exe);
+        let found = resolve_with(&other, cache.path()).unwrap();
+        assert_eq!(
+            (found.path, found.source),
+            (other_exe, RuntimeSource::InstalledVersion)
+        );
+        let bad = env_of(&[(RUNTIME_VERSION_ENV, "../1.0.92".into())]);
+        assert!(matches!(
+            resolve_with(&bad, cache.path()),
+            Err(RuntimeError::BadVersion { .. })
+        ));
+
+        // Explicit paths come first; COPILOT_EVAL_RUNTIME_PATH before COPILOT_CLI_PATH; a path
+        // that is not an executable is an error, not skipped.
+        let explicit = cache.path().join("elsewhere/copilot");
+        executable(&explicit);
+        let both = env_of(&[
+            (CLI_PATH_ENV, "/nowhere/copilot".into()),
+            (RUNTIME_PATH_ENV, explicit.clone().into()),
+            (RUNTIME_VERSION_ENV, "1.0.92".into()),
+        ]);
+        let found = resolve_with(&both, cache.path()).unwrap();
+        assert_eq!(
+            (found.path, found.source),
+            (explicit, RuntimeSource::EvalRuntimePath)
+        );
+        let broken = env_of(&[(CLI_PATH_ENV, "/nowhere/copilot".into())]);
+        let err = resolve_with(&broken, cache.path()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                RuntimeError::BadPath {
+                    variable: CLI_PATH_ENV,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        // An empty variable counts as unset.
+        let empty = env_of(&[(RUNTIME_PATH_ENV, "".into())]);
+        assert_eq!(resolve_with(&empty, cache.path()).unwrap().path, pinned);
+    }
+
+    #[test]
+    fn tests_skip_only_when_no_runtime_is_installed_and_none_is_required() {
+        let found = ResolvedRuntime {
+            path: "/x/copilot".into(),
+            source: RuntimeSource::Installed,
+        };
+        let missing = || RuntimeError::NotFound {
+            expected: "/x/copilot".into(),
+        };
+        assert_eq!(
+            decide_for_test("t", Ok(found.clone()), true),
+            Ok(Some(found))
+        );
+        assert_eq!(decide_for_test("t", Err(missing()), false), Ok(None));
+        let err = decide_for_test("t", Err(missing()), true).unwrap_err();
+        assert!(err.starts_with("t needs the Copilot runtime"), "{err}");
+        assert!(err.contains("cargo copilot-eval runtime install"), "{err}");
+        let broken = RuntimeError::BadPath {
+            variable: RUNTIME_PATH_ENV,
+            path: "/nowhere".into(),
+        };
+        assert!(decide_for_test("t", Err(broken), false).is_err());
     }
 }

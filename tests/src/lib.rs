@@ -6,8 +6,14 @@
 use copilot_eval_core::CopilotResult;
 use copilot_eval_core::runtime;
 
-/// Assert the run left no runtime process behind: its pid is gone and cleanup killed nothing.
+/// Assert the run left no runtime process behind: its pid is gone (read from `/proc`, so this
+/// part needs Linux, where CI runs) and cleanup had to kill nothing (`cleanup_errors` holds
+/// "outlived the stop" when it did).
 pub fn assert_no_runtime_left(result: &CopilotResult) {
+    assert!(
+        cfg!(not(target_os = "linux")) || std::path::Path::new("/proc/self/stat").exists(),
+        "/proc is not readable: the leftover-process check cannot run"
+    );
     if let Some(pid) = result.runtime_pid {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         let state = stat
@@ -18,13 +24,15 @@ pub fn assert_no_runtime_left(result: &CopilotResult) {
             "runtime process {pid} is still alive after the run: {stat}"
         );
     }
+    let leftovers: Vec<&String> = result
+        .cleanup_errors
+        .iter()
+        .chain(&result.capture_errors)
+        .filter(|e| e.contains("outlived the stop"))
+        .collect();
     assert!(
-        !result
-            .capture_errors
-            .iter()
-            .any(|e| e.contains("outlived the stop")),
-        "cleanup had to kill leftover processes: {:?}",
-        result.capture_errors
+        leftovers.is_empty(),
+        "cleanup had to kill leftover processes: {leftovers:?}"
     );
 }
 

@@ -48,6 +48,11 @@ struct Seen {
 }
 
 async fn run_planted(mode: &str, runtime: &Path) -> Seen {
+    run_planted_with(mode, runtime, false).await
+}
+
+/// As [`run_planted`]; `discovery` turns the SDK's config discovery on (default mode only).
+async fn run_planted_with(mode: &str, runtime: &Path, discovery: bool) -> Seen {
     let work = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     plant(work.path(), home.path());
@@ -56,13 +61,15 @@ async fn run_planted(mode: &str, runtime: &Path) -> Seen {
     )
     .await
     .unwrap();
-    let eval = CopilotEval::builder()
+    let mut eval = CopilotEval::builder()
         .model(MODEL)
         .client_mode(mode)
         .working_directory(work.path())
-        .timeout_s(60.0)
-        .build()
-        .unwrap();
+        .timeout_s(60.0);
+    if discovery {
+        eval = eval.extra_session_config(|c| c.with_enable_config_discovery(true));
+    }
+    let eval = eval.build().unwrap();
     let result = run_with(
         &eval,
         "Say hi.",
@@ -142,5 +149,20 @@ async fn planted_configuration_reaches_default_mode_but_not_empty_mode() {
         empty.skills_loaded.is_empty(),
         "no skill loaded in empty mode: {:?}",
         empty.skills_loaded
+    );
+}
+
+/// The control for the user-level skill above: in default mode with config discovery on, the
+/// skill planted in the home is loaded, so its absence from empty mode means something.
+#[tokio::test]
+async fn the_planted_user_skill_loads_in_default_mode_with_discovery() {
+    let Some(runtime) = runtime_for("the_planted_user_skill_loads_in_default_mode_with_discovery")
+    else {
+        return;
+    };
+    let default = run_planted_with("copilot-cli", &runtime.path, true).await;
+    assert!(
+        default.first_request.contains(USER_SKILL),
+        "the planted user-level skill is offered to the model in default mode with discovery"
     );
 }

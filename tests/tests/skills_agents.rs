@@ -138,7 +138,13 @@ async fn a_requested_skill_is_discovered_before_the_prompt_and_its_invocation_re
 
 #[tokio::test]
 async fn a_skill_folder_without_a_valid_skill_fails_before_any_model_request() {
-    // No runtime needed: the run must stop before starting one.
+    // The real runtime is given, so "no runtime started" and "no request made" can fail: the run
+    // must stop before it starts the runtime.
+    let Some(runtime) =
+        runtime_for("a_skill_folder_without_a_valid_skill_fails_before_any_model_request")
+    else {
+        return;
+    };
     let work = tempfile::tempdir().unwrap();
     write(
         work.path(),
@@ -166,7 +172,7 @@ async fn a_skill_folder_without_a_valid_skill_fails_before_any_model_request() {
         let result = run_with(
             &eval,
             "Greet me.",
-            &RunOptions::offline(server.base_url()).runtime_path("/nonexistent/copilot"),
+            &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
         )
         .await;
         assert_eq!(
@@ -454,7 +460,9 @@ async fn a_dispatch_cut_off_by_the_timeout_is_never_a_silent_gap() {
     let eval = CopilotEval::builder()
         .model(MODEL)
         .working_directory(work.path())
-        .timeout_s(5.0)
+        // Ample for the runtime's start and the dispatch on a busy machine; the run then waits
+        // on the subagent's unanswered model request until this timeout.
+        .timeout_s(20.0)
         .custom_agent(CustomAgentConfig::new("writer", "You write.").with_description("Writes"))
         .build()
         .unwrap();
@@ -480,24 +488,18 @@ async fn a_dispatch_cut_off_by_the_timeout_is_never_a_silent_gap() {
     let invocation = &result.subagent_invocations[0];
     assert_eq!(invocation.name, "writer");
     // Measured: after the abort the runtime reports the subagent completed with
-    // `cancelled: true`, and the `task` call never completes (a capture error). Either way the
+    // `cancelled: true`, and the `task` call never completes (a capture error names it): the
     // dispatch shows as not finished, never as a silent gap or a success.
     assert!(!result.subagent_completed("writer"));
-    if invocation.status.is_terminal() {
-        assert!(
-            invocation.cancelled || invocation.status == SubagentStatus::Failed,
-            "{invocation:#?}"
-        );
-    } else {
-        assert!(!result.evidence_complete);
-        assert!(
-            result
-                .capture_errors
-                .iter()
-                .any(|e| e.contains("writer") && e.contains("never reported completion")),
-            "{:?}",
-            result.capture_errors
-        );
-    }
+    assert!(invocation.status.is_terminal(), "{invocation:#?}");
+    assert!(invocation.cancelled, "{invocation:#?}");
+    assert!(
+        result
+            .capture_errors
+            .iter()
+            .any(|e| e.contains("(task) has no completion")),
+        "{:?}",
+        result.capture_errors
+    );
     assert!(!result.evidence_complete, "the task call has no completion");
 }

@@ -140,18 +140,6 @@ async fn missing_runtime_is_an_execution_error_naming_the_fix() {
     assert_eq!(result.runtime_pid, None);
 }
 
-#[test]
-fn missing_runtime_resolution_names_the_install_command() {
-    // The resolver's message for an unset runtime, with the env pointed at a bad path.
-    let err = copilot_eval_core::runtime::RuntimeError::NotFound {
-        expected: "/nowhere/copilot".into(),
-    };
-    assert!(
-        err.to_string()
-            .contains("cargo copilot-eval runtime install")
-    );
-}
-
 #[tokio::test]
 async fn invalid_field_fails_at_build_and_starts_nothing() {
     let Some(runtime) = runtime_for("invalid_field_fails_at_build_and_starts_nothing") else {
