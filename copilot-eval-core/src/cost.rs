@@ -1,4 +1,4 @@
-//! Cost: what each eval used and spent, an estimate from a pricing table, and the suite's caps.
+//! Cost: the pricing table, estimates of what each eval spent, and the suite's caps.
 //!
 //! Three kinds of numbers, kept apart:
 //!
