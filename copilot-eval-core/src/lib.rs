@@ -9,8 +9,9 @@
 //! - [`eval`]: the eval configuration ([`CopilotEval`], a validated builder);
 //! - [`runtime`]: locating and installing the pinned Copilot CLI, and the per-run homes;
 //! - [`run`](mod@run): the run lifecycle ([`run()`]): start, session, prompt, timeout, stop;
-//! - [`evidence`]: mapping the live SDK event stream to turns, tool calls and usage;
-//! - [`result`]: the [`CopilotResult`] and its helpers;
+//! - [`evidence`]: the evidence data (events, turns, tool calls, usage, skill invocations,
+//!   subagent dispatches) and its mapping from the live SDK event stream;
+//! - [`result`]: the [`CopilotResult`], composed from the evidence, and its helpers;
 //! - [`model_server`]: the embedded loopback model server for offline runs;
 //! - [`cassette`]: replaying recorded conversations through the real runtime, and recording them.
 //!
@@ -20,14 +21,15 @@
 //! - [`suite`]: the runner behind `cargo copilot-eval`: discovery, one process per eval,
 //!   deadlines, fail-fast, exit statuses;
 //! - [`report`]: the versioned JSON results (with its JSON Schema) and the JUnit XML.
-//! - [`cost`]: tokens, reported cost and premium requests, estimates from a pricing table,
-//!   and the suite's cost caps.
+//! - [`cost`]: the pricing table, cost estimates and the suite's cost caps (the cost totals of
+//!   the results are in [`report`]).
 //!
 //! Skills, custom agents and instructions:
 //! - [`customization`]: loaders for `SKILL.md`, `*.agent.md`, instructions files and a repository's
 //!   `.github/` configuration; [`lint`]: the checks behind `cargo copilot-eval lint`;
-//! - [`skills`]: skill discovery before the first model request, and skill invocations;
-//! - [`subagents`]: custom-agent dispatch evidence.
+//! - [`skills`]: skill discovery before the first model request (skill invocations and
+//!   discovery data are in [`evidence::skills`]);
+//! - [`evidence::subagents`]: custom-agent dispatch evidence.
 #![deny(missing_docs)]
 
 pub mod audit;
@@ -49,7 +51,6 @@ pub mod run;
 pub mod runtime;
 pub mod seam;
 pub mod skills;
-pub mod subagents;
 pub mod suite;
 pub mod tools;
 
@@ -57,6 +58,11 @@ pub use error::ConfigError;
 pub use eval::{ClientMode, CopilotEval, ImageDetail, ReasoningEffort, SystemMessageMode};
 pub use result::{CopilotResult, StopReason, ToolCall, Turn, Usage};
 pub use run::{RunOptions, run, run_turns, run_with};
+
+/// Old path of [`evidence::subagents`] (kept so `copilot_eval_core::subagents::SubagentStatus`
+/// still resolves).
+#[doc(hidden)]
+pub use evidence::subagents;
 
 /// The `#[copilot_eval]` test attribute (from `copilot-eval-macros`): see [`harness`] for what
 /// the generated test does and `docs/attribute.md` for its keys.

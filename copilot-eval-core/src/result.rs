@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::evidence::skills::{SkillDiscovery, SkillInvocation};
+use crate::evidence::subagents::{SubagentInvocation, SubagentStatus};
+pub use crate::evidence::{RawEvent, Role, ToolCall, Turn, Usage};
+
 /// Why a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -90,96 +94,6 @@ impl std::fmt::Display for StopReason {
     }
 }
 
-/// Who wrote a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// The prompt (`user.message`).
-    User,
-    /// The model (`assistant.message`).
-    Assistant,
-}
-
-/// One message of the root agent's conversation, in event order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Turn {
-    /// Who wrote it.
-    pub role: Role,
-    /// The text (`data.content`); empty for an assistant message that only requests tools.
-    pub content: String,
-    /// Ids of the tool calls this assistant message requested (`data.toolRequests[].toolCallId`).
-    pub tool_call_ids: Vec<String>,
-}
-
-/// One tool call, from `assistant.message` tool requests, `tool.execution_start` and
-/// `tool.execution_complete`, correlated by tool call id.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolCall {
-    /// The tool call id (`toolCallId`).
-    pub id: String,
-    /// The tool's name as the model called it (MCP tools are `server-tool`).
-    pub name: String,
-    /// Arguments as JSON (a string argument payload is parsed; invalid JSON is kept as a string).
-    pub arguments: Value,
-    /// The result text given back to the model (`result.content`), when completed successfully.
-    pub result: Option<String>,
-    /// `success` of `tool.execution_complete`; `None` until a completion was seen.
-    pub success: Option<bool>,
-    /// The error message (and code) of a failed call (`error.message`, `error.code`).
-    pub error: Option<String>,
-    /// The agent that made the call: `None` for the main agent, else the subagent's `agentId`.
-    pub agent_id: Option<String>,
-    /// Milliseconds from `tool.execution_start` to `tool.execution_complete` (host clock),
-    /// when both were seen.
-    pub duration_ms: Option<u64>,
-    /// Whether `tool.execution_complete` was seen for this call.
-    pub completed: bool,
-    /// Why the run's pre-tool-use hook denied this call (a caller guard, the budget, or the
-    /// stop), matched to the call by tool name and arguments; `None` when it was not denied.
-    pub denied: Option<String>,
-}
-
-/// Token usage and cost of one model call (`assistant.usage`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Usage {
-    /// The model that served the call (`model`).
-    pub model: Option<String>,
-    /// Input tokens (`inputTokens`).
-    pub input_tokens: u64,
-    /// Output tokens (`outputTokens`).
-    pub output_tokens: u64,
-    /// Input tokens read from the provider's prompt cache (`cacheReadTokens`).
-    pub cache_read_tokens: u64,
-    /// Input tokens written to the provider's prompt cache (`cacheWriteTokens`).
-    pub cache_write_tokens: u64,
-    /// Cost as the runtime reports it (`cost`; premium-request units for Copilot, absent or 0
-    /// for BYOK).
-    pub cost: Option<f64>,
-    /// Duration of the call as the runtime measured it, ms (`duration`).
-    pub duration_ms: Option<u64>,
-    /// The agent that made the call: `None` for the main agent, else the subagent's `agentId`.
-    pub agent_id: Option<String>,
-}
-
-/// One SDK event exactly as received from the live subscription. Unknown event types are kept
-/// here, never dropped.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RawEvent {
-    /// The event type string, e.g. `assistant.message`.
-    #[serde(rename = "type")]
-    pub event_type: String,
-    /// The event id (UUID).
-    pub id: String,
-    /// ISO 8601 timestamp from the runtime.
-    pub timestamp: String,
-    /// The subagent instance id, `None` for the main agent and session events.
-    pub agent_id: Option<String>,
-    /// Whether the runtime marked it ephemeral (not persisted; seen only live).
-    pub ephemeral: bool,
-    /// The event's data as sent.
-    pub data: Value,
-}
-
 /// Phase timings of one run, in milliseconds (host monotonic clock).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Timings {
@@ -235,12 +149,12 @@ pub struct CopilotResult {
     pub final_response: Option<String>,
     /// What the run learned about the requested skills before the first model request; `None`
     /// when the eval requested no skill folder ([`crate::skills`]).
-    pub skill_discovery: Option<crate::skills::SkillDiscovery>,
-    /// Every `skill.invoked` event, in order ([`crate::skills::SkillInvocation`]).
-    pub skill_invocations: Vec<crate::skills::SkillInvocation>,
+    pub skill_discovery: Option<SkillDiscovery>,
+    /// Every `skill.invoked` event, in order ([`SkillInvocation`]).
+    pub skill_invocations: Vec<SkillInvocation>,
     /// Every subagent dispatch with the subagent's own tool calls and answer, in dispatch order
-    /// ([`crate::subagents`]).
-    pub subagent_invocations: Vec<crate::subagents::SubagentInvocation>,
+    /// ([`crate::evidence::subagents`]).
+    pub subagent_invocations: Vec<SubagentInvocation>,
     /// One entry per model call, in order.
     pub usage: Vec<Usage>,
     /// Whole run, from the call to the return (includes startup and cleanup), ms.
@@ -293,9 +207,9 @@ impl CopilotResult {
     }
 
     /// The premium requests the session used, as the runtime reported them in `raw_events`
-    /// (see [`crate::cost::reported_premium_requests`]); `None` when it did not report them.
+    /// (see [`crate::evidence::reported_premium_requests`]); `None` when it did not report them.
     pub fn premium_requests(&self) -> Option<f64> {
-        crate::cost::reported_premium_requests(&self.raw_events)
+        crate::evidence::reported_premium_requests(&self.raw_events)
     }
 
     /// Whether some call to `name` had arguments containing `expected` as a JSON subset:
@@ -380,6 +294,41 @@ impl CopilotResult {
             ));
         }
         Ok(self.working_directory.join(path))
+    }
+}
+
+/// Skill helpers.
+impl CopilotResult {
+    /// Whether a `skill.invoked` event named this skill (main agent or a subagent).
+    pub fn skill_was_invoked(&self, name: &str) -> bool {
+        self.skill_invocations.iter().any(|s| s.name == name)
+    }
+
+    /// Whether the runtime listed a skill of this name before the prompt was sent (only known
+    /// when the eval requested skill folders).
+    pub fn skill_was_discovered(&self, name: &str) -> bool {
+        self.skill_discovery
+            .as_ref()
+            .is_some_and(|d| d.discovered(name))
+    }
+}
+
+/// Subagent helpers.
+impl CopilotResult {
+    /// The invocations of the agent called `name`, in dispatch order.
+    pub fn subagent_invocations_for(&self, name: &str) -> Vec<&SubagentInvocation> {
+        self.subagent_invocations
+            .iter()
+            .filter(|i| i.name == name)
+            .collect()
+    }
+
+    /// Whether an invocation of the agent called `name` completed its work (completed and not
+    /// cancelled).
+    pub fn subagent_completed(&self, name: &str) -> bool {
+        self.subagent_invocations
+            .iter()
+            .any(|i| i.name == name && i.status == SubagentStatus::Completed && !i.cancelled)
     }
 }
 

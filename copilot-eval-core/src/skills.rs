@@ -1,4 +1,4 @@
-//! Skill discovery before spending, and skill invocation evidence.
+//! Skill discovery before spending: the run-stage checks of the requested skills.
 //!
 //! When an eval has `skill_directories`, a run checks its skills twice before the first model
 //! request, and fails with [`StopReason::SkillSetupError`](crate::StopReason::SkillSetupError)
@@ -18,119 +18,21 @@
 //! requested no skill folder): what was requested, what the runtime discovered (with source and
 //! path), which requested skills were missing or disabled, and the diagnostics.
 //!
-//! Invocations are read from the event log: each `skill.invoked` event (the model called the
-//! runtime's built-in `skill` tool with `{"skill": NAME}`, a user invoked it, or an agent
-//! preloaded it) is one [`SkillInvocation`] in `result.skill_invocations`.
+//! The data lives in [`crate::evidence::skills`] (re-exported here); this module is the run
+//! stage that fills [`SkillDiscovery`] by talking to the live session. Invocations
+//! ([`SkillInvocation`]) are read from the event log by the evidence mapper.
 
 use std::path::{Path, PathBuf};
 
 use github_copilot_sdk::session::Session;
-use serde::Serialize;
-use serde_json::Value;
 
 use crate::customization::skill::requested_skills;
-use crate::evidence::LoggedEvent;
-use crate::result::CopilotResult;
+pub use crate::evidence::skills::{
+    DiscoveredSkill, RequestedSkill, SkillDiscovery, SkillInvocation, skill_invocations,
+};
 
 /// Most discovered skills named in a failure message (all are in `discovered`).
 const LISTED_IN_ERRORS: usize = 20;
-
-/// One skill the eval requested through `skill_directories`, as validated locally.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RequestedSkill {
-    /// The skill's `name`.
-    pub name: String,
-    /// Its `SKILL.md`, canonicalised (symbolic links resolved), as the runtime reports paths.
-    pub path: PathBuf,
-}
-
-/// One skill the runtime discovered (`session.skills.list`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DiscoveredSkill {
-    /// The skill's name.
-    pub name: String,
-    /// Its description.
-    pub description: String,
-    /// Where the runtime found it: `custom` (a configured skill directory), `project`,
-    /// `inherited`, `personal-copilot`, `personal-agents`, `plugin`, `builtin`, `sdk`, or
-    /// `unknown`.
-    pub source: String,
-    /// Its `SKILL.md` (absolute), when it has one.
-    pub path: Option<PathBuf>,
-    /// Whether it is enabled in the session.
-    pub enabled: bool,
-    /// Whether a user can invoke it as a slash command.
-    pub user_invocable: bool,
-}
-
-/// What the run knows about the requested skills before the first model request.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct SkillDiscovery {
-    /// The skills the eval's `skill_directories` hold (empty when local validation failed).
-    pub requested: Vec<RequestedSkill>,
-    /// Every skill the runtime listed, in its order (empty when it was not asked).
-    pub discovered: Vec<DiscoveredSkill>,
-    /// Names of requested skills the runtime did not list at their path.
-    pub missing: Vec<String>,
-    /// Names of requested skills the runtime listed as disabled although `disabled_skills`
-    /// does not name them.
-    pub disabled: Vec<String>,
-    /// Warnings: the local validation's, then the runtime's load diagnostics (`runtime: ...`).
-    pub warnings: Vec<String>,
-    /// Errors: the local validation's, the runtime's load diagnostics, a failed request to the
-    /// runtime.
-    pub errors: Vec<String>,
-    /// `true` once the runtime's list was received; `false` when local validation failed (the
-    /// runtime was not started) or the runtime could not be asked.
-    pub complete: bool,
-}
-
-impl SkillDiscovery {
-    /// Whether the runtime discovered a skill of this name (enabled or not).
-    pub fn discovered(&self, name: &str) -> bool {
-        self.discovered.iter().any(|s| s.name == name)
-    }
-}
-
-/// One `skill.invoked` event.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SkillInvocation {
-    /// The skill's name (`name`).
-    pub name: String,
-    /// Its `SKILL.md` (`path`); `None` for a skill without a file (SDK-provided).
-    pub path: Option<PathBuf>,
-    /// Where the runtime found it (`source`, e.g. `custom`).
-    pub source: Option<String>,
-    /// What invoked it (`trigger`): `agent-invoked` (the model called the `skill` tool),
-    /// `user-invoked`, or `context-load` (preloaded by a custom agent).
-    pub trigger: Option<String>,
-    /// The agent in whose context it was invoked: `None` for the main agent, else the
-    /// subagent's `agentId`.
-    pub agent_id: Option<String>,
-}
-
-/// Every `skill.invoked` event of the log, in order. Pure.
-pub fn skill_invocations(log: &[LoggedEvent]) -> Vec<SkillInvocation> {
-    log.iter()
-        .filter(|l| l.event.event_type == "skill.invoked")
-        .map(|l| {
-            let data = &l.event.data;
-            let text = |key: &str| {
-                data.get(key)
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned)
-            };
-            SkillInvocation {
-                name: text("name").unwrap_or_default(),
-                path: text("path").map(PathBuf::from),
-                source: text("source"),
-                trigger: text("trigger"),
-                agent_id: l.event.agent_id.clone().filter(|a| !a.is_empty()),
-            }
-        })
-        .collect()
-}
 
 /// Step 1: validate the requested folders locally. Returns the discovery so far and, when it
 /// failed, the error text.
@@ -321,21 +223,6 @@ fn describe(skill: &DiscoveredSkill) -> String {
 
 fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
-}
-
-impl CopilotResult {
-    /// Whether a `skill.invoked` event named this skill (main agent or a subagent).
-    pub fn skill_was_invoked(&self, name: &str) -> bool {
-        self.skill_invocations.iter().any(|s| s.name == name)
-    }
-
-    /// Whether the runtime listed a skill of this name before the prompt was sent (only known
-    /// when the eval requested skill folders).
-    pub fn skill_was_discovered(&self, name: &str) -> bool {
-        self.skill_discovery
-            .as_ref()
-            .is_some_and(|d| d.discovered(name))
-    }
 }
 
 #[cfg(test)]

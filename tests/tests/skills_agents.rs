@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use copilot_eval_core::cassette::ReplaySession;
 use copilot_eval_core::customization::RepoConfig;
+use copilot_eval_core::evidence::subagents::SubagentStatus;
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::sdk::CustomAgentConfig;
-use copilot_eval_core::subagents::SubagentStatus;
 use copilot_eval_core::{CopilotEval, CopilotResult, RunOptions, StopReason, run_with};
 use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
 use serde_json::json;

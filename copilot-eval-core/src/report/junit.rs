@@ -24,7 +24,8 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::{Outcome, SuiteReport, TestRecord};
+use super::{CostTotals, Outcome, SuiteReport, TestRecord};
+use crate::cost::format_amount;
 
 /// Build the JUnit report of `report` (see the module documentation for the layout).
 pub fn to_junit(report: &SuiteReport) -> Report {
@@ -137,7 +138,7 @@ fn test_case(test: &TestRecord) -> TestCase {
         test.runs.len().to_string(),
     ));
     if let Some(cost) = &test.cost {
-        for (name, value) in crate::cost::junit_properties(cost) {
+        for (name, value) in junit_properties(cost) {
             case.add_property(Property::new(name, value));
         }
     }
@@ -152,6 +153,31 @@ fn test_case(test: &TestRecord) -> TestCase {
         case.set_system_err(output.stderr.as_str());
     }
     case
+}
+
+/// The JUnit properties of one test's cost, as `(name, value)` pairs: `copilot_eval.model_calls`,
+/// `copilot_eval.tokens.cache_read`, `copilot_eval.tokens.cache_write`,
+/// `copilot_eval.cost.reported`, `copilot_eval.premium_requests` and
+/// `copilot_eval.cost.estimated` (numbers as text; an unknown value is `unknown`).
+pub fn junit_properties(cost: &CostTotals) -> Vec<(&'static str, String)> {
+    let known = |value: Option<f64>| value.map(format_amount).unwrap_or_else(|| "unknown".into());
+    vec![
+        ("copilot_eval.model_calls", cost.model_calls.to_string()),
+        (
+            "copilot_eval.tokens.cache_read",
+            cost.cache_read_tokens.to_string(),
+        ),
+        (
+            "copilot_eval.tokens.cache_write",
+            cost.cache_write_tokens.to_string(),
+        ),
+        ("copilot_eval.cost.reported", known(cost.reported_cost)),
+        (
+            "copilot_eval.premium_requests",
+            known(cost.premium_requests),
+        ),
+        ("copilot_eval.cost.estimated", known(cost.estimated_cost)),
+    ]
 }
 
 fn first_line(text: &str) -> String {

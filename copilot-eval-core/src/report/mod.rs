@@ -13,6 +13,7 @@
 //! a rename), create missing parent folders, and pass every string through [`Redactor`] first, so
 //! credential values found in the environment are never written.
 
+mod cost;
 pub mod junit;
 pub mod merge;
 mod write;
@@ -23,8 +24,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::evidence::Role;
 use crate::result::CopilotResult;
 
+pub use cost::{CostTotals, estimate_run, price_test};
 pub use write::{Redactor, write_atomically, write_json, write_junit};
 
 /// Version of the JSON results format. Bumped on any incompatible change; additions of optional
@@ -107,7 +110,7 @@ pub struct SuiteTotals {
     /// Tokens, model calls, reported cost, premium requests and estimated cost over every run
     /// (the sum of the tests' `cost`).
     #[serde(default)]
-    pub cost: crate::cost::CostTotals,
+    pub cost: CostTotals,
 }
 
 /// How one eval test ended.
@@ -204,7 +207,7 @@ pub struct TestRecord {
     /// Tokens, model calls, reported cost, premium requests and estimated cost over the test's
     /// runs, set by the runner for every test it launched (absent for `not_run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost: Option<crate::cost::CostTotals>,
+    pub cost: Option<CostTotals>,
 }
 
 /// One `record_property(name, value)` observation.
@@ -486,7 +489,7 @@ impl RunRecord {
             cache_write_tokens: usage.iter().map(|u| u.cache_write_tokens).sum(),
             cost: (!costs.is_empty()).then(|| costs.iter().sum()),
             tool_calls: tool_calls.len() as u64,
-            premium_requests: crate::cost::reported_premium_requests(&result.raw_events),
+            premium_requests: crate::evidence::reported_premium_requests(&result.raw_events),
             estimated_cost: None,
         };
         let skills_invoked = if result.skill_invocations.is_empty() {
@@ -549,8 +552,8 @@ impl RunRecord {
                 .iter()
                 .map(|t| TurnRecord {
                     role: match t.role {
-                        crate::result::Role::User => "user".to_owned(),
-                        crate::result::Role::Assistant => "assistant".to_owned(),
+                        Role::User => "user".to_owned(),
+                        Role::Assistant => "assistant".to_owned(),
                     },
                     content: t.content.clone(),
                     tool_call_ids: t.tool_call_ids.clone(),
@@ -641,7 +644,7 @@ impl SuiteTotals {
     pub fn of(tests: &[TestRecord]) -> Self {
         let mut totals = SuiteTotals {
             tests: tests.len() as u64,
-            cost: crate::cost::CostTotals::zero(),
+            cost: CostTotals::zero(),
             ..Default::default()
         };
         for test in tests {
@@ -663,9 +666,7 @@ impl SuiteTotals {
             }
             match &test.cost {
                 Some(cost) => totals.cost.add(cost),
-                None => totals
-                    .cost
-                    .add(&crate::cost::CostTotals::of_runs(&test.runs)),
+                None => totals.cost.add(&CostTotals::of_runs(&test.runs)),
             }
         }
         totals

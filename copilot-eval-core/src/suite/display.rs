@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::cost::format_amount;
 use crate::report::{Outcome, SuiteReport, TestRecord};
 
 /// Shows the suite's progress.
@@ -135,7 +136,7 @@ pub fn summary(report: &SuiteReport) -> String {
         "  tokens: {} input, {} output; {} tool calls in {} runs\n",
         t.input_tokens, t.output_tokens, t.tool_calls, t.runs
     ));
-    out.push_str(&crate::cost::summary_line(report));
+    out.push_str(&cost_summary_line(report));
     for test in report.tests.iter().filter(|t| t.outcome != Outcome::Passed) {
         let first = test
             .message
@@ -148,6 +149,41 @@ pub fn summary(report: &SuiteReport) -> String {
             test.binary,
             test.name
         ));
+    }
+    out
+}
+
+/// The cost lines of the runner's summary, e.g.
+/// `  cost: 3 model calls (cache: 0 read, 0 written tokens); premium requests: 0 (reported); estimated: 0.0018 USD (pricing: built-in default)`,
+/// then `  cap: <reason>` when a cap stopped the suite. Unknown values print as `unknown`.
+pub fn cost_summary_line(report: &SuiteReport) -> String {
+    let cost = &report.totals.cost;
+    let (currency, pricing) = match &report.cost_control {
+        Some(c) => (c.currency.as_str(), c.pricing.as_str()),
+        None => ("", "none"),
+    };
+    let premium = cost
+        .premium_requests
+        .map(format_amount)
+        .unwrap_or_else(|| "unknown".to_owned());
+    let estimated = match cost.estimated_cost {
+        Some(value) => format!("{} {currency}", format_amount(value)),
+        None if cost.unpriced_models.is_empty() => "unknown".to_owned(),
+        None => format!("unknown (not priced: {})", cost.unpriced_models.join(", ")),
+    };
+    let mut out = format!(
+        "  cost: {} model calls (cache: {} read, {} written tokens); premium requests: {premium} (reported); estimated: {} (pricing: {pricing})\n",
+        cost.model_calls,
+        cost.cache_read_tokens,
+        cost.cache_write_tokens,
+        estimated.trim_end()
+    );
+    if let Some(reason) = report
+        .cost_control
+        .as_ref()
+        .and_then(|c| c.cap_reached.as_ref())
+    {
+        out.push_str(&format!("  cap: {reason}\n"));
     }
     out
 }

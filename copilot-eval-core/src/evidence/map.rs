@@ -1,31 +1,13 @@
-//! Evidence: the live event log of a run, and its mapping to turns, tool calls and usage.
-//!
-//! The run records every SDK event from a subscription taken *before* the session starts (so
-//! ephemeral events such as `assistant.usage`, `model.*` and `session.idle` are kept; the
-//! persisted history from `get_events` lacks them). [`map_events`] is a pure function from that
-//! log to [`Evidence`]: event types it does not know are kept raw and never fail the mapping.
-//!
-//! Event fields read (camelCase as sent by the runtime):
-//! - `user.message`: `content` → a user [`Turn`];
-//! - `assistant.message`: `content`, `toolRequests[] {toolCallId, name, arguments}` → an assistant
-//!   turn and the tool calls it requested (root agent only for turns; subagent calls are kept in
-//!   `tool_calls` with their `agent_id`);
-//! - `tool.execution_start`: `toolCallId`, `toolName`, `arguments`;
-//! - `tool.execution_complete`: `toolCallId`, `success`, `result.content`, `error.{message,code}`;
-//! - `assistant.usage`: `model`, `inputTokens`, `outputTokens`, `cacheReadTokens`,
-//!   `cacheWriteTokens`, `cost`, `duration` (ms);
-//! - `session.start` / `session.model_change`: `selectedModel` / `newModel`;
-//! - `session.error`: `errorType`, `message`;
-//! - `session.idle`: the end of the turns;
-//! - `skill.invoked` and `subagent.*`: skill invocations and subagent dispatches, mapped by
-//!   [`crate::skills`] and [`crate::subagents`].
+//! The event mapper: [`map_events`], from the recorded event log to [`Evidence`].
 
 use std::collections::HashMap;
 use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::result::{RawEvent, Role, ToolCall, Turn, Usage};
+use super::skills::{SkillInvocation, skill_invocations};
+use super::subagents::{SubagentInvocation, map_subagents};
+use super::{RawEvent, Role, ToolCall, Turn, Usage};
 
 /// One recorded event with the host's receive time, for tool-call durations.
 #[derive(Debug, Clone)]
@@ -56,10 +38,10 @@ pub struct Evidence {
     /// Contract problems: a completion for an unknown call, a started call with no completion,
     /// a call whose identity changed.
     pub capture_errors: Vec<String>,
-    /// Every `skill.invoked` event ([`crate::skills::skill_invocations`]).
-    pub skill_invocations: Vec<crate::skills::SkillInvocation>,
-    /// Subagent dispatches with their own evidence ([`crate::subagents::map_subagents`]).
-    pub subagent_invocations: Vec<crate::subagents::SubagentInvocation>,
+    /// Every `skill.invoked` event ([`skill_invocations`]).
+    pub skill_invocations: Vec<SkillInvocation>,
+    /// Subagent dispatches with their own evidence ([`map_subagents`]).
+    pub subagent_invocations: Vec<SubagentInvocation>,
 }
 
 impl Evidence {
@@ -223,8 +205,8 @@ pub fn map_events(log: &[LoggedEvent]) -> Evidence {
         Some((content, false)) if !content.is_empty() => Some(content),
         _ => None,
     };
-    ev.skill_invocations = crate::skills::skill_invocations(log);
-    let (subagents, subagent_errors) = crate::subagents::map_subagents(log, &ev.tool_calls);
+    ev.skill_invocations = skill_invocations(log);
+    let (subagents, subagent_errors) = map_subagents(log, &ev.tool_calls);
     ev.subagent_invocations = subagents;
     ev.capture_errors.extend(subagent_errors);
     if ev.model_used.is_none() {

@@ -1,6 +1,6 @@
 //! Custom-agent dispatch evidence: one [`SubagentInvocation`] per subagent the session started,
 //! built from the event log by [`map_subagents`] (pure; called by
-//! [`map_events`](crate::evidence::map_events)).
+//! [`map_events`](super::map_events)).
 //!
 //! How a dispatch shows in the events (runtime 1.0.102): the model calls the built-in `task` tool
 //! (`{agent_type, name, prompt, description}`); the runtime emits `subagent.started`
@@ -25,8 +25,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::evidence::LoggedEvent;
-use crate::result::{CopilotResult, ToolCall};
+use super::{LoggedEvent, ToolCall};
 
 /// The name of the runtime's built-in dispatch tool.
 pub const DISPATCH_TOOL: &str = "task";
@@ -354,24 +353,6 @@ fn str_field(value: &Value, key: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-impl CopilotResult {
-    /// The invocations of the agent called `name`, in dispatch order.
-    pub fn subagent_invocations_for(&self, name: &str) -> Vec<&SubagentInvocation> {
-        self.subagent_invocations
-            .iter()
-            .filter(|i| i.name == name)
-            .collect()
-    }
-
-    /// Whether an invocation of the agent called `name` completed its work (completed and not
-    /// cancelled).
-    pub fn subagent_completed(&self, name: &str) -> bool {
-        self.subagent_invocations
-            .iter()
-            .any(|i| i.name == name && i.status == SubagentStatus::Completed && !i.cancelled)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -379,8 +360,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::evidence::map_events;
-    use crate::result::RawEvent;
+    use crate::evidence::{RawEvent, map_events};
 
     fn log(events: &[(&str, Option<&str>, Value)]) -> Vec<LoggedEvent> {
         let start = Instant::now();

@@ -1,0 +1,96 @@
+//! The plain evidence data of a run: the raw events as received, and what they map to (turns,
+//! tool calls, usage). Built by [`map_events`](super::map_events); stored in
+//! [`CopilotResult`](crate::CopilotResult).
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Who wrote a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The prompt (`user.message`).
+    User,
+    /// The model (`assistant.message`).
+    Assistant,
+}
+
+/// One message of the root agent's conversation, in event order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Turn {
+    /// Who wrote it.
+    pub role: Role,
+    /// The text (`data.content`); empty for an assistant message that only requests tools.
+    pub content: String,
+    /// Ids of the tool calls this assistant message requested (`data.toolRequests[].toolCallId`).
+    pub tool_call_ids: Vec<String>,
+}
+
+/// One tool call, from `assistant.message` tool requests, `tool.execution_start` and
+/// `tool.execution_complete`, correlated by tool call id.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCall {
+    /// The tool call id (`toolCallId`).
+    pub id: String,
+    /// The tool's name as the model called it (MCP tools are `server-tool`).
+    pub name: String,
+    /// Arguments as JSON (a string argument payload is parsed; invalid JSON is kept as a string).
+    pub arguments: Value,
+    /// The result text given back to the model (`result.content`), when completed successfully.
+    pub result: Option<String>,
+    /// `success` of `tool.execution_complete`; `None` until a completion was seen.
+    pub success: Option<bool>,
+    /// The error message (and code) of a failed call (`error.message`, `error.code`).
+    pub error: Option<String>,
+    /// The agent that made the call: `None` for the main agent, else the subagent's `agentId`.
+    pub agent_id: Option<String>,
+    /// Milliseconds from `tool.execution_start` to `tool.execution_complete` (host clock),
+    /// when both were seen.
+    pub duration_ms: Option<u64>,
+    /// Whether `tool.execution_complete` was seen for this call.
+    pub completed: bool,
+    /// Why the run's pre-tool-use hook denied this call (a caller guard, the budget, or the
+    /// stop), matched to the call by tool name and arguments; `None` when it was not denied.
+    pub denied: Option<String>,
+}
+
+/// Token usage and cost of one model call (`assistant.usage`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Usage {
+    /// The model that served the call (`model`).
+    pub model: Option<String>,
+    /// Input tokens (`inputTokens`).
+    pub input_tokens: u64,
+    /// Output tokens (`outputTokens`).
+    pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache (`cacheReadTokens`).
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the provider's prompt cache (`cacheWriteTokens`).
+    pub cache_write_tokens: u64,
+    /// Cost as the runtime reports it (`cost`; premium-request units for Copilot, absent or 0
+    /// for BYOK).
+    pub cost: Option<f64>,
+    /// Duration of the call as the runtime measured it, ms (`duration`).
+    pub duration_ms: Option<u64>,
+    /// The agent that made the call: `None` for the main agent, else the subagent's `agentId`.
+    pub agent_id: Option<String>,
+}
+
+/// One SDK event exactly as received from the live subscription. Unknown event types are kept
+/// here, never dropped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RawEvent {
+    /// The event type string, e.g. `assistant.message`.
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// The event id (UUID).
+    pub id: String,
+    /// ISO 8601 timestamp from the runtime.
+    pub timestamp: String,
+    /// The subagent instance id, `None` for the main agent and session events.
+    pub agent_id: Option<String>,
+    /// Whether the runtime marked it ephemeral (not persisted; seen only live).
+    pub ephemeral: bool,
+    /// The event's data as sent.
+    pub data: Value,
+}

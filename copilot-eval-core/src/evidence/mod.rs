@@ -1,0 +1,38 @@
+//! Evidence: the live event log of a run, and its mapping to turns, tool calls and usage.
+//!
+//! The run records every SDK event from a subscription taken *before* the session starts (so
+//! ephemeral events such as `assistant.usage`, `model.*` and `session.idle` are kept; the
+//! persisted history from `get_events` lacks them). [`map_events`] is a pure function from that
+//! log to [`Evidence`]: event types it does not know are kept raw and never fail the mapping.
+//!
+//! Event fields read (camelCase as sent by the runtime):
+//! - `user.message`: `content` → a user [`Turn`];
+//! - `assistant.message`: `content`, `toolRequests[] {toolCallId, name, arguments}` → an assistant
+//!   turn and the tool calls it requested (root agent only for turns; subagent calls are kept in
+//!   `tool_calls` with their `agent_id`);
+//! - `tool.execution_start`: `toolCallId`, `toolName`, `arguments`;
+//! - `tool.execution_complete`: `toolCallId`, `success`, `result.content`, `error.{message,code}`;
+//! - `assistant.usage`: `model`, `inputTokens`, `outputTokens`, `cacheReadTokens`,
+//!   `cacheWriteTokens`, `cost`, `duration` (ms);
+//! - `session.start` / `session.model_change`: `selectedModel` / `newModel`;
+//! - `session.error`: `errorType`, `message`;
+//! - `session.idle`: the end of the turns;
+//! - `skill.invoked` and `subagent.*`: skill invocations and subagent dispatches, mapped by
+//!   [`skills`] and [`subagents`];
+//! - `session.shutdown` / `session.usage_checkpoint`: `totalPremiumRequests`, the premium
+//!   requests the session used ([`reported_premium_requests`]).
+//!
+//! The parts: the plain data ([`RawEvent`], [`Role`], [`Turn`], [`ToolCall`], [`Usage`]); the
+//! mapper ([`map_events`]) builds [`Evidence`] from them, with [`skills`] and [`subagents`]
+//! for their events. This module depends on no other stage of a run: the result
+//! ([`crate::result`]) composes it, the report mirrors it.
+
+mod events;
+mod map;
+mod premium;
+pub mod skills;
+pub mod subagents;
+
+pub use events::{RawEvent, Role, ToolCall, Turn, Usage};
+pub use map::{Evidence, LoggedEvent, map_events};
+pub use premium::reported_premium_requests;

@@ -1,0 +1,60 @@
+//! The premium requests a session used, read from its events.
+
+use serde_json::Value;
+
+use super::RawEvent;
+
+/// The premium requests a session used, as the runtime reports them in the run's events:
+/// `totalPremiumRequests` of the last `session.shutdown`, else of the last
+/// `session.usage_checkpoint`; `Some(0.0)` when no prompt reached the session (no
+/// `user.message`: nothing was sent); otherwise `None` (not reported, e.g. the runtime was killed
+/// before it checkpointed). Fractional values are possible (model multipliers).
+pub fn reported_premium_requests(events: &[RawEvent]) -> Option<f64> {
+    let total_of = |kind: &str| {
+        events
+            .iter()
+            .rev()
+            .filter(|e| e.event_type == kind)
+            .find_map(|e| e.data.get("totalPremiumRequests").and_then(Value::as_f64))
+    };
+    total_of("session.shutdown")
+        .or_else(|| total_of("session.usage_checkpoint"))
+        .or_else(|| (!events.iter().any(|e| e.event_type == "user.message")).then_some(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn premium_requests_come_from_shutdown_then_checkpoint() {
+        let event = |kind: &str, data: Value| RawEvent {
+            event_type: kind.to_owned(),
+            id: String::new(),
+            timestamp: String::new(),
+            agent_id: None,
+            ephemeral: false,
+            data,
+        };
+        assert_eq!(reported_premium_requests(&[]), Some(0.0));
+        let prompt = event("user.message", json!({"content": "hi"}));
+        assert_eq!(
+            reported_premium_requests(std::slice::from_ref(&prompt)),
+            None
+        );
+        let checkpoint = event(
+            "session.usage_checkpoint",
+            json!({"totalPremiumRequests": 1.5}),
+        );
+        assert_eq!(
+            reported_premium_requests(&[prompt.clone(), checkpoint.clone()]),
+            Some(1.5)
+        );
+        let shutdown = event("session.shutdown", json!({"totalPremiumRequests": 2}));
+        assert_eq!(
+            reported_premium_requests(&[prompt, shutdown, checkpoint]),
+            Some(2.0)
+        );
+    }
+}

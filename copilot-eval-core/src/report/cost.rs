@@ -1,0 +1,406 @@
+//! The cost sums of the results: [`CostTotals`] per run, test and suite, and pricing a test
+//! record with a pricing table ([`price_test`], [`estimate_run`]). Prices and caps themselves are
+//! in [`crate::cost`]; a test record reaches the caps as a [`Chargeable`].
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{RunRecord, TestRecord};
+use crate::cost::{Chargeable, PricingTable, Spend, Unpriced};
+
+/// Tokens, model calls and cost, summed over runs (one test's, or the whole suite's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CostTotals {
+    /// Model calls (`assistant.usage` events).
+    pub model_calls: u64,
+    /// Input tokens (every prompt token, cached ones included).
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens read from the prompt cache.
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the prompt cache.
+    pub cache_write_tokens: u64,
+    /// Sum of `assistant.usage.cost` as the runtime reports it (premium-request units);
+    /// `null` when no call reported one.
+    pub reported_cost: Option<f64>,
+    /// Premium requests as the runtime reports them per session, summed; `null` when a run's
+    /// runtime did not report them (unknown, not 0).
+    pub premium_requests: Option<f64>,
+    /// Estimated cost from the pricing table, in its currency (top-level `cost_control`);
+    /// `null` when a call could not be priced (see `unpriced_models`) or nothing was priced.
+    pub estimated_cost: Option<f64>,
+    /// Models (with what is missing) whose calls could not be priced, e.g.
+    /// `gpt-x: not in the pricing table`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unpriced_models: Vec<String>,
+}
+
+impl Default for CostTotals {
+    /// Nothing known: zero counts, and `null` reported cost, premium requests and estimate (what
+    /// a results file written before these fields existed reads as). Sums start from
+    /// [`CostTotals::zero`].
+    fn default() -> Self {
+        Self {
+            model_calls: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            reported_cost: None,
+            premium_requests: None,
+            estimated_cost: None,
+            unpriced_models: Vec::new(),
+        }
+    }
+}
+
+impl CostTotals {
+    /// Nothing used: zero tokens and calls, 0 premium requests, an estimate of 0, no reported
+    /// cost. The start of every sum.
+    pub fn zero() -> Self {
+        Self {
+            premium_requests: Some(0.0),
+            estimated_cost: Some(0.0),
+            ..Self::default()
+        }
+    }
+
+    /// Sums over `runs`, from each run's `totals` (`premium_requests` and `estimated_cost` are
+    /// `None` as soon as one run's is).
+    pub fn of_runs(runs: &[RunRecord]) -> Self {
+        let mut totals = Self::zero();
+        for run in runs {
+            let t = &run.totals;
+            totals.add(&Self {
+                model_calls: t.model_calls,
+                input_tokens: t.input_tokens,
+                output_tokens: t.output_tokens,
+                cache_read_tokens: t.cache_read_tokens,
+                cache_write_tokens: t.cache_write_tokens,
+                reported_cost: t.cost,
+                premium_requests: t.premium_requests,
+                estimated_cost: t.estimated_cost,
+                unpriced_models: Vec::new(),
+            });
+        }
+        totals
+    }
+
+    /// What these totals count toward the cost caps: the estimate, the premium requests and
+    /// the calls that could not be priced.
+    pub fn spend(&self) -> Spend {
+        Spend {
+            estimated_cost: self.estimated_cost,
+            premium_requests: self.premium_requests,
+            unpriced_models: self.unpriced_models.clone(),
+        }
+    }
+
+    /// Add `other` into `self`: counts add; `reported_cost` adds the known values (stays `None`
+    /// only when both are); `premium_requests` and `estimated_cost` become `None` when either is;
+    /// `unpriced_models` are merged without duplicates.
+    pub fn add(&mut self, other: &CostTotals) {
+        self.model_calls += other.model_calls;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.reported_cost = match (self.reported_cost, other.reported_cost) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+        self.premium_requests = self
+            .premium_requests
+            .zip(other.premium_requests)
+            .map(|(a, b)| a + b);
+        self.estimated_cost = self
+            .estimated_cost
+            .zip(other.estimated_cost)
+            .map(|(a, b)| a + b);
+        for model in &other.unpriced_models {
+            if !self.unpriced_models.contains(model) {
+                self.unpriced_models.push(model.clone());
+            }
+        }
+    }
+}
+
+/// Price every run of `test` with `table` (each run's `totals.estimated_cost`) and set
+/// `test.cost` to the test's sums, with the calls that could not be priced in
+/// `unpriced_models`.
+pub fn price_test(table: &PricingTable, test: &mut TestRecord) {
+    let mut unpriced: Vec<String> = Vec::new();
+    for run in &mut test.runs {
+        match estimate_run(table, run) {
+            Ok(cost) => run.totals.estimated_cost = Some(cost),
+            Err(missing) => {
+                run.totals.estimated_cost = None;
+                for m in missing {
+                    let text = m.to_string();
+                    if !unpriced.contains(&text) {
+                        unpriced.push(text);
+                    }
+                }
+            }
+        }
+    }
+    let mut totals = CostTotals::of_runs(&test.runs);
+    totals.unpriced_models = unpriced;
+    test.cost = Some(totals);
+}
+
+/// The estimated cost of one run with `table`: the sum of [`PricingTable::estimate_call`] over
+/// its `usage` (a call naming no model is priced as the run's `model_used`, else
+/// `model_requested`). A run with no model call costs 0.
+///
+/// Errors: every call that could not be priced, deduplicated by model and reason.
+pub fn estimate_run(table: &PricingTable, run: &RunRecord) -> Result<f64, Vec<Unpriced>> {
+    let fallback = run.model_used.as_deref().or(run.model_requested.as_deref());
+    let mut total = 0.0;
+    let mut unpriced: Vec<Unpriced> = Vec::new();
+    for call in &run.usage {
+        match table.estimate_call(
+            call.model.as_deref().or(fallback),
+            call.input_tokens,
+            call.output_tokens,
+            call.cache_read_tokens,
+            call.cache_write_tokens,
+        ) {
+            Ok(cost) => total += cost,
+            Err(e) => {
+                if !unpriced.contains(&e) {
+                    unpriced.push(e);
+                }
+            }
+        }
+    }
+    if unpriced.is_empty() {
+        Ok(total)
+    } else {
+        Err(unpriced)
+    }
+}
+
+impl Chargeable for TestRecord {
+    /// [`price_test`], then the test's sums as a [`Spend`].
+    fn price(&mut self, pricing: &PricingTable) -> Spend {
+        price_test(pricing, self);
+        self.cost
+            .as_ref()
+            .map(CostTotals::spend)
+            .unwrap_or_else(Spend::zero)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::{CostControl, CostOptions};
+    use crate::report::{Outcome, RunTotals, SuiteTotals, TimingsRecord, UsageRecord};
+    use serde_json::{Value, json};
+
+    fn table() -> PricingTable {
+        PricingTable::parse(
+            r#"
+currency = "EUR"
+[models.m]
+input = 10000
+output = 20000
+cache_read = 1000
+[models.cheap]
+input = 0
+output = 0
+"#,
+            "t.toml",
+        )
+        .unwrap()
+    }
+
+    fn usage(model: Option<&str>, input: u64, output: u64, read: u64, write: u64) -> UsageRecord {
+        UsageRecord {
+            model: model.map(str::to_owned),
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_tokens: read,
+            cache_write_tokens: write,
+            cost: None,
+            duration_ms: None,
+            agent_id: None,
+        }
+    }
+
+    fn run(usage: Vec<UsageRecord>, premium: Option<f64>) -> RunRecord {
+        RunRecord {
+            eval_name: "e".into(),
+            mode: "replay".into(),
+            prompt: "p".into(),
+            model_requested: Some("m".into()),
+            model_used: Some("m".into()),
+            success: true,
+            stop_reason: "completed".into(),
+            error: None,
+            capture_errors: vec![],
+            evidence_complete: true,
+            cleanup_errors: vec![],
+            tool_handler_failures: vec![],
+            tool_calls_admitted: 0,
+            configuration: json!({}),
+            turns: vec![],
+            tool_calls: vec![],
+            final_response: None,
+            totals: RunTotals {
+                model_calls: usage.len() as u64,
+                input_tokens: usage.iter().map(|u| u.input_tokens).sum(),
+                output_tokens: usage.iter().map(|u| u.output_tokens).sum(),
+                cache_read_tokens: usage.iter().map(|u| u.cache_read_tokens).sum(),
+                premium_requests: premium,
+                ..Default::default()
+            },
+            usage,
+            duration_ms: 1,
+            timings: TimingsRecord::default(),
+            working_directory: "/w".into(),
+            skills_invoked: vec![],
+            skill_discovery: None,
+            skill_invocations: vec![],
+            subagents: vec![],
+            subagent_invocations: vec![],
+            audit: None,
+            replay: None,
+            recording: None,
+        }
+    }
+
+    fn test_record(runs: Vec<RunRecord>) -> TestRecord {
+        TestRecord {
+            name: "t".into(),
+            test_id: "t::__copilot_eval".into(),
+            binary: "p::evals".into(),
+            outcome: Outcome::Passed,
+            error_kind: None,
+            duration_ms: 1,
+            message: None,
+            properties: vec![],
+            runs,
+            workdir: None,
+            cassette: None,
+            exit: None,
+            output: None,
+            cost: None,
+        }
+    }
+
+    #[test]
+    fn a_run_with_one_unpriced_call_is_unknown_as_a_whole() {
+        let t = table();
+        // A run with one unpriced call is unknown as a whole.
+        let mut test = test_record(vec![run(
+            vec![
+                usage(Some("m"), 100, 0, 0, 0),
+                usage(Some("other"), 1, 1, 0, 0),
+            ],
+            Some(1.0),
+        )]);
+        price_test(&t, &mut test);
+        let cost = test.cost.unwrap();
+        assert_eq!(cost.estimated_cost, None);
+        assert_eq!(cost.unpriced_models, ["other: not in the pricing table"]);
+        assert_eq!(test.runs[0].totals.estimated_cost, None);
+        assert_eq!(cost.model_calls, 2);
+        let json = serde_json::to_value(&cost).unwrap();
+        assert_eq!(json["estimated_cost"], Value::Null);
+    }
+
+    #[test]
+    fn a_call_without_a_model_is_priced_as_the_run_model_and_no_call_costs_zero() {
+        let t = table();
+        let mut test = test_record(vec![
+            run(vec![usage(None, 100, 0, 0, 0)], Some(0.0)),
+            run(vec![], Some(0.0)),
+        ]);
+        price_test(&t, &mut test);
+        assert_eq!(test.runs[0].totals.estimated_cost, Some(1.0));
+        assert_eq!(test.runs[1].totals.estimated_cost, Some(0.0));
+        assert_eq!(test.cost.unwrap().estimated_cost, Some(1.0));
+    }
+
+    #[test]
+    fn caps_are_reached_at_the_cap_and_on_unknown_spend() {
+        let options = CostOptions {
+            pricing: table(),
+            max_cost: Some(1.5),
+            max_premium_requests: None,
+        };
+        let mut control = CostControl::new(&options);
+        assert_eq!(control.cap_reached(), None);
+        let mut first = test_record(vec![run(vec![usage(Some("m"), 100, 0, 0, 0)], None)]);
+        control.charge(&mut first);
+        assert_eq!(control.cap_reached(), None, "1 EUR < 1.5 EUR");
+        let mut second = test_record(vec![run(vec![usage(Some("m"), 100, 0, 0, 0)], None)]);
+        control.charge(&mut second);
+        let reason = control.cap_reached().unwrap();
+        assert_eq!(
+            reason,
+            "cost cap reached: estimated cost 2 EUR >= --max-cost 1.5 EUR after 2 evals"
+        );
+        assert_eq!(
+            control.record().cap_reached.as_deref(),
+            Some(reason.as_str())
+        );
+        assert_eq!(control.spent().estimated_cost, Some(2.0));
+
+        let mut unknown = CostControl::new(&options);
+        let mut test = test_record(vec![run(vec![usage(Some("zz"), 1, 1, 0, 0)], None)]);
+        unknown.charge(&mut test);
+        let reason = unknown.cap_reached().unwrap();
+        assert!(
+            reason.contains("cannot be enforced") && reason.contains("zz"),
+            "{reason}"
+        );
+
+        let premium = CostOptions {
+            max_cost: None,
+            max_premium_requests: Some(0.0),
+            ..options.clone()
+        };
+        let reason = CostControl::new(&premium).cap_reached().unwrap();
+        assert!(reason.contains("before the first eval"), "{reason}");
+        let mut control = CostControl::new(&CostOptions {
+            max_premium_requests: Some(3.0),
+            ..premium
+        });
+        let mut test = test_record(vec![run(vec![], None)]);
+        control.charge(&mut test);
+        assert!(control.cap_reached().unwrap().contains("did not report"));
+    }
+
+    #[test]
+    fn suite_totals_sum_the_tests_and_junit_says_unknown() {
+        let t = table();
+        let mut priced = test_record(vec![run(vec![usage(Some("m"), 100, 0, 0, 0)], Some(1.0))]);
+        price_test(&t, &mut priced);
+        let mut not_run = test_record(vec![]);
+        not_run.outcome = Outcome::NotRun;
+        let totals = SuiteTotals::of(&[priced.clone(), not_run]);
+        assert_eq!(totals.cost.model_calls, 1);
+        assert_eq!(totals.cost.estimated_cost, Some(1.0));
+        assert_eq!(totals.cost.premium_requests, Some(1.0));
+        assert_eq!(
+            SuiteTotals::of(&[]).cost,
+            CostTotals::zero(),
+            "an empty suite used nothing"
+        );
+
+        let mut unknown = test_record(vec![run(vec![usage(Some("x"), 1, 1, 0, 0)], None)]);
+        price_test(&t, &mut unknown);
+        let totals = SuiteTotals::of(&[priced, unknown.clone()]);
+        assert_eq!(totals.cost.estimated_cost, None);
+        assert_eq!(totals.cost.premium_requests, None);
+        assert_eq!(totals.cost.unpriced_models, ["x: not in the pricing table"]);
+        let props = super::super::junit::junit_properties(unknown.cost.as_ref().unwrap());
+        assert!(props.contains(&("copilot_eval.cost.estimated", "unknown".to_owned())));
+        assert!(props.contains(&("copilot_eval.premium_requests", "unknown".to_owned())));
+        assert!(props.contains(&("copilot_eval.model_calls", "1".to_owned())));
+    }
+}
