@@ -101,8 +101,8 @@ fn report() -> SuiteReport {
 
 #[test]
 fn the_committed_schema_is_the_generated_one() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../docs/schema/results.schema.json");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema/results.schema.json");
     let generated = json_schema();
     if std::env::var_os("COPILOT_EVAL_UPDATE_SCHEMA").is_some() {
         std::fs::write(&path, &generated).unwrap();
