@@ -105,15 +105,12 @@ fn json_object_request(
     uri: &Uri,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<(usize, Value), Response> {
+) -> Result<(usize, Value), Box<Response>> {
     let index = shared.record_http(method, uri, headers, body);
     let Some(body @ Value::Object(_)) = parse_body(body) else {
         shared.set_status(index, 400);
-        return Err(error_response(
-            400,
-            "request body is not a JSON object",
-            false,
-        ));
+        let response = error_response(400, "request body is not a JSON object", false);
+        return Err(Box::new(response));
     };
     Ok((index, body))
 }
@@ -161,7 +158,7 @@ pub(super) async fn chat_completions(
 ) -> Response {
     let (index, body) = match json_object_request(&shared, &method, &uri, &headers, &body) {
         Ok(found) => found,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
     let request = ModelRequest {
@@ -202,7 +199,7 @@ pub(super) async fn responses_http(
 ) -> Response {
     let (index, body) = match json_object_request(&shared, &method, &uri, &headers, &body) {
         Ok(found) => found,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
     let (mut request, items) = match shared.responses_request(&body, WireApi::Responses, streaming)
