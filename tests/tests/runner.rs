@@ -9,136 +9,28 @@
 use std::path::Path;
 use std::process::Command;
 
-use copilot_eval_core::report::{ErrorKind, Outcome, SuiteReport, TestRecord};
+use copilot_eval_core::report::{ErrorKind, Outcome};
 use copilot_eval_e2e::runtime_for;
-use serde_json::Value;
 
 mod support;
 
-use support::{FIXTURE, command_path, workspace_root};
-
-/// One finished `cargo copilot-eval` invocation and its artifacts.
-struct Invocation {
-    status: i32,
-    stdout: String,
-    stderr: String,
-    report: SuiteReport,
-    junit: quick_junit::Report,
-    _scratch: tempfile::TempDir,
-}
-
-impl Invocation {
-    fn test(&self, name: &str) -> &TestRecord {
-        self.report
-            .tests
-            .iter()
-            .find(|t| t.name == name)
-            .unwrap_or_else(|| panic!("no test {name} in {:#?}", self.report.tests))
-    }
-
-    fn junit_case(&self, name: &str) -> &quick_junit::TestCase {
-        self.junit
-            .test_suites
-            .iter()
-            .flat_map(|s| &s.test_cases)
-            .find(|c| c.name.as_str() == name)
-            .unwrap_or_else(|| panic!("no JUnit test case {name}"))
-    }
-
-    fn junit_property(&self, name: &str, property: &str) -> String {
-        self.junit_case(name)
-            .properties
-            .iter()
-            .find(|p| p.name.as_str() == property)
-            .map(|p| p.value.as_str().to_owned())
-            .unwrap_or_else(|| panic!("{name} has no property {property}"))
-    }
-
-    fn junit_kind(&self, name: &str) -> &'static str {
-        match &self.junit_case(name).status {
-            quick_junit::TestCaseStatus::Success { .. } => "success",
-            quick_junit::TestCaseStatus::NonSuccess {
-                kind: quick_junit::NonSuccessKind::Failure,
-                ..
-            } => "failure",
-            quick_junit::TestCaseStatus::NonSuccess {
-                kind: quick_junit::NonSuccessKind::Error,
-                ..
-            } => "error",
-            quick_junit::TestCaseStatus::Skipped { .. } => "skipped",
-        }
-    }
-
-    fn junit_message(&self, name: &str) -> String {
-        match &self.junit_case(name).status {
-            quick_junit::TestCaseStatus::NonSuccess { message, .. }
-            | quick_junit::TestCaseStatus::Skipped { message, .. } => message
-                .as_ref()
-                .map(|m| m.as_str().to_owned())
-                .unwrap_or_default(),
-            _ => String::new(),
-        }
-    }
-}
+use support::{FIXTURE, SuiteRun, command_path, workspace_root};
 
 /// Run `cargo copilot-eval -p copilot-eval-fixture --replay ... FILTERS` with both artifacts
-/// (in nested folders that do not exist yet) and read them back. Working directories kept by
-/// failing tests land in a scratch TMPDIR removed afterwards.
-fn copilot_eval(filters: &[&str], extra: &[&str]) -> Invocation {
+/// (in nested folders that do not exist yet) and read them back ([`support::copilot_eval`]:
+/// the JSON is checked against the committed schema, the JUnit parsed back), and check that the
+/// JUnit has one test case per test. Working directories kept by failing tests land in a
+/// scratch TMPDIR removed afterwards.
+fn copilot_eval(filters: &[&str], extra: &[&str]) -> SuiteRun {
     copilot_eval_in(FIXTURE, filters, extra)
 }
 
 /// [`copilot_eval`] for another package.
-fn copilot_eval_in(package: &str, filters: &[&str], extra: &[&str]) -> Invocation {
-    let scratch = tempfile::tempdir().unwrap();
-    let json = scratch.path().join("results/nested/native.json");
-    let junit = scratch.path().join("results/junit.xml");
-    let tmp = scratch.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let output = Command::new(command_path())
-        .args(["copilot-eval", "-p", package, "--replay", "--plain"])
-        .args(["--cleanup-bound-s", "2"])
-        .arg("--json")
-        .arg(&json)
-        .arg("--junit")
-        .arg(&junit)
-        .args(extra)
-        .args(filters)
-        .current_dir(workspace_root())
-        .env("TMPDIR", &tmp)
-        .env_remove("COPILOT_EVAL_MODE")
-        .output()
-        .expect("cargo-copilot-eval runs");
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    let text = std::fs::read_to_string(&json)
-        .unwrap_or_else(|e| panic!("no JSON results ({e}); stderr:\n{stderr}"));
-    let value: Value = serde_json::from_str(&text).unwrap();
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(workspace_root().join("docs/schema/results.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the published schema compiles");
-    let problems: Vec<String> = validator
-        .iter_errors(&value)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(
-        problems.is_empty(),
-        "results do not match the schema: {problems:#?}"
-    );
-    let report: SuiteReport = serde_json::from_value(value).unwrap();
-    let xml = std::fs::read_to_string(&junit).expect("JUnit written");
-    let junit = quick_junit::Report::deserialize_from_str(&xml)
-        .unwrap_or_else(|e| panic!("JUnit does not parse back: {e}\n{xml}"));
-    assert_eq!(junit.tests, report.tests.len(), "{xml}");
-    Invocation {
-        status: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr,
-        report,
-        junit,
-        _scratch: scratch,
-    }
+fn copilot_eval_in(package: &str, filters: &[&str], extra: &[&str]) -> SuiteRun {
+    let args = [&["-p", package][..], extra, filters].concat();
+    let run = support::copilot_eval(&workspace_root(), &args, &[]);
+    assert_eq!(run.junit.tests, run.report.tests.len(), "{}", run.junit_xml);
+    run
 }
 
 #[test]

@@ -10,7 +10,7 @@ use super::evidence::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 use super::{ENV_EVIDENCE_FILE, Mode, TestConfig};
 use crate::eval::{CopilotEval, CopilotEvalBuilder};
 use crate::model_server::{DEFAULT_MODEL, ModelServer, Script, ServerConfig};
-use crate::report::{Property, RecordingRecord, ReplayRecord, RunRecord};
+use crate::report::{Property, RecordingOutcome, ReplayRecord, RunRecord};
 use crate::result::CopilotResult;
 use crate::run::{RunOptions, run_with};
 
@@ -236,7 +236,7 @@ impl EvalContext {
         }
         self.save();
         let script = self.inner.script.lock().expect("script lock").clone();
-        let mut recording: Option<(RecordingRecord, bool)> = None;
+        let mut recording: Option<(RecordingOutcome, bool)> = None;
         let (result, mode, replay) = match script {
             Some(script) => {
                 let model = eval.model().unwrap_or(DEFAULT_MODEL).to_owned();

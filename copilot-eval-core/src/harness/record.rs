@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cassette::{CassetteHeader, Recorder};
 use crate::eval::CopilotEval;
-use crate::report::{RecordingRecord, Redactor, SuiteReport};
+use crate::report::{RecordingOutcome, Redactor, SuiteReport};
 use crate::result::{CopilotResult, StopReason};
 use crate::run::{RunOptions, run_with};
 
@@ -157,11 +157,11 @@ pub(crate) async fn record_run(
     cassette: &Path,
     test: &str,
     run: usize,
-) -> Result<(CopilotResult, RecordingRecord, bool), String> {
+) -> Result<(CopilotResult, RecordingOutcome, bool), String> {
     let recorder = Recorder::new();
     let options = live_options()?.record(recorder.clone());
     let result = run_with(eval, prompt, &options).await;
-    let mut recording = RecordingRecord {
+    let mut recording = RecordingOutcome {
         cassette: cassette.display().to_string(),
         written: false,
         conversations: 0,

@@ -164,9 +164,12 @@
 //! ```
 
 pub(crate) mod convert;
+mod http;
 mod render;
 mod script;
 mod server;
+mod types;
+mod websocket;
 
 #[cfg(test)]
 mod tests;
@@ -175,6 +178,5 @@ pub use script::{
     DEFAULT_USAGE, Reply, Responder, Script, ScriptedToolCall, ScriptedTurn, ScriptedUsage,
     add_file_patch,
 };
-pub use server::{
-    DEFAULT_MODEL, ModelRequest, ModelServer, ReceivedRequest, ServerConfig, Transport, WireApi,
-};
+pub use server::ModelServer;
+pub use types::{DEFAULT_MODEL, ModelRequest, ReceivedRequest, ServerConfig, Transport, WireApi};

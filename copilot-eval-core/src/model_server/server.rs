@@ -1,4 +1,6 @@
-//! The running server: configuration, routes, request log, conversation store.
+//! The running server: binding `127.0.0.1`, the routes, the shared state (request log,
+//! conversation store, id counters), model-turn dispatch to the responder, and the account and
+//! catalog endpoints.
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -7,12 +9,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, Method, Uri};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use serde_json::{Value, json};
@@ -21,260 +21,25 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::convert;
+use super::http::{chat_completions, json_response, responses_http};
 use super::render::{self, IssuedCall, TurnRender};
-use super::script::{Reply, Responder, ScriptedTurn};
-
-/// Id of the single catalog model a [`ServerConfig`] advertises when no model was added.
-pub const DEFAULT_MODEL: &str = "copilot-eval-test";
+use super::script::{Reply, ScriptedTurn};
+use super::types::{ModelRequest, Outcome, ReceivedRequest, ServerConfig, Transport, WireApi};
+use super::websocket::responses_ws;
 
 /// Largest request body (HTTP) or WebSocket message the server accepts, in bytes (64 MiB);
 /// long conversations resend their whole history every turn.
-const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+pub(super) const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
 /// How long [`ModelServer::shutdown`] waits for open connections to finish before it aborts them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// Response header (and WebSocket error-event `headers` member) the runtime honours to decide
-/// whether to retry a failed model call.
-const SHOULD_RETRY: &str = "x-should-retry";
-
 /// Error code for an unknown `previous_response_id`. Over WebSocket the runtime recovers from it
 /// by reconnecting and resending the whole conversation without `previous_response_id`.
-const PREVIOUS_NOT_FOUND: &str = "previous_response_not_found";
+pub(super) const PREVIOUS_NOT_FOUND: &str = "previous_response_not_found";
 
 /// Port 9 (discard) on loopback: nothing listens there, so telemetry uploads fail fast.
 const TELEMETRY_URL: &str = "http://127.0.0.1:9/telemetry";
-
-/// The wire format the catalog advertises for its models, which decides how the runtime sends
-/// model turns.
-///
-/// The runtime picks the format from the catalog entry's `supported_endpoints` field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum WireApi {
-    /// No `supported_endpoints`: the runtime sends `POST /chat/completions`, answered as a plain
-    /// JSON `chat.completion` or, when the request has `"stream": true` (sessions with streaming
-    /// on), as SSE chunks.
-    #[default]
-    ChatCompletions,
-    /// `supported_endpoints: ["/responses"]`: the runtime sends `POST /responses`. Streaming
-    /// sessions send `"stream": true` and read Responses API events over SSE; other sessions
-    /// send no `stream` field and read the final `response` object as JSON.
-    Responses,
-    /// `supported_endpoints: ["/responses", "ws:/responses"]`: the runtime opens a WebSocket at
-    /// `GET /responses` and sends one `{"type":"response.create", ...}` text message per turn.
-    WebSocketResponses,
-}
-
-impl WireApi {
-    /// The catalog's `supported_endpoints` value for this format (`None`: field left out).
-    pub fn supported_endpoints(self) -> Option<Vec<&'static str>> {
-        match self {
-            WireApi::ChatCompletions => None,
-            WireApi::Responses => Some(vec!["/responses"]),
-            WireApi::WebSocketResponses => Some(vec!["/responses", "ws:/responses"]),
-        }
-    }
-}
-
-/// How a request reached the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Transport {
-    /// An HTTP request (including the `GET /responses` WebSocket upgrade request itself).
-    Http,
-    /// One text message received on an open WebSocket connection.
-    WebSocket,
-}
-
-/// One request the server received, as recorded in [`ModelServer::requests`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReceivedRequest {
-    /// HTTP method (`GET`, `POST`, ...). WebSocket messages are recorded with the method `WS`.
-    pub method: String,
-    /// Request path without the query string, e.g. `/copilot_internal/managed_settings`. For
-    /// WebSocket messages: the path of the upgrade request (`/responses`).
-    pub path: String,
-    /// Query string without the `?`, when the request had one.
-    pub query: Option<String>,
-    /// Whether this was an HTTP request or a WebSocket message.
-    pub transport: Transport,
-    /// HTTP request headers as `(lower-case name, value)` pairs in the order received, with the
-    /// values of `authorization`, `cookie` and `proxy-authorization` replaced by `<redacted>`.
-    /// For WebSocket messages: the headers of the upgrade request.
-    pub headers: Vec<(String, String)>,
-    /// The request body: parsed JSON when it parses, else the text as a JSON string; `None` for
-    /// an empty body.
-    pub body: Option<Value>,
-    /// Status the server answered with: the HTTP status (`101` for a WebSocket upgrade); for a
-    /// WebSocket message `200` for a completed response, else the status of the error event.
-    /// `0` means no answer was sent (yet): a [`Reply::Hang`], or a request still being handled.
-    pub status: u16,
-}
-
-impl ReceivedRequest {
-    /// The value of header `name` (case-insensitive), if present.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// One model-turn request, normalised across wire formats, as recorded in
-/// [`ModelServer::model_requests`] and handed to the [`Responder`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelRequest {
-    /// The wire format the request arrived in. A session whose catalog says
-    /// [`WireApi::WebSocketResponses`] can fall back to [`WireApi::Responses`] over HTTP after a
-    /// WebSocket failure; this field says what actually arrived.
-    pub wire: WireApi,
-    /// Whether the answer is streamed: the body's `"stream": true` over HTTP; always `true` for
-    /// WebSocket turns.
-    pub streaming: bool,
-    /// The `model` field of the request.
-    pub model: Option<String>,
-    /// The full conversation in Chat Completions message shape (`{role, content, tool_calls?,
-    /// tool_call_id?}`). Chat Completions: the request's `messages` as sent. Responses: the
-    /// `instructions` as a leading `system` message, then the input items converted (function
-    /// and custom tool calls become assistant `tool_calls`, their outputs become `tool`
-    /// messages). With a `previous_response_id`, the stored conversation of that response comes
-    /// first, so this is always the whole conversation.
-    pub messages: Vec<Value>,
-    /// Names of the tools the request offers the model, in request order (function tools and
-    /// freeform `custom` tools such as the built-in `apply_patch`).
-    pub tool_names: Vec<String>,
-    /// `previous_response_id` of a Responses request (WebSocket continuations carry one).
-    pub previous_response_id: Option<String>,
-    /// Who started the call, from the `X-Initiator` header or the WebSocket message's
-    /// `initiator` member: `user` for the first call after a user message, `agent` for calls
-    /// that continue after tool results.
-    pub initiator: Option<String>,
-    /// The interaction type, from the `X-Interaction-Type` header (HTTP) or the message's
-    /// `headers` member (WebSocket, first turn of a connection only), e.g. `conversation-user`
-    /// or `conversation-subagent`.
-    pub interaction_type: Option<String>,
-    /// The request body exactly as received (for WebSocket: the parsed text message).
-    pub body: Value,
-}
-
-impl ModelRequest {
-    /// The text of the last `user` message, if it has text (string content or text parts,
-    /// joined with newlines). The runtime prefixes the prompt with a `<current_datetime>` tag.
-    pub fn last_user_text(&self) -> Option<String> {
-        let message = self
-            .messages
-            .iter()
-            .rev()
-            .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))?;
-        match message.get("content")? {
-            Value::String(s) => Some(s.clone()),
-            Value::Array(parts) => {
-                let texts: Vec<&str> = parts
-                    .iter()
-                    .filter_map(|p| p.get("text").and_then(Value::as_str))
-                    .collect();
-                (!texts.is_empty()).then(|| texts.join("\n"))
-            }
-            _ => None,
-        }
-    }
-
-    /// Whether the request offers a tool named `name`.
-    pub fn has_tool(&self, name: &str) -> bool {
-        self.tool_names.iter().any(|t| t == name)
-    }
-
-    /// The `tool` messages of the conversation (tool results), in order.
-    pub fn tool_results(&self) -> Vec<&Value> {
-        self.messages
-            .iter()
-            .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
-            .collect()
-    }
-}
-
-/// Configuration of a [`ModelServer`] (builder).
-#[derive(Clone)]
-pub struct ServerConfig {
-    responder: Arc<dyn Responder>,
-    wire_api: WireApi,
-    models: Vec<String>,
-    login: String,
-    vision: bool,
-    refuse_websocket: bool,
-}
-
-impl std::fmt::Debug for ServerConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerConfig")
-            .field("wire_api", &self.wire_api)
-            .field("models", &self.models())
-            .field("login", &self.login)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ServerConfig {
-    /// A configuration answering model turns with `responder`, advertising the Chat
-    /// Completions format and the single model [`DEFAULT_MODEL`].
-    pub fn new(responder: Arc<dyn Responder>) -> Self {
-        Self {
-            responder,
-            wire_api: WireApi::default(),
-            models: Vec::new(),
-            login: "copilot-eval".to_owned(),
-            vision: false,
-            refuse_websocket: false,
-        }
-    }
-
-    /// Advertise vision support for every catalog model (default off). With it on, the runtime
-    /// sends images (e.g. image tool results) to the model as image parts.
-    pub fn vision(mut self, vision: bool) -> Self {
-        self.vision = vision;
-        self
-    }
-
-    /// Refuse every WebSocket upgrade with `503` (the model requests of a WebSocket catalog then
-    /// meet an upstream that refuses the connection).
-    pub fn refuse_websocket(mut self) -> Self {
-        self.refuse_websocket = true;
-        self
-    }
-
-    /// Sets the wire format every catalog model advertises.
-    pub fn wire_api(mut self, wire_api: WireApi) -> Self {
-        self.wire_api = wire_api;
-        self
-    }
-
-    /// Adds a model id to the catalog (`GET /models`), in order. The first call replaces the
-    /// default model [`DEFAULT_MODEL`]; the session must ask for one of these ids.
-    pub fn model(mut self, id: impl Into<String>) -> Self {
-        self.models.push(id.into());
-        self
-    }
-
-    /// Sets the `login` the user endpoint reports (default `copilot-eval`).
-    pub fn login(mut self, login: impl Into<String>) -> Self {
-        self.login = login.into();
-        self
-    }
-
-    /// The catalog's model ids, in order.
-    pub fn models(&self) -> Vec<String> {
-        if self.models.is_empty() {
-            vec![DEFAULT_MODEL.to_owned()]
-        } else {
-            self.models.clone()
-        }
-    }
-
-    /// The configured wire format.
-    pub fn wire(&self) -> WireApi {
-        self.wire_api
-    }
-}
 
 /// A running loopback model server. Dropping it stops the server (the serve task is aborted,
 /// open connections are told to close, hanging replies end); [`ModelServer::shutdown`] does the
@@ -287,8 +52,8 @@ pub struct ModelServer {
     task: Option<JoinHandle<()>>,
 }
 
-struct Shared {
-    config: ServerConfig,
+pub(super) struct Shared {
+    pub(super) config: ServerConfig,
     base_url: String,
     log: Mutex<Vec<ReceivedRequest>>,
     model_log: Mutex<Vec<ModelRequest>>,
@@ -427,7 +192,7 @@ impl Drop for ModelServer {
 // Request log
 // ---------------------------------------------------------------------------------------------
 
-fn parse_body(bytes: &[u8]) -> Option<Value> {
+pub(super) fn parse_body(bytes: &[u8]) -> Option<Value> {
     if bytes.is_empty() {
         return None;
     }
@@ -438,7 +203,7 @@ fn parse_body(bytes: &[u8]) -> Option<Value> {
 }
 
 /// Header pairs for the request log, credentials redacted.
-fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+pub(super) fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
     headers
         .iter()
         .map(|(name, value)| {
@@ -456,7 +221,7 @@ fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
         .collect()
 }
 
-fn header_value(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(super) fn header_value(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
@@ -465,7 +230,7 @@ fn header_value(headers: &HeaderMap, name: &str) -> Option<String> {
 
 impl Shared {
     /// Appends a log entry (status 0 until answered) and returns its index.
-    fn record(
+    pub(super) fn record(
         &self,
         method: &str,
         uri: &Uri,
@@ -486,7 +251,13 @@ impl Shared {
         log.len() - 1
     }
 
-    fn record_http(&self, method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> usize {
+    pub(super) fn record_http(
+        &self,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> usize {
         self.record(
             method.as_str(),
             uri,
@@ -496,14 +267,14 @@ impl Shared {
         )
     }
 
-    fn set_status(&self, index: usize, status: u16) {
+    pub(super) fn set_status(&self, index: usize, status: u16) {
         if let Some(entry) = lock(&self.log).get_mut(index) {
             entry.status = status;
         }
     }
 
     /// Resolves when the server is shutting down.
-    async fn stopped(&self) {
+    pub(super) async fn stopped(&self) {
         let mut rx = self.shutdown.clone();
         let _ = rx.wait_for(|stop| *stop).await;
     }
@@ -514,46 +285,6 @@ fn now_secs() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-fn json_response(status: u16, value: &Value) -> Response {
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        value.to_string(),
-    )
-        .into_response()
-}
-
-/// An error answer; `retry: false` adds `x-should-retry: false` so the runtime does not retry.
-fn error_response(status: u16, message: &str, retry: bool) -> Response {
-    let mut response = json_response(status, &render::error_body(status, message));
-    if !retry {
-        response.headers_mut().insert(
-            HeaderName::from_static(SHOULD_RETRY),
-            HeaderValue::from_static("false"),
-        );
-    }
-    response
-}
-
-fn sse_response(body: String) -> Response {
-    (
-        StatusCode::OK,
-        [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/event-stream"),
-            ),
-            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
-        ],
-        Body::from(body),
-    )
-        .into_response()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -664,28 +395,9 @@ async fn not_found(
 // Model turns
 // ---------------------------------------------------------------------------------------------
 
-/// What the server answers one model request with, before wire rendering.
-enum Outcome {
-    /// A successful turn with the ids the server issued for it.
-    Answer {
-        turn: ScriptedTurn,
-        calls: Vec<IssuedCall>,
-        /// Counter shared by the response id and the message item id.
-        n: u64,
-    },
-    Error {
-        status: u16,
-        message: String,
-        retry: bool,
-    },
-    Hang,
-    Disconnect,
-    Stall,
-}
-
 impl Shared {
     /// Logs the model request, asks the responder, and issues ids for a successful turn.
-    async fn run_turn(&self, request: ModelRequest) -> Outcome {
+    pub(super) async fn run_turn(&self, request: ModelRequest) -> Outcome {
         lock(&self.model_log).push(request.clone());
         match self.config.responder.respond(&request).await {
             Reply::Message(turn) => Outcome::Answer {
@@ -742,7 +454,7 @@ impl Shared {
     /// Builds the normalised request of a Responses body (HTTP or WebSocket), reconstructing the
     /// conversation from `previous_response_id`. Returns the request and the full item list, or
     /// an error message when the previous response is unknown.
-    fn responses_request(
+    pub(super) fn responses_request(
         &self,
         body: &Value,
         wire: WireApi,
@@ -779,14 +491,14 @@ impl Shared {
         Ok((request, items))
     }
 
-    fn store_conversation(&self, id: &str, mut items: Vec<Value>, output: Vec<Value>) {
+    pub(super) fn store_conversation(&self, id: &str, mut items: Vec<Value>, output: Vec<Value>) {
         items.extend(output);
         lock(&self.conversations).insert(id.to_owned(), items);
     }
 
     /// The render context of a successful turn: the model name echoed from the request (else the
     /// first catalog model) and ids `{id_prefix}{n}` / `msg_{n}`.
-    fn render_context<'a>(
+    pub(super) fn render_context<'a>(
         &self,
         request_model: Option<String>,
         turn: &'a ScriptedTurn,
@@ -805,7 +517,7 @@ impl Shared {
     }
 }
 
-fn string_member(body: &Value, name: &str) -> Option<String> {
+pub(super) fn string_member(body: &Value, name: &str) -> Option<String> {
     body.get(name).and_then(Value::as_str).map(str::to_owned)
 }
 
@@ -814,320 +526,5 @@ fn request_tools_body(request: &ModelRequest) -> &Value {
     match request.body.get("response") {
         Some(inner) if inner.get("tools").is_some() => inner,
         _ => &request.body,
-    }
-}
-
-/// Waits for shutdown, then answers 503 (the runtime normally gave up long before).
-async fn hang(shared: &Shared) -> Response {
-    shared.stopped().await;
-    error_response(503, "copilot-eval model server shut down", false)
-}
-
-async fn chat_completions(
-    State(shared): State<Arc<Shared>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let index = shared.record_http(&method, &uri, &headers, &body);
-    let Some(body @ Value::Object(_)) = parse_body(&body) else {
-        shared.set_status(index, 400);
-        return error_response(400, "request body is not a JSON object", false);
-    };
-    let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
-    let request = ModelRequest {
-        wire: WireApi::ChatCompletions,
-        streaming,
-        model: string_member(&body, "model"),
-        messages: body
-            .get("messages")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default(),
-        tool_names: convert::tool_names(&body),
-        previous_response_id: None,
-        initiator: header_value(&headers, "x-initiator"),
-        interaction_type: header_value(&headers, "x-interaction-type"),
-        body: body.clone(),
-    };
-    let request_model = request.model.clone();
-    match shared.run_turn(request).await {
-        Outcome::Answer { turn, calls, n } => {
-            let render = shared.render_context(request_model, &turn, calls, n, "chatcmpl-");
-            shared.set_status(index, 200);
-            if streaming {
-                let text: String = render::chat_completion_chunks(&render)
-                    .iter()
-                    .map(|chunk| render::sse_frame(None, chunk))
-                    .collect();
-                sse_response(text)
-            } else {
-                json_response(200, &render::chat_completion_json(&render))
-            }
-        }
-        Outcome::Error {
-            status,
-            message,
-            retry,
-        } => {
-            shared.set_status(index, status);
-            error_response(status, &message, retry)
-        }
-        Outcome::Hang => hang(&shared).await,
-        Outcome::Disconnect => cut_response(),
-        Outcome::Stall => stalled_response(shared.clone()),
-    }
-}
-
-/// Internal marker among a WebSocket turn's events: send the events before it, then stall.
-const STALL_MARKER: &str = "copilot-eval.stall";
-
-/// A `200` SSE response that sends its first bytes, then nothing until the server shuts down.
-fn stalled_response(shared: Arc<Shared>) -> Response {
-    let first = futures::stream::once(async {
-        Ok::<Bytes, std::io::Error>(Bytes::from_static(b": copilot-eval stalled stream\n\n"))
-    });
-    let rest = futures::stream::once(async move {
-        shared.stopped().await;
-        Err::<Bytes, std::io::Error>(std::io::Error::other("copilot-eval model server shut down"))
-    });
-    Response::builder()
-        .status(200)
-        .header("content-type", "text/event-stream")
-        .body(axum::body::Body::from_stream(futures::StreamExt::chain(
-            first, rest,
-        )))
-        .expect("a static response builds")
-}
-
-/// A `200` whose body breaks off after its first bytes: the connection is cut mid-response.
-fn cut_response() -> Response {
-    let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
-        Ok(Bytes::from_static(b"data: {\"id\":\"cut\"")),
-        Err(std::io::Error::other(
-            "copilot-eval model server cut the response",
-        )),
-    ];
-    Response::builder()
-        .status(200)
-        .header("content-type", "text/event-stream")
-        .body(axum::body::Body::from_stream(futures::stream::iter(chunks)))
-        .expect("a static response builds")
-}
-
-async fn responses_http(
-    State(shared): State<Arc<Shared>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let index = shared.record_http(&method, &uri, &headers, &body);
-    let Some(body @ Value::Object(_)) = parse_body(&body) else {
-        shared.set_status(index, 400);
-        return error_response(400, "request body is not a JSON object", false);
-    };
-    let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
-    let (mut request, items) = match shared.responses_request(&body, WireApi::Responses, streaming)
-    {
-        Ok(found) => found,
-        Err(message) => {
-            shared.set_status(index, 400);
-            let mut body = render::error_body(400, &message);
-            body["error"]["code"] = json!(PREVIOUS_NOT_FOUND);
-            return json_response(400, &body);
-        }
-    };
-    request.initiator = header_value(&headers, "x-initiator");
-    request.interaction_type = header_value(&headers, "x-interaction-type");
-    let request_model = request.model.clone();
-    match shared.run_turn(request).await {
-        Outcome::Answer { turn, calls, n } => {
-            let render = shared.render_context(request_model, &turn, calls, n, "resp_");
-            shared.store_conversation(&render.id, items, render::responses_output_items(&render));
-            shared.set_status(index, 200);
-            if streaming {
-                let text: String = render::responses_events(&render)
-                    .iter()
-                    .map(|event| {
-                        let kind = event.get("type").and_then(Value::as_str);
-                        render::sse_frame(kind, &event.to_string())
-                    })
-                    .collect();
-                sse_response(text)
-            } else {
-                json_response(200, &render::responses_final_object(&render))
-            }
-        }
-        Outcome::Error {
-            status,
-            message,
-            retry,
-        } => {
-            shared.set_status(index, status);
-            error_response(status, &message, retry)
-        }
-        Outcome::Hang => hang(&shared).await,
-        Outcome::Disconnect => cut_response(),
-        Outcome::Stall => stalled_response(shared.clone()),
-    }
-}
-
-async fn responses_ws(
-    State(shared): State<Arc<Shared>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
-) -> Response {
-    let pairs = header_pairs(&headers);
-    let index = shared.record(method.as_str(), &uri, Transport::Http, pairs.clone(), None);
-    if shared.config.refuse_websocket {
-        shared.set_status(index, 503);
-        return error_response(
-            503,
-            "copilot-eval model server refuses WebSocket connections",
-            false,
-        );
-    }
-    match upgrade {
-        Ok(upgrade) => {
-            shared.set_status(index, 101);
-            upgrade
-                .max_message_size(MAX_BODY_BYTES)
-                .on_upgrade(move |socket| websocket_session(shared, socket, uri, pairs))
-        }
-        Err(rejection) => {
-            let response = rejection.into_response();
-            shared.set_status(index, response.status().as_u16());
-            response
-        }
-    }
-}
-
-/// Serves one WebSocket connection: each text message is one turn, answered in order.
-async fn websocket_session(
-    shared: Arc<Shared>,
-    mut socket: WebSocket,
-    uri: Uri,
-    headers: Vec<(String, String)>,
-) {
-    loop {
-        let message = tokio::select! {
-            message = socket.recv() => message,
-            () = shared.stopped() => break,
-        };
-        let text = match message {
-            Some(Ok(Message::Text(text))) => text.to_string(),
-            Some(Ok(Message::Binary(bytes))) => String::from_utf8_lossy(&bytes).into_owned(),
-            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
-            Some(Ok(_)) => continue,
-        };
-        let parsed = parse_body(text.as_bytes());
-        let index = shared.record(
-            "WS",
-            &uri,
-            Transport::WebSocket,
-            headers.clone(),
-            parsed.clone(),
-        );
-        let events = tokio::select! {
-            events = websocket_turn(&shared, parsed, index) => events,
-            () = shared.stopped() => break,
-        };
-        let Some(events) = events else {
-            // Disconnect: the first event, then drop the socket without a close frame.
-            let created = json!({"type": "response.created", "response": {"id": "resp_cut", "object": "response", "status": "in_progress", "output": []}});
-            let _ = socket.send(Message::Text(created.to_string().into())).await;
-            return;
-        };
-        let stalls = events.iter().any(|e| e["type"] == STALL_MARKER);
-        for event in events.into_iter().filter(|e| e["type"] != STALL_MARKER) {
-            if socket
-                .send(Message::Text(event.to_string().into()))
-                .await
-                .is_err()
-            {
-                return;
-            }
-        }
-        if stalls {
-            // A stalled stream: nothing more until the server shuts down.
-            shared.stopped().await;
-            break;
-        }
-    }
-    let _ = socket.send(Message::Close(None)).await;
-}
-
-/// Handles one WebSocket message and returns the events to send back. Never returns for a
-/// [`Reply::Hang`] (the caller's select on shutdown ends it).
-async fn websocket_turn(
-    shared: &Shared,
-    parsed: Option<Value>,
-    index: usize,
-) -> Option<Vec<Value>> {
-    let fail = |status: u16, message: &str, retry: bool| -> Option<Vec<Value>> {
-        shared.set_status(index, status);
-        Some(vec![render::websocket_error_event(status, message, retry)])
-    };
-    let Some(message @ Value::Object(_)) = parsed else {
-        return fail(400, "WebSocket message is not a JSON object", false);
-    };
-    let kind = message.get("type").and_then(Value::as_str).unwrap_or("");
-    if kind != "response.create" {
-        let text =
-            format!("unsupported WebSocket message type {kind:?} (expected \"response.create\")");
-        return fail(400, &text, false);
-    }
-    // Accept both the flat form the runtime sends and a nested `response` object.
-    let body = match message.get("response") {
-        Some(inner @ Value::Object(_)) => inner,
-        _ => &message,
-    };
-    let (mut request, items) =
-        match shared.responses_request(body, WireApi::WebSocketResponses, true) {
-            Ok(found) => found,
-            Err(text) => {
-                shared.set_status(index, 400);
-                let mut event = render::websocket_error_event(400, &text, true);
-                event["error"]["code"] = json!(PREVIOUS_NOT_FOUND);
-                return Some(vec![event]);
-            }
-        };
-    request.initiator = string_member(&message, "initiator");
-    request.interaction_type = message
-        .get("headers")
-        .and_then(Value::as_object)
-        .and_then(|h| {
-            h.iter()
-                .find(|(name, _)| name.eq_ignore_ascii_case("x-interaction-type"))
-        })
-        .and_then(|(_, value)| value.as_str())
-        .map(str::to_owned);
-    request.body = message.clone();
-    let request_model = request.model.clone();
-    match shared.run_turn(request).await {
-        Outcome::Answer { turn, calls, n } => {
-            let render = shared.render_context(request_model, &turn, calls, n, "resp_");
-            shared.store_conversation(&render.id, items, render::responses_output_items(&render));
-            shared.set_status(index, 200);
-            Some(render::responses_events(&render))
-        }
-        Outcome::Error {
-            status,
-            message,
-            retry,
-        } => fail(status, &message, retry),
-        Outcome::Hang => std::future::pending().await,
-        Outcome::Disconnect => None,
-        Outcome::Stall => {
-            shared.set_status(index, 200);
-            Some(vec![
-                json!({"type": "response.created", "response": {"id": "resp_stalled", "object": "response", "status": "in_progress", "output": []}}),
-                json!({"type": STALL_MARKER}),
-            ])
-        }
     }
 }

@@ -317,12 +317,15 @@ pub struct RunRecord {
     pub replay: Option<ReplayRecord>,
     /// Recording details, for runs recorded into a cassette (`cargo copilot-eval --record`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recording: Option<RecordingRecord>,
+    pub recording: Option<RecordingOutcome>,
 }
 
 /// What happened to the cassette of a run recorded live (`cargo copilot-eval --record`).
+// The JSON Schema keeps this type's earlier name, `RecordingRecord`, in `$defs` (and a doc line
+// here would change the schema's description).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct RecordingRecord {
+#[schemars(rename = "RecordingRecord")]
+pub struct RecordingOutcome {
     /// The cassette file (absolute path).
     pub cassette: String,
     /// Whether the cassette was written (replacing any earlier file there).

@@ -62,6 +62,27 @@ impl Interrupt {
     }
 }
 
+/// The record of `test` (of `binary`) with `outcome` and nothing else yet: no message,
+/// properties, runs or process details, duration 0.
+pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome) -> TestRecord {
+    TestRecord {
+        name: test.name.clone(),
+        test_id: test.test_id.clone(),
+        binary: binary.id.clone(),
+        outcome,
+        error_kind: None,
+        duration_ms: 0,
+        message: None,
+        properties: Vec::new(),
+        runs: Vec::new(),
+        workdir: None,
+        cassette: None,
+        exit: None,
+        output: None,
+        cost: None,
+    }
+}
+
 /// Run `test` (the `index`-th of the list) in its own process and report it.
 pub async fn run_one(
     index: usize,
@@ -75,22 +96,7 @@ pub async fn run_one(
     let stderr_path = options.scratch.join(format!("{index}.stderr"));
     let marker = format!("{}-{index}", options.suite_id);
     let started = Instant::now();
-    let mut record = TestRecord {
-        name: test.name.clone(),
-        test_id: test.test_id.clone(),
-        binary: binary.id.clone(),
-        outcome: Outcome::Error,
-        error_kind: None,
-        duration_ms: 0,
-        message: None,
-        properties: Vec::new(),
-        runs: Vec::new(),
-        workdir: None,
-        cassette: None,
-        exit: None,
-        output: None,
-        cost: None,
-    };
+    let mut record = test_record(test, binary, Outcome::Error);
     let files = std::fs::File::create(&stdout_path)
         .and_then(|out| Ok((out, std::fs::File::create(&stderr_path)?)));
     let (out, err) = match files {

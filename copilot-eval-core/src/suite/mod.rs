@@ -354,20 +354,8 @@ fn label(binary: &str, name: &str) -> String {
 
 fn not_run(list: &TestList, test: &list::EvalTest, message: String) -> TestRecord {
     TestRecord {
-        name: test.name.clone(),
-        test_id: test.test_id.clone(),
-        binary: list.binary(test).id.clone(),
-        outcome: Outcome::NotRun,
-        error_kind: None,
-        duration_ms: 0,
         message: Some(message),
-        properties: Vec::new(),
-        runs: Vec::new(),
-        workdir: None,
-        cassette: None,
-        exit: None,
-        output: None,
-        cost: None,
+        ..executor::test_record(test, list.binary(test), Outcome::NotRun)
     }
 }
 

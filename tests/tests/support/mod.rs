@@ -108,14 +108,42 @@ impl SuiteRun {
             .map(|p| p.value.as_str().to_owned())
             .unwrap_or_else(|| panic!("{name} has no property {property}"))
     }
+
+    /// The JUnit status of test case `name`: `success`, `failure`, `error` or `skipped`.
+    pub fn junit_kind(&self, name: &str) -> &'static str {
+        match &self.junit_case(name).status {
+            quick_junit::TestCaseStatus::Success { .. } => "success",
+            quick_junit::TestCaseStatus::NonSuccess {
+                kind: quick_junit::NonSuccessKind::Failure,
+                ..
+            } => "failure",
+            quick_junit::TestCaseStatus::NonSuccess {
+                kind: quick_junit::NonSuccessKind::Error,
+                ..
+            } => "error",
+            quick_junit::TestCaseStatus::Skipped { .. } => "skipped",
+        }
+    }
+
+    /// The message of test case `name`'s failure, error or skip (empty when it has none).
+    pub fn junit_message(&self, name: &str) -> String {
+        match &self.junit_case(name).status {
+            quick_junit::TestCaseStatus::NonSuccess { message, .. }
+            | quick_junit::TestCaseStatus::Skipped { message, .. } => message
+                .as_ref()
+                .map(|m| m.as_str().to_owned())
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
 }
 
 /// Run `cargo copilot-eval --replay --plain --json .. --junit .. ARGS` in `cwd` with `env`,
-/// artifacts and TMPDIR in a fresh scratch folder; check the JSON against the committed schema
-/// and parse both artifacts back.
+/// artifacts (in nested folders that do not exist yet) and TMPDIR in a fresh scratch folder;
+/// check the JSON against the committed schema and parse both artifacts back.
 pub fn copilot_eval(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> SuiteRun {
     let scratch = tempfile::tempdir().unwrap();
-    let json = scratch.path().join("results/native.json");
+    let json = scratch.path().join("results/nested/native.json");
     let junit = scratch.path().join("results/junit.xml");
     let tmp = scratch.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();

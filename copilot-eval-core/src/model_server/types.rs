@@ -1,0 +1,262 @@
+//! The model server's types: the wire formats, the request records, the configuration, and the
+//! outcome of a model turn before it is rendered.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::render::IssuedCall;
+use super::script::{Responder, ScriptedTurn};
+
+/// Id of the single catalog model a [`ServerConfig`] advertises when no model was added.
+pub const DEFAULT_MODEL: &str = "copilot-eval-test";
+
+/// The wire format the catalog advertises for its models, which decides how the runtime sends
+/// model turns.
+///
+/// The runtime picks the format from the catalog entry's `supported_endpoints` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum WireApi {
+    /// No `supported_endpoints`: the runtime sends `POST /chat/completions`, answered as a plain
+    /// JSON `chat.completion` or, when the request has `"stream": true` (sessions with streaming
+    /// on), as SSE chunks.
+    #[default]
+    ChatCompletions,
+    /// `supported_endpoints: ["/responses"]`: the runtime sends `POST /responses`. Streaming
+    /// sessions send `"stream": true` and read Responses API events over SSE; other sessions
+    /// send no `stream` field and read the final `response` object as JSON.
+    Responses,
+    /// `supported_endpoints: ["/responses", "ws:/responses"]`: the runtime opens a WebSocket at
+    /// `GET /responses` and sends one `{"type":"response.create", ...}` text message per turn.
+    WebSocketResponses,
+}
+
+impl WireApi {
+    /// The catalog's `supported_endpoints` value for this format (`None`: field left out).
+    pub fn supported_endpoints(self) -> Option<Vec<&'static str>> {
+        match self {
+            WireApi::ChatCompletions => None,
+            WireApi::Responses => Some(vec!["/responses"]),
+            WireApi::WebSocketResponses => Some(vec!["/responses", "ws:/responses"]),
+        }
+    }
+}
+
+/// How a request reached the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Transport {
+    /// An HTTP request (including the `GET /responses` WebSocket upgrade request itself).
+    Http,
+    /// One text message received on an open WebSocket connection.
+    WebSocket,
+}
+
+/// One request the server received, as recorded in [`ModelServer::requests`](super::ModelServer::requests).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReceivedRequest {
+    /// HTTP method (`GET`, `POST`, ...). WebSocket messages are recorded with the method `WS`.
+    pub method: String,
+    /// Request path without the query string, e.g. `/copilot_internal/managed_settings`. For
+    /// WebSocket messages: the path of the upgrade request (`/responses`).
+    pub path: String,
+    /// Query string without the `?`, when the request had one.
+    pub query: Option<String>,
+    /// Whether this was an HTTP request or a WebSocket message.
+    pub transport: Transport,
+    /// HTTP request headers as `(lower-case name, value)` pairs in the order received, with the
+    /// values of `authorization`, `cookie` and `proxy-authorization` replaced by `<redacted>`.
+    /// For WebSocket messages: the headers of the upgrade request.
+    pub headers: Vec<(String, String)>,
+    /// The request body: parsed JSON when it parses, else the text as a JSON string; `None` for
+    /// an empty body.
+    pub body: Option<Value>,
+    /// Status the server answered with: the HTTP status (`101` for a WebSocket upgrade); for a
+    /// WebSocket message `200` for a completed response, else the status of the error event.
+    /// `0` means no answer was sent (yet): a [`Reply::Hang`](super::Reply::Hang), or a request still being handled.
+    pub status: u16,
+}
+
+impl ReceivedRequest {
+    /// The value of header `name` (case-insensitive), if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One model-turn request, normalised across wire formats, as recorded in
+/// [`ModelServer::model_requests`](super::ModelServer::model_requests) and handed to the [`Responder`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    /// The wire format the request arrived in. A session whose catalog says
+    /// [`WireApi::WebSocketResponses`] can fall back to [`WireApi::Responses`] over HTTP after a
+    /// WebSocket failure; this field says what actually arrived.
+    pub wire: WireApi,
+    /// Whether the answer is streamed: the body's `"stream": true` over HTTP; always `true` for
+    /// WebSocket turns.
+    pub streaming: bool,
+    /// The `model` field of the request.
+    pub model: Option<String>,
+    /// The full conversation in Chat Completions message shape (`{role, content, tool_calls?,
+    /// tool_call_id?}`). Chat Completions: the request's `messages` as sent. Responses: the
+    /// `instructions` as a leading `system` message, then the input items converted (function
+    /// and custom tool calls become assistant `tool_calls`, their outputs become `tool`
+    /// messages). With a `previous_response_id`, the stored conversation of that response comes
+    /// first, so this is always the whole conversation.
+    pub messages: Vec<Value>,
+    /// Names of the tools the request offers the model, in request order (function tools and
+    /// freeform `custom` tools such as the built-in `apply_patch`).
+    pub tool_names: Vec<String>,
+    /// `previous_response_id` of a Responses request (WebSocket continuations carry one).
+    pub previous_response_id: Option<String>,
+    /// Who started the call, from the `X-Initiator` header or the WebSocket message's
+    /// `initiator` member: `user` for the first call after a user message, `agent` for calls
+    /// that continue after tool results.
+    pub initiator: Option<String>,
+    /// The interaction type, from the `X-Interaction-Type` header (HTTP) or the message's
+    /// `headers` member (WebSocket, first turn of a connection only), e.g. `conversation-user`
+    /// or `conversation-subagent`.
+    pub interaction_type: Option<String>,
+    /// The request body exactly as received (for WebSocket: the parsed text message).
+    pub body: Value,
+}
+
+impl ModelRequest {
+    /// The text of the last `user` message, if it has text (string content or text parts,
+    /// joined with newlines). The runtime prefixes the prompt with a `<current_datetime>` tag.
+    pub fn last_user_text(&self) -> Option<String> {
+        let message = self
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))?;
+        match message.get("content")? {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(parts) => {
+                let texts: Vec<&str> = parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect();
+                (!texts.is_empty()).then(|| texts.join("\n"))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the request offers a tool named `name`.
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.tool_names.iter().any(|t| t == name)
+    }
+
+    /// The `tool` messages of the conversation (tool results), in order.
+    pub fn tool_results(&self) -> Vec<&Value> {
+        self.messages
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
+            .collect()
+    }
+}
+
+/// Configuration of a [`ModelServer`](super::ModelServer) (builder).
+#[derive(Clone)]
+pub struct ServerConfig {
+    pub(super) responder: Arc<dyn Responder>,
+    pub(super) wire_api: WireApi,
+    models: Vec<String>,
+    pub(super) login: String,
+    pub(super) vision: bool,
+    pub(super) refuse_websocket: bool,
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("wire_api", &self.wire_api)
+            .field("models", &self.models())
+            .field("login", &self.login)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerConfig {
+    /// A configuration answering model turns with `responder`, advertising the Chat
+    /// Completions format and the single model [`DEFAULT_MODEL`].
+    pub fn new(responder: Arc<dyn Responder>) -> Self {
+        Self {
+            responder,
+            wire_api: WireApi::default(),
+            models: Vec::new(),
+            login: "copilot-eval".to_owned(),
+            vision: false,
+            refuse_websocket: false,
+        }
+    }
+
+    /// Advertise vision support for every catalog model (default off). With it on, the runtime
+    /// sends images (e.g. image tool results) to the model as image parts.
+    pub fn vision(mut self, vision: bool) -> Self {
+        self.vision = vision;
+        self
+    }
+
+    /// Refuse every WebSocket upgrade with `503` (the model requests of a WebSocket catalog then
+    /// meet an upstream that refuses the connection).
+    pub fn refuse_websocket(mut self) -> Self {
+        self.refuse_websocket = true;
+        self
+    }
+
+    /// Sets the wire format every catalog model advertises.
+    pub fn wire_api(mut self, wire_api: WireApi) -> Self {
+        self.wire_api = wire_api;
+        self
+    }
+
+    /// Adds a model id to the catalog (`GET /models`), in order. The first call replaces the
+    /// default model [`DEFAULT_MODEL`]; the session must ask for one of these ids.
+    pub fn model(mut self, id: impl Into<String>) -> Self {
+        self.models.push(id.into());
+        self
+    }
+
+    /// Sets the `login` the user endpoint reports (default `copilot-eval`).
+    pub fn login(mut self, login: impl Into<String>) -> Self {
+        self.login = login.into();
+        self
+    }
+
+    /// The catalog's model ids, in order.
+    pub fn models(&self) -> Vec<String> {
+        if self.models.is_empty() {
+            vec![DEFAULT_MODEL.to_owned()]
+        } else {
+            self.models.clone()
+        }
+    }
+
+    /// The configured wire format.
+    pub fn wire(&self) -> WireApi {
+        self.wire_api
+    }
+}
+
+/// What the server answers one model request with, before wire rendering.
+pub(super) enum Outcome {
+    /// A successful turn with the ids the server issued for it.
+    Answer {
+        turn: ScriptedTurn,
+        calls: Vec<IssuedCall>,
+        /// Counter shared by the response id and the message item id.
+        n: u64,
+    },
+    Error {
+        status: u16,
+        message: String,
+        retry: bool,
+    },
+    Hang,
+    Disconnect,
+    Stall,
+}
