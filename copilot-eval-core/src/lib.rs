@@ -9,9 +9,11 @@
 //! - [`eval`]: the eval configuration ([`CopilotEval`], a validated builder);
 //! - [`runtime`]: locating and installing the pinned Copilot CLI, and the per-run homes;
 //! - [`run`](mod@run): the run lifecycle ([`run()`]): start, session, prompt, timeout, stop;
+//!   with its budget and guards ([`run::controls`]) and its request proxy ([`run::proxy`]);
 //! - [`evidence`]: mapping the live SDK event stream to turns, tool calls and usage;
 //! - [`result`]: the [`CopilotResult`] and its helpers;
 //! - [`model_server`]: the embedded loopback model server for offline runs;
+//! - [`audit`]: what went on the wire for each model request (checked by the request proxy);
 //! - [`cassette`]: replaying recorded conversations through the real runtime, and recording them.
 //!
 //! Around the run, for tests and suites:
@@ -33,7 +35,6 @@
 pub mod audit;
 pub mod cassette;
 pub mod config;
-pub mod controls;
 pub mod cost;
 pub mod doctor;
 pub mod error;
@@ -46,14 +47,16 @@ pub mod report;
 pub mod result;
 pub mod run;
 pub mod runtime;
-pub mod seam;
 pub mod skills;
 pub mod subagents;
 pub mod suite;
 pub mod tools;
 
 pub use error::ConfigError;
-pub use eval::{ClientMode, CopilotEval, ImageDetail, ReasoningEffort, SystemMessageMode};
+pub use eval::{
+    ClientMode, CopilotEval, ImageDetail, PreToolGuard, ReasoningEffort, SystemMessageMode,
+    guard_fn,
+};
 pub use result::{CopilotResult, StopReason, ToolCall, Turn, Usage};
 pub use run::{RunOptions, run, run_turns, run_with};
 
