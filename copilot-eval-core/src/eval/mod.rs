@@ -2,14 +2,15 @@
 //!
 //! An eval is everything a run needs besides the prompt: the model, instructions, workspace,
 //! budgets, tools and agents. It is built once with [`CopilotEval::builder`] and validated when
-//! [`CopilotEvalBuilder::build`] is called: an invalid value is a [`ConfigError`] naming the
-//! field and the allowed values, before any runtime process is started. A field whose capability
-//! has not been built yet is rejected with "not supported yet", never silently dropped.
+//! [`CopilotEvalBuilder::build`] is called: an invalid value is a
+//! [`ConfigError`](crate::ConfigError) naming the field and the allowed values, before any
+//! runtime process is started. A field whose capability has not been built yet is rejected with
+//! "not supported yet", never silently dropped.
 //!
 //! This module is plain data and validation: the eval ([`CopilotEval`], here), its builder
 //! (`builder.rs`), its closed-set options (`options.rs`) and the caller guards it stores
 //! ([`PreToolGuard`], `guard.rs`). Mapping an eval onto the SDK's session configuration is the
-//! run's job ([`run`](crate::run)).
+//! run's job ([`run`](mod@crate::run)).
 
 use std::fmt;
 use std::path::PathBuf;
