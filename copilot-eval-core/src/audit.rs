@@ -2,14 +2,14 @@
 //!
 //! [`inspect_http`] and [`inspect_websocket`] check one outgoing model request, optionally rewrite
 //! the `detail` of every OpenAI image part ([`ImageDetail`]), and return the re-serialised body
-//! together with a [`RequestAudit`] record. They are pure: the request seam
-//! ([`crate::seam`]) calls them before forwarding and fails the run on an error.
+//! together with a [`RequestAudit`] record. They are pure: the request proxy
+//! ([`crate::run::proxy`]) calls them before forwarding and fails the run on an error.
 //!
 //! What a record holds, per request: the runtime's request id, the transport, the API (Chat
 //! Completions or Responses), the model, the advertised tool names, the reasoning effort, the
 //! image count and each image part's `detail` as sent, the SHA-256 of the instructions, whether
 //! it is a continuation (`previous_response_id`), and the agent that sent it (main agent or a
-//! subagent, from the seam's request context). It never holds message text, image bytes,
+//! subagent, from the proxy's request context). It never holds message text, image bytes,
 //! credentials, URLs or headers.
 //!
 //! The instructions hash is the lowercase hex SHA-256 of the UTF-8 text made of, in order:

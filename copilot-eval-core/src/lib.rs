@@ -9,10 +9,12 @@
 //! - [`eval`]: the eval configuration ([`CopilotEval`], a validated builder);
 //! - [`runtime`]: locating and installing the pinned Copilot CLI, and the per-run homes;
 //! - [`run`](mod@run): the run lifecycle ([`run()`]): start, session, prompt, timeout, stop;
+//!   with its budget and guards ([`run::controls`]) and its request proxy ([`run::proxy`]);
 //! - [`evidence`]: the evidence data (events, turns, tool calls, usage, skill invocations,
 //!   subagent dispatches) and its mapping from the live SDK event stream;
 //! - [`result`]: the [`CopilotResult`], composed from the evidence, and its helpers;
 //! - [`model_server`]: the embedded loopback model server for offline runs;
+//! - [`audit`]: what went on the wire for each model request (checked by the request proxy);
 //! - [`cassette`]: replaying recorded conversations through the real runtime, and recording them.
 //!
 //! Around the run, for tests and suites:
@@ -34,7 +36,6 @@
 
 pub mod audit;
 pub mod cassette;
-pub mod controls;
 pub mod cost;
 pub mod customization;
 pub mod doctor;
@@ -49,13 +50,15 @@ pub mod report;
 pub mod result;
 pub mod run;
 pub mod runtime;
-pub mod seam;
 pub mod skills;
 pub mod suite;
 pub mod tools;
 
 pub use error::ConfigError;
-pub use eval::{ClientMode, CopilotEval, ImageDetail, ReasoningEffort, SystemMessageMode};
+pub use eval::{
+    ClientMode, CopilotEval, ImageDetail, PreToolGuard, ReasoningEffort, SystemMessageMode,
+    guard_fn,
+};
 pub use result::{CopilotResult, StopReason, ToolCall, Turn, Usage};
 pub use run::{RunOptions, run, run_turns, run_with};
 

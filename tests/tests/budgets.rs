@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use copilot_eval_core::controls::guard_fn;
+use copilot_eval_core::guard_fn;
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
 use copilot_eval_core::sdk::Tool;
 use copilot_eval_core::sdk::hooks::PreToolUseOutput;

@@ -152,6 +152,7 @@ mod format;
 mod normalize;
 mod record;
 mod replay;
+mod tap_impl;
 mod write;
 
 #[cfg(test)]
@@ -169,17 +170,6 @@ pub use replay::{ConversationDiff, InjectedCall, ReplayMiss, ReplayResponder};
 
 use crate::model_server::{ModelServer, ServerConfig, WireApi};
 use crate::run::RunOptions;
-
-/// What a run asks a model-side replay after its turns, to report a failure the session itself
-/// cannot see (set with [`RunOptions::replay_check`]; [`ReplaySession::run_options`] sets it).
-pub trait ReplayCheck: Send + Sync + std::fmt::Debug {
-    /// The replay failure of the run, as error text, or `None`. `turns_finished` is `true` when
-    /// the session's turns ended on their own (idle, possibly after a `session.error`), `false`
-    /// after a timeout, a budget stop or another stop. A `Some` makes the run's `stop_reason`
-    /// [`StopReason::ReplayMismatch`](crate::StopReason::ReplayMismatch). Called once, after
-    /// cleanup, when no model request can arrive any more.
-    fn failure(&self, turns_finished: bool) -> Option<String>;
-}
 
 /// Options of a [`ReplaySession`] (builder; the default replays as the cassette says).
 #[derive(Debug, Clone, Default)]

@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::ReplayCheck;
 use super::format::{Cassette, Message, Role};
 use super::normalize::{
     Context, NORMALIZERS_VERSION, NormalMessage, normalize, shell_name, workdir_from_system_prompt,
 };
 use crate::model_server::{ModelRequest, Reply, Responder, ScriptedTurn};
+use crate::run::ReplayCheck;
 
 /// HTTP status of the answer to a request that matches nothing: a client error the runtime does
 /// not retry (sent with `x-should-retry: false`), expressible on every wire format.

@@ -12,6 +12,7 @@ use super::normalize::{
 };
 use super::*;
 use crate::model_server::{ModelRequest, Reply, WireApi};
+use crate::run::ReplayCheck;
 
 const WORKDIR: &str = "/ws/replay-work";
 

@@ -1,5 +1,6 @@
-//! The request seam: the SDK's [`CopilotRequestHandler`], installed when a run must see or
-//! control its model traffic (`max_tool_calls`, `audit_requests`, `image_detail`). Every model
+//! The request proxy (the "request seam"): the SDK's [`CopilotRequestHandler`], installed when a
+//! run must see or control its model traffic (`max_tool_calls`, `audit_requests`,
+//! `image_detail`, or a recording through [`RunOptions::record`](super::RunOptions::record)). Every model
 //! request of the runtime, HTTP and WebSocket, then passes here before it is forwarded to its
 //! upstream (the loopback model server offline, GitHub live).
 //!
@@ -16,7 +17,11 @@
 //!   more is forwarded: an HTTP request is held until the runtime cancels it (the session is being
 //!   aborted) and then fails; a WebSocket message is dropped. Such requests are counted.
 //!
-//! [`Seam::close`] closes every upstream WebSocket; the run calls it before stopping the runtime.
+//! - With a tap ([`ExchangeTap`], e.g. the cassette recorder), every forwarded model request and
+//!   its answer are handed to it; the answers reach the runtime unchanged.
+//!
+//! [`RequestProxy::close`] closes every upstream WebSocket; the run calls it before stopping the
+//! runtime.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,9 +38,9 @@ use tokio::sync::Mutex as AsyncMutex;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
+use super::ExchangeTap;
+use super::controls::{ControlStop, Controls, Gate};
 use crate::audit::{self, HttpVerdict, RequestAudit, RequestOrigin};
-use crate::cassette::Recorder;
-use crate::controls::{ControlStop, Controls, Gate};
 use crate::eval::ImageDetail;
 
 /// How long a held-back HTTP request waits for the runtime's cancellation before failing.
@@ -54,30 +59,30 @@ const CONNECTION_HEADERS: &[&str] = &[
     "trailer",
 ];
 
-/// What the seam does besides forwarding.
+/// What the proxy does besides forwarding.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SeamOptions {
+pub struct ProxyOptions {
     /// Keep a [`RequestAudit`] record per model request.
     pub audit: bool,
     /// Rewrite every OpenAI image part's `detail` to this value.
     pub image_detail: Option<ImageDetail>,
 }
 
-impl SeamOptions {
+impl ProxyOptions {
     /// Whether requests are inspected (audit on, or an image detail to write).
     pub fn inspects(&self) -> bool {
         self.audit || self.image_detail.is_some()
     }
 }
 
-/// The run's request handler. Shared as `Arc<Seam>`.
-pub struct Seam {
+/// The run's request handler. Shared as `Arc<RequestProxy>`.
+pub struct RequestProxy {
     shared: Arc<Shared>,
 }
 
 /// State shared by the handler, its WebSockets and their reader tasks.
 struct Shared {
-    options: SeamOptions,
+    options: ProxyOptions,
     gate: Arc<Gate>,
     controls: Arc<Controls>,
     held_back: AtomicUsize,
@@ -85,23 +90,23 @@ struct Shared {
     records: Mutex<Vec<RequestAudit>>,
     failure: Mutex<Option<String>>,
     sockets: Mutex<Vec<Arc<Upstream>>>,
-    /// Records model exchanges into a cassette (`RunOptions::record`).
-    recorder: Option<Arc<Recorder>>,
+    /// Sees every forwarded model exchange, e.g. to record a cassette (`RunOptions::record`).
+    tap: Option<Arc<dyn ExchangeTap>>,
 }
 
-impl Seam {
-    /// A seam behind the controls' gate.
-    pub fn new(options: SeamOptions, controls: Arc<Controls>) -> Arc<Self> {
-        Self::with_recorder(options, controls, None)
+impl RequestProxy {
+    /// A proxy behind the controls' gate.
+    pub fn new(options: ProxyOptions, controls: Arc<Controls>) -> Arc<Self> {
+        Self::with_tap(options, controls, None)
     }
 
-    /// A seam behind the controls' gate that also hands every forwarded model request and its
-    /// answer to `recorder` ([`crate::cassette::Recorder`]), when given. While recording, the
+    /// A proxy behind the controls' gate that also hands every forwarded model request and its
+    /// answer to `tap` (for example the cassette's `Recorder`), when given. While recording, the
     /// runtime's `accept-encoding` header is not forwarded, so that answers arrive unencoded.
-    pub fn with_recorder(
-        options: SeamOptions,
+    pub fn with_tap(
+        options: ProxyOptions,
         controls: Arc<Controls>,
-        recorder: Option<Arc<Recorder>>,
+        tap: Option<Arc<dyn ExchangeTap>>,
     ) -> Arc<Self> {
         Arc::new(Self {
             shared: Arc::new(Shared {
@@ -113,7 +118,7 @@ impl Seam {
                 records: Mutex::default(),
                 failure: Mutex::default(),
                 sockets: Mutex::default(),
-                recorder,
+                tap,
             }),
         })
     }
@@ -124,24 +129,24 @@ impl Seam {
         self.shared.held_back.load(Ordering::SeqCst)
     }
 
-    /// Model requests that passed the seam and were forwarded (catalog GETs not counted).
+    /// Model requests that passed the proxy and were forwarded (catalog GETs not counted).
     pub fn observed(&self) -> usize {
         self.shared.observed.load(Ordering::SeqCst)
     }
 
     /// The audit records, in order (empty unless the audit is on).
     pub fn records(&self) -> Vec<RequestAudit> {
-        self.shared.records.lock().expect("seam lock").clone()
+        self.shared.records.lock().expect("proxy lock").clone()
     }
 
     /// The first audit or transport failure, if any.
     pub fn failure(&self) -> Option<String> {
-        self.shared.failure.lock().expect("seam lock").clone()
+        self.shared.failure.lock().expect("proxy lock").clone()
     }
 
     /// Close every upstream WebSocket (the run calls this before it stops the runtime).
     pub async fn close(&self) {
-        let sockets = std::mem::take(&mut *self.shared.sockets.lock().expect("seam lock"));
+        let sockets = std::mem::take(&mut *self.shared.sockets.lock().expect("proxy lock"));
         for socket in sockets {
             socket.close().await;
         }
@@ -152,7 +157,7 @@ impl Shared {
     /// Latch a failure: close the gate and ask the run to stop with `request_audit_error`.
     fn fail(&self, message: String) -> CopilotRequestError {
         {
-            let mut failure = self.failure.lock().expect("seam lock");
+            let mut failure = self.failure.lock().expect("proxy lock");
             if failure.is_none() {
                 *failure = Some(message.clone());
             }
@@ -171,24 +176,23 @@ impl Shared {
         }
     }
 
-    /// Forward an HTTP request, handing a model request and its answer to the recorder.
+    /// Forward an HTTP request, handing a model request and its answer to the tap.
     async fn forward(
         &self,
         mut request: CopilotHttpRequest,
     ) -> Result<CopilotHttpResponse, CopilotRequestError> {
-        let Some(recorder) = &self.recorder else {
+        let Some(tap) = &self.tap else {
             return forward_http(request).await;
         };
-        let Some(index) =
-            recorder.http_request(&request.method, &url_path(&request.url), &request.body)
+        let Some(index) = tap.http_request(&request.method, &url_path(&request.url), &request.body)
         else {
             return forward_http(request).await;
         };
         request.headers.remove("accept-encoding");
         match forward_http(request).await {
-            Ok(response) => Ok(recorder.http_response(index, response)),
+            Ok(response) => Ok(tap.clone().http_response(index, response)),
             Err(e) => {
-                recorder.http_failed(index, &e.to_string());
+                tap.http_failed(index, &e.to_string());
                 Err(e)
             }
         }
@@ -197,7 +201,7 @@ impl Shared {
     fn record(&self, audit: RequestAudit) {
         self.observed.fetch_add(1, Ordering::SeqCst);
         if self.options.audit {
-            self.records.lock().expect("seam lock").push(audit);
+            self.records.lock().expect("proxy lock").push(audit);
         }
     }
 }
@@ -218,7 +222,7 @@ fn url_path(url: &str) -> String {
 }
 
 #[async_trait]
-impl CopilotRequestHandler for Seam {
+impl CopilotRequestHandler for RequestProxy {
     async fn send_request(
         &self,
         mut request: CopilotHttpRequest,
@@ -277,21 +281,21 @@ impl CopilotRequestHandler for Seam {
         shared
             .sockets
             .lock()
-            .expect("seam lock")
+            .expect("proxy lock")
             .push(upstream.clone());
-        Ok(Box::new(SeamSocket {
+        Ok(Box::new(ProxySocket {
             shared: shared.clone(),
             upstream,
         }))
     }
 }
 
-struct SeamSocket {
+struct ProxySocket {
     shared: Arc<Shared>,
     upstream: Arc<Upstream>,
 }
 
-impl SeamSocket {
+impl ProxySocket {
     async fn forward(
         &self,
         message: CopilotWebSocketMessage,
@@ -324,10 +328,10 @@ impl SeamSocket {
                 Message::Text(String::from_utf8_lossy(&message.data).into_owned().into())
             }
         };
-        if let (Some(recorder), Some(socket), Message::Text(text)) =
-            (&shared.recorder, self.upstream.recording, &outgoing)
+        if let (Some(tap), Some(socket), Message::Text(text)) =
+            (&shared.tap, self.upstream.recording, &outgoing)
         {
-            recorder.ws_request(socket, text.as_str());
+            tap.ws_request(socket, text.as_str());
         }
         self.upstream.in_flight.store(true, Ordering::SeqCst);
         self.upstream
@@ -338,7 +342,7 @@ impl SeamSocket {
 }
 
 #[async_trait]
-impl CopilotWebSocketHandler for SeamSocket {
+impl CopilotWebSocketHandler for ProxySocket {
     async fn send_request_message(
         &self,
         message: CopilotWebSocketMessage,
@@ -374,7 +378,7 @@ struct Upstream {
     in_flight: AtomicBool,
     /// We are closing it ourselves: its end is not a failure.
     closing: AtomicBool,
-    /// Its id with the recorder, when the run records.
+    /// Its id with the tap, when the run records.
     recording: Option<u64>,
 }
 
@@ -405,7 +409,7 @@ impl Upstream {
             reader: Mutex::default(),
             in_flight: AtomicBool::new(false),
             closing: AtomicBool::new(false),
-            recording: shared.recorder.as_ref().map(|r| r.websocket()),
+            recording: shared.tap.as_ref().map(|t| t.websocket()),
         });
         let watcher = upstream.clone();
         let reader = tokio::spawn(async move {
@@ -415,10 +419,8 @@ impl Upstream {
                         if is_terminal_event(&text) {
                             watcher.in_flight.store(false, Ordering::SeqCst);
                         }
-                        if let (Some(recorder), Some(socket)) =
-                            (&shared.recorder, watcher.recording)
-                        {
-                            recorder.ws_event(socket, text.as_str());
+                        if let (Some(tap), Some(socket)) = (&shared.tap, watcher.recording) {
+                            tap.ws_event(socket, text.as_str());
                         }
                         let _ = response
                             .send_message(CopilotWebSocketMessage::from_text(text.to_string()))
@@ -453,8 +455,8 @@ impl Upstream {
                     }
                 }
             }
-            if let (Some(recorder), Some(socket)) = (&shared.recorder, watcher.recording) {
-                recorder.ws_closed(socket);
+            if let (Some(tap), Some(socket)) = (&shared.tap, watcher.recording) {
+                tap.ws_closed(socket);
             }
             let _ = response.close().await;
         });

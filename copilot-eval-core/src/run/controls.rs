@@ -4,11 +4,11 @@
 //! Every tool call the runtime routes through the session's pre-tool-use hook passes
 //! [`Controls::pre_tool_use`]:
 //! 1. the caller's guards run in order (the `hooks` object's `on_pre_tool_use` first, then each
-//!    [`PreToolGuard`]): a `deny` wins at once and no later guard can turn it into an allow; an
-//!    `ask` stays `ask` (a later `allow` does not lift it); modified arguments are handed to the
-//!    next guard and to the runtime; `additional_context` texts are joined with a blank line; a
-//!    guard that returns an error or panics denies the call and ends the run as
-//!    `execution_error`;
+//!    [`PreToolGuard`] the eval stores): a `deny` wins at once and no later guard can turn it
+//!    into an allow; an `ask` stays `ask` (a later `allow` does not lift it); modified arguments
+//!    are handed to the next guard and to the runtime; `additional_context` texts are joined
+//!    with a blank line; a guard that returns an error or panics denies the call and ends the
+//!    run as `execution_error`;
 //! 2. then the budget: once admission is closed every call is denied; the call past
 //!    `max_tool_calls` is denied, closes admission and the model-request gate (so no further
 //!    model request is forwarded) and signals the run to stop with `tool_budget_exceeded`.
@@ -30,42 +30,7 @@ use github_copilot_sdk::tool::ToolHandler;
 use github_copilot_sdk::{Error, Tool, ToolInvocation, ToolResult, ToolResultExpanded};
 use tokio::sync::{Notify, watch};
 
-/// A caller's pre-tool-use guard. It sees the call as the runtime describes it (tool name,
-/// arguments as modified by earlier guards, working directory) and the actor (main agent or a
-/// subagent), and answers with the SDK's [`PreToolUseOutput`]: `permission_decision` `"allow"`,
-/// `"deny"` or `"ask"` (or `None`: no opinion), an optional reason, modified arguments and
-/// additional context. `Ok(None)` means no opinion. `Err(message)` fails the run.
-#[async_trait]
-pub trait PreToolGuard: Send + Sync + 'static {
-    /// Decide on one tool call.
-    async fn check(
-        &self,
-        input: &PreToolUseInput,
-        actor: &HookActor,
-    ) -> Result<Option<PreToolUseOutput>, String>;
-}
-
-/// A [`PreToolGuard`] from a synchronous closure over the call.
-pub fn guard_fn<F>(f: F) -> Arc<dyn PreToolGuard>
-where
-    F: Fn(&PreToolUseInput) -> Result<Option<PreToolUseOutput>, String> + Send + Sync + 'static,
-{
-    struct FnGuard<F>(F);
-    #[async_trait]
-    impl<F> PreToolGuard for FnGuard<F>
-    where
-        F: Fn(&PreToolUseInput) -> Result<Option<PreToolUseOutput>, String> + Send + Sync + 'static,
-    {
-        async fn check(
-            &self,
-            input: &PreToolUseInput,
-            _actor: &HookActor,
-        ) -> Result<Option<PreToolUseOutput>, String> {
-            (self.0)(input)
-        }
-    }
-    Arc::new(FnGuard(f))
-}
+use crate::eval::PreToolGuard;
 
 /// Why the controls want the run to stop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +48,7 @@ pub enum ControlStop {
     AuditFailed(String),
 }
 
-/// Shared flag that closes model-request forwarding (read by the request seam).
+/// Shared flag that closes model-request forwarding (read by the request proxy).
 #[derive(Debug, Default)]
 pub struct Gate {
     closed: AtomicBool,
@@ -179,7 +144,7 @@ impl Controls {
         self.handlers.close();
     }
 
-    /// Stop the run from outside the hook (the request seam): close admission and the gate, then
+    /// Stop the run from outside the hook (the request proxy): close admission and the gate, then
     /// signal the stop.
     pub fn stop_with(&self, stop: ControlStop) {
         self.state.lock().expect("controls lock").closed = true;
@@ -568,6 +533,7 @@ impl ToolHandler for TrackedHandler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::guard_fn;
     use serde_json::json;
 
     fn input(tool: &str) -> PreToolUseInput {

@@ -1,0 +1,442 @@
+//! [`CopilotEvalBuilder`]: the setters of every eval field and [`build`](CopilotEvalBuilder::build),
+//! which validates them all at once.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use github_copilot_sdk::handler::PermissionHandler;
+use github_copilot_sdk::hooks::SessionHooks;
+use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig, SessionConfig, Tool};
+
+use super::{
+    ClientMode, CopilotEval, DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_S, ImageDetail, PreToolGuard,
+    ReasoningEffort, SessionConfigFn, SystemMessageMode, check_empty_mode,
+};
+use crate::error::ConfigError;
+
+impl CopilotEval {
+    /// Start a builder with every field at its default.
+    pub fn builder() -> CopilotEvalBuilder {
+        CopilotEvalBuilder::default()
+    }
+
+    /// A builder holding this eval's values, to derive a variant.
+    pub fn to_builder(&self) -> CopilotEvalBuilder {
+        CopilotEvalBuilder {
+            name: Some(self.name.clone()),
+            model: self.model.clone(),
+            instructions: self.instructions.clone(),
+            system_message_mode: Some(self.system_message_mode.as_str().to_owned()),
+            working_directory: self.working_directory.clone(),
+            reasoning_effort: self.reasoning_effort.map(|e| e.as_str().to_owned()),
+            timeout_s: Some(self.timeout_s),
+            max_tool_calls: self.max_tool_calls.map(i64::from),
+            max_turns: Some(self.max_turns),
+            allowed_tools: self.allowed_tools.clone(),
+            excluded_tools: self.excluded_tools.clone(),
+            mcp_servers: self.mcp_servers.clone(),
+            skill_directories: self.skill_directories.clone(),
+            disabled_skills: self.disabled_skills.clone(),
+            custom_agents: self.custom_agents.clone(),
+            active_agent: self.active_agent.clone(),
+            auto_confirm: Some(self.auto_confirm),
+            client_mode: Some(self.client_mode.as_str().to_owned()),
+            image_detail: self.image_detail.map(|d| d.as_str().to_owned()),
+            audit_requests: self.audit_requests,
+            streaming: self.streaming,
+            tools: self.tools.clone(),
+            permission_handler: self.permission_handler.clone(),
+            hooks: self.hooks.clone(),
+            hooks_given_twice: false,
+            pre_tool_guards: self.pre_tool_guards.clone(),
+            session_config_fn: self.session_config_fn.clone(),
+        }
+    }
+}
+
+/// Builder of [`CopilotEval`]. Every setter records a value; [`build`](Self::build) validates
+/// them all at once and reports the first invalid field.
+#[derive(Default, Clone)]
+pub struct CopilotEvalBuilder {
+    name: Option<String>,
+    model: Option<String>,
+    instructions: Option<String>,
+    system_message_mode: Option<String>,
+    working_directory: Option<PathBuf>,
+    reasoning_effort: Option<String>,
+    timeout_s: Option<f64>,
+    max_tool_calls: Option<i64>,
+    max_turns: Option<u32>,
+    allowed_tools: Option<Vec<String>>,
+    excluded_tools: Option<Vec<String>>,
+    mcp_servers: IndexMap<String, McpServerConfig>,
+    skill_directories: Vec<PathBuf>,
+    disabled_skills: Vec<String>,
+    custom_agents: Vec<CustomAgentConfig>,
+    active_agent: Option<String>,
+    auto_confirm: Option<bool>,
+    client_mode: Option<String>,
+    image_detail: Option<String>,
+    audit_requests: bool,
+    streaming: bool,
+    tools: Vec<Tool>,
+    permission_handler: Option<Arc<dyn PermissionHandler>>,
+    hooks: Option<Arc<dyn SessionHooks>>,
+    hooks_given_twice: bool,
+    pre_tool_guards: Vec<Arc<dyn PreToolGuard>>,
+    session_config_fn: Option<SessionConfigFn>,
+}
+
+impl CopilotEvalBuilder {
+    /// The eval's name, used as its id in reports. Non-empty; default `copilot`.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    /// The model id to request (sent as the session's `model`; must be in the runtime's model
+    /// catalog). Unset: the runtime's default.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+    /// System instructions; combined with the runtime's prompt per
+    /// [`system_message_mode`](Self::system_message_mode). The user task is the run's prompt.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+    /// `append` (default) or `replace`; used only with `instructions`.
+    pub fn system_message_mode(mut self, mode: impl Into<String>) -> Self {
+        self.system_message_mode = Some(mode.into());
+        self
+    }
+    /// The workspace directory: the runtime process's cwd and the session's working directory,
+    /// and the root of the result's file helpers. Must exist. Not a security sandbox.
+    pub fn working_directory(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.working_directory = Some(dir.into());
+        self
+    }
+    /// `low`, `medium`, `high`, `xhigh` or `max`.
+    pub fn reasoning_effort(mut self, effort: impl Into<String>) -> Self {
+        self.reasoning_effort = Some(effort.into());
+        self
+    }
+    /// Wall-clock bound of the run in seconds (finite, > 0; default 300), covering runtime start,
+    /// session creation and all turns.
+    pub fn timeout_s(mut self, seconds: f64) -> Self {
+        self.timeout_s = Some(seconds);
+        self
+    }
+    /// Hard cap on tool calls admitted after the caller's guards (0 admits none). The first call
+    /// past it is denied, no further model request is forwarded, the session is aborted and the
+    /// run ends with `tool_budget_exceeded`. Unset: no cap.
+    pub fn max_tool_calls(mut self, max: i64) -> Self {
+        self.max_tool_calls = Some(max);
+        self
+    }
+    /// Advisory turn count, recorded in the snapshot and never enforced (default 25).
+    pub fn max_turns(mut self, turns: u32) -> Self {
+        self.max_turns = Some(turns);
+        self
+    }
+    /// Allowlist of tool names (built-in, MCP as `server-tool`, custom); sent as
+    /// `availableTools`. Takes precedence over `excluded_tools` in the runtime.
+    pub fn allowed_tools<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_tools = Some(tools.into_iter().map(Into::into).collect());
+        self
+    }
+    /// Blocklist of tool names; sent as `excludedTools`.
+    pub fn excluded_tools<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.excluded_tools = Some(tools.into_iter().map(Into::into).collect());
+        self
+    }
+    /// Add an MCP server (SDK configuration, passed through). Its tools appear as `name-tool`.
+    pub fn mcp_server(mut self, name: impl Into<String>, config: McpServerConfig) -> Self {
+        self.mcp_servers.insert(name.into(), config);
+        self
+    }
+    /// Add a skill directory (a skill folder holding `SKILL.md`, or a folder of skill folders).
+    /// Must exist. Turns skills on for the session. Every run then validates the skills before
+    /// the runtime starts and checks that the runtime discovered them before the prompt is sent;
+    /// either failure ends the run with `skill_setup_error` ([`crate::skills`]).
+    pub fn skill_directory(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.skill_directories.push(dir.into());
+        self
+    }
+    /// Disable a skill by name.
+    pub fn disabled_skill(mut self, name: impl Into<String>) -> Self {
+        self.disabled_skills.push(name.into());
+        self
+    }
+    /// Add a custom agent (SDK `CustomAgentConfig`). Names must be unique and non-empty.
+    pub fn custom_agent(mut self, agent: CustomAgentConfig) -> Self {
+        self.custom_agents.push(agent);
+        self
+    }
+    /// The custom agent active when the session starts; must name one of `custom_agents`.
+    pub fn active_agent(mut self, name: impl Into<String>) -> Self {
+        self.active_agent = Some(name.into());
+        self
+    }
+    /// Approve every permission request automatically when no permission handler is given
+    /// (default `true`). A given handler is never replaced.
+    pub fn auto_confirm(mut self, auto_confirm: bool) -> Self {
+        self.auto_confirm = Some(auto_confirm);
+        self
+    }
+    /// `copilot-cli` (default) or `empty`. Empty mode isolates the session's configuration: the
+    /// run's runtime storage is private and removed afterwards; ambient configuration discovery,
+    /// custom instructions (repository and user-level), file hooks and managed settings are off;
+    /// no tools are available unless listed in `allowed_tools`; explicit skill directories still
+    /// load. It isolates configuration, not the machine or the network.
+    pub fn client_mode(mut self, mode: impl Into<String>) -> Self {
+        self.client_mode = Some(mode.into());
+        self
+    }
+    /// `auto`, `low` or `high`: rewrite the `detail` of every OpenAI image part of every model
+    /// request before it is sent (HTTP and WebSocket); the audit records the value sent.
+    pub fn image_detail(mut self, detail: impl Into<String>) -> Self {
+        self.image_detail = Some(detail.into());
+        self
+    }
+    /// Record what goes on the wire for each model request ([`crate::audit`]); a request that
+    /// cannot be audited ends the run with `request_audit_error`.
+    pub fn audit_requests(mut self, audit: bool) -> Self {
+        self.audit_requests = audit;
+        self
+    }
+    /// Stream token deltas (`assistant.message_delta` events; Chat Completions requests carry
+    /// `stream: true`). Default `false`.
+    pub fn streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
+    }
+    /// Add an SDK tool with an in-process handler ([`Tool::with_handler`]). Names must be unique.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+    /// The SDK permission handler for this session; it is never replaced by auto-approval.
+    pub fn permission_handler(mut self, handler: Arc<dyn PermissionHandler>) -> Self {
+        self.permission_handler = Some(handler);
+        self
+    }
+    /// SDK session hooks. Its `on_pre_tool_use` runs as the first pre-tool guard (see
+    /// [`pre_tool_guard`](Self::pre_tool_guard)); every other hook is passed to it unchanged.
+    /// One hooks object per eval: a second call is a build error (combine them into one).
+    pub fn hooks(mut self, hooks: Arc<dyn SessionHooks>) -> Self {
+        if self.hooks.is_some() {
+            self.hooks_given_twice = true;
+        }
+        self.hooks = Some(hooks);
+        self
+    }
+    /// Add a caller pre-tool-use guard; guards run in the order added, after the `hooks`
+    /// object's `on_pre_tool_use` and before the tool-call budget. Composition rules:
+    /// [`controls`](crate::run::controls).
+    pub fn pre_tool_guard(mut self, guard: Arc<dyn PreToolGuard>) -> Self {
+        self.pre_tool_guards.push(guard);
+        self
+    }
+    /// Escape hatch: a function applied to the SDK [`SessionConfig`] after every field above is
+    /// mapped, for settings `CopilotEval` has no field for. It may not change a field the eval
+    /// maps itself (model, instructions, tools, ...): the run then fails with a `ConfigError`
+    /// naming that field.
+    pub fn extra_session_config(
+        mut self,
+        f: impl Fn(SessionConfig) -> SessionConfig + Send + Sync + 'static,
+    ) -> Self {
+        self.session_config_fn = Some(Arc::new(f));
+        self
+    }
+
+    /// Validate every field and build the eval.
+    ///
+    /// Errors ([`ConfigError`], naming the field): empty `name` or `model`; `timeout_s` not
+    /// finite or not > 0; a negative `max_tool_calls`; an unknown `system_message_mode`,
+    /// `reasoning_effort`, `client_mode` or `image_detail`; a `working_directory` or skill
+    /// directory that is not an existing directory; empty or duplicate tool names, custom agent
+    /// names or allowlist entries; an `active_agent` that names no custom agent; and fields whose
+    /// `hooks` given twice; with `client_mode = empty`, an `extra_session_config` that turns
+    /// config discovery, file hooks, on-demand instructions or managed settings on, or custom
+    /// instructions back on.
+    pub fn build(self) -> Result<CopilotEval, ConfigError> {
+        let name = self.name.unwrap_or_else(|| "copilot".to_owned());
+        if name.trim().is_empty() {
+            return Err(ConfigError::new(
+                "name",
+                "must not be empty; give the eval a name",
+            ));
+        }
+        if let Some(model) = &self.model
+            && model.trim().is_empty()
+        {
+            return Err(ConfigError::new(
+                "model",
+                "must not be empty; omit it to use the runtime's default model",
+            ));
+        }
+        let timeout_s = self.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
+        if !timeout_s.is_finite() || timeout_s <= 0.0 {
+            return Err(ConfigError::new(
+                "timeout_s",
+                format!("{timeout_s} is not a positive number of seconds"),
+            ));
+        }
+        let max_tool_calls = match self.max_tool_calls {
+            None => None,
+            Some(n) if n < 0 => {
+                return Err(ConfigError::new(
+                    "max_tool_calls",
+                    format!("{n} is negative; use 0 to admit no tool call"),
+                ));
+            }
+            Some(n) => Some(u32::try_from(n).map_err(|_| {
+                ConfigError::new("max_tool_calls", format!("{n} is larger than {}", u32::MAX))
+            })?),
+        };
+        if self.hooks_given_twice {
+            return Err(ConfigError::new(
+                "hooks",
+                "was given twice; hooks of the same kind would conflict, so combine them into one SessionHooks object (pre-tool checks can also be added with pre_tool_guard)",
+            ));
+        }
+        let system_message_mode = self
+            .system_message_mode
+            .as_deref()
+            .map(SystemMessageMode::parse)
+            .transpose()?
+            .unwrap_or_default();
+        let reasoning_effort = self
+            .reasoning_effort
+            .as_deref()
+            .map(ReasoningEffort::parse)
+            .transpose()?;
+        let client_mode = self
+            .client_mode
+            .as_deref()
+            .map(ClientMode::parse)
+            .transpose()?
+            .unwrap_or_default();
+        if client_mode == ClientMode::Empty
+            && let Some(extra) = &self.session_config_fn
+        {
+            // Settings that contradict empty mode fail now, not at run time.
+            check_empty_mode(&extra(SessionConfig::default()))?;
+        }
+        let image_detail = self
+            .image_detail
+            .as_deref()
+            .map(ImageDetail::parse)
+            .transpose()?;
+        if let Some(dir) = &self.working_directory
+            && !dir.is_dir()
+        {
+            return Err(ConfigError::new(
+                "working_directory",
+                format!(
+                    "{} is not an existing directory; create it first",
+                    dir.display()
+                ),
+            ));
+        }
+        for dir in &self.skill_directories {
+            if !dir.is_dir() {
+                return Err(ConfigError::new(
+                    "skill_directories",
+                    format!(
+                        "{} is not an existing directory; pass a skill folder (holding SKILL.md) or a folder of them",
+                        dir.display()
+                    ),
+                ));
+            }
+        }
+        check_names("tools", self.tools.iter().map(|t| t.name.as_str()))?;
+        check_names(
+            "custom_agents",
+            self.custom_agents.iter().map(|a| a.name.as_str()),
+        )?;
+        if let Some(allowed) = &self.allowed_tools {
+            check_names("allowed_tools", allowed.iter().map(String::as_str))?;
+        }
+        if let Some(excluded) = &self.excluded_tools {
+            check_names("excluded_tools", excluded.iter().map(String::as_str))?;
+        }
+        check_names(
+            "disabled_skills",
+            self.disabled_skills.iter().map(String::as_str),
+        )?;
+        if let Some(agent) = &self.active_agent
+            && !self.custom_agents.iter().any(|a| &a.name == agent)
+        {
+            let known: Vec<&str> = self.custom_agents.iter().map(|a| a.name.as_str()).collect();
+            return Err(ConfigError::new(
+                "active_agent",
+                format!(
+                    "{agent:?} names no custom agent (known: {}); add it with custom_agent(...)",
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        }
+        Ok(CopilotEval {
+            name,
+            model: self.model,
+            instructions: self.instructions.filter(|s| !s.is_empty()),
+            system_message_mode,
+            working_directory: self.working_directory,
+            reasoning_effort,
+            timeout_s,
+            max_tool_calls,
+            max_turns: self.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+            allowed_tools: self.allowed_tools,
+            excluded_tools: self.excluded_tools,
+            mcp_servers: self.mcp_servers,
+            skill_directories: self.skill_directories,
+            disabled_skills: self.disabled_skills,
+            custom_agents: self.custom_agents,
+            active_agent: self.active_agent,
+            auto_confirm: self.auto_confirm.unwrap_or(true),
+            client_mode,
+            image_detail,
+            audit_requests: self.audit_requests,
+            streaming: self.streaming,
+            tools: self.tools,
+            permission_handler: self.permission_handler,
+            hooks: self.hooks,
+            pre_tool_guards: self.pre_tool_guards,
+            session_config_fn: self.session_config_fn,
+        })
+    }
+}
+
+/// Names in a list must be non-empty and unique.
+fn check_names<'a>(
+    field: &'static str,
+    names: impl Iterator<Item = &'a str>,
+) -> Result<(), ConfigError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for name in names {
+        if name.trim().is_empty() {
+            return Err(ConfigError::new(field, "contains an empty name"));
+        }
+        if !seen.insert(name) {
+            return Err(ConfigError::new(
+                field,
+                format!("names {name:?} twice; names must be unique"),
+            ));
+        }
+    }
+    Ok(())
+}

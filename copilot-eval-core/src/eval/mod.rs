@@ -1,0 +1,179 @@
+//! Eval configuration: [`CopilotEval`] and its validating builder.
+//!
+//! An eval is everything a run needs besides the prompt: the model, instructions, workspace,
+//! budgets, tools and agents. It is built once with [`CopilotEval::builder`] and validated when
+//! [`CopilotEvalBuilder::build`] is called: an invalid value is a
+//! [`ConfigError`](crate::ConfigError) naming the field and the allowed values, before any
+//! runtime process is started. A field whose capability has not been built yet is rejected with
+//! "not supported yet", never silently dropped.
+//!
+//! This module is plain data and validation: the eval ([`CopilotEval`], here), its builder
+//! (`builder.rs`), its closed-set options (`options.rs`) and the caller guards it stores
+//! ([`PreToolGuard`], `guard.rs`). Mapping an eval onto the SDK's session configuration is the
+//! run's job ([`run`](mod@crate::run)).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use github_copilot_sdk::handler::PermissionHandler;
+use github_copilot_sdk::hooks::SessionHooks;
+use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig, SessionConfig, Tool};
+
+mod builder;
+mod guard;
+mod options;
+#[cfg(test)]
+mod tests;
+
+pub use builder::CopilotEvalBuilder;
+pub use guard::{PreToolGuard, guard_fn};
+pub use options::{ClientMode, ImageDetail, ReasoningEffort, SystemMessageMode};
+pub(crate) use options::{EMPTY_MODE_SETTINGS, check_empty_mode};
+
+/// Default `timeout_s`: 300 seconds.
+pub const DEFAULT_TIMEOUT_S: f64 = 300.0;
+/// Default advisory `max_turns`: 25.
+pub const DEFAULT_MAX_TURNS: u32 = 25;
+
+/// A function applied to the SDK [`SessionConfig`] after every eval field has been mapped: the
+/// escape hatch for SDK session settings that `CopilotEval` has no field for.
+pub type SessionConfigFn = Arc<dyn Fn(SessionConfig) -> SessionConfig + Send + Sync>;
+
+/// A validated eval configuration. Build it with [`CopilotEval::builder`].
+///
+/// Every field is documented on its builder method. Values are read-only after building; use
+/// [`CopilotEval::to_builder`] to derive a variant (for example a baseline and a treatment).
+#[derive(Clone)]
+pub struct CopilotEval {
+    pub(crate) name: String,
+    pub(crate) model: Option<String>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) system_message_mode: SystemMessageMode,
+    pub(crate) working_directory: Option<PathBuf>,
+    pub(crate) reasoning_effort: Option<ReasoningEffort>,
+    pub(crate) timeout_s: f64,
+    pub(crate) max_tool_calls: Option<u32>,
+    pub(crate) max_turns: u32,
+    pub(crate) allowed_tools: Option<Vec<String>>,
+    pub(crate) excluded_tools: Option<Vec<String>>,
+    pub(crate) mcp_servers: IndexMap<String, McpServerConfig>,
+    pub(crate) skill_directories: Vec<PathBuf>,
+    pub(crate) disabled_skills: Vec<String>,
+    pub(crate) custom_agents: Vec<CustomAgentConfig>,
+    pub(crate) active_agent: Option<String>,
+    pub(crate) auto_confirm: bool,
+    pub(crate) client_mode: ClientMode,
+    pub(crate) image_detail: Option<ImageDetail>,
+    pub(crate) audit_requests: bool,
+    pub(crate) streaming: bool,
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) permission_handler: Option<Arc<dyn PermissionHandler>>,
+    pub(crate) hooks: Option<Arc<dyn SessionHooks>>,
+    pub(crate) pre_tool_guards: Vec<Arc<dyn PreToolGuard>>,
+    pub(crate) session_config_fn: Option<SessionConfigFn>,
+}
+
+impl fmt::Debug for CopilotEval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CopilotEval")
+            .field("name", &self.name)
+            .field("model", &self.model)
+            .field("system_message_mode", &self.system_message_mode)
+            .field("working_directory", &self.working_directory)
+            .field("reasoning_effort", &self.reasoning_effort)
+            .field("timeout_s", &self.timeout_s)
+            .field("max_tool_calls", &self.max_tool_calls)
+            .field("max_turns", &self.max_turns)
+            .field("allowed_tools", &self.allowed_tools)
+            .field("excluded_tools", &self.excluded_tools)
+            .field("mcp_servers", &self.mcp_servers.keys().collect::<Vec<_>>())
+            .field("skill_directories", &self.skill_directories)
+            .field("disabled_skills", &self.disabled_skills)
+            .field(
+                "custom_agents",
+                &self
+                    .custom_agents
+                    .iter()
+                    .map(|a| &a.name)
+                    .collect::<Vec<_>>(),
+            )
+            .field("active_agent", &self.active_agent)
+            .field("auto_confirm", &self.auto_confirm)
+            .field("client_mode", &self.client_mode)
+            .field("image_detail", &self.image_detail)
+            .field("audit_requests", &self.audit_requests)
+            .field("streaming", &self.streaming)
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl CopilotEval {
+    /// The eval's name (reports use it as the eval id). Default `copilot`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The requested model id, or `None` for the runtime's default.
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+    /// The wall-clock bound of one run in seconds, covering runtime start, session creation and
+    /// the turns (cleanup may take longer; the result says how long it took).
+    pub fn timeout_s(&self) -> f64 {
+        self.timeout_s
+    }
+    /// The workspace given to the runtime, if one was set. When `None`, each run creates a fresh
+    /// temporary directory (kept after the run; its path is on the result).
+    pub fn working_directory(&self) -> Option<&std::path::Path> {
+        self.working_directory.as_deref()
+    }
+    /// Advisory turn count (recorded, never enforced; `max_tool_calls` is the hard budget).
+    pub fn max_turns(&self) -> u32 {
+        self.max_turns
+    }
+    /// Whether the session streams token deltas (`stream: true` on Chat Completions requests).
+    pub fn streaming(&self) -> bool {
+        self.streaming
+    }
+    /// The configured client mode.
+    pub fn client_mode(&self) -> ClientMode {
+        self.client_mode
+    }
+
+    /// A JSON snapshot of the configuration for reports: every plain field, tool and agent names,
+    /// MCP server names only (no commands, environment, URLs or headers).
+    pub fn snapshot(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.name,
+            "model": self.model,
+            "instructions": self.instructions,
+            "system_message_mode": self.system_message_mode,
+            "working_directory": self.working_directory,
+            "reasoning_effort": self.reasoning_effort,
+            "timeout_s": self.timeout_s,
+            "max_tool_calls": self.max_tool_calls,
+            "max_turns": self.max_turns,
+            "allowed_tools": self.allowed_tools,
+            "excluded_tools": self.excluded_tools,
+            "mcp_servers": self.mcp_servers.keys().collect::<Vec<_>>(),
+            "skill_directories": self.skill_directories,
+            "disabled_skills": self.disabled_skills,
+            "custom_agents": self.custom_agents.iter().map(|a| &a.name).collect::<Vec<_>>(),
+            "active_agent": self.active_agent,
+            "auto_confirm": self.auto_confirm,
+            "client_mode": self.client_mode,
+            "image_detail": self.image_detail,
+            "audit_requests": self.audit_requests,
+            "streaming": self.streaming,
+            "tools": self.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
+            "permission_handler": self.permission_handler.is_some(),
+            "hooks": self.hooks.is_some(),
+            "pre_tool_guards": self.pre_tool_guards.len(),
+            "extra_session_config": self.session_config_fn.is_some(),
+        })
+    }
+}

@@ -1,0 +1,206 @@
+//! The closed-set options of an eval: [`SystemMessageMode`], [`ReasoningEffort`], [`ClientMode`]
+//! and [`ImageDetail`], each with the values written in configuration; and the session settings
+//! that `client_mode = "empty"` forces (`check_empty_mode`, used both by the builder's
+//! validation and by the run's session configuration).
+
+use github_copilot_sdk::SessionConfig;
+
+use crate::error::ConfigError;
+
+/// How `instructions` combine with the runtime's built-in system prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SystemMessageMode {
+    /// Add the instructions after the runtime's system prompt (default).
+    #[default]
+    Append,
+    /// Replace the runtime's whole system prompt, including its guardrails, with the instructions.
+    Replace,
+}
+
+impl SystemMessageMode {
+    const ALLOWED: &'static [&'static str] = &["append", "replace"];
+
+    /// The value as written in configuration: `append` or `replace`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Append => "append",
+            Self::Replace => "replace",
+        }
+    }
+
+    pub(crate) fn parse(value: &str) -> Result<Self, ConfigError> {
+        match value {
+            "append" => Ok(Self::Append),
+            "replace" => Ok(Self::Replace),
+            other => Err(ConfigError::not_one_of(
+                "system_message_mode",
+                other,
+                Self::ALLOWED,
+            )),
+        }
+    }
+}
+
+/// Reasoning effort requested from the model (sent as the session's `reasoningEffort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningEffort {
+    /// `low`
+    Low,
+    /// `medium`
+    Medium,
+    /// `high`
+    High,
+    /// `xhigh`
+    Xhigh,
+    /// `max`
+    Max,
+}
+
+impl ReasoningEffort {
+    /// The values accepted by the SDK's session configuration.
+    pub const ALLOWED: &'static [&'static str] = &["low", "medium", "high", "xhigh", "max"];
+
+    /// The value as sent to the runtime.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Xhigh => "xhigh",
+            Self::Max => "max",
+        }
+    }
+
+    pub(crate) fn parse(value: &str) -> Result<Self, ConfigError> {
+        match value {
+            "low" => Ok(Self::Low),
+            "medium" => Ok(Self::Medium),
+            "high" => Ok(Self::High),
+            "xhigh" => Ok(Self::Xhigh),
+            "max" => Ok(Self::Max),
+            other => Err(ConfigError::not_one_of(
+                "reasoning_effort",
+                other,
+                Self::ALLOWED,
+            )),
+        }
+    }
+}
+
+/// Which runtime client mode a run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientMode {
+    /// The runtime as a user runs it: ambient configuration, instructions and tools (default).
+    #[default]
+    CopilotCli,
+    /// Framework-owned storage, no ambient configuration, no tools unless listed.
+    Empty,
+}
+
+impl ClientMode {
+    const ALLOWED: &'static [&'static str] = &["copilot-cli", "empty"];
+
+    /// The value as written in configuration: `copilot-cli` or `empty`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::CopilotCli => "copilot-cli",
+            Self::Empty => "empty",
+        }
+    }
+
+    pub(crate) fn parse(value: &str) -> Result<Self, ConfigError> {
+        match value {
+            "copilot-cli" => Ok(Self::CopilotCli),
+            "empty" => Ok(Self::Empty),
+            other => Err(ConfigError::not_one_of("client_mode", other, Self::ALLOWED)),
+        }
+    }
+}
+
+/// The `detail` written into every outgoing OpenAI image part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageDetail {
+    /// `auto`
+    Auto,
+    /// `low`
+    Low,
+    /// `high`
+    High,
+}
+
+impl ImageDetail {
+    const ALLOWED: &'static [&'static str] = &["auto", "low", "high"];
+
+    /// The value as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Low => "low",
+            Self::High => "high",
+        }
+    }
+
+    pub(crate) fn parse(value: &str) -> Result<Self, ConfigError> {
+        match value {
+            "auto" => Ok(Self::Auto),
+            "low" => Ok(Self::Low),
+            "high" => Ok(Self::High),
+            other => Err(ConfigError::not_one_of(
+                "image_detail",
+                other,
+                Self::ALLOWED,
+            )),
+        }
+    }
+}
+
+/// The session settings empty mode forces: (name, required value, setter). The SDK's own empty
+/// mode adds more defaults on top (telemetry, memory, session store, host git, experimental
+/// features off; custom agents local only; no runtime-bundled skills).
+pub(crate) type EmptyModeSetting = (&'static str, bool, fn(&mut SessionConfig));
+pub(crate) const EMPTY_MODE_SETTINGS: [EmptyModeSetting; 5] = [
+    ("enable_config_discovery", false, |c| {
+        c.enable_config_discovery = Some(false)
+    }),
+    ("enable_file_hooks", false, |c| {
+        c.enable_file_hooks = Some(false)
+    }),
+    ("enable_on_demand_instruction_discovery", false, |c| {
+        c.enable_on_demand_instruction_discovery = Some(false)
+    }),
+    ("skip_custom_instructions", true, |c| {
+        c.skip_custom_instructions = Some(true)
+    }),
+    ("enable_managed_settings", false, |c| {
+        c.enable_managed_settings = Some(false)
+    }),
+];
+
+/// Empty mode's settings may be left unset or set to the value empty mode needs; anything else
+/// is a contradiction.
+pub(crate) fn check_empty_mode(config: &SessionConfig) -> Result<(), ConfigError> {
+    let values = [
+        config.enable_config_discovery,
+        config.enable_file_hooks,
+        config.enable_on_demand_instruction_discovery,
+        config.skip_custom_instructions,
+        config.enable_managed_settings,
+    ];
+    for ((name, required, _), value) in EMPTY_MODE_SETTINGS.iter().zip(values) {
+        if let Some(value) = value
+            && value != *required
+        {
+            return Err(ConfigError::new(
+                "extra_session_config",
+                format!(
+                    "sets {name} = {value}, which contradicts client_mode = \"empty\" (it needs {name} = {required}); remove the setting or use client_mode = \"copilot-cli\""
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

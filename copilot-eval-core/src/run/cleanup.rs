@@ -1,0 +1,224 @@
+//! The cleanup stage of a run, in every outcome: the ordered stop of everything the session
+//! stage started ([`cleanup`]), then what the request proxy, the controls and a replay check
+//! report about the run ([`settle`]).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::ReplayCheck;
+use super::controls::{ControlStop, Controls};
+use super::proxy::{ProxyOptions, RequestProxy};
+use super::session::Slots;
+use super::state::RunState;
+use crate::evidence::LoggedEvent;
+use crate::result::StopReason;
+use crate::runtime;
+
+/// How long cleanup waits for each step before forcing it.
+const ABORT_BOUND: Duration = Duration::from_secs(5);
+const DISCONNECT_BOUND: Duration = Duration::from_secs(5);
+const STOP_BOUND: Duration = Duration::from_secs(15);
+/// After a stop, how long to wait for the runtime to report the completion of started tool calls.
+const COMPLETION_BOUND: Duration = Duration::from_secs(10);
+
+/// Stop everything the execution started, in order, each runtime-facing step bounded.
+///
+/// After a budget stop, the calls admitted before it are allowed to run to completion first:
+/// the gate already holds the model request that would carry their results, so the session
+/// cannot move on; then the session is aborted. After any other stop, admission closes at once
+/// and the session is aborted right away.
+pub(super) async fn cleanup(
+    slots: &Slots,
+    controls: &Controls,
+    proxy: Option<&RequestProxy>,
+    run: &mut RunState,
+    home: &std::path::Path,
+) {
+    let let_admitted_finish = matches!(
+        controls.stop_requested(),
+        Some(ControlStop::BudgetExceeded { .. })
+    );
+    controls.gate().close();
+    if let_admitted_finish && slots.session.lock().expect("slot").is_some() {
+        let waited = tokio::time::timeout(COMPLETION_BOUND, async {
+            while has_open_tool_calls(&run.log) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+        if waited.is_err() {
+            tracing::debug!("admitted tool calls did not complete before the abort");
+        }
+    }
+    // 1. Close admission: no further tool call runs, no further model request is forwarded.
+    controls.close();
+    let session = slots.session.lock().expect("slot").take();
+    let client = slots.client.lock().expect("slot").take();
+    let idle = slots
+        .idle
+        .lock()
+        .expect("slot")
+        .as_ref()
+        .is_some_and(|p| p.borrow().idle);
+    // 2. Abort a session that is still busy.
+    if let Some(session) = &session
+        && !idle
+    {
+        match tokio::time::timeout(ABORT_BOUND, session.abort()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => run
+                .cleanup_errors
+                .push(format!("session abort failed: {e}")),
+            Err(_) => run
+                .cleanup_errors
+                .push(format!("session abort took longer than {ABORT_BOUND:?}")),
+        }
+    }
+    // 3. Wait (bounded) for the runtime to report every started tool call's completion, or to
+    //    go idle (after an abort it reports no more completions).
+    if session.is_some() {
+        let progress = slots.idle.lock().expect("slot").clone();
+        let waited = tokio::time::timeout(COMPLETION_BOUND, async {
+            while has_open_tool_calls(&run.log)
+                && !progress.as_ref().is_some_and(|p| p.borrow().idle)
+            {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+        if waited.is_err() {
+            tracing::debug!("some tool calls never reported a completion");
+        }
+    }
+    // 4. Wait for every in-process tool handler that started; never cancel one.
+    run.tool_handler_failures = controls.drain().await;
+    // 5. Disconnect and stop the runtime.
+    if let Some(session) = &session {
+        match tokio::time::timeout(DISCONNECT_BOUND, session.disconnect()).await {
+            Ok(Ok(())) | Err(_) => {}
+            Ok(Err(e)) => {
+                tracing::debug!("session disconnect failed: {e}");
+            }
+        }
+    }
+    drop(session);
+    // The audited transport closes before the SDK client stops.
+    if let Some(proxy) = proxy {
+        proxy.close().await;
+    }
+    if let Some(client) = client {
+        match tokio::time::timeout(STOP_BOUND, client.stop()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::debug!("runtime stop reported: {e}");
+                client.force_stop();
+            }
+            Err(_) => {
+                run.cleanup_errors.push(format!(
+                    "the runtime did not stop within {STOP_BOUND:?}; it was killed"
+                ));
+                client.force_stop();
+            }
+        }
+    }
+    // The recorder ends when the stream closes; give it a moment, then stop it.
+    let recorder = slots.recorder.lock().expect("slot").take();
+    if let Some(recorder) = recorder {
+        let abort = recorder.abort_handle();
+        if tokio::time::timeout(Duration::from_secs(2), recorder)
+            .await
+            .is_err()
+        {
+            abort.abort();
+        }
+    }
+    // 6. No runtime process may outlive the run.
+    kill_leftovers(run, home).await;
+}
+
+/// After [`cleanup`]: record on `run` what the request proxy saw (held-back requests, audit
+/// records, an audit or transport failure, or an audit that observed no model request), the
+/// replay check's failure, the controls' admissions and denials, and a failure to remove the
+/// private home. Nothing can reach the runtime any more.
+pub(super) fn settle(
+    run: &mut RunState,
+    controls: &Controls,
+    proxy: Option<(&RequestProxy, ProxyOptions)>,
+    replay: Option<&dyn ReplayCheck>,
+    turns_finished: bool,
+    home: tempfile::TempDir,
+) {
+    if let Some((proxy, proxy_options)) = proxy {
+        run.model_requests_held_back = proxy.held_back();
+        if proxy_options.audit {
+            run.request_audit = proxy.records();
+        }
+        if let Some(failure) = proxy.failure() {
+            run.fail(
+                StopReason::RequestAuditError,
+                format!("request audit: {failure}"),
+            );
+        } else if proxy_options.inspects() && run.prompt_sent && proxy.observed() == 0 {
+            run.fail(
+                StopReason::RequestAuditError,
+                "request audit: no model request was observed; the audit cannot vouch for this run"
+                    .to_owned(),
+            );
+        }
+    }
+    if let Some(failure) =
+        replay.and_then(|r| r.failure(turns_finished && controls.stop_requested().is_none()))
+    {
+        run.fail(StopReason::ReplayMismatch, failure);
+    }
+    run.tool_calls_admitted = controls.admitted();
+    run.denials = controls.denied();
+    if let Err(e) = home.close() {
+        run.cleanup_errors
+            .push(format!("removing the runtime home failed: {e}"));
+    }
+}
+
+/// Whether some `tool.execution_start` in the log has no `tool.execution_complete` yet.
+fn has_open_tool_calls(log: &Mutex<Vec<LoggedEvent>>) -> bool {
+    let log = log.lock().expect("log lock");
+    let mut open = std::collections::HashSet::new();
+    for logged in log.iter() {
+        let id = logged.event.data.get("toolCallId").and_then(|v| v.as_str());
+        match (logged.event.event_type.as_str(), id) {
+            ("tool.execution_start", Some(id)) => {
+                open.insert(id.to_owned());
+            }
+            ("tool.execution_complete", Some(id)) => {
+                open.remove(id);
+            }
+            _ => {}
+        }
+    }
+    !open.is_empty()
+}
+
+/// Every process whose environment carries this run's private home is the runtime or one of its
+/// children. Any still alive now outlived the stop: kill it and report it.
+async fn kill_leftovers(run: &mut RunState, home: &std::path::Path) {
+    let marker = format!("COPILOT_HOME={}", home.display());
+    // A stopped process can take a moment to be reaped.
+    let mut left = runtime::processes_with_env(&marker);
+    for _ in 0..20 {
+        if left.is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        left = runtime::processes_with_env(&marker);
+    }
+    for pid in &left {
+        #[cfg(unix)]
+        // SAFETY: kill(2) with a pid we just read from /proc; no memory is involved.
+        unsafe {
+            libc::kill(*pid as libc::pid_t, libc::SIGKILL);
+        }
+    }
+    run.cleanup_errors.push(format!(
+        "runtime processes outlived the stop and were killed: {left:?}"
+    ));
+}

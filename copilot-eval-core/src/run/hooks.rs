@@ -1,0 +1,61 @@
+//! The interfaces a run offers to what observes it from outside: a model-side replay check
+//! ([`ReplayCheck`], asked after cleanup) and a tap on the model exchanges the request proxy
+//! forwards ([`ExchangeTap`]). The run owns these traits; the cassette module implements them
+//! (`ReplayResponder` and `Recorder`), so the run never depends on the cassette.
+
+use std::sync::Arc;
+
+use github_copilot_sdk::copilot_request_handler::CopilotHttpResponse;
+
+/// What a run asks a model-side replay after its turns, to report a failure the session itself
+/// cannot see (set with [`RunOptions::replay_check`](super::RunOptions::replay_check);
+/// `cassette::ReplaySession::run_options` sets it).
+pub trait ReplayCheck: Send + Sync + std::fmt::Debug {
+    /// The replay failure of the run, as error text, or `None`. `turns_finished` is `true` when
+    /// the session's turns ended on their own (idle, possibly after a `session.error`), `false`
+    /// after a timeout, a budget stop or another stop. A `Some` makes the run's `stop_reason`
+    /// [`StopReason::ReplayMismatch`](crate::StopReason::ReplayMismatch). Called once, after
+    /// cleanup, when no model request can arrive any more.
+    fn failure(&self, turns_finished: bool) -> Option<String>;
+}
+
+/// What the request proxy ([`RequestProxy`](super::proxy::RequestProxy)) hands every model
+/// exchange it forwards to, when a run records ([`RunOptions::record`](super::RunOptions::record)).
+/// The cassette's `Recorder` implements it.
+///
+/// The proxy calls, per HTTP request: [`http_request`](Self::http_request), then
+/// [`http_response`](Self::http_response) or [`http_failed`](Self::http_failed); per WebSocket:
+/// [`websocket`](Self::websocket) once, [`ws_request`](Self::ws_request) per text message sent,
+/// [`ws_event`](Self::ws_event) per text message received, [`ws_closed`](Self::ws_closed) at the
+/// end. While a tap is installed, the runtime's `accept-encoding` header is not forwarded on a
+/// recorded HTTP request, so that answers arrive unencoded.
+pub trait ExchangeTap: Send + Sync + std::fmt::Debug {
+    /// An HTTP request about to be forwarded (`method`, URL path without query, body): the
+    /// exchange's index when the tap records it (a model request), else `None` (the request is
+    /// then forwarded untouched).
+    fn http_request(&self, method: &str, path: &str, body: &[u8]) -> Option<usize>;
+
+    /// The upstream answer of recorded exchange `index`. Returns the response to pass on to the
+    /// runtime; its status, headers and body bytes must be unchanged (the tap may copy the body
+    /// as it streams).
+    fn http_response(
+        self: Arc<Self>,
+        index: usize,
+        response: CopilotHttpResponse,
+    ) -> CopilotHttpResponse;
+
+    /// Forwarding recorded exchange `index` failed with `error`.
+    fn http_failed(&self, index: usize, error: &str);
+
+    /// A new upstream WebSocket connection; returns its id for the calls below.
+    fn websocket(&self) -> u64;
+
+    /// A text message the runtime sends on WebSocket `socket` (after any rewrite).
+    fn ws_request(&self, socket: u64, text: &str);
+
+    /// A text message the upstream sends on WebSocket `socket`.
+    fn ws_event(&self, socket: u64, text: &str);
+
+    /// WebSocket `socket` closed.
+    fn ws_closed(&self, socket: u64);
+}

@@ -1,0 +1,228 @@
+//! The run lifecycle: one attempt of one eval on one prompt ([`run_with`]) or on several prompts
+//! in one session ([`run_turns`]).
+//!
+//! [`run_with`] resolves the runtime, gives it a private home, starts it through the SDK
+//! (`Client::start`), creates the session with a live event subscription taken *before* the
+//! session starts, sends the prompt, and waits for the root agent's `session.idle`. `timeout_s`
+//! bounds all of that, runtime start included. A budget stop or a failed caller guard
+//! ([`controls`]) ends that wait at once.
+//!
+//! Then, in every outcome, it cleans up, in this order: close admission (every later tool call is
+//! denied, no model request is forwarded); abort a session that is still busy; wait (bounded) for
+//! the runtime to report the completion of every tool call it started; wait for every in-process
+//! tool handler that already started (never cancelled); disconnect; stop the runtime (forcing it
+//! when a graceful stop fails); and check that no process carrying the run's private home is left
+//! (killing and reporting any). Cleanup may outlast `timeout_s`; `timings.cleanup_ms` says how
+//! long it took. There is exactly one attempt: nothing is retried.
+//!
+//! Errors never escape as `Err`: every failure is a [`CopilotResult`] with its
+//! [`StopReason`], error text and the evidence gathered so far.
+//!
+//! The stages, one file each: `prepare.rs` (prompts, skills checked locally, working directory,
+//! runtime, private home, cache, client options, authentication), `session.rs` (the SDK session
+//! configuration mapped from the eval, the session, event recording, the turns and the wait),
+//! `cleanup.rs` (the ordered stop above, then what the proxy, the controls and a replay check
+//! report), `state.rs` (what the run accumulates, turned into the result). Around them:
+//! [`controls`] (budget and caller guards), [`proxy`] (the request proxy through the SDK's
+//! request handler) and the interfaces observers implement ([`ReplayCheck`], [`ExchangeTap`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::eval::CopilotEval;
+use crate::result::CopilotResult;
+#[cfg(doc)]
+use crate::result::StopReason;
+
+mod cleanup;
+pub mod controls;
+mod hooks;
+mod prepare;
+pub mod proxy;
+mod session;
+mod state;
+
+pub use hooks::{ExchangeTap, ReplayCheck};
+pub(crate) use prepare::{client_options, live_token};
+
+use controls::Controls;
+use prepare::{Prepared, SetupFailure};
+use proxy::{ProxyOptions, RequestProxy};
+use session::Slots;
+use state::RunState;
+
+/// Placeholder token given to the runtime in offline runs (the loopback server accepts any).
+pub const OFFLINE_TOKEN: &str = "copilot-eval-offline-placeholder";
+
+/// Where the runtime sends its model requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// GitHub's Copilot service, with the user's authentication.
+    Live,
+    /// A loopback model server at this base URL (`http://127.0.0.1:PORT`); no request leaves the
+    /// machine.
+    Offline { base_url: String },
+}
+
+/// Options of one run besides the eval: where model requests go, and which runtime runs it.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub(crate) target: Target,
+    runtime_path: Option<PathBuf>,
+    home_seed: Option<PathBuf>,
+    replay: Option<Arc<dyn ReplayCheck>>,
+    tap: Option<Arc<dyn ExchangeTap>>,
+}
+
+impl RunOptions {
+    /// Run against GitHub's Copilot service (live model requests; needs authentication:
+    /// `GITHUB_TOKEN`, then `GH_TOKEN`, then the signed-in user).
+    pub fn live() -> Self {
+        Self {
+            target: Target::Live,
+            runtime_path: None,
+            home_seed: None,
+            replay: None,
+            tap: None,
+        }
+    }
+
+    /// Run offline against a loopback model server, e.g.
+    /// `RunOptions::offline(server.base_url())` for a
+    /// [`ModelServer`](crate::model_server::ModelServer). The runtime gets the server as its
+    /// API and GitHub endpoints and a placeholder token.
+    pub fn offline(base_url: impl Into<String>) -> Self {
+        Self {
+            target: Target::Offline {
+                base_url: base_url.into().trim_end_matches('/').to_owned(),
+            },
+            runtime_path: None,
+            home_seed: None,
+            replay: None,
+            tap: None,
+        }
+    }
+
+    /// Copy this folder's contents into the run's private runtime home (`COPILOT_HOME`) before
+    /// the runtime starts: user-level configuration for the run, such as
+    /// `copilot-instructions.md`, `skills/<name>/SKILL.md` or `hooks/`. The home itself stays
+    /// private and is removed after the run.
+    pub fn home_seed(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.home_seed = Some(dir.into());
+        self
+    }
+
+    /// Use this runtime executable instead of resolving one
+    /// ([`runtime::resolve`](crate::runtime::resolve)).
+    pub fn runtime_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.runtime_path = Some(path.into());
+        self
+    }
+
+    /// Ask `check` after the turns (and cleanup) for a model-side replay failure; a failure
+    /// ends the run with [`StopReason::ReplayMismatch`] and its text in `error`. Set by
+    /// [`ReplaySession::run_options`](crate::cassette::ReplaySession::run_options).
+    pub fn replay_check(mut self, check: Arc<dyn ReplayCheck>) -> Self {
+        self.replay = Some(check);
+        self
+    }
+
+    /// Record the run's model exchanges into `recorder`, typically a
+    /// [`cassette::Recorder`](crate::cassette::Recorder) (any [`ExchangeTap`]): the request
+    /// proxy is installed and hands it every model request and answer it forwards. The answers
+    /// reach the runtime unchanged; build the cassette afterwards with
+    /// [`Recorder::cassette`](crate::cassette::Recorder::cassette).
+    pub fn record(mut self, recorder: Arc<dyn ExchangeTap>) -> Self {
+        self.tap = Some(recorder);
+        self
+    }
+}
+
+/// Run `eval` on `prompt` live (see [`RunOptions::live`]). Exactly one attempt.
+pub async fn run(eval: &CopilotEval, prompt: impl Into<String>) -> CopilotResult {
+    run_with(eval, prompt, &RunOptions::live()).await
+}
+
+/// Run `eval` on `prompt` with `options`. Exactly one attempt; the runtime process is stopped
+/// before this returns, in every outcome.
+pub async fn run_with(
+    eval: &CopilotEval,
+    prompt: impl Into<String>,
+    options: &RunOptions,
+) -> CopilotResult {
+    run_turns(eval, &[prompt.into()], options).await
+}
+
+/// Run `eval` on several prompts, one turn each, in ONE session: each prompt is sent once the
+/// previous turn went idle. After a `session.error` no further prompt is sent. `timeout_s`
+/// bounds all turns together. No prompt at all is an `execution_error`. Otherwise as
+/// [`run_with`].
+pub async fn run_turns(
+    eval: &CopilotEval,
+    prompts: &[String],
+    options: &RunOptions,
+) -> CopilotResult {
+    let started = Instant::now();
+    let mut run = RunState::new(eval);
+    let Prepared {
+        working_directory,
+        home,
+        client_options,
+    } = match prepare::prepare(eval, prompts, options, &mut run) {
+        Ok(prepared) => prepared,
+        Err(SetupFailure {
+            reason,
+            error,
+            working_directory,
+        }) => {
+            run.fail(reason, error);
+            return run.finish(working_directory, started);
+        }
+    };
+
+    let controls = Controls::new(
+        eval.max_tool_calls,
+        eval.pre_tool_guards.clone(),
+        eval.hooks.clone(),
+    );
+    let proxy_options = ProxyOptions {
+        audit: eval.audit_requests,
+        image_detail: eval.image_detail,
+    };
+    let proxy =
+        (eval.max_tool_calls.is_some() || proxy_options.inspects() || options.tap.is_some())
+            .then(|| RequestProxy::with_tap(proxy_options, controls.clone(), options.tap.clone()));
+    let client_options = match &proxy {
+        Some(proxy) => client_options.with_request_handler(proxy.clone()),
+        None => client_options,
+    };
+
+    let deadline = started + Duration::from_secs_f64(eval.timeout_s);
+    let slots = Slots::default();
+    let turns_finished = session::drive(
+        eval,
+        prompts,
+        &working_directory,
+        client_options,
+        &options.target,
+        &controls,
+        &slots,
+        &mut run,
+        deadline,
+    )
+    .await;
+
+    let cleanup_started = Instant::now();
+    cleanup::cleanup(&slots, &controls, proxy.as_deref(), &mut run, home.path()).await;
+    cleanup::settle(
+        &mut run,
+        &controls,
+        proxy.as_deref().map(|proxy| (proxy, proxy_options)),
+        options.replay.as_deref(),
+        turns_finished,
+        home,
+    );
+    run.timings.cleanup_ms = cleanup_started.elapsed().as_millis() as u64;
+    run.finish(working_directory, started)
+}

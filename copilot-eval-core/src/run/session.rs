@@ -1,0 +1,544 @@
+//! The session stage of a run: the SDK session configuration mapped from the eval
+//! ([`session_config`]), the runtime and session started, the live event recording, the turns
+//! sent one by one, and the wait for each turn's `session.idle`, all bounded by the eval's
+//! `timeout_s` and cut short by a control stop ([`drive`]).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use github_copilot_sdk::session::Session;
+use github_copilot_sdk::subscription::RecvErrorKind;
+use github_copilot_sdk::{Client, ClientOptions, SessionConfig};
+use tokio::sync::watch;
+
+use super::controls::{ControlHooks, Controls};
+use super::state::{RunState, control_stop};
+use super::{OFFLINE_TOKEN, Target, live_token};
+use crate::error::ConfigError;
+use crate::eval::{ClientMode, CopilotEval, EMPTY_MODE_SETTINGS, check_empty_mode};
+use crate::evidence::LoggedEvent;
+use crate::result::{RawEvent, RuntimeStartup, StopReason};
+
+/// After a `session.error`, how long to wait for the `session.idle` that normally follows.
+const ERROR_IDLE_GRACE: Duration = Duration::from_secs(3);
+/// Event buffer of the live subscription (events; a slower recorder would lose events).
+const EVENT_BUFFER: usize = 4096;
+
+/// What the execution stores for cleanup, even when it is cut short by the timeout.
+#[derive(Default)]
+pub(super) struct Slots {
+    pub(super) client: Mutex<Option<Client>>,
+    pub(super) session: Mutex<Option<Arc<Session>>>,
+    pub(super) recorder: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Set to true once the root `session.idle` was seen (the session is not busy).
+    pub(super) idle: Mutex<Option<watch::Receiver<Progress>>>,
+}
+
+/// What the recorder has seen so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Progress {
+    pub(super) idle: bool,
+    pub(super) session_error: bool,
+    /// Root `session.idle` events seen (one per finished turn).
+    pub(super) idles: u32,
+}
+
+/// Map the eval onto the SDK's session configuration (without credentials, which the run adds).
+///
+/// Errors: the extra session-config function changed a field that the eval sets itself.
+pub(super) fn session_config(
+    eval: &CopilotEval,
+    working_directory: &std::path::Path,
+    controls: &Arc<Controls>,
+) -> Result<SessionConfig, ConfigError> {
+    let mut config = SessionConfig::default()
+        .with_working_directory(working_directory.to_path_buf())
+        .with_streaming(eval.streaming);
+    if let Some(model) = &eval.model {
+        config = config.with_model(model.clone());
+    }
+    if let Some(effort) = eval.reasoning_effort {
+        config = config.with_reasoning_effort(effort.as_str());
+    }
+    if let Some(instructions) = &eval.instructions {
+        config = config.with_system_message(
+            github_copilot_sdk::SystemMessageConfig::new()
+                .with_mode(eval.system_message_mode.as_str())
+                .with_content(instructions.clone()),
+        );
+    }
+    if let Some(allowed) = &eval.allowed_tools {
+        config = config.with_available_tools(allowed.clone());
+    }
+    if let Some(excluded) = &eval.excluded_tools {
+        config = config.with_excluded_tools(excluded.clone());
+    }
+    if !eval.mcp_servers.is_empty() {
+        config = config.with_mcp_servers(eval.mcp_servers.clone());
+    }
+    if !eval.skill_directories.is_empty() {
+        config = config
+            .with_skill_directories(eval.skill_directories.clone())
+            .with_enable_skills(true);
+    }
+    if !eval.disabled_skills.is_empty() {
+        config = config.with_disabled_skills(eval.disabled_skills.clone());
+    }
+    if !eval.custom_agents.is_empty() {
+        config = config.with_custom_agents(eval.custom_agents.clone());
+    }
+    if let Some(agent) = &eval.active_agent {
+        config = config.with_agent(agent.clone());
+    }
+    if !eval.tools.is_empty() {
+        config = config.with_tools(controls.wrap_tools(&eval.tools));
+    }
+    config = config.with_hooks(Arc::new(ControlHooks(controls.clone())));
+    match (&eval.permission_handler, eval.auto_confirm) {
+        (Some(handler), _) => config = config.with_permission_handler(handler.clone()),
+        (None, true) => {
+            config = config
+                .with_permission_handler(Arc::new(github_copilot_sdk::handler::ApproveAllHandler))
+        }
+        (None, false) => {}
+    }
+    if eval.client_mode == ClientMode::Empty {
+        config.available_tools = Some(eval.allowed_tools.clone().unwrap_or_default());
+    }
+    if let Some(extra) = &eval.session_config_fn {
+        let before = MappedFields::of(&config);
+        config = extra(config);
+        MappedFields::of(&config).check_unchanged(&before)?;
+    }
+    if eval.client_mode == ClientMode::Empty {
+        check_empty_mode(&config)?;
+        for (_, _, set) in EMPTY_MODE_SETTINGS {
+            set(&mut config);
+        }
+    }
+    Ok(config)
+}
+
+/// The mapped fields that the escape hatch must not override (set them on the eval instead).
+#[derive(PartialEq)]
+struct MappedFields {
+    model: Option<String>,
+    reasoning_effort: Option<String>,
+    working_directory: Option<PathBuf>,
+    streaming: Option<bool>,
+    available_tools: Option<Vec<String>>,
+    excluded_tools: Option<Vec<String>>,
+    skill_directories: Option<Vec<PathBuf>>,
+    disabled_skills: Option<Vec<String>>,
+    agent: Option<String>,
+    tool_names: Option<Vec<String>>,
+    system_message: Option<(Option<String>, Option<String>)>,
+}
+
+impl MappedFields {
+    fn of(config: &SessionConfig) -> Self {
+        Self {
+            model: config.model.clone(),
+            reasoning_effort: config.reasoning_effort.clone(),
+            working_directory: config.working_directory.clone(),
+            streaming: config.streaming,
+            available_tools: config.available_tools.clone(),
+            excluded_tools: config.excluded_tools.clone(),
+            skill_directories: config.skill_directories.clone(),
+            disabled_skills: config.disabled_skills.clone(),
+            agent: config.agent.clone(),
+            tool_names: config
+                .tools
+                .as_ref()
+                .map(|tools| tools.iter().map(|t| t.name.clone()).collect()),
+            system_message: config
+                .system_message
+                .as_ref()
+                .map(|m| (m.mode.clone(), m.content.clone())),
+        }
+    }
+
+    fn check_unchanged(&self, before: &Self) -> Result<(), ConfigError> {
+        let changed = [
+            ("model", self.model != before.model),
+            (
+                "reasoning_effort",
+                self.reasoning_effort != before.reasoning_effort,
+            ),
+            (
+                "working_directory",
+                self.working_directory != before.working_directory,
+            ),
+            ("streaming", self.streaming != before.streaming),
+            (
+                "allowed_tools",
+                self.available_tools != before.available_tools,
+            ),
+            (
+                "excluded_tools",
+                self.excluded_tools != before.excluded_tools,
+            ),
+            (
+                "skill_directories",
+                self.skill_directories != before.skill_directories,
+            ),
+            (
+                "disabled_skills",
+                self.disabled_skills != before.disabled_skills,
+            ),
+            ("active_agent", self.agent != before.agent),
+            ("tools", self.tool_names != before.tool_names),
+            ("instructions", self.system_message != before.system_message),
+        ];
+        match changed.iter().find(|(_, changed)| *changed) {
+            Some((field, _)) => Err(ConfigError::new(
+                "extra_session_config",
+                format!(
+                    "the function overrides `{field}`, which the eval sets itself; set `{field}` on the eval instead"
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Start the runtime and the session and run the turns ([`execute`]), bounded by `deadline` and
+/// cut short by a control stop; record the outcome on `run`. Returns whether the turns finished
+/// on their own (no timeout, no stop, no execution error).
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn drive(
+    eval: &CopilotEval,
+    prompts: &[String],
+    working_directory: &std::path::Path,
+    client_options: ClientOptions,
+    target: &Target,
+    controls: &Arc<Controls>,
+    slots: &Slots,
+    run: &mut RunState,
+    deadline: Instant,
+) -> bool {
+    let mut stop_signal = controls.stop_signal();
+    let outcome = tokio::select! {
+        biased;
+        stop = stop_signal.wait_for(Option::is_some) => {
+            stop.ok().and_then(|s| s.clone())
+                .map(|stop| control_stop(&stop))
+        }
+        outcome = tokio::time::timeout_at(
+            deadline.into(),
+            execute(eval, prompts, working_directory, client_options, target, controls, slots, run),
+        ) => match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some((StopReason::ExecutionError, error)),
+            Err(_) => Some((
+                StopReason::Timeout,
+                format!("timed out after {}s (eval timeout_s)", eval.timeout_s),
+            )),
+        },
+    };
+    let turns_finished = outcome.is_none();
+    if let Some((reason, error)) = outcome {
+        run.fail(reason, error);
+    }
+    // A control stop that raced with the end of the turns still decides the reason.
+    if let Some(stop) = controls.stop_requested() {
+        let (reason, error) = control_stop(&stop);
+        run.fail(reason, error);
+    }
+    turns_finished
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn execute(
+    eval: &CopilotEval,
+    prompts: &[String],
+    working_directory: &std::path::Path,
+    client_options: ClientOptions,
+    target: &Target,
+    controls: &Arc<Controls>,
+    slots: &Slots,
+    run: &mut RunState,
+) -> Result<(), String> {
+    let mut config =
+        session_config(eval, working_directory, controls).map_err(|e| e.to_string())?;
+    config.event_buffer_capacity = Some(EVENT_BUFFER);
+    config = match target {
+        Target::Offline { .. } => config.with_github_token(OFFLINE_TOKEN),
+        Target::Live => match live_token() {
+            Some(token) => config.with_github_token(token),
+            None => config,
+        },
+    };
+
+    let t = Instant::now();
+    let client = Client::start(client_options)
+        .await
+        .map_err(|e| format!("starting the runtime failed: {e}"))?;
+    run.timings.runtime_start_ms = Some(t.elapsed().as_millis() as u64);
+    run.runtime_pid = client.pid();
+    run.timings.runtime_startup = client.startup_timings().map(|s| RuntimeStartup {
+        total_ms: s.total_ms,
+        program_resolve_ms: s.program_resolve_ms,
+        process_spawn_ms: s.process_spawn_ms,
+        transport_setup_ms: s.transport_setup_ms,
+        handshake_ms: s.handshake_ms,
+    });
+    *slots.client.lock().expect("slot") = Some(client.clone());
+
+    let t = Instant::now();
+    let prepared = client
+        .prepare_session(config)
+        .map_err(|e| format!("invalid session configuration: {e}"))?;
+    let subscription = prepared.subscribe();
+    let (progress_tx, progress_rx) = watch::channel(Progress::default());
+    *slots.idle.lock().expect("slot") = Some(progress_rx.clone());
+    let recorder = tokio::spawn(record(
+        subscription,
+        run.log.clone(),
+        run.capture_errors.clone(),
+        progress_tx,
+    ));
+    *slots.recorder.lock().expect("slot") = Some(recorder);
+    let session = Arc::new(
+        prepared
+            .start()
+            .await
+            .map_err(|e| format!("creating the session failed: {e}"))?,
+    );
+    run.timings.create_session_ms = Some(t.elapsed().as_millis() as u64);
+    *slots.session.lock().expect("slot") = Some(session.clone());
+    // Before the prompt: the runtime must have discovered every requested skill.
+    if let Some(discovery) = run.skill_discovery.as_mut()
+        && let Some(error) =
+            crate::skills::discover(&session, discovery, &eval.disabled_skills).await
+    {
+        run.fail(StopReason::SkillSetupError, error.clone());
+        return Err(error);
+    }
+
+    let t = Instant::now();
+    let result = async {
+        run.prompt_sent = true;
+        for prompt in prompts {
+            let now = *progress_rx.borrow();
+            if now.session_error {
+                break;
+            }
+            session
+                .send(prompt.as_str())
+                .await
+                .map_err(|e| format!("sending the prompt failed: {e}"))?;
+            wait_until_done(progress_rx.clone(), now.idles).await?;
+        }
+        Ok(())
+    }
+    .await;
+    run.timings.turns_ms = Some(t.elapsed().as_millis() as u64);
+    result
+}
+
+/// Wait for the root `session.idle` that ends the turn (the first after `idles_before` were
+/// seen); after a `session.error`, wait at most a short grace for it.
+async fn wait_until_done(
+    mut progress: watch::Receiver<Progress>,
+    idles_before: u32,
+) -> Result<(), String> {
+    loop {
+        let now = *progress.borrow_and_update();
+        if now.idles > idles_before {
+            return Ok(());
+        }
+        if now.session_error {
+            let _ = tokio::time::timeout(
+                ERROR_IDLE_GRACE,
+                progress.wait_for(|p| p.idles > idles_before),
+            )
+            .await;
+            return Ok(());
+        }
+        if progress.changed().await.is_err() {
+            // The recorder stopped: the event stream closed before idle.
+            let last = *progress.borrow();
+            return if last.idles > idles_before || last.session_error {
+                Ok(())
+            } else {
+                Err("the runtime closed the event stream before session.idle".to_owned())
+            };
+        }
+    }
+}
+
+/// Copy every event of the live subscription into the log until the stream closes.
+async fn record(
+    mut subscription: github_copilot_sdk::EventSubscription,
+    log: Arc<Mutex<Vec<LoggedEvent>>>,
+    capture_errors: Arc<Mutex<Vec<String>>>,
+    progress: watch::Sender<Progress>,
+) {
+    loop {
+        match subscription.recv().await {
+            Ok(event) => {
+                let received = Instant::now();
+                let agent_id = event.agent_id.clone().filter(|a| !a.is_empty());
+                let root = agent_id.is_none();
+                match event.event_type.as_str() {
+                    "session.idle" if root => progress.send_modify(|p| {
+                        p.idle = true;
+                        p.idles += 1;
+                    }),
+                    "user.message" if root => progress.send_modify(|p| p.idle = false),
+                    "session.error" => progress.send_modify(|p| p.session_error = true),
+                    _ => {}
+                }
+                log.lock().expect("log lock").push(LoggedEvent {
+                    event: RawEvent {
+                        event_type: event.event_type,
+                        id: event.id,
+                        timestamp: event.timestamp,
+                        agent_id,
+                        ephemeral: event.ephemeral.unwrap_or(false),
+                        data: event.data,
+                    },
+                    received,
+                });
+            }
+            Err(e) => match e.kind() {
+                RecvErrorKind::Lagged(lagged) => {
+                    capture_errors.lock().expect("lock").push(format!(
+                        "the event subscription lagged: {} events were lost",
+                        lagged.skipped()
+                    ))
+                }
+                _ => return,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use github_copilot_sdk::handler::PermissionHandler;
+
+    use super::*;
+
+    fn controls() -> Arc<Controls> {
+        Controls::new(None, vec![], None)
+    }
+
+    #[test]
+    fn a_caller_permission_handler_is_never_replaced() {
+        struct Deny;
+        #[async_trait::async_trait]
+        impl PermissionHandler for Deny {
+            async fn handle(
+                &self,
+                _session_id: github_copilot_sdk::SessionId,
+                _request_id: github_copilot_sdk::RequestId,
+                _data: github_copilot_sdk::PermissionRequestData,
+            ) -> github_copilot_sdk::handler::PermissionResult {
+                github_copilot_sdk::handler::PermissionResult::NoResult
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let handler: Arc<dyn PermissionHandler> = Arc::new(Deny);
+        let eval = CopilotEval::builder()
+            .auto_confirm(true)
+            .permission_handler(handler.clone())
+            .build()
+            .unwrap();
+        let config = session_config(&eval, dir.path(), &controls()).unwrap();
+        assert!(Arc::ptr_eq(
+            config.permission_handler.as_ref().unwrap(),
+            &handler
+        ));
+        // Without a handler and without auto_confirm, none is installed.
+        let eval = CopilotEval::builder().auto_confirm(false).build().unwrap();
+        let config = session_config(&eval, dir.path(), &controls()).unwrap();
+        assert!(config.permission_handler.is_none());
+    }
+
+    #[test]
+    fn empty_mode_forces_isolation_and_rejects_contradictions() {
+        let dir = tempfile::tempdir().unwrap();
+        let eval = CopilotEval::builder().client_mode("empty").build().unwrap();
+        let config = session_config(&eval, dir.path(), &controls()).unwrap();
+        assert_eq!(
+            config.available_tools,
+            Some(vec![]),
+            "no tools unless listed"
+        );
+        assert_eq!(config.enable_config_discovery, Some(false));
+        assert_eq!(config.enable_file_hooks, Some(false));
+        assert_eq!(config.enable_on_demand_instruction_discovery, Some(false));
+        assert_eq!(config.skip_custom_instructions, Some(true));
+        assert_eq!(config.enable_managed_settings, Some(false));
+
+        let eval = CopilotEval::builder()
+            .client_mode("empty")
+            .allowed_tools(["view"])
+            .build()
+            .unwrap();
+        let config = session_config(&eval, dir.path(), &controls()).unwrap();
+        assert_eq!(config.available_tools, Some(vec!["view".to_owned()]));
+
+        let err = CopilotEval::builder()
+            .client_mode("empty")
+            .extra_session_config(|c| c.with_enable_file_hooks(true))
+            .build()
+            .unwrap_err();
+        assert_eq!(err.field, "extra_session_config");
+        assert!(err.message.contains("enable_file_hooks = true"), "{err}");
+        // The same setting is fine in the default mode.
+        CopilotEval::builder()
+            .extra_session_config(|c| c.with_enable_file_hooks(true))
+            .build()
+            .unwrap();
+    }
+
+    #[test]
+    fn mapping_sets_the_session_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let eval = CopilotEval::builder()
+            .model("gpt-test")
+            .reasoning_effort("high")
+            .instructions("Be brief.")
+            .system_message_mode("replace")
+            .allowed_tools(["create"])
+            .streaming(true)
+            .build()
+            .unwrap();
+        let config = session_config(&eval, dir.path(), &controls()).unwrap();
+        assert_eq!(config.model.as_deref(), Some("gpt-test"));
+        assert_eq!(config.reasoning_effort.as_deref(), Some("high"));
+        assert_eq!(config.streaming, Some(true));
+        assert_eq!(config.available_tools, Some(vec!["create".to_owned()]));
+        let system = config.system_message.unwrap();
+        assert_eq!(system.mode.as_deref(), Some("replace"));
+        assert_eq!(system.content.as_deref(), Some("Be brief."));
+        assert!(
+            config.permission_handler.is_some(),
+            "auto_confirm installs approval"
+        );
+    }
+
+    #[test]
+    fn escape_hatch_may_not_override_mapped_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let eval = CopilotEval::builder()
+            .model("gpt-test")
+            .extra_session_config(|c| c.with_model("other"))
+            .build()
+            .unwrap();
+        let err = session_config(&eval, dir.path(), &controls()).unwrap_err();
+        assert_eq!(err.field, "extra_session_config");
+        assert!(err.message.contains("`model`"), "{err}");
+
+        let eval = CopilotEval::builder()
+            .extra_session_config(|c| c.with_client_name("copilot-eval-test"))
+            .build()
+            .unwrap();
+        let config = session_config(&eval, dir.path(), &controls()).unwrap();
+        assert_eq!(config.client_name.as_deref(), Some("copilot-eval-test"));
+    }
+}

@@ -1,0 +1,152 @@
+//! The run's state: everything a run accumulates ([`RunState`]), turned into the
+//! [`CopilotResult`] at the end ([`RunState::finish`]).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::controls::{ControlStop, Denial};
+use crate::audit::RequestAudit;
+use crate::eval::CopilotEval;
+use crate::evidence::{LoggedEvent, map_events};
+use crate::result::{CopilotResult, StopReason, Timings};
+
+/// Everything the run accumulates; turned into the result by [`RunState::finish`].
+pub(super) struct RunState {
+    eval_name: String,
+    model_requested: Option<String>,
+    configuration: serde_json::Value,
+    pub(super) log: Arc<Mutex<Vec<LoggedEvent>>>,
+    stops: Vec<(StopReason, String)>,
+    pub(super) timings: Timings,
+    pub(super) runtime_path: Option<PathBuf>,
+    pub(super) runtime_pid: Option<u32>,
+    pub(super) capture_errors: Arc<Mutex<Vec<String>>>,
+    pub(super) cleanup_errors: Vec<String>,
+    pub(super) tool_calls_admitted: u32,
+    pub(super) model_requests_held_back: usize,
+    pub(super) tool_handler_failures: Vec<String>,
+    pub(super) denials: Vec<Denial>,
+    pub(super) request_audit: Vec<RequestAudit>,
+    pub(super) prompt_sent: bool,
+    pub(super) skill_discovery: Option<crate::skills::SkillDiscovery>,
+}
+
+impl RunState {
+    pub(super) fn new(eval: &CopilotEval) -> Self {
+        Self {
+            eval_name: eval.name.clone(),
+            model_requested: eval.model.clone(),
+            configuration: eval.snapshot(),
+            log: Arc::default(),
+            stops: Vec::new(),
+            timings: Timings::default(),
+            runtime_path: None,
+            runtime_pid: None,
+            capture_errors: Arc::default(),
+            cleanup_errors: Vec::new(),
+            tool_calls_admitted: 0,
+            model_requests_held_back: 0,
+            tool_handler_failures: Vec::new(),
+            denials: Vec::new(),
+            request_audit: Vec::new(),
+            prompt_sent: false,
+            skill_discovery: None,
+        }
+    }
+
+    /// Record a stop cause. The reason is decided at the end by [`StopReason::PRECEDENCE`].
+    pub(super) fn fail(&mut self, reason: StopReason, error: String) {
+        if !self.stops.iter().any(|(r, e)| *r == reason && *e == error) {
+            self.stops.push((reason, error));
+        }
+    }
+
+    /// The result: the evidence mapped from the event log, the stop reason decided by precedence
+    /// over every recorded cause, and the errors joined in the order they were recorded.
+    pub(super) fn finish(self, working_directory: PathBuf, started: Instant) -> CopilotResult {
+        let log = std::mem::take(&mut *self.log.lock().expect("log lock"));
+        let mut evidence = map_events(&log);
+        for denial in &self.denials {
+            if let Some(call) = evidence.tool_calls.iter_mut().find(|c| {
+                c.denied.is_none() && c.name == denial.tool && c.arguments == denial.arguments
+            }) {
+                call.denied = Some(denial.reason.clone());
+            }
+        }
+        let mut capture_errors = self.capture_errors.lock().expect("errors lock").clone();
+        capture_errors.extend(evidence.capture_errors.iter().cloned());
+        let mut errors: Vec<String> = Vec::new();
+        let mut push = |line: String| {
+            if !errors.contains(&line) {
+                errors.push(line);
+            }
+        };
+        let mut stop_reason = StopReason::Completed;
+        for (reason, error) in &self.stops {
+            stop_reason = stop_reason.max(*reason);
+            push(error.clone());
+        }
+        for e in &evidence.session_errors {
+            stop_reason = stop_reason.max(StopReason::ExecutionError);
+            push(format!("session.error: {e}"));
+        }
+        if stop_reason == StopReason::Completed && !evidence.idle {
+            stop_reason = StopReason::ExecutionError;
+            push("the session ended without session.idle".to_owned());
+        }
+        for e in &self.cleanup_errors {
+            stop_reason = stop_reason.max(StopReason::CleanupError);
+            push(format!("cleanup: {e}"));
+        }
+        let error = (!errors.is_empty()).then(|| errors.join("; "));
+        let success = stop_reason == StopReason::Completed && error.is_none();
+        let evidence_complete = capture_errors.is_empty();
+        CopilotResult {
+            eval_name: self.eval_name,
+            model_requested: self.model_requested,
+            model_used: evidence.model_used,
+            success,
+            stop_reason,
+            error,
+            turns: evidence.turns,
+            tool_calls: evidence.tool_calls,
+            final_response: evidence.final_response,
+            skill_discovery: self.skill_discovery,
+            skill_invocations: evidence.skill_invocations,
+            subagent_invocations: evidence.subagent_invocations,
+            usage: evidence.usage,
+            duration_ms: started.elapsed().as_millis() as u64,
+            timings: self.timings,
+            working_directory,
+            runtime_path: self.runtime_path,
+            runtime_pid: self.runtime_pid,
+            request_audit: self.request_audit,
+            tool_calls_admitted: self.tool_calls_admitted,
+            model_requests_held_back: self.model_requests_held_back,
+            tool_handler_failures: self.tool_handler_failures,
+            cleanup_errors: self.cleanup_errors,
+            capture_errors,
+            evidence_complete,
+            raw_events: log.into_iter().map(|l| l.event).collect(),
+            configuration: self.configuration,
+        }
+    }
+}
+
+/// The stop reason and error text of a control stop.
+pub(super) fn control_stop(stop: &ControlStop) -> (StopReason, String) {
+    match stop {
+        ControlStop::BudgetExceeded { max, tool } => (
+            StopReason::ToolBudgetExceeded,
+            format!(
+                "tool-call budget exhausted: max_tool_calls = {max}; the next call ({tool}) was denied and the session aborted"
+            ),
+        ),
+        ControlStop::GuardFailed(message) => (StopReason::ExecutionError, message.clone()),
+        ControlStop::AuditFailed(message) => (
+            StopReason::RequestAuditError,
+            format!("request audit: {message}"),
+        ),
+    }
+}
