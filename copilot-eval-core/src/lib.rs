@@ -43,6 +43,7 @@ pub mod error;
 pub mod eval;
 pub mod evidence;
 pub mod harness;
+#[cfg(feature = "runner")]
 pub mod init;
 pub mod lint;
 pub mod model_server;
@@ -51,6 +52,7 @@ pub mod result;
 pub mod run;
 pub mod runtime;
 pub mod skills;
+#[cfg(feature = "runner")]
 pub mod suite;
 pub mod tools;
 

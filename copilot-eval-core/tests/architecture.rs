@@ -268,3 +268,45 @@ fn the_reference_scan_sees_grouped_and_inline_paths() {
     let expected: BTreeSet<String> = ["a", "b", "c", "run"].map(String::from).into();
     assert_eq!(found, expected);
 }
+
+/// A user's test binary links core without the `runner` feature: none of the runner's own
+/// dependencies reach the quick-start example (a crate written as a user writes one).
+#[test]
+fn users_test_binaries_do_not_link_the_runner_dependencies() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "tree",
+            "-p",
+            "quickstart",
+            "-e",
+            "normal,dev",
+            "--prefix",
+            "none",
+        ])
+        .args(["--offline"])
+        .current_dir(workspace)
+        .output()
+        .unwrap();
+    let tree = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && tree.contains("copilot-eval-core"),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let runner_only = [
+        "indicatif ",
+        "cargo_metadata ",
+        "quick-junit ",
+        "toml_edit ",
+    ];
+    let linked: Vec<&str> = tree
+        .lines()
+        .filter(|line| runner_only.iter().any(|dep| line.starts_with(dep)))
+        .collect();
+    assert!(
+        linked.is_empty(),
+        "the quick-start example links {linked:?}"
+    );
+}

@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn pages() -> Vec<PathBuf> {
@@ -44,7 +47,8 @@ fn read(text: &str) -> (Vec<(String, usize)>, BTreeSet<String>) {
     let mut heading: Option<String> = None;
     for (event, range) in Parser::new(text).into_offset_iter() {
         match event {
-            Event::Start(Tag::Link { dest_url, .. }) | Event::Start(Tag::Image { dest_url, .. }) => {
+            Event::Start(Tag::Link { dest_url, .. })
+            | Event::Start(Tag::Image { dest_url, .. }) => {
                 let line = text[..range.start].lines().count().max(1);
                 links.push((dest_url.to_string(), line));
             }
@@ -120,7 +124,10 @@ fn the_book_lists_every_page() {
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .filter(|n| n != "SUMMARY.md" && !listed.contains(n))
         .collect();
-    assert!(missing.is_empty(), "pages not in docs/SUMMARY.md: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "pages not in docs/SUMMARY.md: {missing:?}"
+    );
 }
 
 #[test]
@@ -131,6 +138,9 @@ fn slugs_follow_the_heading_id_rules() {
         "recording-cargo-copilot-eval---record"
     );
     let (links, ids) = read("# A title\n\nSee [x](other.md#a-b) and ![i](pic.png).\n");
-    assert_eq!(links, [("other.md#a-b".to_owned(), 3), ("pic.png".to_owned(), 3)]);
+    assert_eq!(
+        links,
+        [("other.md#a-b".to_owned(), 3), ("pic.png".to_owned(), 3)]
+    );
     assert!(ids.contains("a-title"));
 }

@@ -14,7 +14,9 @@
 //! credential values found in the environment are never written.
 
 mod cost;
+#[cfg(feature = "runner")]
 pub mod junit;
+#[cfg(feature = "runner")]
 pub mod merge;
 mod write;
 
@@ -28,7 +30,9 @@ use crate::evidence::Role;
 use crate::result::CopilotResult;
 
 pub use cost::{CostTotals, estimate_run, price_test};
-pub use write::{Redactor, write_atomically, write_json, write_junit};
+#[cfg(feature = "runner")]
+pub use write::write_junit;
+pub use write::{Redactor, write_atomically, write_json};
 
 /// Version of the JSON results format. Bumped on any incompatible change; additions of optional
 /// fields keep the version.

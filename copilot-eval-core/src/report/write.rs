@@ -175,7 +175,8 @@ pub fn write_json(path: &Path, report: &SuiteReport, redactor: &Redactor) -> std
 /// Write `report` as JUnit XML (see [`junit`](super::junit)) to `path`, atomically, after
 /// removing the secrets `redactor` knows.
 ///
-/// Errors: as [`write_atomically`], or the XML could not be serialised.
+/// Errors: as [`write_atomically`], or the XML could not be serialised. (Feature `runner`.)
+#[cfg(feature = "runner")]
 pub fn write_junit(path: &Path, report: &SuiteReport, redactor: &Redactor) -> std::io::Result<()> {
     let report = redactor.redact_report(report);
     let xml = super::junit::to_junit(&report)
