@@ -20,11 +20,19 @@
 //! Around the run, for tests and suites:
 //! - [`harness`]: what a `#[copilot_eval]` test runs: its [`EvalContext`](harness::EvalContext)
 //!   and the evidence side file it writes for the runner;
-//! - [`suite`]: the runner behind `cargo copilot-eval`: discovery, one process per eval,
-//!   deadlines, fail-fast, exit statuses;
-//! - [`report`]: the versioned JSON results (with its JSON Schema) and the JUnit XML.
+//! - `suite` (feature `runner`): the runner behind `cargo copilot-eval`: discovery, one process
+//!   per eval, deadlines, fail-fast, exit statuses, the artifacts;
+//! - [`report`]: the versioned JSON results (with its JSON Schema), and with the feature
+//!   `runner` the JUnit XML and `merge`;
 //! - [`cost`]: the pricing table, cost estimates and the suite's cost caps (the cost totals of
 //!   the results are in [`report`]).
+//!
+//! Commands and helpers: [`doctor`] (the checks behind `cargo copilot-eval doctor`), `init`
+//! (feature `runner`: the planning behind `cargo copilot-eval init`), [`tools`] (ready-made SDK
+//! tools for evals), [`error`] (the configuration error [`ConfigError`]).
+//!
+//! The cargo feature `runner` is for the `cargo copilot-eval` command; a test binary does not need
+//! it. Where each stage lives and which module may import which: `ARCHITECTURE.md`.
 //!
 //! Skills, custom agents and instructions:
 //! - [`customization`]: loaders for `SKILL.md`, `*.agent.md`, instructions files and a repository's

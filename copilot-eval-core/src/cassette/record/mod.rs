@@ -72,7 +72,7 @@ pub enum RecordError {
 /// give a fresh one to each run.
 ///
 /// A recorder is given to a run with [`RunOptions::record`](crate::RunOptions::record). The
-/// run then installs the request seam ([`crate::seam`]), which hands the recorder every model
+/// run then installs the request proxy ([`crate::run::proxy`]), which hands the recorder every model
 /// request it forwards (HTTP Chat Completions, HTTP Responses, WebSocket `response.create`) and
 /// a copy of every upstream answer, chunk by chunk, while the answer streams on to the runtime
 /// unchanged. Nothing else is kept: no header, no URL, no token; the model-catalog `GET` is not
