@@ -48,7 +48,7 @@ struct Outcome {
 }
 
 async fn run_budget(
-    budget: Option<i64>,
+    budget: Option<u32>,
     runtime: &copilot_eval_core::runtime::ResolvedRuntime,
 ) -> Outcome {
     let offline = Offline::start(runtime, notes_script()).await;

@@ -145,8 +145,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "artifact".to_owned());
+    let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();
-    builder.prefix(&format!(".{name}.")).suffix(".tmp");
+    builder.prefix(&prefix).suffix(".tmp");
     // Like any file the user writes: 0666 less the umask (tempfile's default is 0600, which CI
     // upload steps and other users cannot read).
     #[cfg(unix)]
