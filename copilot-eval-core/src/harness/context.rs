@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use super::evidence::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
+use super::side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 use super::{ENV_EVIDENCE_FILE, Mode, TestConfig};
 use crate::eval::{CopilotEval, CopilotEvalBuilder};
 use crate::model_server::{DEFAULT_MODEL, ModelServer, Script, ServerConfig};

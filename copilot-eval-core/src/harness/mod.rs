@@ -48,9 +48,9 @@
 //! `cargo test -- --ignored` run them too (live unless `COPILOT_EVAL_MODE=replay`).
 
 mod context;
-mod evidence;
 mod record;
 mod replay;
+mod side_file;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -62,11 +62,11 @@ use futures::FutureExt;
 use crate::eval::{CopilotEval, CopilotEvalBuilder};
 
 pub use context::EvalContext;
-pub use evidence::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 pub use record::{
     ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, RecordPolicy, cassette_root, is_ci,
     recording_refused, recording_summary,
 };
+pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 
 /// Environment variable selecting where model requests go: `live` (default), `replay` or
 /// `record` (with [`ENV_RECORD`]).
