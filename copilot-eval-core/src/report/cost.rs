@@ -212,11 +212,11 @@ mod tests {
             "0.0054"
         );
         let mut a = CostTotals::zero();
-        a.estimated_cost = Some(0.0018);
+        a.estimated_cost = Some(0.1);
         let mut b = CostTotals::zero();
-        b.estimated_cost = Some(0.0036);
+        b.estimated_cost = Some(0.2);
         a.add(&b);
-        assert_eq!(a.estimated_cost, Some(0.0054));
+        assert_eq!(a.estimated_cost, Some(0.3));
     }
 
     use super::*;
