@@ -205,11 +205,11 @@ mod tests {
 
     #[test]
     fn amounts_are_kept_without_float_noise() {
-        assert_eq!(0.0018 * 3.0, 0.005399999999999999);
-        assert_eq!(super::round_amount(0.0018 * 3.0), 0.0054);
+        assert_eq!(0.1 + 0.2, 0.30000000000000004);
+        assert_eq!(super::round_amount(0.1 + 0.2), 0.3);
         assert_eq!(
-            serde_json::to_string(&super::round_amount(0.0018 * 3.0)).unwrap(),
-            "0.0054"
+            serde_json::to_string(&super::round_amount(0.1 + 0.2)).unwrap(),
+            "0.3"
         );
         let mut a = CostTotals::zero();
         a.estimated_cost = Some(0.1);
