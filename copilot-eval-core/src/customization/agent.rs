@@ -133,11 +133,17 @@ pub fn agent_name(path: &Path) -> String {
 
 /// Validate the agent file; the agent is `Some` when no error was found.
 pub(crate) fn check(path: &Path) -> (Option<AgentFile>, Vec<Problem>) {
-    let text = match read_text(path) {
-        Ok(text) => text,
+    let (text, utf8) = match read_text(path) {
+        Ok(read) => read,
         Err(problem) => return (None, vec![problem]),
     };
-    let document = match frontmatter::parse(path, &text) {
+    let (agent, mut problems) = check_text(path, &text);
+    problems.splice(0..0, utf8);
+    (agent, problems)
+}
+
+fn check_text(path: &Path, text: &str) -> (Option<AgentFile>, Vec<Problem>) {
+    let document = match frontmatter::parse(path, text) {
         Ok(document) => document,
         Err(problem) => return (None, vec![problem]),
     };
@@ -232,6 +238,10 @@ pub(crate) fn check(path: &Path) -> (Option<AgentFile>, Vec<Problem>) {
     };
     let (blank_name, blank_description) = (blank("name"), blank("description"));
     problems.append(&mut c.problems);
+    if problems.iter().any(|p| p.rule == "front-matter-not-mapping") {
+        // Said once: no key can be read from such a front matter.
+        problems.retain(|p| p.rule != "required");
+    }
 
     let prompt = document.body.trim().to_owned();
     if prompt.is_empty() {

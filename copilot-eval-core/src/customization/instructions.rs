@@ -90,12 +90,18 @@ pub fn kind_of_file(path: &Path) -> Option<InstructionsKind> {
 
 /// Validate an instructions file; it is `Some` when no error was found.
 pub(crate) fn check(path: &Path) -> (Option<InstructionsFile>, Vec<Problem>) {
-    let kind = kind_of_file(path).unwrap_or(InstructionsKind::Repository);
-    let text = match read_text(path) {
-        Ok(text) => text,
+    let (text, utf8) = match read_text(path) {
+        Ok(read) => read,
         Err(problem) => return (None, vec![problem]),
     };
-    let document = match frontmatter::parse(path, &text) {
+    let (file, mut problems) = check_text(path, &text);
+    problems.splice(0..0, utf8);
+    (file, problems)
+}
+
+fn check_text(path: &Path, text: &str) -> (Option<InstructionsFile>, Vec<Problem>) {
+    let kind = kind_of_file(path).unwrap_or(InstructionsKind::Repository);
+    let document = match frontmatter::parse(path, text) {
         Ok(document) => document,
         Err(problem) => {
             // The runtime still loads the file (as text, without `applyTo`).

@@ -207,22 +207,28 @@ pub(crate) fn settle(problems: Vec<Problem>) -> Result<Vec<Problem>, LoadError> 
     }
 }
 
-/// Read a file as UTF-8, or the `read`/`utf8` problem.
-pub(crate) fn read_text(path: &Path) -> Result<String, Problem> {
+/// Read a file as text, or the `read` problem. A file that is not UTF-8 is read with each
+/// invalid byte replaced by U+FFFD, with a `utf8` warning: the runtime (1.0.102) loads such a
+/// file the same way.
+pub(crate) fn read_text(path: &Path) -> Result<(String, Option<Problem>), Problem> {
     let bytes = std::fs::read(path)
         .map_err(|e| Problem::error(path, "read", format!("cannot be read: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let offset = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..offset]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count() as u32
-            + 1;
-        Problem::error(
-            path,
-            "utf8",
-            format!("is not valid UTF-8 (first invalid byte at offset {offset}); save it as UTF-8"),
-        )
-        .at(Some(line))
-    })
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((text, None)),
+        Err(e) => {
+            let offset = e.utf8_error().valid_up_to();
+            let line = e.as_bytes()[..offset]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count() as u32
+                + 1;
+            let problem = Problem::warning(
+                path,
+                "utf8",
+                format!("is not valid UTF-8 (first invalid byte at offset {offset}); the runtime reads it with the invalid bytes replaced by U+FFFD: save it as UTF-8"),
+            )
+            .at(Some(line));
+            Ok((String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(problem)))
+        }
+    }
 }

@@ -134,11 +134,17 @@ impl Skill {
 
 /// Validate the skill at `directory`/`file`; the skill is `Some` when no error was found.
 pub(crate) fn check(directory: &Path, file: &Path) -> (Option<Skill>, Vec<Problem>) {
-    let text = match read_text(file) {
-        Ok(text) => text,
+    let (text, utf8) = match read_text(file) {
+        Ok(read) => read,
         Err(problem) => return (None, vec![problem]),
     };
-    let document = match frontmatter::parse(file, &text) {
+    let (skill, mut problems) = check_text(directory, file, &text);
+    problems.splice(0..0, utf8);
+    (skill, problems)
+}
+
+fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<Problem>) {
+    let document = match frontmatter::parse(file, text) {
         Ok(document) => document,
         Err(problem) => return (None, vec![problem]),
     };
@@ -181,6 +187,8 @@ pub(crate) fn check(directory: &Path, file: &Path) -> (Option<Skill>, Vec<Proble
             format!("has {n} UTF-16 code units (characters outside the Basic Multilingual Plane, such as emoji, count 2); the runtime refuses more than {MAX_DESCRIPTION}"),
         );
     }
+    // The runtime trims the description (a folded `>` value ends with a line break).
+    description = description.map(|d| d.trim().to_owned());
     if !description_present {
         description = Some(body_description(&document.body));
     } else if blank_description {

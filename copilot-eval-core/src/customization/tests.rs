@@ -132,9 +132,12 @@ fn files_must_be_utf8_and_readable() {
         b"---\nname: bin\ndescription: \xff\xfe\n---\n",
     )
     .unwrap();
-    let p = Skill::load(dir.path().join("bin")).unwrap_err().problems;
-    assert_eq!(rules(&p), ["utf8"]);
+    // The runtime loads it with U+FFFD for the invalid bytes: a warning.
+    let skill = Skill::load(dir.path().join("bin")).unwrap();
+    let p = &skill.warnings;
+    assert_eq!(rules(p), ["utf8", "body-empty"]);
     assert_eq!(p[0].line, Some(3));
+    assert_eq!(skill.description, "\u{fffd}\u{fffd}");
     let p = AgentFile::load(dir.path().join("missing.agent.md"))
         .unwrap_err()
         .problems;
