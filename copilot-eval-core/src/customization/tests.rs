@@ -706,3 +706,90 @@ fn problems_display_file_line_severity_rule_and_field() {
         "skills/x: warning[skill-md-missing]: no skill"
     );
 }
+
+#[test]
+fn yaml_errors_say_how_to_fix_the_common_cases() {
+    for (value, first) in [
+        ("*foo", '*'),
+        ("[unclosed", '['),
+        ("@handle it", '@'),
+        ("`code` first", '`'),
+    ] {
+        let p = skill_problems("x", &format!("name: x\ndescription: {value}\n"));
+        assert_eq!(rules(&p), ["front-matter-yaml"], "{value}: {p:#?}");
+        assert!(
+            p[0].message.starts_with(&format!(
+                "is not valid YAML: the value of `description` starts with `{first}`, which YAML reads as syntax; quote the value: description: \""
+            )),
+            "{value}: {}",
+            p[0].message
+        );
+        assert_eq!(p[0].line, Some(3));
+    }
+    let p = skill_problems("x", "name: x\ndescription: Use it: when asked\n");
+    assert!(p[0].message.contains("contains `: `"), "{}", p[0].message);
+    let p = skill_problems("x", "name: x\ndescription: d\nmetadata:\n\tk: v\n");
+    assert!(p[0].message.contains("indented with a tab"), "{}", p[0].message);
+}
+
+#[test]
+fn a_duplicate_key_is_said_in_our_words_and_hides_nothing() {
+    let p = skill_problems(
+        "x",
+        "name: Other\nname: x\ndescription: d\nlicense: 5\ncategory: c\n",
+    );
+    assert_eq!(
+        rules(&p),
+        [
+            "front-matter-duplicate-key",
+            "skill-name-format",
+            "skill-name-folder",
+            "type",
+            "unknown-key"
+        ],
+        "{p:#?}"
+    );
+    assert!(!p[0].message.contains("DuplicateKeyPolicy"), "{}", p[0].message);
+    let p = agent_problems("description: A.\ndescription: B.\ntools: 5\n", "P.\n");
+    assert_eq!(rules(&p), ["front-matter-duplicate-key", "type"], "{p:#?}");
+}
+
+#[test]
+fn an_empty_required_description_gets_advice_that_is_right() {
+    let p = agent_problems("description:\n", "P.\n");
+    assert_eq!(rules(&p), ["empty"]);
+    assert_eq!(
+        p[0].message,
+        "has no value; give it a text value (the key is required)"
+    );
+    assert!(!p[0].message.contains("remove"));
+    let p = skill_problems("x", "name: x\ndescription:\n");
+    assert_eq!(p[0].message, "has no value; give it a text value (the key is required)");
+    // An optional key may still be removed.
+    let p = skill_problems("x", "name: x\ndescription: d\nlicense:\n");
+    assert!(p[0].message.ends_with("or remove the key"), "{}", p[0].message);
+}
+
+#[test]
+fn links_in_constructs_that_are_not_links_are_not_checked() {
+    let body = "<!-- [old](../old.md)\nstill a comment [x](../x.md) -->\nUse `[a](../a.md)` and ``[b](../b.md)`` and ```[c](../c.md)```.\n\n    [d](../d.md)\n\n````\n[e](../e.md)\n```\n[f](../f.md)\n````\n~~~~\n[g](../g.md)\n~~~~\nBut [real](../real.md) is one.\n";
+    let dir = tree(&[(
+        "x/SKILL.md",
+        &format!("---\nname: x\ndescription: d\n---\n{body}"),
+    )]);
+    let skill = Skill::load(dir.path().join("x")).unwrap();
+    let found: Vec<(&str, Option<u32>)> = skill.warnings.iter().map(|p| (p.rule, p.line)).collect();
+    assert_eq!(found, [("reference-escapes", Some(19))], "{:#?}", skill.warnings);
+}
+
+#[test]
+fn limits_count_utf16_code_units() {
+    // 600 emoji: 600 characters, 1,200 UTF-16 units (the runtime's unit, over 1,024).
+    let emoji = "😀".repeat(600);
+    let p = skill_problems("x", &format!("name: x\ndescription: {emoji}\n"));
+    assert_eq!(rules(&p), ["description-length"]);
+    assert!(p[0].message.starts_with("has 1200 UTF-16 code units"), "{}", p[0].message);
+    // 1,024 two-byte characters: 2,048 bytes, 1,024 units: loads.
+    let e = "é".repeat(1024);
+    assert!(skill_problems("x", &format!("name: x\ndescription: {e}\n")).is_empty());
+}
