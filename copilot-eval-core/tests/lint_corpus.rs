@@ -79,7 +79,12 @@ fn lint_over_the_whole_corpus() {
     let renamed = agent_files
         .iter()
         .filter(|f| {
-            let stem = f.file_name().unwrap().to_string_lossy().trim_end_matches(".agent.md").to_owned();
+            let stem = f
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .trim_end_matches(".agent.md")
+                .to_owned();
             front_matter_name(&std::fs::read_to_string(f).unwrap()).is_some_and(|n| n != stem)
         })
         .count();

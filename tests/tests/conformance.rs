@@ -95,96 +95,373 @@ fn rows() -> Vec<Row> {
     let mut rows = vec![
         // Skills the runtime loads.
         skill("good", &fm("good", "Good.", "", "Body.\n"), &[]),
-        skill("bom", &format!("\u{feff}{}", fm("bom", "Bom.", "", "Body.\n")), &[]),
-        skill("crlf", &fm("crlf", "Crlf.", "", "Body.\n").replace('\n', "\r\n"), &[]),
-        skill("tabsep", "---\nname:\ttabsep\ndescription:\tT.\n---\nBody.\n", &[]),
-        skill("desc1024", &fm("desc1024", &"a".repeat(1024), "", "B.\n"), &[]),
+        skill(
+            "bom",
+            &format!("\u{feff}{}", fm("bom", "Bom.", "", "Body.\n")),
+            &[],
+        ),
+        skill(
+            "crlf",
+            &fm("crlf", "Crlf.", "", "Body.\n").replace('\n', "\r\n"),
+            &[],
+        ),
+        skill(
+            "tabsep",
+            "---\nname:\ttabsep\ndescription:\tT.\n---\nBody.\n",
+            &[],
+        ),
+        skill(
+            "desc1024",
+            &fm("desc1024", &"a".repeat(1024), "", "B.\n"),
+            &[],
+        ),
         // 1,024 characters of two bytes each: the limit is not in bytes.
-        skill("desc1024e", &fm("desc1024e", &"é".repeat(1024), "", "B.\n"), &[]),
+        skill(
+            "desc1024e",
+            &fm("desc1024e", &"é".repeat(1024), "", "B.\n"),
+            &[],
+        ),
         skill(&"a".repeat(64), &fm(&"a".repeat(64), "N.", "", "B.\n"), &[]),
         skill("Upper-Case", &fm("Upper-Case", "Upper.", "", "B.\n"), &[]),
-        skill("double--hyphen", &fm("double--hyphen", "D.", "", "B.\n"), &[]),
-        skill("folder-x", &fm("other-name", "Named unlike its folder.", "", "B.\n"), &[]),
+        skill(
+            "double--hyphen",
+            &fm("double--hyphen", "D.", "", "B.\n"),
+            &[],
+        ),
+        skill(
+            "folder-x",
+            &fm("other-name", "Named unlike its folder.", "", "B.\n"),
+            &[],
+        ),
         skill("noname", "---\ndescription: No name.\n---\nB.\n", &[]),
         skill(
             "nodesc",
             "---\nname: nodesc\n---\n# Title\n\nFirst line\nsecond line.\n\nMore.\n",
             &[],
         ),
-        skill("emptydesc", "---\nname: emptydesc\ndescription: \"\"\n---\nB.\n", &[]),
-        skill("notmap", "---\n- a\n- b\n---\nBody text.\n", &[]),
-        skill("comment", &fm("comment", "C.", "", "<!-- [old](../old/SKILL.md) -->\n"), &[]),
         skill(
-            "codespan",
-            &fm("codespan", "C.", "", "Use `[x](../x.md)` and ``[y](../y.md)``.\n"),
+            "emptydesc",
+            "---\nname: emptydesc\ndescription: \"\"\n---\nB.\n",
             &[],
         ),
-        skill("fenced", &fm("fenced", "C.", "", "````\n[x](../x.md)\n````\n"), &[]),
-        skill("indented", &fm("indented", "C.", "", "Text.\n\n    [x](../x.md)\n"), &[]),
-        skill("escapes", &fm("escapes", "C.", "", "See [other](../good/SKILL.md).\n"), &[]),
-        skill("absolute", &fm("absolute", "C.", "", "See [p](/etc/passwd).\n"), &[]),
-        skill("compat501", &fm("compat501", "C.", &format!("compatibility: {}\n", "c".repeat(501)), "B.\n"), &[]),
-        skill("license-num", &fm("license-num", "C.", "license: 5\n", "B.\n"), &[]),
-        skill("metanum", &fm("metanum", "C.", "metadata:\n  v: 1\n", "B.\n"), &[]),
-        skill("unknownkey", &fm("unknownkey", "C.", "category: x\n", "B.\n"), &[]),
+        skill("notmap", "---\n- a\n- b\n---\nBody text.\n", &[]),
+        skill(
+            "comment",
+            &fm("comment", "C.", "", "<!-- [old](../old/SKILL.md) -->\n"),
+            &[],
+        ),
+        skill(
+            "codespan",
+            &fm(
+                "codespan",
+                "C.",
+                "",
+                "Use `[x](../x.md)` and ``[y](../y.md)``.\n",
+            ),
+            &[],
+        ),
+        skill(
+            "fenced",
+            &fm("fenced", "C.", "", "````\n[x](../x.md)\n````\n"),
+            &[],
+        ),
+        skill(
+            "indented",
+            &fm("indented", "C.", "", "Text.\n\n    [x](../x.md)\n"),
+            &[],
+        ),
+        skill(
+            "escapes",
+            &fm("escapes", "C.", "", "See [other](../good/SKILL.md).\n"),
+            &[],
+        ),
+        skill(
+            "absolute",
+            &fm("absolute", "C.", "", "See [p](/etc/passwd).\n"),
+            &[],
+        ),
+        skill(
+            "compat501",
+            &fm(
+                "compat501",
+                "C.",
+                &format!("compatibility: {}\n", "c".repeat(501)),
+                "B.\n",
+            ),
+            &[],
+        ),
+        skill(
+            "license-num",
+            &fm("license-num", "C.", "license: 5\n", "B.\n"),
+            &[],
+        ),
+        skill(
+            "metanum",
+            &fm("metanum", "C.", "metadata:\n  v: 1\n", "B.\n"),
+            &[],
+        ),
+        skill(
+            "unknownkey",
+            &fm("unknownkey", "C.", "category: x\n", "B.\n"),
+            &[],
+        ),
         skill("emptybody", &fm("emptybody", "C.", "", ""), &[]),
-        skill("folded", &fm("folded", ">\n  folded line\n  second", "", "B.\n"), &[]),
+        skill(
+            "folded",
+            &fm("folded", ">\n  folded line\n  second", "", "B.\n"),
+            &[],
+        ),
         // Skills the runtime refuses.
-        skill("desc1025", &fm("desc1025", &"a".repeat(1025), "", "B.\n"), &["description-length"]),
+        skill(
+            "desc1025",
+            &fm("desc1025", &"a".repeat(1025), "", "B.\n"),
+            &["description-length"],
+        ),
         // 600 emoji are 600 characters but 1,200 UTF-16 code units: the runtime's unit.
-        skill("emoji600", &fm("emoji600", &"😀".repeat(600), "", "B.\n"), &["description-length"]),
-        skill(&"b".repeat(65), &fm(&"b".repeat(65), "N.", "", "B.\n"), &["skill-name-length"]),
-        skill("accent", &fm(&"é".repeat(3), "E.", "", "B.\n"), &["skill-name-chars"]),
-        skill("nulldesc", "---\nname: nulldesc\ndescription:\n---\nB.\n", &["empty"]),
-        skill("numname", "---\nname: 123\ndescription: N.\n---\nB.\n", &["type"]),
-        skill("listdesc", "---\nname: listdesc\ndescription: [a, b]\n---\nB.\n", &["type"]),
-        skill("toolsnum", &fm("toolsnum", "C.", "allowed-tools: 5\n", "B.\n"), &["type"]),
-        skill("invstr", &fm("invstr", "C.", "user-invocable: \"yes\"\n", "B.\n"), &["type"]),
-        skill("alias", "---\nname: alias\ndescription: *foo\n---\nB.\n", &["front-matter-yaml"]),
-        skill("flow", "---\nname: flow\ndescription: [unclosed\n---\nB.\n", &["front-matter-yaml"]),
-        skill("atsign", "---\nname: atsign\ndescription: @handles it\n---\nB.\n", &["front-matter-yaml"]),
-        skill("backtick", "---\nname: backtick\ndescription: `code` first\n---\nB.\n", &["front-matter-yaml"]),
-        skill("colon", "---\nname: colon\ndescription: Use it: when asked\n---\nB.\n", &["front-matter-yaml"]),
-        skill("tabindent", "---\nname: tabindent\ndescription: T.\nmetadata:\n\tk: v\n---\nB.\n", &["front-matter-yaml"]),
-        skill("dupkey", "---\nname: dupkey\ndescription: One.\ndescription: Two.\n---\nB.\n", &["front-matter-duplicate-key"]),
+        skill(
+            "emoji600",
+            &fm("emoji600", &"😀".repeat(600), "", "B.\n"),
+            &["description-length"],
+        ),
+        skill(
+            &"b".repeat(65),
+            &fm(&"b".repeat(65), "N.", "", "B.\n"),
+            &["skill-name-length"],
+        ),
+        skill(
+            "accent",
+            &fm(&"é".repeat(3), "E.", "", "B.\n"),
+            &["skill-name-chars"],
+        ),
+        skill(
+            "emptyname",
+            "---\nname: \"\"\ndescription: E.\n---\nB.\n",
+            &["empty"],
+        ),
+        skill(
+            "nulldesc",
+            "---\nname: nulldesc\ndescription:\n---\nB.\n",
+            &["empty"],
+        ),
+        skill(
+            "numname",
+            "---\nname: 123\ndescription: N.\n---\nB.\n",
+            &["type"],
+        ),
+        skill(
+            "listdesc",
+            "---\nname: listdesc\ndescription: [a, b]\n---\nB.\n",
+            &["type"],
+        ),
+        skill(
+            "toolsnum",
+            &fm("toolsnum", "C.", "allowed-tools: 5\n", "B.\n"),
+            &["type"],
+        ),
+        skill(
+            "invstr",
+            &fm("invstr", "C.", "user-invocable: \"yes\"\n", "B.\n"),
+            &["type"],
+        ),
+        skill(
+            "alias",
+            "---\nname: alias\ndescription: *foo\n---\nB.\n",
+            &["front-matter-yaml"],
+        ),
+        skill(
+            "flow",
+            "---\nname: flow\ndescription: [unclosed\n---\nB.\n",
+            &["front-matter-yaml"],
+        ),
+        skill(
+            "atsign",
+            "---\nname: atsign\ndescription: @handles it\n---\nB.\n",
+            &["front-matter-yaml"],
+        ),
+        skill(
+            "backtick",
+            "---\nname: backtick\ndescription: `code` first\n---\nB.\n",
+            &["front-matter-yaml"],
+        ),
+        skill(
+            "colon",
+            "---\nname: colon\ndescription: Use it: when asked\n---\nB.\n",
+            &["front-matter-yaml"],
+        ),
+        skill(
+            "tabindent",
+            "---\nname: tabindent\ndescription: T.\nmetadata:\n\tk: v\n---\nB.\n",
+            &["front-matter-yaml"],
+        ),
+        skill(
+            "dupkey",
+            "---\nname: dupkey\ndescription: One.\ndescription: Two.\n---\nB.\n",
+            &["front-matter-duplicate-key"],
+        ),
         skill("nofm", "# Just Markdown\n", &["front-matter-missing"]),
-        skill("unclosed", "---\nname: unclosed\ndescription: U.\nB.\n", &["front-matter-unclosed"]),
+        skill(
+            "unclosed",
+            "---\nname: unclosed\ndescription: U.\nB.\n",
+            &["front-matter-unclosed"],
+        ),
         // Agents the runtime loads.
-        agent("spaced.agent.md", "---\nname: Release Reviewer\ndescription: Reviews.\n---\nReview.\n", &[]),
-        agent("planner.agent.md", "---\nname: Planner\ndescription: Plans.\n---\nPlan.\n", &[]),
-        agent("stemonly.agent.md", "---\ndescription: Stem.\n---\nStem.\n", &[]),
-        agent("emptyname.agent.md", "---\nname: \"\"\ndescription: E.\n---\nP.\n", &[]),
-        agent("emptydesc.agent.md", "---\ndescription: \"\"\n---\nP.\n", &[]),
-        agent("emptybody.agent.md", "---\ndescription: Empty body.\n---\n", &[]),
-        agent("badtarget.agent.md", "---\ndescription: T.\ntarget: bogus\n---\nP.\n", &[]),
-        agent("handoffs.agent.md", "---\ndescription: H.\nhandoffs: 3\n---\nP.\n", &[]),
-        agent("bomcrlf.agent.md", &"\u{feff}---\nname: BomCrlf\ndescription: B.\n---\nP.\n".replace('\n', "\r\n"), &[]),
-        agent("modellist.agent.md", "---\ndescription: M.\nmodel: [a, b]\n---\nP.\n", &[]),
-        agent("sub/deep.agent.md", "---\ndescription: Deep.\n---\nP.\n", &[]),
+        agent(
+            "spaced.agent.md",
+            "---\nname: Release Reviewer\ndescription: Reviews.\n---\nReview.\n",
+            &[],
+        ),
+        agent(
+            "planner.agent.md",
+            "---\nname: Planner\ndescription: Plans.\n---\nPlan.\n",
+            &[],
+        ),
+        agent(
+            "stemonly.agent.md",
+            "---\ndescription: Stem.\n---\nStem.\n",
+            &[],
+        ),
+        agent(
+            "emptyname.agent.md",
+            "---\nname: \"\"\ndescription: E.\n---\nP.\n",
+            &[],
+        ),
+        agent(
+            "emptydesc.agent.md",
+            "---\ndescription: \"\"\n---\nP.\n",
+            &[],
+        ),
+        agent(
+            "emptybody.agent.md",
+            "---\ndescription: Empty body.\n---\n",
+            &[],
+        ),
+        agent(
+            "badtarget.agent.md",
+            "---\ndescription: T.\ntarget: bogus\n---\nP.\n",
+            &[],
+        ),
+        agent(
+            "handoffs.agent.md",
+            "---\ndescription: H.\nhandoffs: 3\n---\nP.\n",
+            &[],
+        ),
+        agent(
+            "bomcrlf.agent.md",
+            &"\u{feff}---\nname: BomCrlf\ndescription: B.\n---\nP.\n".replace('\n', "\r\n"),
+            &[],
+        ),
+        agent(
+            "modellist.agent.md",
+            "---\ndescription: M.\nmodel: [a, b]\n---\nP.\n",
+            &[],
+        ),
+        agent(
+            "sub/deep.agent.md",
+            "---\ndescription: Deep.\n---\nP.\n",
+            &[],
+        ),
         // Agents the runtime refuses (they are missing from its list).
-        agent("nodesc.agent.md", "---\nname: NoDesc\n---\nP.\n", &["required"]),
-        agent("nulldesc.agent.md", "---\ndescription:\n---\nP.\n", &["empty"]),
-        agent("descnum.agent.md", "---\ndescription: 5\n---\nP.\n", &["type"]),
-        agent("numname.agent.md", "---\nname: 123\ndescription: N.\n---\nP.\n", &["type"]),
-        agent("toolsnum.agent.md", "---\ndescription: T.\ntools: 5\n---\nP.\n", &["type"]),
-        agent("infer.agent.md", "---\ndescription: I.\ninfer: \"no\"\n---\nP.\n", &["type"]),
-        agent("remote.agent.md", "---\ndescription: R.\nmcp-servers:\n  x:\n    type: remote\n    url: https://example.invalid\n---\nP.\n", &["mcp-server"]),
-        agent("mcpnocmd.agent.md", "---\ndescription: M.\nmcp-servers:\n  x:\n    type: stdio\n---\nP.\n", &["mcp-server"]),
-        agent("badyaml.agent.md", "---\ndescription: [oops\n---\nP.\n", &["front-matter-yaml"]),
-        agent("dupkey.agent.md", "---\ndescription: A.\ndescription: B.\n---\nP.\n", &["front-matter-duplicate-key"]),
-        agent("notmap.agent.md", "---\n- a\n---\nP.\n", &["front-matter-not-mapping"]),
-        agent("nofm.agent.md", "Just a prompt.\n", &["front-matter-missing"]),
-        agent("unclosed.agent.md", "---\ndescription: U.\nP.\n", &["front-matter-unclosed"]),
-        agent(".agent.md", "---\ndescription: Nameless.\n---\nP.\n", &["agent-name"]),
+        agent(
+            "nodesc.agent.md",
+            "---\nname: NoDesc\n---\nP.\n",
+            &["required"],
+        ),
+        agent(
+            "nulldesc.agent.md",
+            "---\ndescription:\n---\nP.\n",
+            &["empty"],
+        ),
+        agent(
+            "descnum.agent.md",
+            "---\ndescription: 5\n---\nP.\n",
+            &["type"],
+        ),
+        agent(
+            "numname.agent.md",
+            "---\nname: 123\ndescription: N.\n---\nP.\n",
+            &["type"],
+        ),
+        agent(
+            "toolsnum.agent.md",
+            "---\ndescription: T.\ntools: 5\n---\nP.\n",
+            &["type"],
+        ),
+        agent(
+            "infer.agent.md",
+            "---\ndescription: I.\ninfer: \"no\"\n---\nP.\n",
+            &["type"],
+        ),
+        agent(
+            "remote.agent.md",
+            "---\ndescription: R.\nmcp-servers:\n  x:\n    type: remote\n    url: https://example.invalid\n---\nP.\n",
+            &["mcp-server"],
+        ),
+        agent(
+            "mcpnocmd.agent.md",
+            "---\ndescription: M.\nmcp-servers:\n  x:\n    type: stdio\n---\nP.\n",
+            &["mcp-server"],
+        ),
+        agent(
+            "badyaml.agent.md",
+            "---\ndescription: [oops\n---\nP.\n",
+            &["front-matter-yaml"],
+        ),
+        agent(
+            "dupkey.agent.md",
+            "---\ndescription: A.\ndescription: B.\n---\nP.\n",
+            &["front-matter-duplicate-key"],
+        ),
+        agent(
+            "notmap.agent.md",
+            "---\n- a\n---\nP.\n",
+            &["front-matter-not-mapping"],
+        ),
+        agent(
+            "nofm.agent.md",
+            "Just a prompt.\n",
+            &["front-matter-missing"],
+        ),
+        agent(
+            "unclosed.agent.md",
+            "---\ndescription: U.\nP.\n",
+            &["front-matter-unclosed"],
+        ),
+        agent(
+            ".agent.md",
+            "---\ndescription: Nameless.\n---\nP.\n",
+            &["agent-name"],
+        ),
         // Instructions: the runtime loads every one.
-        instructions("brace.instructions.md", "---\napplyTo: \"**/*.{ts,tsx}\"\n---\nTS.\n"),
-        instructions("multi.instructions.md", "---\napplyTo: \"**/*.rs, **/*.toml\"\ndescription: Rust\n---\nRS.\n"),
-        instructions("nested-brace.instructions.md", "---\napplyTo: \"src/{a,b}/**/*.{js,jsx}, docs/**\"\n---\nN.\n"),
-        instructions("list.instructions.md", "---\napplyTo: [\"a/**\", \"b/**\"]\n---\nL.\n"),
-        instructions("badglob.instructions.md", "---\napplyTo: \"[abc\"\n---\nG.\n"),
-        instructions("badexclude.instructions.md", "---\napplyTo: \"**\"\nexcludeAgent: bogus\n---\nE.\n"),
+        instructions(
+            "brace.instructions.md",
+            "---\napplyTo: \"**/*.{ts,tsx}\"\n---\nTS.\n",
+        ),
+        instructions(
+            "multi.instructions.md",
+            "---\napplyTo: \"**/*.rs, **/*.toml\"\ndescription: Rust\n---\nRS.\n",
+        ),
+        instructions(
+            "nested-brace.instructions.md",
+            "---\napplyTo: \"src/{a,b}/**/*.{js,jsx}, docs/**\"\n---\nN.\n",
+        ),
+        instructions(
+            "list.instructions.md",
+            "---\napplyTo: [\"a/**\", \"b/**\"]\n---\nL.\n",
+        ),
+        instructions(
+            "badglob.instructions.md",
+            "---\napplyTo: \"[abc\"\n---\nG.\n",
+        ),
+        instructions(
+            "badexclude.instructions.md",
+            "---\napplyTo: \"**\"\nexcludeAgent: bogus\n---\nE.\n",
+        ),
         instructions("number.instructions.md", "---\napplyTo: 5\n---\nN.\n"),
-        instructions("bomcrlf.instructions.md", &"\u{feff}---\napplyTo: \"**/*.md\"\ndescription: Docs\n---\nD.\n".replace('\n', "\r\n")),
+        instructions(
+            "bomcrlf.instructions.md",
+            &"\u{feff}---\napplyTo: \"**/*.md\"\ndescription: Docs\n---\nD.\n"
+                .replace('\n', "\r\n"),
+        ),
         instructions("unclosed.instructions.md", "---\napplyTo: \"**\"\nU.\n"),
         instructions("nofm.instructions.md", "Plain instructions.\n"),
         instructions("badyaml.instructions.md", "---\napplyTo: [oops\n---\nY.\n"),
@@ -194,6 +471,13 @@ fn rows() -> Vec<Row> {
         kind: Kind::Skill,
         path: "skills/latin1/SKILL.md".into(),
         bytes: b"---\nname: latin1\ndescription: caf\xe9\n---\nB.\n".to_vec(),
+        errors: &[],
+    });
+    // A symbolic link out of the skill folder (made by the test): the runtime loads the skill.
+    rows.push(Row {
+        kind: Kind::Skill,
+        path: "skills/symlinked/SKILL.md".into(),
+        bytes: fm("symlinked", "S.", "", "See [leak](leak.md).\n").into_bytes(),
         errors: &[],
     });
     rows
@@ -242,19 +526,37 @@ async fn runtime_view(runtime: &Path, work: &Path) -> (BTreeMap<String, Seen>, V
     let mut seen = BTreeMap::new();
     for s in skills.skills {
         if let Some(path) = s.path.as_deref().and_then(relative) {
-            seen.insert(path, Seen { name: Some(s.name), description: Some(s.description), apply_to: None });
+            seen.insert(
+                path,
+                Seen {
+                    name: Some(s.name),
+                    description: Some(s.description),
+                    apply_to: None,
+                },
+            );
         }
     }
     for a in agents.agents {
         if let Some(path) = a.path.as_deref().and_then(relative) {
-            seen.insert(path, Seen { name: Some(a.name), description: Some(a.description), apply_to: None });
+            seen.insert(
+                path,
+                Seen {
+                    name: Some(a.name),
+                    description: Some(a.description),
+                    apply_to: None,
+                },
+            );
         }
     }
     for i in sources.sources {
         if let Some(path) = i.source_path.strip_prefix(".github/") {
             seen.insert(
                 path.to_owned(),
-                Seen { name: None, description: i.description, apply_to: i.apply_to },
+                Seen {
+                    name: None,
+                    description: i.description,
+                    apply_to: i.apply_to,
+                },
             );
         }
     }
@@ -305,11 +607,13 @@ fn ours(row: &Row, github: &Path) -> Result<Seen, Vec<&'static str>> {
         e.errors().map(|p| p.rule).collect::<Vec<_>>()
     };
     match row.kind {
-        Kind::Skill => Skill::load(path.parent().unwrap()).map_err(rules).map(|s| Seen {
-            name: Some(s.name),
-            description: Some(s.description),
-            apply_to: None,
-        }),
+        Kind::Skill => Skill::load(path.parent().unwrap())
+            .map_err(rules)
+            .map(|s| Seen {
+                name: Some(s.name),
+                description: Some(s.description),
+                apply_to: None,
+            }),
         Kind::Agent => AgentFile::load(&path).map_err(rules).map(|a| Seen {
             name: Some(a.config.name.clone()),
             description: a.config.description.clone(),
@@ -337,6 +641,12 @@ async fn loaders_and_lint_agree_with_the_runtime() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &row.bytes).unwrap();
     }
+    std::fs::write(work.path().join("outside.md"), "outside").unwrap();
+    std::os::unix::fs::symlink(
+        work.path().join("outside.md"),
+        github.join("skills/symlinked/leak.md"),
+    )
+    .unwrap();
     let (seen, skill_errors) = runtime_view(&runtime.path, work.path()).await;
 
     let mut disagreements = Vec::new();
@@ -345,10 +655,16 @@ async fn loaders_and_lint_agree_with_the_runtime() {
         match (ours(row, &github), theirs) {
             (Ok(ours), Some(theirs)) => {
                 if !row.errors.is_empty() {
-                    disagreements.push(format!("{}: expected errors {:?}, loaded", row.path, row.errors));
+                    disagreements.push(format!(
+                        "{}: expected errors {:?}, loaded",
+                        row.path, row.errors
+                    ));
                 }
                 if row.kind != Kind::Instructions && ours.name != theirs.name {
-                    disagreements.push(format!("{}: name ours {:?}, runtime {:?}", row.path, ours.name, theirs.name));
+                    disagreements.push(format!(
+                        "{}: name ours {:?}, runtime {:?}",
+                        row.path, ours.name, theirs.name
+                    ));
                 }
                 let description = |d: &Option<String>| d.clone().filter(|d| !d.is_empty());
                 if description(&ours.description) != description(&theirs.description) {
@@ -371,17 +687,26 @@ async fn loaders_and_lint_agree_with_the_runtime() {
             }
             (Err(rules), None) => {
                 if rules != row.errors {
-                    disagreements.push(format!("{}: error rules {rules:?}, expected {:?}", row.path, row.errors));
+                    disagreements.push(format!(
+                        "{}: error rules {rules:?}, expected {:?}",
+                        row.path, row.errors
+                    ));
                 }
                 // A refused skill is named in the runtime's errors.
                 if row.kind == Kind::Skill && !skill_errors.iter().any(|e| e.contains(&row.path)) {
-                    disagreements.push(format!("{}: refused, but not in the runtime's skill errors {skill_errors:?}", row.path));
+                    disagreements.push(format!(
+                        "{}: refused, but not in the runtime's skill errors {skill_errors:?}",
+                        row.path
+                    ));
                 }
             }
-            (Ok(_), None) => disagreements.push(format!("{}: we load it, the runtime refuses it", row.path)),
-            (Err(rules), Some(_)) => {
-                disagreements.push(format!("{}: we refuse it ({rules:?}), the runtime loads it", row.path))
+            (Ok(_), None) => {
+                disagreements.push(format!("{}: we load it, the runtime refuses it", row.path))
             }
+            (Err(rules), Some(_)) => disagreements.push(format!(
+                "{}: we refuse it ({rules:?}), the runtime loads it",
+                row.path
+            )),
         }
     }
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
@@ -389,7 +714,8 @@ async fn loaders_and_lint_agree_with_the_runtime() {
     // Every error rule is backed by a row the runtime refuses.
     for rule in ERROR_RULES {
         assert!(
-            rows.iter().any(|r| r.errors.contains(rule) && !seen.contains_key(&r.path)),
+            rows.iter()
+                .any(|r| r.errors.contains(rule) && !seen.contains_key(&r.path)),
             "no refused row for the error rule {rule}"
         );
     }
@@ -399,7 +725,11 @@ async fn loaders_and_lint_agree_with_the_runtime() {
     let whole = copilot_eval_core::lint::lint(std::slice::from_ref(&github));
     for row in &rows {
         let path = github.join(&row.path);
-        let target = if row.kind == Kind::Skill { path.parent().unwrap().to_path_buf() } else { path.clone() };
+        let target = if row.kind == Kind::Skill {
+            path.parent().unwrap().to_path_buf()
+        } else {
+            path.clone()
+        };
         let alone = copilot_eval_core::lint::lint(std::slice::from_ref(&target));
         let verdict = |report: &copilot_eval_core::lint::LintReport| {
             let mut v: Vec<(&'static str, bool)> = report
@@ -412,7 +742,11 @@ async fn loaders_and_lint_agree_with_the_runtime() {
             v
         };
         assert_eq!(verdict(&whole), verdict(&alone), "{}", row.path);
-        let errors: Vec<&str> = verdict(&alone).into_iter().filter(|(_, e)| *e).map(|(r, _)| r).collect();
+        let errors: Vec<&str> = verdict(&alone)
+            .into_iter()
+            .filter(|(_, e)| *e)
+            .map(|(r, _)| r)
+            .collect();
         let mut expected = row.errors.to_vec();
         expected.sort();
         assert_eq!(errors, expected, "lint on {}", row.path);
@@ -429,13 +763,18 @@ async fn the_quickstart_agent_id_dispatches_when_the_runtime_loads_the_file() {
     else {
         return;
     };
-    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/quickstart/copilot-config");
+    let config =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/quickstart/copilot-config");
     let repo = copilot_eval_core::customization::RepoConfig::load(&config).unwrap();
     let id = repo.agents[0].name().to_owned();
     assert_eq!(id, "Release Reviewer");
     let work = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(work.path().join(".github/agents")).unwrap();
-    std::fs::copy(&repo.agents[0].path, work.path().join(".github/agents/reviewer.agent.md")).unwrap();
+    std::fs::copy(
+        &repo.agents[0].path,
+        work.path().join(".github/agents/reviewer.agent.md"),
+    )
+    .unwrap();
 
     let script = Script::new([])
         .turn(ScriptedTurn::tool_call(
@@ -449,10 +788,16 @@ async fn the_quickstart_agent_id_dispatches_when_the_runtime_loads_the_file() {
         .unwrap();
     let home = tempfile::tempdir().unwrap();
     let client = start_client(&runtime.path, work.path(), home.path(), &server.base_url()).await;
-    let session = client.create_session(session_config(work.path())).await.unwrap();
-    let answer = tokio::time::timeout(std::time::Duration::from_secs(60), session.send_and_wait("Review."))
+    let session = client
+        .create_session(session_config(work.path()))
         .await
-        .expect("the turn ends");
+        .unwrap();
+    let answer = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        session.send_and_wait("Review."),
+    )
+    .await
+    .expect("the turn ends");
     let _ = session.disconnect().await;
     let _ = client.stop().await;
     assert!(answer.is_ok(), "{answer:?}");

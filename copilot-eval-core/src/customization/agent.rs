@@ -238,7 +238,10 @@ fn check_text(path: &Path, text: &str) -> (Option<AgentFile>, Vec<Problem>) {
     };
     let (blank_name, blank_description) = (blank("name"), blank("description"));
     problems.append(&mut c.problems);
-    if problems.iter().any(|p| p.rule == "front-matter-not-mapping") {
+    if problems
+        .iter()
+        .any(|p| p.rule == "front-matter-not-mapping")
+    {
         // Said once: no key can be read from such a front matter.
         problems.retain(|p| p.rule != "required");
     }
@@ -291,7 +294,10 @@ fn check_text(path: &Path, text: &str) -> (Option<AgentFile>, Vec<Problem>) {
         &mut problems,
         |p| {
             matches!(p.rule, "type" | "value" | "empty")
-                && field_is(p, &["target", "argument-hint", "metadata", "handoffs", "agents"])
+                && field_is(
+                    p,
+                    &["target", "argument-hint", "metadata", "handoffs", "agents"],
+                )
         },
         "the runtime ignores the value and loads the agent",
     );

@@ -116,7 +116,10 @@ fn parse_yaml(path: &Path, yaml: &str) -> Result<(Vec<Field>, Vec<Problem>), Pro
             for (key, value) in entries {
                 let line = to_line(key.referenced.line());
                 if let Some(first) = fields.iter().find(|f| f.key == key.value) {
-                    let first_line = first.line.map(|l| format!(" on line {l}")).unwrap_or_default();
+                    let first_line = first
+                        .line
+                        .map(|l| format!(" on line {l}"))
+                        .unwrap_or_default();
                     problems.push(
                         Problem::error(
                             path,

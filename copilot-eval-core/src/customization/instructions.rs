@@ -162,9 +162,9 @@ fn check_text(path: &Path, text: &str) -> (Option<InstructionsFile>, Vec<Problem
         }
     }
     let mut problems = std::mem::take(&mut c.problems);
-    let unreadable = problems.iter().any(|p| {
-        p.is_error() && p.rule != "apply-to-glob"
-    });
+    let unreadable = problems
+        .iter()
+        .any(|p| p.is_error() && p.rule != "apply-to-glob");
     if unreadable {
         // The runtime takes no `applyTo` from a front matter with such a problem.
         apply_to.clear();
@@ -203,11 +203,7 @@ fn demote_all(problems: &mut [Problem]) {
         |p| matches!(p.rule, "front-matter-yaml" | "front-matter-duplicate-key"),
         "the runtime still loads the file, reading what it can of the front matter",
     );
-    frontmatter::demote(
-        problems,
-        |p| p.rule == "apply-to-glob",
-        "",
-    );
+    frontmatter::demote(problems, |p| p.rule == "apply-to-glob", "");
     frontmatter::demote(
         problems,
         |p| !matches!(p.rule, "read" | "utf8"),

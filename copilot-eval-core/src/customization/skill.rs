@@ -16,10 +16,21 @@
 //! | `disable-model-invocation` | boolean | whether the model may not invoke it on its own |
 //!
 //! Other keys are `unknown-key` warnings. The body (the instructions) should not be empty.
-//! References: every relative Markdown link or image in the body (`[text](references/a.md)`,
-//! outside code blocks) must stay inside the skill folder (`reference-escapes`, an error: a skill
-//! may not reach files outside its folder) and should name an existing file
-//! (`reference-missing`, a warning); every symbolic link in the folder must resolve inside it.
+//! References: every relative Markdown link or image in the body (`[text](references/a.md)`; not
+//! in HTML comments, code spans of any backtick count, fenced or indented code) should stay
+//! inside the skill folder (`reference-escapes`) and name an existing file
+//! (`reference-missing`); every symbolic link in the folder should resolve inside it. Both are
+//! warnings: the runtime (1.0.102) loads such skills.
+//!
+//! The runtime's own rules are errors (it refuses the skill): `name` and `description` texts,
+//! `name` at most 64 and `description` at most 1,024 UTF-16 code units, `name` starting with an
+//! ASCII letter or digit and holding only ASCII letters, digits, `-`, `_`, `.`, `:` and spaces
+//! (`skill-name-chars`), `allowed-tools`, `argument-hint`, `user-invocable` and
+//! `disable-model-invocation` of their types. The Agent Skills format's stricter rules are
+//! warnings saying what the runtime does: lowercase-and-hyphens names (`skill-name-format`),
+//! `name` equal to the folder's (`skill-name-folder`; the runtime uses `name`), a missing
+//! `name` (the runtime uses the folder's name), a missing `description` (it uses the body's
+//! text, [`body_description`]), an empty one, `compatibility` over 500 units.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
@@ -213,12 +224,16 @@ fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<
     let disable_model_invocation = c.boolean("disable-model-invocation");
     c.unknown_keys(KNOWN_KEYS, "SKILL.md");
     let mut problems = std::mem::take(&mut c.problems);
-    if problems.iter().any(|p| p.rule == "front-matter-not-mapping") {
+    if problems
+        .iter()
+        .any(|p| p.rule == "front-matter-not-mapping")
+    {
         // Said once: no key can be read from such a front matter.
         problems.retain(|p| p.rule != "required");
     }
     // What the runtime (1.0.102) loads anyway; see the conformance suite.
-    let field_is = |p: &Problem, keys: &[&str]| p.field.as_deref().is_some_and(|f| keys.contains(&f));
+    let field_is =
+        |p: &Problem, keys: &[&str]| p.field.as_deref().is_some_and(|f| keys.contains(&f));
     frontmatter::demote(
         &mut problems,
         |p| p.rule == "front-matter-not-mapping",
@@ -227,7 +242,10 @@ fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<
     frontmatter::demote(
         &mut problems,
         |p| p.rule == "required" && field_is(p, &["name"]),
-        &format!("the runtime loads the skill under its folder's name {:?}", folder.as_deref().unwrap_or_default()),
+        &format!(
+            "the runtime loads the skill under its folder's name {:?}",
+            folder.as_deref().unwrap_or_default()
+        ),
     );
     frontmatter::demote(
         &mut problems,
@@ -326,7 +344,9 @@ pub fn body_description(body: &str) -> String {
 /// Whether the runtime accepts `name` as a skill name: it starts with an ASCII letter or digit
 /// and holds only ASCII letters, digits, `-`, `_`, `.`, `:` and spaces.
 pub fn runtime_accepts_name(name: &str) -> bool {
-    name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | ' '))
@@ -568,7 +588,11 @@ pub(crate) fn mask_non_links(body: &str) -> String {
         }
         match close {
             Some(end) => {
-                result.extend(chars[i..end].iter().map(|c| if *c == '\n' { '\n' } else { ' ' }));
+                result.extend(
+                    chars[i..end]
+                        .iter()
+                        .map(|c| if *c == '\n' { '\n' } else { ' ' }),
+                );
                 i = end;
             }
             None => {
@@ -640,11 +664,11 @@ fn walk(directory: &Path) -> (Vec<String>, Vec<Problem>) {
             };
             if kind.is_symlink() {
                 match path.canonicalize() {
-                    Ok(real) if !real.starts_with(&root) => problems.push(Problem::error(
+                    Ok(real) if !real.starts_with(&root) => problems.push(Problem::warning(
                         &path,
                         "reference-escapes",
                         format!(
-                            "is a symbolic link to {}, outside the skill folder; a skill may only hold files inside its folder",
+                            "is a symbolic link to {}, outside the skill folder; a skill should only hold files inside its folder; the runtime loads the skill anyway, but the file is not there once the skill is copied elsewhere",
                             real.display()
                         ),
                     )),

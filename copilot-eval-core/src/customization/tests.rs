@@ -109,7 +109,10 @@ fn front_matter_must_exist_close_parse_and_be_a_mapping() {
     // The runtime loads a skill whose front matter is a list, as if it had none.
     let list = Skill::load(dir.path().join("list")).unwrap();
     assert_eq!(rules(&list.warnings), ["front-matter-not-mapping"]);
-    assert_eq!((list.name.as_str(), list.description.as_str()), ("list", "body"));
+    assert_eq!(
+        (list.name.as_str(), list.description.as_str()),
+        ("list", "body")
+    );
 }
 
 #[test]
@@ -295,7 +298,7 @@ fn skill_references_stay_inside_the_folder() {
 
 #[cfg(unix)]
 #[test]
-fn symbolic_links_may_not_leave_the_skill_folder() {
+fn symbolic_links_leaving_the_skill_folder_are_warned_about() {
     let dir = tree(&[
         (
             "x/SKILL.md",
@@ -309,7 +312,8 @@ fn symbolic_links_may_not_leave_the_skill_folder() {
         dir.path().join("x/data/leak.md"),
     )
     .unwrap();
-    let p = Skill::load(dir.path().join("x")).unwrap_err().problems;
+    // The runtime loads such a skill (tests/tests/conformance.rs, row symlinked).
+    let p = Skill::load(dir.path().join("x")).unwrap().warnings;
     assert_eq!(
         rules(&p),
         ["reference-escapes", "reference-escapes"],
@@ -388,7 +392,11 @@ fn an_agent_file_maps_to_the_sdk_configuration() {
     let file = AgentFile::load(&path).unwrap();
     // The id is the front-matter `name`, as the runtime names the agent.
     assert_eq!(rules(&file.warnings), ["agent-id"], "{:#?}", file.warnings);
-    assert!(file.warnings[0].message.contains("`agent_type: \"Code Reviewer\"`"));
+    assert!(
+        file.warnings[0]
+            .message
+            .contains("`agent_type: \"Code Reviewer\"`")
+    );
     let c = &file.config;
     assert_eq!(file.name(), "Code Reviewer");
     assert_eq!(c.display_name.as_deref(), Some("Code Reviewer"));
@@ -452,15 +460,27 @@ fn agent_names_come_from_the_file_name() {
     assert_eq!(file.name(), "my helper?");
     assert_eq!(rules(&file.warnings), ["agent-name-chars"]);
     assert_eq!(agent::agent_name(Path::new("a/b/x.md")), "x");
-    assert_eq!(agent::agent_name(Path::new("x/agents/sub/deep.agent.md")), "sub--deep");
+    assert_eq!(
+        agent::agent_name(Path::new("x/agents/sub/deep.agent.md")),
+        "sub--deep"
+    );
     // A front-matter `name` is the id; an empty one falls back to the file name.
-    let (_dir, path) = agent("planner.agent.md", "---\nname: Planner\ndescription: d\n---\nP.\n");
+    let (_dir, path) = agent(
+        "planner.agent.md",
+        "---\nname: Planner\ndescription: d\n---\nP.\n",
+    );
     let file = AgentFile::load(&path).unwrap();
     assert_eq!(file.name(), "Planner");
     assert_eq!(rules(&file.warnings), ["agent-id"]);
-    let (_dir, path) = agent("planner.agent.md", "---\nname: planner\ndescription: d\n---\nP.\n");
+    let (_dir, path) = agent(
+        "planner.agent.md",
+        "---\nname: planner\ndescription: d\n---\nP.\n",
+    );
     assert!(AgentFile::load(&path).unwrap().warnings.is_empty());
-    let (_dir, path) = agent("planner.agent.md", "---\nname: ''\ndescription: d\n---\nP.\n");
+    let (_dir, path) = agent(
+        "planner.agent.md",
+        "---\nname: ''\ndescription: d\n---\nP.\n",
+    );
     let file = AgentFile::load(&path).unwrap();
     assert_eq!(file.name(), "planner");
     assert_eq!(rules(&file.warnings), ["empty"]);
@@ -573,7 +593,10 @@ fn path_instructions() {
     let p = &bad.warnings;
     assert_eq!(rules(p), ["apply-to-glob", "value"]);
     assert_eq!(p[0].line, Some(2));
-    assert!(bad.apply_to.is_empty(), "an unknown excludeAgent: no applyTo");
+    assert!(
+        bad.apply_to.is_empty(),
+        "an unknown excludeAgent: no applyTo"
+    );
     // A comma inside braces belongs to the pattern.
     assert_eq!(
         instructions::split_patterns("**/*.{ts,tsx}, src/{a,b}/**"),
@@ -729,7 +752,11 @@ fn yaml_errors_say_how_to_fix_the_common_cases() {
     let p = skill_problems("x", "name: x\ndescription: Use it: when asked\n");
     assert!(p[0].message.contains("contains `: `"), "{}", p[0].message);
     let p = skill_problems("x", "name: x\ndescription: d\nmetadata:\n\tk: v\n");
-    assert!(p[0].message.contains("indented with a tab"), "{}", p[0].message);
+    assert!(
+        p[0].message.contains("indented with a tab"),
+        "{}",
+        p[0].message
+    );
 }
 
 #[test]
@@ -749,7 +776,11 @@ fn a_duplicate_key_is_said_in_our_words_and_hides_nothing() {
         ],
         "{p:#?}"
     );
-    assert!(!p[0].message.contains("DuplicateKeyPolicy"), "{}", p[0].message);
+    assert!(
+        !p[0].message.contains("DuplicateKeyPolicy"),
+        "{}",
+        p[0].message
+    );
     let p = agent_problems("description: A.\ndescription: B.\ntools: 5\n", "P.\n");
     assert_eq!(rules(&p), ["front-matter-duplicate-key", "type"], "{p:#?}");
 }
@@ -764,10 +795,17 @@ fn an_empty_required_description_gets_advice_that_is_right() {
     );
     assert!(!p[0].message.contains("remove"));
     let p = skill_problems("x", "name: x\ndescription:\n");
-    assert_eq!(p[0].message, "has no value; give it a text value (the key is required)");
+    assert_eq!(
+        p[0].message,
+        "has no value; give it a text value (the key is required)"
+    );
     // An optional key may still be removed.
     let p = skill_problems("x", "name: x\ndescription: d\nlicense:\n");
-    assert!(p[0].message.ends_with("or remove the key"), "{}", p[0].message);
+    assert!(
+        p[0].message.ends_with("or remove the key"),
+        "{}",
+        p[0].message
+    );
 }
 
 #[test]
@@ -779,7 +817,12 @@ fn links_in_constructs_that_are_not_links_are_not_checked() {
     )]);
     let skill = Skill::load(dir.path().join("x")).unwrap();
     let found: Vec<(&str, Option<u32>)> = skill.warnings.iter().map(|p| (p.rule, p.line)).collect();
-    assert_eq!(found, [("reference-escapes", Some(19))], "{:#?}", skill.warnings);
+    assert_eq!(
+        found,
+        [("reference-escapes", Some(19))],
+        "{:#?}",
+        skill.warnings
+    );
 }
 
 #[test]
@@ -788,7 +831,11 @@ fn limits_count_utf16_code_units() {
     let emoji = "😀".repeat(600);
     let p = skill_problems("x", &format!("name: x\ndescription: {emoji}\n"));
     assert_eq!(rules(&p), ["description-length"]);
-    assert!(p[0].message.starts_with("has 1200 UTF-16 code units"), "{}", p[0].message);
+    assert!(
+        p[0].message.starts_with("has 1200 UTF-16 code units"),
+        "{}",
+        p[0].message
+    );
     // 1,024 two-byte characters: 2,048 bytes, 1,024 units: loads.
     let e = "é".repeat(1024);
     assert!(skill_problems("x", &format!("name: x\ndescription: {e}\n")).is_empty());
