@@ -95,6 +95,7 @@ fn report() -> SuiteReport {
         duration_ms: 4000,
         totals: SuiteTotals::of(&tests),
         cost_control: None,
+        partition: None,
         tests,
     }
 }
