@@ -19,13 +19,21 @@ pub(crate) struct MergeArgs {
     /// Write the merged JUnit XML here.
     #[arg(long, value_name = "PATH")]
     junit: Option<PathBuf>,
+    /// Merge shards whose results record no runtime version (no runtime resolved for them);
+    /// without it such a shard is refused, as it may have run on another runtime.
+    #[arg(long)]
+    allow_unknown_runtime: bool,
 }
 
 /// Merge, print the summary, write the artifacts; return the exit status: the merged suite's
-/// (0, 1 or 3; 4 when it holds no test), or 5 when an input cannot be read or merged or an
-/// artifact cannot be written.
+/// (0, 1 or 3; 4 when it holds no test), or 5 when an input cannot be read or merged (another
+/// schema version, overlapping or missing shards, a mixed set, a shard with no runtime version
+/// without `--allow-unknown-runtime`) or an artifact cannot be written.
 pub(crate) fn run(args: MergeArgs) -> u8 {
-    let merged = match merge::merge_files(&args.inputs) {
+    let options = merge::MergeOptions {
+        allow_unknown_runtime: args.allow_unknown_runtime,
+    };
+    let merged = match merge::merge_files(&args.inputs, options) {
         Ok(merged) => merged,
         Err(e) => {
             eprintln!("error: {e}");

@@ -151,13 +151,64 @@ async fn tool_then_file(wire: WireApi, streaming: bool) {
     let requests = server.model_requests();
     assert_eq!(requests.len(), 3);
     assert!(requests.iter().all(|r| r.wire == wire));
-    if wire == WireApi::ChatCompletions {
-        assert!(
-            requests.iter().all(|r| r.streaming == streaming),
-            "stream flag follows the session"
+    // Over HTTP the body's `stream` flag follows the session; WebSocket turns always stream.
+    let expected_streaming = streaming || wire == WireApi::WebSocketResponses;
+    let flags: Vec<bool> = requests.iter().map(|r| r.streaming).collect();
+    assert_eq!(
+        flags, [expected_streaming; 3],
+        "{test}: stream flag per request"
+    );
+    if wire == WireApi::WebSocketResponses {
+        assert_continuations(&requests);
+    } else {
+        let previous: Vec<_> = requests.iter().map(|r| &r.previous_response_id).collect();
+        assert_eq!(
+            previous,
+            [&None, &None, &None],
+            "{test}: HTTP turns resend everything"
         );
     }
     assert_no_runtime_left(&result);
+}
+
+/// Each WebSocket turn after the first continues the response before it: it names that
+/// response in `previous_response_id` and sends only the new input items (the tool output), not
+/// the user's prompt again; the server rebuilds the whole conversation from the stored response.
+fn assert_continuations(requests: &[copilot_eval_core::model_server::ModelRequest]) {
+    assert_eq!(
+        requests[0].previous_response_id, None,
+        "the first turn starts fresh"
+    );
+    // The server names its responses `resp_<turn>` (model_server/websocket.rs), so turn n+1
+    // continues `resp_n`.
+    for (n, request) in requests.iter().enumerate().skip(1) {
+        assert_eq!(
+            request.previous_response_id.as_deref(),
+            Some(format!("resp_{n}").as_str()),
+            "turn {} continues the response before it",
+            n + 1
+        );
+        let input = request.body["input"].as_array().expect("input items");
+        let kinds: Vec<&str> = input
+            .iter()
+            .filter_map(|item| item["type"].as_str())
+            .collect();
+        assert!(
+            !kinds.is_empty() && kinds.iter().all(|k| k.ends_with("_output")),
+            "turn {} sends only the tool output as new input: {input:?}",
+            n + 1
+        );
+        // The rebuilt conversation still holds the prompt and the earlier tool calls.
+        assert!(
+            request
+                .last_user_text()
+                .is_some_and(|t| t.contains("Look up the code of alpha")),
+            "turn {}: {:?}",
+            n + 1,
+            request.messages
+        );
+        assert_eq!(request.tool_results().len(), n, "turn {}", n + 1);
+    }
 }
 
 #[tokio::test]
@@ -171,8 +222,13 @@ async fn chat_completions_sse() {
 }
 
 #[tokio::test]
-async fn responses_sse() {
+async fn responses_json() {
     tool_then_file(WireApi::Responses, false).await;
+}
+
+#[tokio::test]
+async fn responses_sse() {
+    tool_then_file(WireApi::Responses, true).await;
 }
 
 #[tokio::test]

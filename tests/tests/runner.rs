@@ -57,11 +57,11 @@ fn discovery_lists_only_the_eval_tests() {
             "copilot-eval-fixture::evals: replay_mismatch",
             "copilot-eval-fixture::evals: times_out",
         ],
-        "ordinary tests (ordinary_test, nested::ordinary_in_a_module, tests::ordinary_unit_test) and ignored ones (ignored_test, copilot_eval_lookalike) must not be listed"
+        "the ordinary test (passes_but_is_not_an_eval) and ignored ones (ignored_test, copilot_eval_lookalike) must not be listed"
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("10 eval tests (5 other tests not listed"),
+        stderr.contains("10 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 
@@ -97,8 +97,27 @@ fn passing_evals_exit_0() {
     if runtime_for("passing_evals_exit_0").is_none() {
         return;
     }
-    let run = copilot_eval(&["passes"], &[]);
+    // The filter `passes` also matches the ordinary test `passes_but_is_not_an_eval`: the
+    // fixture marks which tests ran, and only the evals may have.
+    let ran = tempfile::tempdir().unwrap();
+    let ran_dir = ran.path().to_str().unwrap();
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &["-p", FIXTURE, "passes"],
+        &[("COPILOT_EVAL_FIXTURE_RAN", ran_dir)],
+    );
     assert_eq!(run.status, 0, "{}", run.stderr);
+    let mut marked: Vec<String> = std::fs::read_dir(ran.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    marked.sort();
+    assert_eq!(
+        marked,
+        ["passes"],
+        "the runner ran only the eval, not the ordinary test"
+    );
+    assert_eq!(run.junit.tests, run.report.tests.len(), "{}", run.junit_xml);
     assert!(run.stdout.is_empty(), "human output goes to stderr");
     assert_eq!(run.report.schema_version, "1");
     assert_eq!(run.report.mode, "replay");

@@ -1,6 +1,7 @@
 //! Sharding and merging end to end, through the real `cargo copilot-eval` and the real runtime:
 //! three shards of the quick-start example, merged, give the artifacts of the unsharded run
-//! (timings aside); merging refuses overlapping shards and other schema versions; the example's
+//! (timings aside); merging refuses overlapping shards, an incomplete set, shards without a
+//! runtime version (unless allowed) and other schema versions; the example's
 //! eval tests also run (and pass, in replay mode) under `cargo nextest run`, with its
 //! partitioning and JUnit output.
 
@@ -172,7 +173,39 @@ fn three_shards_of_the_example_merge_into_the_unsharded_artifacts() {
         "the merged JUnit differs from the unsharded run's"
     );
 
-    // Refusals: one shard twice; another schema version.
+    // Each shard records its partition; the merged report, the whole suite, records none.
+    for (k, json) in (1..=3).zip(&shard_json) {
+        let partition = read_report(json)
+            .partition
+            .expect("a shard records its partition");
+        assert_eq!(partition.to_string(), format!("count:{k}/3"));
+    }
+    assert_eq!(merged.partition, None);
+    assert_eq!(full.partition, None);
+
+    // Refusals: an incomplete set names the missing shard.
+    let (status, _, stderr) = copilot_eval(&["merge", &shard_json[0], &shard_json[2]], dir);
+    assert_eq!(status, 5, "{stderr}");
+    assert!(stderr.contains("shard 2 of 3 is missing"), "{stderr}");
+    // A shard with no runtime version: refused, unless allowed.
+    let mut unknown: Value =
+        serde_json::from_str(&std::fs::read_to_string(&shard_json[2]).unwrap()).unwrap();
+    unknown["runtime"] = json!({"version": null, "path": null, "error": "no runtime"});
+    let unknown_path = path(dir, "unknown-runtime.json");
+    std::fs::write(&unknown_path, unknown.to_string()).unwrap();
+    let with_unknown = ["merge", &shard_json[0], &shard_json[1], &unknown_path];
+    let (status, _, stderr) = copilot_eval(&with_unknown, dir);
+    assert_eq!(status, 5, "{stderr}");
+    assert!(
+        stderr.contains("unknown-runtime.json records no runtime version")
+            && stderr.contains("--allow-unknown-runtime"),
+        "{stderr}"
+    );
+    let allowed = [&with_unknown[..], &["--allow-unknown-runtime"]].concat();
+    let (status, _, stderr) = copilot_eval(&allowed, dir);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stderr.contains("4 tests: 4 passed"), "{stderr}");
+    // One shard twice; another schema version.
     let (status, _, stderr) = copilot_eval(&["merge", &shard_json[0], &shard_json[0]], dir);
     assert_eq!(status, 5, "{stderr}");
     assert!(stderr.contains("is in both"), "{stderr}");

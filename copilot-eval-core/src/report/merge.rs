@@ -11,12 +11,31 @@
 //! `schema_version` other than this copilot-eval's ([`SCHEMA_VERSION`]), the same test in two
 //! inputs (overlapping shards, or one shard given twice), shards run in different modes or on
 //! different runtime versions, and shards whose costs were estimated in different currencies.
+//!
+//! The partition: each shard's report records the `--partition` it ran
+//! ([`SuiteReport::partition`]). When any input records one, every input must, all with the
+//! same kind and shard count, each shard once, and every shard from 1 to N present: an
+//! incomplete set is refused naming the missing shards ("shard 2 of 3 is missing"). Inputs that
+//! record no partition at all (unsharded runs) are merged as before: their completeness cannot
+//! be checked.
+//!
+//! The runtime: a shard that records no runtime version (none resolved) may have run on any
+//! runtime, so it is refused unless [`MergeOptions::allow_unknown_runtime`] is set
+//! (`--allow-unknown-runtime`); the versions that are known must still agree.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{SCHEMA_VERSION, SuiteReport, SuiteTotals};
+use super::{PartitionRecord, SCHEMA_VERSION, SuiteReport, SuiteTotals};
+
+/// What `merge` accepts beyond a complete, consistent set of shards.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MergeOptions {
+    /// Merge shards whose report records no runtime version (`--allow-unknown-runtime`); by
+    /// default they are refused with [`MergeError::UnknownRuntime`].
+    pub allow_unknown_runtime: bool,
+}
 
 /// Why shard artifacts cannot be merged.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +80,45 @@ pub enum MergeError {
         /// The input that holds it again.
         second: PathBuf,
     },
+    /// An input records no runtime version, and [`MergeOptions::allow_unknown_runtime`] is off.
+    #[error(
+        "{} records no runtime version (no Copilot runtime resolved for that shard), so it may have run on another runtime than the other shards; re-run that shard with a runtime, or merge anyway with --allow-unknown-runtime",
+        path.display()
+    )]
+    UnknownRuntime {
+        /// The input file.
+        path: PathBuf,
+    },
+    /// The inputs are shards of a partitioned suite, but not all of them.
+    #[error(
+        "{} of {total} {} missing ({kind} partitioning; given: {given}): merge the results of every shard",
+        describe_missing(missing),
+        if missing.len() == 1 { "is" } else { "are" }
+    )]
+    MissingShards {
+        /// The partitioning kind, `hash` or `count`.
+        kind: String,
+        /// The shard count.
+        total: u64,
+        /// The missing shard numbers, ascending.
+        missing: Vec<u64>,
+        /// The inputs with their partitions, e.g. `a.json (count:1/3), b.json (count:3/3)`.
+        given: String,
+    },
+    /// Two inputs hold the same shard.
+    #[error(
+        "shard {partition} is in both {} and {}: give each shard's results once",
+        first.display(),
+        second.display()
+    )]
+    ShardTwice {
+        /// The shard, `KIND:K/N`.
+        partition: PartitionRecord,
+        /// The first input holding it.
+        first: PathBuf,
+        /// The second.
+        second: PathBuf,
+    },
     /// Two inputs disagree on something that must be the same across the shards of one suite.
     #[error(
         "{} and {} disagree on the {what} ({first_value} vs {second_value}): they are not shards of one suite run",
@@ -68,7 +126,7 @@ pub enum MergeError {
         second.display()
     )]
     Incompatible {
-        /// What differs: `mode`, `runtime version` or `cost currency`.
+        /// What differs: `mode`, `runtime version`, `cost currency` or `partitioning`.
         what: &'static str,
         /// The first input.
         first: PathBuf,
@@ -107,28 +165,110 @@ pub fn read_shard(path: &Path) -> Result<SuiteReport, MergeError> {
     serde_json::from_value(value).map_err(|e| read(format!("not a valid results file: {e}")))
 }
 
+/// `shard 2` or `shards 2 and 3` or `shards 1, 2 and 4`.
+fn describe_missing(missing: &[u64]) -> String {
+    let numbers: Vec<String> = missing.iter().map(u64::to_string).collect();
+    match numbers.as_slice() {
+        [one] => format!("shard {one}"),
+        [rest @ .., last] => format!("shards {} and {last}", rest.join(", ")),
+        [] => "no shard".to_owned(),
+    }
+}
+
 /// Reads every input ([`read_shard`]) and merges them ([`merge`]).
 ///
 /// Errors: as [`read_shard`] and [`merge`].
-pub fn merge_files(paths: &[PathBuf]) -> Result<SuiteReport, MergeError> {
+pub fn merge_files(paths: &[PathBuf], options: MergeOptions) -> Result<SuiteReport, MergeError> {
     let shards = paths
         .iter()
         .map(|path| read_shard(path).map(|report| (path.clone(), report)))
         .collect::<Result<Vec<_>, _>>()?;
-    merge(&shards)
+    merge(&shards, options)
+}
+
+/// Checks that the shards' partitions form one complete set (see the
+/// [module documentation](self)); inputs with no partition at all pass.
+///
+/// Errors: [`MergeError::Incompatible`] (`partitioning`: one input sharded and another not, or
+/// another kind or shard count), [`MergeError::ShardTwice`], [`MergeError::MissingShards`].
+fn check_partitions(shards: &[(PathBuf, SuiteReport)]) -> Result<(), MergeError> {
+    let Some((first_path, first)) = shards.iter().find(|(_, r)| r.partition.is_some()) else {
+        return Ok(());
+    };
+    let first_partition = first.partition.as_ref().expect("found with a partition");
+    let shown = |p: &Option<PartitionRecord>| {
+        p.as_ref()
+            .map_or_else(|| "none (an unsharded run)".to_owned(), |p| p.to_string())
+    };
+    let mut seen: Vec<(&PartitionRecord, &Path)> = Vec::new();
+    for (path, report) in shards {
+        let partition = match &report.partition {
+            Some(p) if p.kind == first_partition.kind && p.total == first_partition.total => p,
+            other => {
+                return Err(MergeError::Incompatible {
+                    what: "partitioning",
+                    first: first_path.clone(),
+                    first_value: first_partition.to_string(),
+                    second: path.clone(),
+                    second_value: shown(other),
+                });
+            }
+        };
+        if let Some((_, earlier)) = seen.iter().find(|(p, _)| p.shard == partition.shard) {
+            return Err(MergeError::ShardTwice {
+                partition: partition.clone(),
+                first: earlier.to_path_buf(),
+                second: path.clone(),
+            });
+        }
+        seen.push((partition, path));
+    }
+    let missing: Vec<u64> = (1..=first_partition.total)
+        .filter(|k| !seen.iter().any(|(p, _)| p.shard == *k))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let given: Vec<String> = seen
+        .iter()
+        .map(|(p, path)| format!("{} ({p})", path.display()))
+        .collect();
+    Err(MergeError::MissingShards {
+        kind: first_partition.kind.clone(),
+        total: first_partition.total,
+        missing,
+        given: given.join(", "),
+    })
 }
 
 /// Merges shard reports, each with the file it came from (for errors), into one report (see
-/// the [module documentation](self)). `tool`, `runtime` and the cost settings are the first
-/// shard's; `cost_control.cap_reached` lists every shard's reached cap.
+/// the [module documentation](self)). `tool` and the cost settings are the first shard's,
+/// `runtime` the first with a known version (else the first shard's); `cost_control.cap_reached`
+/// lists every shard's reached cap; `partition` is absent (the set is the whole suite).
 ///
 /// Errors: [`MergeError::NoInput`], [`MergeError::SchemaVersion`] (a report of another version
-/// built in memory), [`MergeError::Duplicate`], [`MergeError::Incompatible`].
-pub fn merge(shards: &[(PathBuf, SuiteReport)]) -> Result<SuiteReport, MergeError> {
+/// built in memory), [`MergeError::UnknownRuntime`], [`MergeError::Duplicate`],
+/// [`MergeError::Incompatible`], [`MergeError::ShardTwice`], [`MergeError::MissingShards`].
+pub fn merge(
+    shards: &[(PathBuf, SuiteReport)],
+    options: MergeOptions,
+) -> Result<SuiteReport, MergeError> {
     let Some((first_path, first)) = shards.first() else {
         return Err(MergeError::NoInput);
     };
+    if !options.allow_unknown_runtime
+        && let Some((path, _)) = shards.iter().find(|(_, r)| r.runtime.version.is_none())
+    {
+        return Err(MergeError::UnknownRuntime { path: path.clone() });
+    }
+    check_partitions(shards)?;
+    // The versions that are known must agree with the first known one.
+    let known_runtime = shards.iter().find(|(_, r)| r.runtime.version.is_some());
     let mut merged = first.clone();
+    if let Some((_, report)) = known_runtime {
+        merged.runtime = report.runtime.clone();
+    }
+    merged.partition = None;
     let mut tests = Vec::new();
     let mut origin: Vec<(&str, &str, &Path)> = Vec::new();
     let mut caps: Vec<String> = Vec::new();
@@ -154,10 +294,17 @@ pub fn merge(shards: &[(PathBuf, SuiteReport)]) -> Result<SuiteReport, MergeErro
                 report.mode.clone(),
             ));
         }
-        if let (Some(a), Some(b)) = (&first.runtime.version, &report.runtime.version)
+        if let (Some((known_path, known)), Some(b)) = (known_runtime, &report.runtime.version)
+            && let Some(a) = &known.runtime.version
             && a != b
         {
-            return Err(incompatible("runtime version", a.clone(), b.clone()));
+            return Err(MergeError::Incompatible {
+                what: "runtime version",
+                first: known_path.clone(),
+                first_value: a.clone(),
+                second: path.clone(),
+                second_value: b.clone(),
+            });
         }
         if let (Some(a), Some(b)) = (&first.cost_control, &report.cost_control)
             && a.currency != b.currency
@@ -254,7 +401,7 @@ mod tests {
     use std::time::{Duration, UNIX_EPOCH};
 
     use super::*;
-    use crate::report::{Outcome, RuntimeInfo, TestRecord, ToolInfo};
+    use crate::report::{Outcome, PartitionRecord, RuntimeInfo, TestRecord, ToolInfo};
 
     fn test(binary: &str, name: &str, outcome: Outcome) -> TestRecord {
         let mut value = serde_json::json!({
@@ -289,8 +436,132 @@ mod tests {
             duration_ms,
             totals: SuiteTotals::of(&tests),
             cost_control: None,
+            partition: None,
             tests,
         }
+    }
+
+    fn shard(kind: &str, k: u64, n: u64, tests: Vec<TestRecord>) -> SuiteReport {
+        let mut shard = report("2026-11-30T10:00:00Z", 1, tests);
+        shard.partition = Some(PartitionRecord {
+            kind: kind.into(),
+            shard: k,
+            total: n,
+        });
+        shard
+    }
+
+    const STRICT: MergeOptions = MergeOptions {
+        allow_unknown_runtime: false,
+    };
+
+    #[test]
+    fn an_incomplete_set_of_shards_is_refused_naming_the_missing_shard() {
+        let one = (
+            "one.json".into(),
+            shard("count", 1, 3, vec![test("q", "a", Outcome::Passed)]),
+        );
+        let two = (
+            "two.json".into(),
+            shard("count", 2, 3, vec![test("q", "b", Outcome::Passed)]),
+        );
+        // An empty shard still counts: its tests all went to other shards.
+        let three = ("three.json".into(), shard("count", 3, 3, vec![]));
+        let err = merge(&[one.clone(), three.clone()], STRICT).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "shard 2 of 3 is missing (count partitioning; given: one.json (count:1/3), three.json (count:3/3)): merge the results of every shard"
+        );
+        let err = merge(std::slice::from_ref(&two), STRICT).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("shards 1 and 3 of 3 are missing"),
+            "{err}"
+        );
+
+        let merged = merge(&[three.clone(), one.clone(), two.clone()], STRICT).unwrap();
+        assert_eq!(merged.tests.len(), 2);
+        assert_eq!(
+            merged.partition, None,
+            "the merged report is the whole suite"
+        );
+
+        // Mixed sets: another kind, another count, a sharded and an unsharded run, one shard twice.
+        let hash = ("hash.json".into(), shard("hash", 2, 3, vec![]));
+        let err = merge(&[one.clone(), hash, three.clone()], STRICT).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("disagree on the partitioning (count:1/3 vs hash:2/3)"),
+            "{err}"
+        );
+        let four = ("four.json".into(), shard("count", 2, 4, vec![]));
+        let err = merge(&[one.clone(), four, three.clone()], STRICT).unwrap_err();
+        assert!(
+            err.to_string().contains("(count:1/3 vs count:2/4)"),
+            "{err}"
+        );
+        let whole = (
+            "whole.json".into(),
+            report("2026-11-30T10:00:00Z", 1, vec![]),
+        );
+        let err = merge(&[whole, one.clone(), two.clone(), three.clone()], STRICT).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("(count:1/3 vs none (an unsharded run))"),
+            "{err}"
+        );
+        let again = ("again.json".into(), shard("count", 3, 3, vec![]));
+        let err = merge(&[one, two, three, again], STRICT).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "shard count:3/3 is in both three.json and again.json: give each shard's results once"
+        );
+    }
+
+    #[test]
+    fn a_shard_without_a_runtime_version_is_refused_unless_allowed() {
+        let known = (
+            "known.json".into(),
+            report(
+                "2026-11-30T10:00:00Z",
+                1,
+                vec![test("q", "a", Outcome::Passed)],
+            ),
+        );
+        let mut unknown = report(
+            "2026-11-30T10:00:00Z",
+            1,
+            vec![test("q", "b", Outcome::Passed)],
+        );
+        unknown.runtime = RuntimeInfo::default();
+        let unknown = ("unknown.json".into(), unknown);
+        let shards = [unknown.clone(), known.clone()];
+        let err = merge(&shards, STRICT).unwrap_err();
+        assert!(
+            matches!(&err, MergeError::UnknownRuntime { path } if path == Path::new("unknown.json")),
+            "{err}"
+        );
+        assert!(err.to_string().contains("--allow-unknown-runtime"), "{err}");
+
+        let allow = MergeOptions {
+            allow_unknown_runtime: true,
+        };
+        let merged = merge(&shards, allow).unwrap();
+        assert_eq!(merged.tests.len(), 2);
+        assert_eq!(
+            merged.runtime.version.as_deref(),
+            Some("1.0.102"),
+            "the known version"
+        );
+        // Allowed unknowns do not hide a disagreement between the known versions.
+        let mut other = report("2026-11-30T10:00:00Z", 1, vec![]);
+        other.runtime.version = Some("1.0.200".into());
+        let err = merge(&[unknown, known, ("other.json".into(), other)], allow).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("known.json and other.json disagree on the runtime version"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -311,7 +582,7 @@ mod tests {
                 test("q::evals", "a1", Outcome::Passed),
             ],
         );
-        let merged = merge(&[("a.json".into(), a), ("b.json".into(), b)]).unwrap();
+        let merged = merge(&[("a.json".into(), a), ("b.json".into(), b)], STRICT).unwrap();
         let order: Vec<(&str, &str)> = merged
             .tests
             .iter()
@@ -340,7 +611,11 @@ mod tests {
             1,
             vec![test("q", "t", Outcome::Passed)],
         );
-        let err = merge(&[("a.json".into(), a.clone()), ("b.json".into(), a.clone())]).unwrap_err();
+        let err = merge(
+            &[("a.json".into(), a.clone()), ("b.json".into(), a.clone())],
+            STRICT,
+        )
+        .unwrap_err();
         assert!(matches!(err, MergeError::Duplicate { .. }), "{err}");
         let text = err.to_string();
         assert!(
@@ -350,7 +625,11 @@ mod tests {
 
         let mut live = report("2026-11-30T10:00:00Z", 1, vec![]);
         live.mode = "live".into();
-        let err = merge(&[("a.json".into(), a.clone()), ("c.json".into(), live)]).unwrap_err();
+        let err = merge(
+            &[("a.json".into(), a.clone()), ("c.json".into(), live)],
+            STRICT,
+        )
+        .unwrap_err();
         assert!(
             err.to_string()
                 .contains("disagree on the mode (replay vs live)"),
@@ -359,10 +638,10 @@ mod tests {
 
         let mut other = report("2026-11-30T10:00:00Z", 1, vec![]);
         other.runtime.version = Some("1.0.200".into());
-        let err = merge(&[("a.json".into(), a), ("d.json".into(), other)]).unwrap_err();
+        let err = merge(&[("a.json".into(), a), ("d.json".into(), other)], STRICT).unwrap_err();
         assert!(err.to_string().contains("runtime version"), "{err}");
 
-        assert!(matches!(merge(&[]), Err(MergeError::NoInput)));
+        assert!(matches!(merge(&[], STRICT), Err(MergeError::NoInput)));
     }
 
     #[test]
@@ -370,7 +649,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let old = dir.path().join("old.json");
         std::fs::write(&old, r#"{"schema_version": "0", "tests": "whatever"}"#).unwrap();
-        let err = merge_files(&[old]).unwrap_err();
+        let err = merge_files(&[old], STRICT).unwrap_err();
         assert!(
             matches!(&err, MergeError::SchemaVersion { found, .. } if found == "0"),
             "{err}"
@@ -381,7 +660,7 @@ mod tests {
         );
         let junk = dir.path().join("junk.json");
         std::fs::write(&junk, "[1, 2]").unwrap();
-        let err = merge_files(&[junk]).unwrap_err();
+        let err = merge_files(&[junk], STRICT).unwrap_err();
         assert!(err.to_string().contains("no schema_version"), "{err}");
         let good = dir.path().join("good.json");
         let report = report(
@@ -390,7 +669,7 @@ mod tests {
             vec![test("q", "t", Outcome::Passed)],
         );
         std::fs::write(&good, serde_json::to_string(&report).unwrap()).unwrap();
-        assert_eq!(merge_files(&[good]).unwrap().tests, report.tests);
+        assert_eq!(merge_files(&[good], STRICT).unwrap().tests, report.tests);
     }
 
     #[test]

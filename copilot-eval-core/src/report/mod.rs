@@ -63,8 +63,30 @@ pub struct SuiteReport {
     /// did (set by the runner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_control: Option<crate::cost::CostControlRecord>,
+    /// The shard of the suite this run held (`--partition`); absent for an unsharded run and for
+    /// the report `merge` writes from a complete set of shards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<PartitionRecord>,
     /// One entry per selected eval test, in list order (binary, then test name).
     pub tests: Vec<TestRecord>,
+}
+
+/// Which shard of a partitioned suite a report holds, as given to `--partition KIND:K/N`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PartitionRecord {
+    /// How the tests were split: `hash` or `count`.
+    pub kind: String,
+    /// This shard, from 1 to `total`.
+    pub shard: u64,
+    /// The number of shards.
+    pub total: u64,
+}
+
+impl std::fmt::Display for PartitionRecord {
+    /// `KIND:K/N`, as `--partition` takes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}/{}", self.kind, self.shard, self.total)
+    }
 }
 
 /// Name and version of the program that wrote the results.

@@ -95,6 +95,7 @@ fn report() -> SuiteReport {
         duration_ms: 4000,
         totals: SuiteTotals::of(&tests),
         cost_control: None,
+        partition: None,
         tests,
     }
 }
@@ -104,13 +105,20 @@ fn the_committed_schema_is_the_generated_one() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema/results.schema.json");
     let generated = json_schema();
+    // Compare before writing: the update mode repairs the file but still fails, so this check
+    // can never pass by updating the file it compares against.
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    if committed == generated {
+        return;
+    }
     if std::env::var_os("COPILOT_EVAL_UPDATE_SCHEMA").is_some() {
         std::fs::write(&path, &generated).unwrap();
+        panic!(
+            "docs/schema/results.schema.json: schema updated, re-run without COPILOT_EVAL_UPDATE_SCHEMA"
+        );
     }
-    let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        committed == generated,
-        "docs/schema/results.schema.json is out of date: run `cargo copilot-eval schema > docs/schema/results.schema.json` (or this test with COPILOT_EVAL_UPDATE_SCHEMA=1)"
+    panic!(
+        "docs/schema/results.schema.json is out of date: run `cargo copilot-eval schema > docs/schema/results.schema.json` (or this test with COPILOT_EVAL_UPDATE_SCHEMA=1, then re-run)"
     );
 }
 
@@ -200,15 +208,28 @@ fn secrets_never_reach_the_artifacts() {
         name: secret.clone(),
         value: json!([secret.clone()]),
     });
-    let redactor = Redactor::with_secrets([secret.clone(), "short".to_owned()]);
+    // One character under the minimum: too short to be a secret (redacting it would blank out
+    // ordinary words), so it must survive in both artifacts. Exactly the minimum is redacted.
+    let short = "s".repeat(Redactor::MIN_SECRET_LEN - 1);
+    let at_minimum = "m".repeat(Redactor::MIN_SECRET_LEN);
+    report.tests[0].runs[0].prompt = format!("short {short} minimum {at_minimum}");
+    report.tests[1].message = Some(format!("short {short} minimum {at_minimum}"));
+    let redactor = Redactor::with_secrets([secret.clone(), short.clone(), at_minimum.clone()]);
     let dir = tempfile::tempdir().unwrap();
     write_json(&dir.path().join("r.json"), &report, &redactor).unwrap();
     write_junit(&dir.path().join("r.xml"), &report, &redactor).unwrap();
     for file in ["r.json", "r.xml"] {
         let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
         assert!(!text.contains(&secret), "{file} leaks the secret");
+        assert!(
+            !text.contains(&at_minimum),
+            "{file} leaks a secret of the minimum length"
+        );
         assert!(text.contains("[redacted]"), "{file}");
-        assert!(text.contains("short") || file == "r.json" || file == "r.xml");
+        assert!(
+            text.contains(&format!("short {short} minimum [redacted]")),
+            "{file}: a value shorter than MIN_SECRET_LEN is kept, the minimum length is redacted"
+        );
     }
 }
 

@@ -342,6 +342,7 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
         duration_ms: started.elapsed().as_millis() as u64,
         totals: SuiteTotals::of(&tests),
         cost_control: Some(cost.record()),
+        partition: options.partition.map(|p| p.record()),
         tests,
     }
 }

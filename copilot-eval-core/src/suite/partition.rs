@@ -55,6 +55,19 @@ impl Partition {
         }
     }
 
+    /// What the JSON report records of this partition (`partition` in the results file).
+    pub fn record(&self) -> crate::report::PartitionRecord {
+        let kind = match self {
+            Self::Count { .. } => "count",
+            Self::Hash { .. } => "hash",
+        };
+        crate::report::PartitionRecord {
+            kind: kind.to_owned(),
+            shard: self.shard(),
+            total: self.total(),
+        }
+    }
+
     /// Whether the test at `position` (from 0) of the selected list, from the binary with id
     /// `binary` (e.g. `quickstart::evals`) and with libtest name `test_id`, belongs to this
     /// shard.
@@ -130,11 +143,7 @@ impl FromStr for Partition {
 impl fmt::Display for Partition {
     /// `hash:K/N` or `count:K/N`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = match self {
-            Self::Count { .. } => "count",
-            Self::Hash { .. } => "hash",
-        };
-        write!(f, "{kind}:{}/{}", self.shard(), self.total())
+        self.record().fmt(f)
     }
 }
 
