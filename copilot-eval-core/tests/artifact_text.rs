@@ -120,6 +120,7 @@ fn suite(tests: Vec<TestRecord>) -> SuiteReport {
         duration_ms: 1,
         totals: SuiteTotals::of(&tests),
         cost_control: None,
+        partition: None,
         tests,
     }
 }

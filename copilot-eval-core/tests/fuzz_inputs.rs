@@ -153,6 +153,7 @@ fn results_seed() -> &'static str {
         duration_ms: 1,
         totals: SuiteTotals::of(&tests),
         cost_control: None,
+        partition: None,
         tests,
     };
     Box::leak(

@@ -142,6 +142,63 @@ fn a_cost_cap_stops_launching_evals_at_the_cap() {
     );
 }
 
+/// docs/live-runs.md: with `-j N` the cap stops launching, but evals already running finish and
+/// may carry the spend past it. With `-j 3` all three selected evals start before any finishes
+/// (nothing is checked before a launch while nothing has been spent), so all three run and the
+/// suite spends 4 EUR against a 1.5 EUR cap, and the report says the cap was reached.
+#[test]
+fn with_parallel_evals_running_ones_finish_past_the_cap() {
+    if runtime_for("with_parallel_evals_running_ones_finish_past_the_cap").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let table = pricing(dir.path(), ONE_PER_CALL);
+    let run = fixture(
+        &[
+            "-j",
+            "3",
+            "--pricing",
+            &table,
+            "--max-cost",
+            "1.5",
+            "unit_eval",
+            "passes",
+        ],
+        &[],
+    );
+    let outcomes: Vec<(&str, Outcome)> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| (t.name.as_str(), t.outcome))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("tests::unit_eval", Outcome::Passed),
+            ("nested::passes_in_a_module", Outcome::Passed),
+            ("passes", Outcome::Passed),
+        ],
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(
+        run.report.totals.cost.estimated_cost,
+        Some(4.0),
+        "1 + 1 + 2 calls at 1 EUR each, past the 1.5 EUR cap"
+    );
+    let control = run.report.cost_control.as_ref().unwrap();
+    assert_eq!(control.max_cost, Some(1.5));
+    assert!(
+        control
+            .cap_reached
+            .as_deref()
+            .is_some_and(|c| c.starts_with("cost cap reached")),
+        "{control:?}"
+    );
+}
+
 #[test]
 fn a_premium_request_cap_of_zero_launches_nothing() {
     let run = fixture(&["--max-premium-requests", "0", "passes", "unit_eval"], &[]);

@@ -92,6 +92,44 @@ fn no_matching_eval_exits_4_with_empty_artifacts() {
     );
 }
 
+/// Exit status 5: the suite itself failed. Shown for a build that fails (an unknown package:
+/// cargo refuses the selection) and for an artifact that cannot be written (its folder would be
+/// a regular file); neither starts a runtime.
+#[test]
+fn a_failed_build_or_an_unwritable_artifact_exits_5() {
+    let scratch = tempfile::tempdir().unwrap();
+    let output = Command::new(command_path())
+        .args(["copilot-eval", "-p", "no-such-package-here", "--replay"])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("no-such-package-here"), "{stderr}");
+
+    let blocker = scratch.path().join("a-file");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let json = blocker.join("results.json");
+    let output = Command::new(command_path())
+        .args(["copilot-eval", "-p", FIXTURE, "--replay", "--json"])
+        .arg(&json)
+        .arg("no_such_eval")
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(5),
+        "an unwritable artifact beats 'no eval matched' (4): {stderr}"
+    );
+    assert!(
+        stderr.contains(&*json.to_string_lossy()),
+        "the error names the file: {stderr}"
+    );
+    assert!(!json.exists());
+}
+
 #[test]
 fn passing_evals_exit_0() {
     if runtime_for("passing_evals_exit_0").is_none() {

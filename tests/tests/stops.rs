@@ -139,7 +139,11 @@ async fn missing_runtime_is_an_execution_error_naming_the_fix() {
     assert!(!result.success);
     assert_eq!(result.stop_reason, StopReason::ExecutionError);
     let error = result.error.unwrap();
-    assert!(error.contains("starting the runtime failed"), "{error}");
+    assert!(
+        error.contains(&format!("no Copilot runtime at {}", missing.display()))
+            && error.contains("cargo copilot-eval runtime install"),
+        "the error names the path and the fix: {error}"
+    );
     assert!(result.raw_events.is_empty());
     assert_eq!(result.runtime_pid, None);
 }

@@ -97,6 +97,12 @@ pub(super) fn prepare(
             .map_err(|e| fail(e.to_string()))?,
     };
     run.runtime_path = Some(runtime_path.clone());
+    if !runtime_path.is_file() {
+        return Err(fail(format!(
+            "no Copilot runtime at {} (given with RunOptions::runtime_path): run `cargo copilot-eval runtime install` and pass the path `cargo copilot-eval runtime path` prints",
+            runtime_path.display()
+        )));
+    }
 
     let home = tempfile::Builder::new()
         .prefix("copilot-eval-home-")

@@ -329,6 +329,9 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
         }
     }
     display.finish();
+    // A cap passed by evals that were already running (with -j N, or by the last eval) is
+    // recorded too, although nothing was left to stop.
+    let _ = cost.cap_reached();
     let tests: Vec<TestRecord> = records.into_iter().flatten().collect();
     SuiteReport {
         schema_version: SCHEMA_VERSION.to_owned(),
