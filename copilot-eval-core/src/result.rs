@@ -32,6 +32,13 @@ pub enum StopReason {
     /// prompt). `skill_discovery` says what was requested and what the runtime saw
     /// ([`crate::skills`]).
     SkillSetupError,
+    /// The scripted model (`EvalContext::offline`) ran out of turns: the runtime asked for one
+    /// more model turn than the script holds (the extra request was answered `500`, ending the
+    /// session). The test author's own mistake, not an infrastructure stop: the runner reports
+    /// the test `failed`. Set by the harness, which knows the script; a plain
+    /// [`crate::run_with`] against a [`crate::model_server::ModelServer`] reports
+    /// `execution_error`.
+    ScriptExhausted,
     /// The tool call past `max_tool_calls` was denied; the session was aborted and no further
     /// model request was forwarded.
     ToolBudgetExceeded,
@@ -56,6 +63,7 @@ impl StopReason {
             Self::Timeout => "timeout",
             Self::ExecutionError => "execution_error",
             Self::SkillSetupError => "skill_setup_error",
+            Self::ScriptExhausted => "script_exhausted",
             Self::ToolBudgetExceeded => "tool_budget_exceeded",
             Self::ReplayMismatch => "replay_mismatch",
             Self::RequestAuditError => "request_audit_error",
@@ -66,13 +74,14 @@ impl StopReason {
     /// Every reason, from the highest precedence to the lowest. When several causes are seen in
     /// one run, the reason is the one that comes first here (so the same causes always give the
     /// same reason, whatever their timing); the error text keeps every cause, each once.
-    pub const PRECEDENCE: [StopReason; 8] = [
+    pub const PRECEDENCE: [StopReason; 9] = [
         Self::CleanupError,
         Self::RequestAuditError,
         Self::ToolBudgetExceeded,
         Self::ReplayMismatch,
         Self::Timeout,
         Self::SkillSetupError,
+        Self::ScriptExhausted,
         Self::ExecutionError,
         Self::Completed,
     ];
@@ -407,6 +416,8 @@ mod tests {
         assert_eq!(Completed.max(Completed), Completed);
         assert_eq!(Timeout.max(ReplayMismatch), ReplayMismatch);
         assert_eq!(ExecutionError.max(ReplayMismatch), ReplayMismatch);
+        assert_eq!(ExecutionError.max(ScriptExhausted), ScriptExhausted);
+        assert_eq!(ScriptExhausted.max(CleanupError), CleanupError);
         assert_eq!(ReplayMismatch.max(ToolBudgetExceeded), ToolBudgetExceeded);
         assert_eq!(ExecutionError.max(SkillSetupError), SkillSetupError);
         assert_eq!(SkillSetupError.max(Timeout), Timeout);

@@ -55,13 +55,14 @@ fn discovery_lists_only_the_eval_tests() {
             "copilot-eval-fixture::evals: panics",
             "copilot-eval-fixture::evals: passes",
             "copilot-eval-fixture::evals: replay_mismatch",
+            "copilot-eval-fixture::evals: script_runs_out",
             "copilot-eval-fixture::evals: times_out",
         ],
         "the ordinary test (passes_but_is_not_an_eval) and ignored ones (ignored_test, copilot_eval_lookalike) must not be listed"
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("10 eval tests (3 other tests not listed"),
+        stderr.contains("11 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 
@@ -258,6 +259,32 @@ fn a_panic_exits_1() {
         .expect("output of a failed test")
         .stderr;
     assert!(stderr.contains("fixture panic"), "{stderr}");
+}
+
+/// A script with fewer turns than the runtime asks for is the test author's mistake: `failed`
+/// (exit 1, no fail-fast), its message saying how many turns the script had, not an
+/// infrastructure `error`.
+#[test]
+fn a_script_that_runs_out_of_turns_is_the_tests_failure_exit_1() {
+    if runtime_for("a_script_that_runs_out_of_turns_is_the_tests_failure_exit_1").is_none() {
+        return;
+    }
+    let run = copilot_eval(&["script_runs_out"], &[]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let test = run.test("script_runs_out");
+    assert_eq!(test.outcome, Outcome::Failed, "{:?}", test.message);
+    assert_eq!(test.error_kind, None);
+    let message = test.message.as_deref().unwrap();
+    assert!(
+        message.contains("it has 1 turn and the runtime asked for turn 2"),
+        "{message}"
+    );
+    assert!(
+        message.contains("the test then failed: the run did not complete"),
+        "{message}"
+    );
+    assert_eq!(test.runs[0].stop_reason, "script_exhausted");
+    assert_eq!(run.junit_kind("script_runs_out"), "failure");
 }
 
 #[test]

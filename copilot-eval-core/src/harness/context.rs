@@ -220,14 +220,31 @@ impl EvalContext {
         let (result, mode, replay) = match script {
             Some(script) => {
                 let model = eval.model().unwrap_or(DEFAULT_MODEL).to_owned();
-                let server = match ModelServer::start(ServerConfig::new(script).model(model)).await
+                let server = match ModelServer::start(
+                    ServerConfig::new(script.clone()).model(model),
+                )
+                .await
                 {
                     Ok(server) => server,
                     Err(e) => self.setup_failure(format!(
                         "cannot start the loopback model server for the scripted model: {e}"
                     )),
                 };
-                let result = run_with(eval, &prompt, &RunOptions::offline(server.base_url())).await;
+                let overruns = script.overruns();
+                let mut result =
+                    run_with(eval, &prompt, &RunOptions::offline(server.base_url())).await;
+                if script.overruns() > overruns
+                    && result.stop_reason == crate::StopReason::ExecutionError
+                {
+                    let turns = script.len();
+                    let cause = result.error.take().unwrap_or_default();
+                    result.stop_reason = crate::StopReason::ScriptExhausted;
+                    result.error = Some(format!(
+                        "the script ran out of turns: it has {turns} {} and the runtime asked for turn {} (add the missing turn to the script given to ctx.offline); {cause}",
+                        if turns == 1 { "turn" } else { "turns" },
+                        turns + 1
+                    ));
+                }
                 (result, "scripted", None)
             }
             None => match self.mode() {

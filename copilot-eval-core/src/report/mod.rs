@@ -281,7 +281,8 @@ pub struct RunRecord {
     pub model_used: Option<String>,
     /// `true` when `stop_reason` is `completed` and there is no error.
     pub success: bool,
-    /// Why the run ended: `completed`, `timeout`, `execution_error`, `tool_budget_exceeded`,
+    /// Why the run ended ([`crate::StopReason::as_str`]): `completed`, `timeout`,
+    /// `execution_error`, `skill_setup_error`, `script_exhausted`, `tool_budget_exceeded`,
     /// `request_audit_error`, `cleanup_error`, `replay_mismatch`.
     pub stop_reason: String,
     /// What went wrong, causes joined with `; `.

@@ -348,11 +348,32 @@ pub fn classify(
                 .failure
                 .clone()
                 .unwrap_or_else(|| "the test failed".to_owned());
+            // A script that ran out of turns is the test's own mistake: it fails the test,
+            // and the message says so first (the test's assertion may not mention it).
+            let exhausted: Vec<String> = evidence
+                .runs
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.stop_reason == crate::StopReason::ScriptExhausted.as_str())
+                .map(|(i, r)| {
+                    format!(
+                        "run {} ({}): {}",
+                        i + 1,
+                        r.eval_name,
+                        r.error.as_deref().unwrap_or("the script ran out of turns")
+                    )
+                })
+                .collect();
             if infrastructure.is_empty() {
+                let message = if exhausted.is_empty() {
+                    failure
+                } else {
+                    format!("{}\nthe test then failed: {failure}", exhausted.join("\n"))
+                };
                 Verdict {
                     outcome: Outcome::Failed,
                     error_kind: None,
-                    message: Some(failure),
+                    message: Some(message),
                 }
             } else {
                 Verdict::error(
