@@ -151,7 +151,7 @@ async fn a_skill_folder_without_a_valid_skill_fails_before_any_model_request() {
         &[
             (
                 "bad/greet/SKILL.md",
-                "---\nname: Greet\ndescription: Greets.\n---\nHi.\n",
+                "---\nname: greet/me\ndescription: Greets.\n---\nHi.\n",
             ),
             ("empty/notes.md", "no skill here"),
         ],
@@ -161,7 +161,7 @@ async fn a_skill_folder_without_a_valid_skill_fails_before_any_model_request() {
     )
     .await
     .unwrap();
-    for (folder, rule) in [("bad", "skill-name-format"), ("empty", "skill-md-missing")] {
+    for (folder, rule) in [("bad", "skill-name-chars"), ("empty", "skill-md-missing")] {
         let eval = CopilotEval::builder()
             .model(MODEL)
             .working_directory(work.path())
