@@ -134,6 +134,22 @@ impl PricingTable {
     ///
     /// Errors: [`PricingError::Invalid`]: TOML syntax, an unknown key (typos are not ignored),
     /// a price that is not a number, negative or not finite, or an empty `currency`.
+    ///
+    /// ```
+    /// use copilot_eval_core::cost::PricingTable;
+    ///
+    /// let table = PricingTable::parse(
+    ///     "currency = \"EUR\"\n[models.\"m\"]\ninput = 2.0\noutput = 10.0\n",
+    ///     "inline",
+    /// )
+    /// .unwrap();
+    /// assert_eq!(table.currency(), "EUR");
+    /// // 1,000 input tokens and 100 output tokens, nothing cached:
+    /// let cost = table.estimate_call(Some("m"), 1_000, 100, 0, 0).unwrap();
+    /// assert!((cost - 0.003).abs() < 1e-12);
+    /// // Typos are errors, not ignored keys.
+    /// assert!(PricingTable::parse("[models.\"m\"]\ninptu = 1\noutput = 1\n", "inline").is_err());
+    /// ```
     pub fn parse(text: &str, source: &str) -> Result<Self, PricingError> {
         let invalid = |message: String| PricingError::Invalid {
             source_name: source.to_owned(),

@@ -5,6 +5,35 @@
 //! configuration, records the live event stream as evidence, and returns a [`CopilotResult`]
 //! that a test checks independently.
 //!
+//! A test with the attribute, scripted offline (run it with `cargo copilot-eval`, which gives it a
+//! runtime; the getting-started chapter of the book walks through it):
+//!
+//! ```no_run
+//! use copilot_eval_core::copilot_eval;
+//! use copilot_eval_core::harness::EvalContext;
+//! use copilot_eval_core::model_server::{Script, ScriptedTurn};
+//! use serde_json::json;
+//!
+//! #[copilot_eval(model = "claude-sonnet-4.5", max_tool_calls = 3, timeout_s = 120)]
+//! async fn creates_a_greeting_file(ctx: EvalContext) {
+//!     let file = ctx.workdir().join("hello.txt");
+//!     ctx.offline(
+//!         Script::new([])
+//!             .turn(ScriptedTurn::tool_call(
+//!                 "create",
+//!                 json!({"path": file.to_str().unwrap(), "file_text": "hello\n"}),
+//!             ))
+//!             .turn(ScriptedTurn::text("Created hello.txt.")),
+//!     );
+//!     let eval = ctx.eval().build().unwrap();
+//!     let result = ctx.run(&eval, "Create hello.txt saying hello.").await;
+//!     assert!(result.success, "{:?}: {:?}", result.stop_reason, result.error);
+//!     // Verify the real output, not the model's claim.
+//!     assert_eq!(std::fs::read_to_string(&file).unwrap(), "hello\n");
+//! }
+//! # fn main() {}
+//! ```
+//!
 //! The pipeline a run goes through, one module each:
 //! - [`eval`]: the eval configuration ([`CopilotEval`], a validated builder);
 //! - [`runtime`]: locating and installing the pinned Copilot CLI, and the per-run homes;

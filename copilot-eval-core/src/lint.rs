@@ -143,6 +143,22 @@ impl LintReport {
 }
 
 /// Lint every configuration file found under `paths` (files or folders).
+///
+/// ```
+/// use copilot_eval_core::lint::lint;
+///
+/// let repo = tempfile::tempdir().unwrap();
+/// let skill = repo.path().join(".github/skills/greet");
+/// std::fs::create_dir_all(&skill).unwrap();
+/// std::fs::write(
+///     skill.join("SKILL.md"),
+///     "---\nname: greet\ndescription: Greets the user by name.\n---\nSay hello.\n",
+/// )
+/// .unwrap();
+/// let report = lint(&[repo.path().to_path_buf()]);
+/// assert_eq!(report.summary().skills, 1);
+/// assert!(report.is_clean(), "{:?}", report.problems);
+/// ```
 pub fn lint(paths: &[PathBuf]) -> LintReport {
     let mut report = LintReport::default();
     let mut seen = HashSet::new();

@@ -438,9 +438,17 @@ fn the_quickstart_example_replays_offline_exit_0() {
         if test.name == "loads_the_repository_configuration" {
             // A scripted run: offline in every mode, no cassette.
             assert_eq!(run.mode, "scripted");
+            assert_eq!(test.cassette, None, "a scripted test names no cassette");
             continue;
         }
         assert_eq!(run.mode, "replay");
+        assert!(
+            test.cassette
+                .as_deref()
+                .is_some_and(|c| c.ends_with(&format!("{}.yaml", test.name))),
+            "{:?}",
+            test.cassette
+        );
         assert_eq!(run.stop_reason, "completed");
         assert_eq!(
             run.replay.as_ref().unwrap().unconsumed,

@@ -104,6 +104,26 @@ impl Skill {
     /// Errors: [`LoadError`] with every error found (and the warnings), e.g. `skill-md-missing`
     /// when the folder has no `SKILL.md`, `required`, `skill-name-folder`,
     /// `reference-escapes`; see the [rules](crate::customization).
+    ///
+    /// ```
+    /// use copilot_eval_core::customization::Skill;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let folder = dir.path().join("greet");
+    /// std::fs::create_dir(&folder).unwrap();
+    /// std::fs::write(
+    ///     folder.join("SKILL.md"),
+    ///     "---\nname: greet\ndescription: Greets the user.\n---\nSay hello.\n",
+    /// )
+    /// .unwrap();
+    /// let skill = Skill::load(&folder).unwrap();
+    /// assert_eq!((skill.name.as_str(), skill.description.as_str()), ("greet", "Greets the user."));
+    ///
+    /// // A folder without SKILL.md is refused with the rule's name.
+    /// let empty = dir.path().join("empty");
+    /// std::fs::create_dir(&empty).unwrap();
+    /// assert!(Skill::load(&empty).unwrap_err().to_string().contains("skill-md-missing"));
+    /// ```
     pub fn load(path: impl AsRef<Path>) -> Result<Skill, LoadError> {
         let path = path.as_ref();
         let (directory, file) =

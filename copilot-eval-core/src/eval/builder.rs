@@ -16,6 +16,24 @@ use crate::error::ConfigError;
 
 impl CopilotEval {
     /// Start a builder with every field at its default.
+    ///
+    /// ```
+    /// use copilot_eval_core::CopilotEval;
+    ///
+    /// let eval = CopilotEval::builder()
+    ///     .name("greets")
+    ///     .model("claude-sonnet-4.5")
+    ///     .timeout_s(120.0)
+    ///     .max_tool_calls(3)
+    ///     .build()
+    ///     .expect("a valid eval");
+    /// assert_eq!(eval.name(), "greets");
+    /// assert_eq!(eval.model(), Some("claude-sonnet-4.5"));
+    ///
+    /// // Invalid values are refused by `build`, naming the field.
+    /// let err = CopilotEval::builder().timeout_s(-1.0).build().unwrap_err();
+    /// assert!(err.to_string().contains("timeout_s"), "{err}");
+    /// ```
     pub fn builder() -> CopilotEvalBuilder {
         CopilotEvalBuilder::default()
     }

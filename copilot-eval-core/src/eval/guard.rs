@@ -23,6 +23,22 @@ pub trait PreToolGuard: Send + Sync + 'static {
 }
 
 /// A [`PreToolGuard`] from a synchronous closure over the call.
+///
+/// ```
+/// use copilot_eval_core::sdk::hooks::PreToolUseOutput;
+/// use copilot_eval_core::{CopilotEval, guard_fn};
+///
+/// // Deny every shell command; no opinion on other tools.
+/// let no_shell = guard_fn(|call| {
+///     Ok((call.tool_name == "bash").then(|| PreToolUseOutput {
+///         permission_decision: Some("deny".into()),
+///         permission_decision_reason: Some("no shell in this eval".into()),
+///         ..Default::default()
+///     }))
+/// });
+/// let eval = CopilotEval::builder().pre_tool_guard(no_shell).build().unwrap();
+/// # let _ = eval;
+/// ```
 pub fn guard_fn<F>(f: F) -> Arc<dyn PreToolGuard>
 where
     F: Fn(&PreToolUseInput) -> Result<Option<PreToolUseOutput>, String> + Send + Sync + 'static,

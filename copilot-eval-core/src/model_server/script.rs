@@ -202,6 +202,22 @@ struct ScriptState {
 
 impl Script {
     /// A script answering with `replies` in order.
+    ///
+    /// ```
+    /// use copilot_eval_core::model_server::{Script, ScriptedTurn};
+    /// use serde_json::json;
+    ///
+    /// // Turn 1: the model calls the runtime's `create` tool; turn 2: its final answer.
+    /// let script = Script::new([])
+    ///     .turn(ScriptedTurn::tool_call(
+    ///         "create",
+    ///         json!({"path": "hello.txt", "file_text": "hello\n"}),
+    ///     ))
+    ///     .turn(ScriptedTurn::text("Created hello.txt."));
+    /// assert_eq!(script.len(), 2);
+    /// // A model request past the last turn is answered 500 ("script exhausted").
+    /// assert_eq!(script.overruns(), 0);
+    /// ```
     pub fn new(replies: impl IntoIterator<Item = Reply>) -> Self {
         let pending: VecDeque<Reply> = replies.into_iter().collect();
         Self {

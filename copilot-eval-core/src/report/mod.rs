@@ -220,7 +220,8 @@ pub struct TestRecord {
     /// The test's working directory, when it was kept (the test did not pass).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workdir: Option<String>,
-    /// In replay mode: the cassette of the test's first run (absolute path).
+    /// In replay and record modes: the cassette of the test's first run (absolute path);
+    /// absent when every run of the test was scripted (`ctx.offline`: no cassette is read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cassette: Option<String>,
     /// How the test process ended, when it ran.

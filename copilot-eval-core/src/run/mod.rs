@@ -146,6 +146,25 @@ pub async fn run(eval: &CopilotEval, prompt: impl Into<String>) -> CopilotResult
 
 /// Run `eval` on `prompt` with `options`. Exactly one attempt; the runtime process is stopped
 /// before this returns, in every outcome.
+///
+/// An offline run against a scripted loopback model (needs the installed runtime, so not run
+/// here):
+///
+/// ```no_run
+/// use std::sync::Arc;
+///
+/// use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
+/// use copilot_eval_core::{CopilotEval, RunOptions, StopReason, run_with};
+///
+/// # async fn example() {
+/// let script = Script::new([]).turn(ScriptedTurn::text("Hello!"));
+/// let server = ModelServer::start(ServerConfig::new(Arc::new(script))).await.unwrap();
+/// let eval = CopilotEval::builder().build().unwrap();
+/// let result = run_with(&eval, "Say hello.", &RunOptions::offline(server.base_url())).await;
+/// assert_eq!(result.stop_reason, StopReason::Completed, "{:?}", result.error);
+/// assert_eq!(result.final_response.as_deref(), Some("Hello!"));
+/// # }
+/// ```
 pub async fn run_with(
     eval: &CopilotEval,
     prompt: impl Into<String>,

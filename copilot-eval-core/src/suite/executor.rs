@@ -188,9 +188,13 @@ pub async fn run_one(
     record.error_kind = verdict.error_kind;
     record.message = verdict.message;
     if let Ok(evidence) = evidence {
+        // The cassette is named only when the test read or wrote one: not for a test whose
+        // every run was scripted (`ctx.offline`), which never touches a cassette.
+        let scripted_only =
+            !evidence.runs.is_empty() && evidence.runs.iter().all(|r| r.mode == "scripted");
         record.properties = evidence.properties;
         record.runs = evidence.runs;
-        if options.mode != Mode::Live {
+        if options.mode != Mode::Live && !scripted_only {
             record.cassette = Some(evidence.cassette);
         }
         if evidence.workdir_kept || record.outcome != Outcome::Passed {
