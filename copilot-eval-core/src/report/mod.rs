@@ -741,4 +741,4 @@ pub fn rfc3339(time: std::time::SystemTime) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -4,7 +4,9 @@
 use super::*;
 use serde_json::json;
 
-fn run(stop: &str, input: u64) -> RunRecord {
+/// A run record that stopped with `stop` and read `input` tokens (also used by the executor's
+/// tests).
+pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
     RunRecord {
         eval_name: "e".into(),
         mode: "replay".into(),

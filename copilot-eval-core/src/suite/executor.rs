@@ -535,4 +535,85 @@ mod tests {
         assert_eq!(v.error_kind, Some(ErrorKind::Setup));
         assert_eq!(v.message.as_deref(), Some("no cassette"));
     }
+
+    fn with_run(status: EvidenceStatus, stop: &str, error: &str) -> TestEvidence {
+        let mut evidence = evidence(status);
+        let mut run = crate::report::tests::run(stop, 0);
+        run.error = Some(error.to_owned());
+        evidence.runs.push(run);
+        evidence
+    }
+
+    #[test]
+    fn a_passed_test_whose_run_cleanup_failed_is_an_error() {
+        let passed = with_run(
+            EvidenceStatus::Passed,
+            "cleanup_error",
+            "a runtime process outlived the stop",
+        );
+        let v = classify(&exit(Some(0), None), Some(&passed), BOUND, false);
+        assert_eq!(v.outcome, Outcome::Error);
+        assert_eq!(v.error_kind, Some(ErrorKind::Run));
+        assert!(v.message.unwrap().contains(
+            "the test passed, but a run's cleanup failed: a runtime process outlived the stop"
+        ));
+    }
+
+    #[test]
+    fn a_failed_test_after_an_infrastructure_stop_is_an_error_naming_both() {
+        let mut failed = with_run(
+            EvidenceStatus::Failed,
+            "replay_mismatch",
+            "request 2 unmatched",
+        );
+        failed.failure = Some("assertion failed: success".to_owned());
+        let v = classify(&exit(Some(101), None), Some(&failed), BOUND, false);
+        assert_eq!(v.error_kind, Some(ErrorKind::Run));
+        let message = v.message.unwrap();
+        assert!(
+            message.contains("run 1 (e) stopped with replay_mismatch: request 2 unmatched")
+                && message.contains("the test then failed: assertion failed: success"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_script_that_ran_out_is_the_tests_failure_and_said_first() {
+        let mut failed = with_run(
+            EvidenceStatus::Failed,
+            "script_exhausted",
+            "the script ran out of turns: it has 1 turn and the runtime asked for turn 2",
+        );
+        failed.failure = Some("the run did not complete".to_owned());
+        let v = classify(&exit(Some(101), None), Some(&failed), BOUND, false);
+        assert_eq!(v.outcome, Outcome::Failed);
+        assert_eq!(v.error_kind, None);
+        assert_eq!(
+            v.message.as_deref(),
+            Some(
+                "run 1 (e): the script ran out of turns: it has 1 turn and the runtime asked for turn 2\nthe test then failed: the run did not complete"
+            )
+        );
+    }
+
+    #[test]
+    fn an_interrupted_suite_reports_what_was_running() {
+        let mut running = evidence(EvidenceStatus::Running);
+        running.running = Some("e: Say hello.".to_owned());
+        let mut killed = exit(None, Some(9));
+        killed.killed_by_runner = true;
+        let v = classify(&killed, Some(&running), BOUND, true);
+        assert_eq!(v.error_kind, Some(ErrorKind::Crashed));
+        assert_eq!(
+            v.message.as_deref(),
+            Some("interrupted: the suite was stopped while running e: Say hello.")
+        );
+        // A test that exited 0 without ever writing its evidence.
+        let v = classify(&exit(Some(0), None), None, BOUND, false);
+        assert!(
+            v.message
+                .unwrap()
+                .contains("exited with status 0 without writing its evidence")
+        );
+    }
 }
