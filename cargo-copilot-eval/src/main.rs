@@ -49,6 +49,10 @@ struct RunArgs {
     /// Run only eval tests whose path contains one of these strings.
     #[arg(value_name = "FILTER")]
     filters: Vec<String>,
+    /// Filters match whole test paths (e.g. `evals::greets`), not substrings, as libtest's
+    /// `--exact`.
+    #[arg(long)]
+    exact: bool,
     /// Write the JSON results here (schema: docs/schema/results.schema.json).
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
@@ -223,6 +227,7 @@ fn run_command(args: RunArgs) -> u8 {
         plain: args.plain,
         cost,
         partition: args.record.partition(),
+        exact: args.exact,
         cassette_root,
     };
     suite::run_command(&options)

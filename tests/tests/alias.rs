@@ -70,6 +70,21 @@ fn the_readme_commands_run_with_the_tool_installed_and_no_warning() {
             );
         }
     }
+    // The README's first command itself, with the pinned runtime already installed: it says so,
+    // and does not first announce an install it does not do.
+    if copilot_eval_e2e::runtime_for("the_readme_commands_run_with_the_tool_installed_and_no_warning")
+        .is_some()
+    {
+        let output = cargo_in(&root, bin.path(), &["xeval", "runtime", "install"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{}", text(&output));
+        assert!(
+            stderr.contains("is already installed") && !stderr.contains("installing"),
+            "{}",
+            text(&output)
+        );
+        assert!(!stderr.contains("warning"), "{}", text(&output));
+    }
     // The README names the alias it tests.
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(readme.contains("cargo xeval runtime install && cargo xeval -p quickstart"));

@@ -366,6 +366,57 @@ fn a_missing_cassette_is_a_setup_error_exit_3() {
     assert!(message.contains("no live request was made"), "{message}");
     assert!(test.runs.is_empty());
     assert_eq!(run.junit_kind("missing_cassette"), "error");
+    assert!(
+        !run.stderr.contains("no further evals are launched"),
+        "one selected eval: nothing further to stop\n{}",
+        run.stderr
+    );
+}
+
+/// `--exact`: a filter selects only the eval whose path it equals (`passes`, not
+/// `nested::passes_in_a_module`).
+#[test]
+fn exact_filters_select_whole_paths() {
+    let output = Command::new(command_path())
+        .args(["copilot-eval", "-p", FIXTURE, "--list", "--exact", "passes"])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .collect::<Vec<_>>(),
+        ["copilot-eval-fixture::evals: passes"]
+    );
+}
+
+/// Forgetting `--replay` is visible: a live suite says before it starts that it may spend
+/// premium requests and how to stay offline; a replayed one says nothing of the kind. (The
+/// selected eval scripts its model, so even the live run stays offline.)
+#[test]
+fn a_live_suite_says_so_before_it_starts() {
+    if runtime_for("a_live_suite_says_so_before_it_starts").is_none() {
+        return;
+    }
+    let output = Command::new(command_path())
+        .args(["copilot-eval", "-p", FIXTURE, "--plain", "--exact"])
+        .args(["--max-cost", "2", "fails_an_assertion"])
+        .current_dir(workspace_root())
+        .env_remove("COPILOT_EVAL_MODE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "note: live mode: the selected evals send model requests to GitHub Copilot and spend premium requests (capped by --max-cost 2); scripted evals stay offline. Pass --replay"
+        ),
+        "{stderr}"
+    );
+    let run = copilot_eval(&["--exact", "fails_an_assertion"], &[]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert!(!run.stderr.contains("live mode"), "{}", run.stderr);
 }
 
 #[test]

@@ -247,14 +247,27 @@ pub fn eval_test_path(test_id: &str) -> Option<&str> {
 }
 
 /// Whether `name` is selected by `filters`: no filter selects everything; otherwise any filter
-/// that is a substring of `name` selects it.
-pub fn matches_filters(name: &str, filters: &[String]) -> bool {
-    filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
+/// that is a substring of `name` selects it, or with `exact` (`--exact`, as libtest's) any filter
+/// equal to `name`.
+pub fn matches_filters(name: &str, filters: &[String], exact: bool) -> bool {
+    filters.is_empty()
+        || filters.iter().any(|f| {
+            if exact {
+                name == f
+            } else {
+                name.contains(f.as_str())
+            }
+        })
 }
 
 /// Build the test list from each binary's test names (`names[i]` belongs to `binaries[i]`),
-/// keeping only eval tests that `filters` select.
-pub fn select(binaries: Vec<TestBinary>, names: &[Vec<String>], filters: &[String]) -> TestList {
+/// keeping only eval tests that `filters` select ([`matches_filters`]).
+pub fn select(
+    binaries: Vec<TestBinary>,
+    names: &[Vec<String>],
+    filters: &[String],
+    exact: bool,
+) -> TestList {
     let mut list = TestList {
         binaries,
         ..Default::default()
@@ -262,7 +275,7 @@ pub fn select(binaries: Vec<TestBinary>, names: &[Vec<String>], filters: &[Strin
     for (index, names) in names.iter().enumerate() {
         for test_id in names {
             match eval_test_path(test_id) {
-                Some(path) if matches_filters(path, filters) => list.tests.push(EvalTest {
+                Some(path) if matches_filters(path, filters, exact) => list.tests.push(EvalTest {
                     binary: index,
                     test_id: test_id.clone(),
                     name: path.to_owned(),
@@ -278,13 +291,17 @@ pub fn select(binaries: Vec<TestBinary>, names: &[Vec<String>], filters: &[Strin
 /// Build, list and select: the whole discovery.
 ///
 /// Errors: as [`build_test_binaries`] and [`list_binary`].
-pub fn discover(options: &BuildOptions, filters: &[String]) -> Result<TestList, SuiteError> {
+pub fn discover(
+    options: &BuildOptions,
+    filters: &[String],
+    exact: bool,
+) -> Result<TestList, SuiteError> {
     let binaries = build_test_binaries(options)?;
     let names = binaries
         .iter()
         .map(list_binary)
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(select(binaries, &names, filters))
+    Ok(select(binaries, &names, filters, exact))
 }
 
 /// The path of `path` relative to `base` when it is inside it, for display.
@@ -328,7 +345,7 @@ mod tests {
             ],
             vec!["skill::__copilot_eval".to_owned()],
         ];
-        let list = select(vec![binary("a"), binary("b")], &names, &[]);
+        let list = select(vec![binary("a"), binary("b")], &names, &[], false);
         let got: Vec<_> = list
             .tests
             .iter()
@@ -344,9 +361,30 @@ mod tests {
             vec![binary("a"), binary("b")],
             &names,
             &["tool".to_owned(), "skill".to_owned()],
+            false,
         );
         let got: Vec<_> = list.tests.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(got, ["m::uses_tool", "skill"]);
         assert_eq!(list.filtered_out, 1);
+    }
+
+    #[test]
+    fn exact_filters_match_whole_paths_only() {
+        assert!(matches_filters("greets", &["greets".to_owned()], true));
+        assert!(!matches_filters(
+            "greets_twice",
+            &["greets".to_owned()],
+            true
+        ));
+        assert!(matches_filters(
+            "greets_twice",
+            &["greets".to_owned()],
+            false
+        ));
+        assert!(!matches_filters("m::greets", &["greets".to_owned()], true));
+        assert!(
+            matches_filters("anything", &[], true),
+            "no filter selects all"
+        );
     }
 }

@@ -99,6 +99,8 @@ pub struct SuiteOptions {
     pub plain: bool,
     /// Run only this shard of the selected evals (`--partition hash:K/N` or `count:K/N`).
     pub partition: Option<partition::Partition>,
+    /// Filters match whole test paths (`--exact`), not substrings.
+    pub exact: bool,
     /// Resolve cassette paths against this folder instead of each package root
     /// (`--cassette-root`; the tests get `COPILOT_EVAL_CASSETTE_ROOT`).
     pub cassette_root: Option<PathBuf>,
@@ -123,6 +125,7 @@ impl SuiteOptions {
             cleanup_bound: DEFAULT_CLEANUP_BOUND,
             plain: false,
             partition: None,
+            exact: false,
             cassette_root: None,
             cost: crate::cost::CostOptions::default(),
         }
@@ -139,7 +142,7 @@ impl Default for SuiteOptions {
 /// the exit status ([`exit_code`]). Everything for the user goes to stderr, except the `--list`
 /// output (stdout).
 pub fn run_command(options: &SuiteOptions) -> u8 {
-    let mut list = match list::discover(&options.build, &options.filters) {
+    let mut list = match list::discover(&options.build, &options.filters, options.exact) {
         Ok(list) => list,
         Err(e) => {
             eprintln!("error: {e}");
@@ -172,6 +175,9 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
             list.other_tests, list.filtered_out
         );
     }
+    if let Some(banner) = live_banner(options, list.tests.len()) {
+        eprintln!("{banner}");
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -200,6 +206,35 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
         status = exit_code::SUITE_ERROR;
     }
     status
+}
+
+/// The one-line warning printed before a suite that may send model requests to GitHub Copilot
+/// (live mode, or record mode where a cassette is missing), with the caps that bound its spend;
+/// `None` in replay mode or when nothing is selected.
+pub fn live_banner(options: &SuiteOptions, selected: usize) -> Option<String> {
+    if selected == 0 {
+        return None;
+    }
+    let who = match options.mode {
+        Mode::Live => "live mode: the selected evals",
+        Mode::Record(_) => "record mode: the selected evals without a cassette",
+        Mode::Replay => return None,
+    };
+    let mut caps = Vec::new();
+    if let Some(cost) = options.cost.max_cost {
+        caps.push(format!("--max-cost {cost}"));
+    }
+    if let Some(premium) = options.cost.max_premium_requests {
+        caps.push(format!("--max-premium-requests {premium}"));
+    }
+    let bound = if caps.is_empty() {
+        "no spending cap is set".to_owned()
+    } else {
+        format!("capped by {}", caps.join(" and "))
+    };
+    Some(format!(
+        "note: {who} send model requests to GitHub Copilot and spend premium requests ({bound}); scripted evals stay offline. Pass --replay to run everything offline from cassettes."
+    ))
 }
 
 /// The exit status a finished suite earns: `3` when any test is `error` or `not_run`, else `1`
@@ -304,7 +339,9 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
                                         "not run: {} ended in an infrastructure error; later evals were not launched (use --no-fail-fast to run them anyway)",
                                         record.name
                                     ));
-                                    display.note("  stopping: no further evals are launched after an infrastructure error (--no-fail-fast overrides)");
+                                    if next < list.tests.len() {
+                                        display.note("  stopping: no further evals are launched after an infrastructure error (--no-fail-fast overrides)");
+                                    }
                                 }
                                 records[index] = Some(record);
                             }
