@@ -34,6 +34,10 @@
 //! the core crate when renamed, default `::copilot_eval_core`). The full reference is
 //! `docs/attribute.md`.
 //!
+//! Case matrices: `#[case::label(values...)]` lines under the attribute make one eval test per
+//! case, `function::label::__copilot_eval`, each calling the function with the context and the
+//! case's values (one per parameter after the context).
+//!
 //! # Adding a key
 //!
 //! The keys are listed once, in `src/keys.rs` (`key: Kind => Target.method;`). For a new eval
@@ -129,7 +133,7 @@ fn key_names() -> String {
 /// documentation for the keys and what is generated.
 #[proc_macro_attribute]
 pub fn copilot_eval(args: TokenStream, item: TokenStream) -> TokenStream {
-    let function: syn::ItemFn = match syn::parse(item.clone()) {
+    let mut function: syn::ItemFn = match syn::parse(item.clone()) {
         Ok(function) => function,
         Err(error) => {
             let mut tokens = TokenStream2::from(item);
@@ -149,15 +153,89 @@ pub fn copilot_eval(args: TokenStream, item: TokenStream) -> TokenStream {
             Config::default()
         }
     };
-    check_function(&function, &mut push);
+    let cases = take_cases(&mut function, &mut push);
+    check_function(&function, &cases, &mut push);
     match errors {
         Some(errors) => {
             let mut tokens = function.into_token_stream();
             tokens.extend(errors.into_compile_error());
             tokens.into()
         }
-        None => expand(function, config).into(),
+        None => expand(function, config, cases).into(),
     }
+}
+
+/// One `#[case::label(values...)]` of a case matrix.
+struct Case {
+    label: Ident,
+    /// The values passed after the context, in order.
+    values: Vec<Expr>,
+    /// The whole attribute, for errors.
+    span: Span,
+}
+
+/// Remove the `#[case::label(...)]` attributes from `function` and parse them. Errors (spanned on
+/// the attribute): a case without a label, a label given twice, values that are not
+/// comma-separated expressions.
+fn take_cases(function: &mut syn::ItemFn, push: &mut impl FnMut(syn::Error)) -> Vec<Case> {
+    let mut cases: Vec<Case> = Vec::new();
+    let mut kept = Vec::new();
+    for attr in std::mem::take(&mut function.attrs) {
+        let path = attr.path();
+        if path
+            .segments
+            .first()
+            .map(|s| s.ident != "case")
+            .unwrap_or(true)
+        {
+            kept.push(attr);
+            continue;
+        }
+        let span = attr.meta.span();
+        let label = match path.segments.len() {
+            2 => path.segments[1].ident.clone(),
+            _ => {
+                push(syn::Error::new(
+                    span,
+                    "name each case: `#[case::english(\"Say hello.\")]` (the label names the test: `function::english`)",
+                ));
+                continue;
+            }
+        };
+        let values = match &attr.meta {
+            Meta::Path(_) => Vec::new(),
+            Meta::List(list) => {
+                match list.parse_args_with(Punctuated::<Expr, Token![,]>::parse_terminated) {
+                    Ok(values) => values.into_iter().collect(),
+                    Err(error) => {
+                        push(error);
+                        continue;
+                    }
+                }
+            }
+            Meta::NameValue(nv) => {
+                push(syn::Error::new(
+                    nv.span(),
+                    "write the case's values in parentheses: `#[case::label(value, ...)]`",
+                ));
+                continue;
+            }
+        };
+        if cases.iter().any(|c| c.label == label) {
+            push(syn::Error::new(
+                label.span(),
+                format!("the case `{label}` is given twice; give each case its own label"),
+            ));
+            continue;
+        }
+        cases.push(Case {
+            label,
+            values,
+            span,
+        });
+    }
+    function.attrs = kept;
+    cases
 }
 
 /// The validated keys.
@@ -410,7 +488,7 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
     config
 }
 
-fn check_function(function: &syn::ItemFn, push: &mut impl FnMut(syn::Error)) {
+fn check_function(function: &syn::ItemFn, cases: &[Case], push: &mut impl FnMut(syn::Error)) {
     let sig = &function.sig;
     if sig.asyncness.is_none() {
         push(syn::Error::new(
@@ -425,25 +503,59 @@ fn check_function(function: &syn::ItemFn, push: &mut impl FnMut(syn::Error)) {
         ));
     }
     let parameters: Vec<&syn::FnArg> = sig.inputs.iter().collect();
-    match parameters.as_slice() {
-        [syn::FnArg::Typed(_)] => {}
-        [syn::FnArg::Receiver(receiver)] => push(syn::Error::new(
-            receiver.span(),
-            "an eval test is a free function; it takes one parameter, its context: `ctx: EvalContext`",
-        )),
-        [] => push(syn::Error::new(
-            sig.paren_token.span.join(),
-            "an eval test takes one parameter, its context: `ctx: EvalContext`",
-        )),
-        [_, extra @ ..] => {
-            let mut span = extra[0].span();
-            for arg in &extra[1..] {
-                span = span.join(arg.span()).unwrap_or(span);
+    if !cases.is_empty() {
+        // A case matrix: the context, then one parameter per value of each case.
+        let wanted = parameters.len().saturating_sub(1);
+        for case in cases {
+            if case.values.len() != wanted {
+                push(syn::Error::new(
+                    case.span,
+                    format!(
+                        "the case `{}` gives {} {}, but the function takes {wanted} after its context; give every case one value per parameter",
+                        case.label,
+                        case.values.len(),
+                        if case.values.len() == 1 {
+                            "value"
+                        } else {
+                            "values"
+                        }
+                    ),
+                ));
             }
+        }
+        if let Some(syn::FnArg::Receiver(receiver)) = parameters.first() {
             push(syn::Error::new(
-                span,
-                "an eval test takes exactly one parameter, its context (`ctx: EvalContext`); remove the others",
-            ))
+                receiver.span(),
+                "an eval test is a free function; its first parameter is its context: `ctx: EvalContext`",
+            ));
+        }
+        if parameters.is_empty() {
+            push(syn::Error::new(
+                sig.paren_token.span.join(),
+                "an eval test takes its context first: `ctx: EvalContext`",
+            ));
+        }
+    } else {
+        match parameters.as_slice() {
+            [syn::FnArg::Typed(_)] => {}
+            [syn::FnArg::Receiver(receiver)] => push(syn::Error::new(
+                receiver.span(),
+                "an eval test is a free function; it takes one parameter, its context: `ctx: EvalContext`",
+            )),
+            [] => push(syn::Error::new(
+                sig.paren_token.span.join(),
+                "an eval test takes one parameter, its context: `ctx: EvalContext`",
+            )),
+            [_, extra @ ..] => {
+                let mut span = extra[0].span();
+                for arg in &extra[1..] {
+                    span = span.join(arg.span()).unwrap_or(span);
+                }
+                push(syn::Error::new(
+                    span,
+                    "an eval test takes exactly one parameter, its context (`ctx: EvalContext`); remove the others, or give their values in cases (`#[case::label(...)]`)",
+                ))
+            }
         }
     }
     if let Some(variadic) = &sig.variadic {
@@ -476,7 +588,7 @@ fn check_function(function: &syn::ItemFn, push: &mut impl FnMut(syn::Error)) {
     }
 }
 
-fn expand(function: syn::ItemFn, config: Config) -> TokenStream2 {
+fn expand(function: syn::ItemFn, config: Config, cases: Vec<Case>) -> TokenStream2 {
     let krate = config
         .krate
         .map(|p| p.to_token_stream())
@@ -495,6 +607,49 @@ fn expand(function: syn::ItemFn, config: Config) -> TokenStream2 {
     let test_calls = calls(Target::TestConfig);
     // `__CONFIGURE` is outside `#[cfg(test)]` so that the builder calls are type-checked by every
     // build of the crate, not only its test build.
+    if !cases.is_empty() {
+        let case_modules = cases.iter().map(|case| {
+            let label = &case.label;
+            let label_text = label.to_string();
+            let values = &case.values;
+            quote_spanned! {span=>
+                #[doc(hidden)]
+                #[allow(non_snake_case, unused_imports)]
+                pub(super) mod #label {
+                    // The case's values are written in the function's module: resolve them there.
+                    use super::super::*;
+
+                    #[cfg(test)]
+                    #[::core::prelude::v1::test]
+                    #[ignore = #IGNORE_REASON]
+                    fn __copilot_eval() {
+                        #krate::harness::run_test(
+                            #krate::harness::TestConfig::new(
+                                #name,
+                                ::core::module_path!(),
+                                ::core::env!("CARGO_MANIFEST_DIR"),
+                            )
+                            .case(#label_text)
+                            .configure(super::__CONFIGURE)#test_calls,
+                            |ctx| super::super::#ident(ctx, #(#values),*),
+                        )
+                    }
+                }
+            }
+        });
+        return quote_spanned! {span=>
+            #[cfg_attr(not(test), allow(dead_code))]
+            #function
+
+            #[doc(hidden)]
+            mod #ident {
+                #[allow(dead_code)]
+                pub(super) const __CONFIGURE: #krate::harness::Configure = |builder| builder #eval_calls;
+
+                #(#case_modules)*
+            }
+        };
+    }
     quote_spanned! {span=>
         #[cfg_attr(not(test), allow(dead_code))]
         #function

@@ -72,8 +72,10 @@ fn the_readme_commands_run_with_the_tool_installed_and_no_warning() {
     }
     // The README's first command itself, with the pinned runtime already installed: it says so,
     // and does not first announce an install it does not do.
-    if copilot_eval_e2e::runtime_for("the_readme_commands_run_with_the_tool_installed_and_no_warning")
-        .is_some()
+    if copilot_eval_e2e::runtime_for(
+        "the_readme_commands_run_with_the_tool_installed_and_no_warning",
+    )
+    .is_some()
     {
         let output = cargo_in(&root, bin.path(), &["xeval", "runtime", "install"]);
         let stderr = String::from_utf8_lossy(&output.stderr);

@@ -49,6 +49,8 @@ fn discovery_lists_only_the_eval_tests() {
             "copilot-eval-fixture: tests::unit_eval",
             "copilot-eval-fixture::evals: aborts",
             "copilot-eval-fixture::evals: fails_an_assertion",
+            "copilot-eval-fixture::evals: greets_by_case::bye",
+            "copilot-eval-fixture::evals: greets_by_case::hello",
             "copilot-eval-fixture::evals: hangs_after_a_run",
             "copilot-eval-fixture::evals: missing_cassette",
             "copilot-eval-fixture::evals: nested::passes_in_a_module",
@@ -62,7 +64,7 @@ fn discovery_lists_only_the_eval_tests() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("11 eval tests (3 other tests not listed"),
+        stderr.contains("13 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 
@@ -371,6 +373,34 @@ fn a_missing_cassette_is_a_setup_error_exit_3() {
         "one selected eval: nothing further to stop\n{}",
         run.stderr
     );
+}
+
+/// A case matrix (`#[case::label(...)]`): each case is its own eval test, with its own name in
+/// the listing, filters, reports and JUnit, and its own values.
+#[test]
+fn each_case_of_a_matrix_is_its_own_eval() {
+    if runtime_for("each_case_of_a_matrix_is_its_own_eval").is_none() {
+        return;
+    }
+    let run = copilot_eval(&["greets_by_case"], &[]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let names: Vec<&str> = run.report.tests.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["greets_by_case::bye", "greets_by_case::hello"]);
+    for (case, prompt, answer) in [
+        ("bye", "Say goodbye.", "Goodbye!"),
+        ("hello", "Say hello.", "Hello!"),
+    ] {
+        let name = format!("greets_by_case::{case}");
+        let test = run.test(&name);
+        assert_eq!(test.outcome, Outcome::Passed, "{:?}", test.message);
+        assert_eq!(test.runs[0].eval_name, name);
+        assert_eq!(test.runs[0].prompt, prompt);
+        assert_eq!(test.runs[0].final_response.as_deref(), Some(answer));
+        assert_eq!(run.junit_kind(&name), "success");
+    }
+    // One case alone.
+    let run = copilot_eval(&["--exact", "greets_by_case::hello"], &[]);
+    assert_eq!(run.report.tests.len(), 1, "{}", run.stderr);
 }
 
 /// `--exact`: a filter selects only the eval whose path it equals (`passes`, not

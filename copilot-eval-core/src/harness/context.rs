@@ -156,7 +156,7 @@ impl EvalContext {
     pub fn eval(&self) -> CopilotEvalBuilder {
         let config = &self.inner.config;
         let builder = CopilotEval::builder()
-            .name(config.function())
+            .name(config.eval_name())
             .working_directory(self.workdir());
         (config.configure)(builder)
     }

@@ -152,6 +152,7 @@ pub struct TestConfig {
     manifest_dir: &'static str,
     configure: Configure,
     cassette: Option<&'static str>,
+    case: Option<&'static str>,
 }
 
 impl TestConfig {
@@ -170,6 +171,29 @@ impl TestConfig {
             manifest_dir,
             configure: no_settings,
             cassette: None,
+            case: None,
+        }
+    }
+
+    /// One case of a case matrix (`#[case::label(...)]` under the attribute): the test is
+    /// `function::label`, generated in the module `module_path` ending in `::function::label`;
+    /// its eval is named `function::label` and its cassette is
+    /// `<...>/<function>/<label>.yaml`.
+    pub const fn case(mut self, label: &'static str) -> Self {
+        self.case = Some(label);
+        self
+    }
+
+    /// The case label, for a test of a case matrix.
+    pub fn case_label(&self) -> Option<&'static str> {
+        self.case
+    }
+
+    /// The eval's default name: the function's name, or `function::label` for a case.
+    pub fn eval_name(&self) -> String {
+        match self.case {
+            Some(label) => format!("{}::{label}", self.function),
+            None => self.function.to_owned(),
         }
     }
 
@@ -195,6 +219,12 @@ impl TestConfig {
     /// removed): `["evals"]` for a function at the top of `tests/evals.rs`.
     fn module_segments(&self) -> Vec<&'static str> {
         let mut segments: Vec<&'static str> = self.module_path.split("::").collect();
+        if let Some(label) = self.case
+            && segments.len() > 2
+            && segments.last() == Some(&label)
+        {
+            segments.pop();
+        }
         if segments.len() > 1 && segments.last() == Some(&self.function) {
             segments.pop();
         }
@@ -207,6 +237,7 @@ impl TestConfig {
         let segments = self.module_segments();
         let mut parts: Vec<&str> = segments.into_iter().skip(1).collect();
         parts.push(self.function);
+        parts.extend(self.case);
         parts.join("::")
     }
 
@@ -218,7 +249,7 @@ impl TestConfig {
 
     /// The cassette this test replays: the `cassette` key resolved against the package root,
     /// else `<package>/tests/cassettes/<crate>/<modules...>/<function>.yaml` (for `tests/evals.rs`:
-    /// `tests/cassettes/evals/<function>.yaml`). With `COPILOT_EVAL_CASSETTE_ROOT` set
+    /// `tests/cassettes/evals/<function>.yaml`; a case: `.../<function>/<label>.yaml`). With `COPILOT_EVAL_CASSETTE_ROOT` set
     /// ([`ENV_CASSETTE_ROOT`]), that folder takes the package root's place.
     pub fn cassette_path(&self) -> PathBuf {
         self.cassette_path_in(cassette_root().as_deref())
@@ -235,7 +266,13 @@ impl TestConfig {
                 for segment in self.module_segments() {
                     path.push(segment);
                 }
-                path.push(format!("{}.yaml", self.function));
+                match self.case {
+                    Some(label) => {
+                        path.push(self.function);
+                        path.push(format!("{label}.yaml"));
+                    }
+                    None => path.push(format!("{}.yaml", self.function)),
+                }
                 path
             }
         }

@@ -38,6 +38,19 @@ fn identity_and_cassette_paths_follow_the_module_path() {
         custom.cassette_path_for_run(1),
         PathBuf::from("/pkg/fixtures/c-2.yaml")
     );
+    // A case of a case matrix: its own test path, eval name and cassette.
+    let case = TestConfig::new("greets", "evals::greets::english", "/pkg").case("english");
+    assert_eq!(case.test_path(), "greets::english");
+    assert_eq!(case.test_id(), "greets::english::__copilot_eval");
+    assert_eq!(case.eval_name(), "greets::english");
+    assert_eq!(
+        case.cassette_path(),
+        PathBuf::from("/pkg/tests/cassettes/evals/greets/english.yaml")
+    );
+    assert_eq!(
+        case.cassette_path_for_run(1),
+        PathBuf::from("/pkg/tests/cassettes/evals/greets/english-2.yaml")
+    );
     assert_eq!(config().test_timeout(), Duration::from_secs(300));
     assert_eq!(
         config().configure(|b| b.timeout_s(2.5)).test_timeout(),
