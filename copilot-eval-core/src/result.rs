@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+pub use crate::evidence::mcp::McpServerState;
 use crate::evidence::skills::{SkillDiscovery, SkillInvocation};
 use crate::evidence::subagents::{SubagentInvocation, SubagentStatus};
 pub use crate::evidence::{RawEvent, Role, ToolCall, Turn, Usage};
@@ -32,6 +33,13 @@ pub enum StopReason {
     /// prompt). `skill_discovery` says what was requested and what the runtime saw
     /// ([`crate::skills`]).
     SkillSetupError,
+    /// An MCP server the eval configured (`mcp_server`) was not connected when the runtime
+    /// settled its servers, checked after the session is created and before the prompt is sent
+    /// (no model request was made): the runtime reported it `failed` (e.g. the command could
+    /// not start), `needs-auth`, `not_configured`, `disabled` or `stopped`, or never reported
+    /// it. `error` names each such server and its status; `mcp_servers` lists every configured
+    /// server's status and tool count.
+    McpSetupError,
     /// The tool call past `max_tool_calls` was denied; the session was aborted and no further
     /// model request was forwarded.
     ToolBudgetExceeded,
@@ -56,6 +64,7 @@ impl StopReason {
             Self::Timeout => "timeout",
             Self::ExecutionError => "execution_error",
             Self::SkillSetupError => "skill_setup_error",
+            Self::McpSetupError => "mcp_setup_error",
             Self::ToolBudgetExceeded => "tool_budget_exceeded",
             Self::ReplayMismatch => "replay_mismatch",
             Self::RequestAuditError => "request_audit_error",
@@ -66,13 +75,14 @@ impl StopReason {
     /// Every reason, from the highest precedence to the lowest. When several causes are seen in
     /// one run, the reason is the one that comes first here (so the same causes always give the
     /// same reason, whatever their timing); the error text keeps every cause, each once.
-    pub const PRECEDENCE: [StopReason; 8] = [
+    pub const PRECEDENCE: [StopReason; 9] = [
         Self::CleanupError,
         Self::RequestAuditError,
         Self::ToolBudgetExceeded,
         Self::ReplayMismatch,
         Self::Timeout,
         Self::SkillSetupError,
+        Self::McpSetupError,
         Self::ExecutionError,
         Self::Completed,
     ];
@@ -150,6 +160,11 @@ pub struct CopilotResult {
     /// What the run learned about the requested skills before the first model request; `None`
     /// when the eval requested no skill folder ([`crate::skills`]).
     pub skill_discovery: Option<SkillDiscovery>,
+    /// Each MCP server the eval configured (`mcp_server`), in configuration order, with the
+    /// last status and tool count the runtime reported ([`McpServerState`]); empty when the eval
+    /// configured none. The runtime's own servers (its builtin `github-mcp-server`) are not
+    /// listed.
+    pub mcp_servers: Vec<McpServerState>,
     /// Every `skill.invoked` event, in order ([`SkillInvocation`]).
     pub skill_invocations: Vec<SkillInvocation>,
     /// Every subagent dispatch with the subagent's own tool calls and answer, in dispatch order
@@ -377,6 +392,7 @@ mod tests {
             }],
             final_response: None,
             skill_discovery: None,
+            mcp_servers: vec![],
             skill_invocations: vec![],
             subagent_invocations: vec![],
             usage: vec![],

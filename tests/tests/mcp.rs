@@ -1,0 +1,311 @@
+//! MCP servers in offline runs, end to end through the real runtime. The server is ours:
+//! `tests/fixtures/mcp/stdio-server.js` (node, no packages) speaks MCP JSON-RPC over stdio and
+//! has one tool, `lookup {key}` → `value-of-<key>`; with `MCP_FIXTURE_LOG` it logs its pid and
+//! each call it serves. The runtime names the tool `<server>-lookup`.
+//!
+//! Shown: a scripted eval calls the tool and gets its answer (and the evidence lists the server
+//! `connected` with 1 tool, not the runtime's builtin `github-mcp-server`); the same session
+//! recorded through the stand-in replays from its cassette; `max_tool_calls = 0` denies the MCP
+//! call before it reaches the server; a server that cannot start ends the run as
+//! `mcp_setup_error` naming it, before the prompt is sent. After every run, neither the runtime
+//! nor the MCP server process is left.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use copilot_eval_core::cassette::{CassetteHeader, Recorder, ReplaySession};
+use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
+use copilot_eval_core::report::Redactor;
+use copilot_eval_core::sdk::{McpServerConfig, McpStdioServerConfig};
+use copilot_eval_core::{CopilotResult, RunOptions, StopReason, run_with};
+use copilot_eval_e2e::{MODEL, Offline, assert_no_runtime_left, runtime_for};
+use serde_json::json;
+
+/// The stdio fixture as an MCP server configuration: `node stdio-server.js ARGS`, logging to
+/// `log`.
+fn fixture_server(log: &Path, args: &[&str]) -> McpServerConfig {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/stdio-server.js");
+    let mut all = vec![script.to_string_lossy().into_owned()];
+    all.extend(args.iter().map(|a| (*a).to_owned()));
+    McpServerConfig::Stdio(McpStdioServerConfig {
+        command: "node".to_owned(),
+        args: all,
+        env: [(
+            "MCP_FIXTURE_LOG".to_owned(),
+            log.to_string_lossy().into_owned(),
+        )]
+        .into(),
+        ..Default::default()
+    })
+}
+
+/// Turn 1 calls `fixture-lookup {key: k1}`, turn 2 answers.
+fn lookup_script() -> Script {
+    Script::new([])
+        .turn(ScriptedTurn::tool_call(
+            "fixture-lookup",
+            json!({"key": "k1"}),
+        ))
+        .turn(ScriptedTurn::text("done"))
+}
+
+/// The fixture log's lines (empty when the server never started).
+fn fixture_log(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every fixture process that logged its pid has exited (read from `/proc`, Linux).
+fn assert_no_fixture_left(log: &Path) {
+    for line in fixture_log(log) {
+        if let Some(pid) = line.strip_prefix("pid ") {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat
+                .rsplit_once(") ")
+                .and_then(|(_, rest)| rest.chars().next());
+            assert!(
+                matches!(state, None | Some('Z') | Some('X')),
+                "MCP fixture process {pid} is still alive after the run: {stat}"
+            );
+        }
+    }
+}
+
+/// The one call of `fixture-lookup` in `result`, answered by the fixture.
+fn assert_lookup_answered(result: &CopilotResult, label: &str) {
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{label}: {:?}",
+        result.error
+    );
+    assert!(result.success, "{label}");
+    let call = result
+        .tool_calls
+        .iter()
+        .find(|c| c.name == "fixture-lookup")
+        .unwrap_or_else(|| panic!("{label}: no MCP call in {:#?}", result.tool_calls));
+    assert_eq!(call.success, Some(true), "{label}: {call:?}");
+    assert_eq!(call.result.as_deref(), Some("value-of-k1"), "{label}");
+    assert_eq!(
+        result.mcp_servers.len(),
+        1,
+        "{label}: {:?}",
+        result.mcp_servers
+    );
+    let server = &result.mcp_servers[0];
+    assert_eq!(
+        (
+            server.name.as_str(),
+            server.status.as_str(),
+            server.tool_count
+        ),
+        ("fixture", "connected", Some(1)),
+        "{label}: {server:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_offline_eval_calls_a_stdio_mcp_tool_and_gets_its_answer() {
+    let Some(runtime) = runtime_for("an_offline_eval_calls_a_stdio_mcp_tool_and_gets_its_answer")
+    else {
+        return;
+    };
+    let offline = Offline::start(&runtime, lookup_script()).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", fixture_server(&log, &[]))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_lookup_answered(&result, "scripted");
+    assert_eq!(
+        fixture_log(&log)
+            .iter()
+            .filter(|l| l.starts_with("call "))
+            .collect::<Vec<_>>(),
+        ["call k1"],
+        "the fixture served the call"
+    );
+    // The runtime's builtin GitHub server failed against the loopback server, and neither
+    // failed the eval nor shows in the evidence.
+    assert!(
+        result
+            .raw_events
+            .iter()
+            .any(|e| e.data["serverName"] == "github-mcp-server"),
+        "the runtime tried its builtin server"
+    );
+    // The JSON report carries the same.
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    let value = serde_json::to_value(&record).unwrap();
+    assert_eq!(
+        value["mcp_servers"],
+        json!([{"name": "fixture", "status": "connected", "tool_count": 1}])
+    );
+    assert_no_fixture_left(&log);
+}
+
+#[tokio::test]
+async fn a_zero_tool_budget_denies_the_mcp_call_before_it_reaches_the_server() {
+    let Some(runtime) =
+        runtime_for("a_zero_tool_budget_denies_the_mcp_call_before_it_reaches_the_server")
+    else {
+        return;
+    };
+    let offline = Offline::start(&runtime, lookup_script()).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", fixture_server(&log, &[]))
+        .max_tool_calls(0)
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ToolBudgetExceeded,
+        "{:?}",
+        result.error
+    );
+    let call = result
+        .tool_calls
+        .iter()
+        .find(|c| c.name == "fixture-lookup")
+        .unwrap_or_else(|| panic!("no MCP call in {:#?}", result.tool_calls));
+    assert!(
+        call.denied.as_deref().is_some_and(|d| d.contains("budget")),
+        "{call:?}"
+    );
+    assert_ne!(call.success, Some(true), "{call:?}");
+    let log_lines = fixture_log(&log);
+    assert!(
+        log_lines.iter().any(|l| l.starts_with("pid ")),
+        "the server was started: {log_lines:?}"
+    );
+    assert!(
+        !log_lines.iter().any(|l| l.starts_with("call ")),
+        "the denied call reached the server: {log_lines:?}"
+    );
+    assert_no_fixture_left(&log);
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_ends_the_run_as_a_setup_error_naming_it() {
+    let Some(runtime) =
+        runtime_for("a_server_that_cannot_start_ends_the_run_as_a_setup_error_naming_it")
+    else {
+        return;
+    };
+    let offline = Offline::start(&runtime, lookup_script()).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", fixture_server(&log, &[]))
+        .mcp_server("broken", fixture_server(&log, &["--fail-start"]))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::McpSetupError,
+        "{:?}",
+        result.error
+    );
+    assert!(!result.success);
+    let error = result.error.clone().unwrap();
+    assert!(error.contains("`broken` is failed"), "{error}");
+    assert!(!error.contains("`fixture`"), "{error}");
+    let statuses: Vec<(&str, &str)> = result
+        .mcp_servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.status.as_str()))
+        .collect();
+    assert_eq!(statuses, [("fixture", "connected"), ("broken", "failed")]);
+    assert!(
+        result.mcp_servers[1].error.is_some(),
+        "{:?}",
+        result.mcp_servers
+    );
+    // Stopped before the prompt: no turn, no model request.
+    assert!(result.turns.is_empty(), "{:?}", result.turns);
+    assert!(
+        offline.server.model_requests().is_empty(),
+        "a model request was made"
+    );
+    assert_no_fixture_left(&log);
+}
+
+#[tokio::test]
+async fn an_mcp_session_recorded_through_the_stand_in_replays_from_its_cassette() {
+    let Some(runtime) =
+        runtime_for("an_mcp_session_recorded_through_the_stand_in_replays_from_its_cassette")
+    else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+
+    // Record: the scripted server stands in for the model service.
+    let recording_dir = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(ServerConfig::new(Arc::new(lookup_script())).model(MODEL))
+        .await
+        .unwrap();
+    let recorder = Recorder::new();
+    let eval = copilot_eval_core::CopilotEval::builder()
+        .model(MODEL)
+        .working_directory(recording_dir.path())
+        .mcp_server("fixture", fixture_server(&log, &[]))
+        .build()
+        .unwrap();
+    let recorded = run_with(
+        &eval,
+        "Look up k1.",
+        &RunOptions::offline(server.base_url())
+            .runtime_path(&runtime.path)
+            .record(recorder.clone()),
+    )
+    .await;
+    server.shutdown().await;
+    assert_no_runtime_left(&recorded);
+    assert_lookup_answered(&recorded, "recording");
+    let cassette = recorder
+        .cassette(CassetteHeader::default(), &Redactor::default())
+        .unwrap();
+    let path = scratch.path().join("mcp.yaml");
+    cassette.write(&path, "recorded by the mcp test").unwrap();
+
+    // Replay in a fresh working directory: the runtime launches the server again.
+    let replay_dir = tempfile::tempdir().unwrap();
+    let replay = ReplaySession::start(&path).await.unwrap();
+    let eval = copilot_eval_core::CopilotEval::builder()
+        .model(replay.model())
+        .working_directory(replay_dir.path())
+        .mcp_server("fixture", fixture_server(&log, &[]))
+        .build()
+        .unwrap();
+    let replayed = run_with(
+        &eval,
+        "Look up k1.",
+        &replay.run_options().runtime_path(&runtime.path),
+    )
+    .await;
+    let unconsumed = replay.unconsumed();
+    replay.shutdown().await;
+    assert_no_runtime_left(&replayed);
+    assert!(unconsumed.is_empty(), "{unconsumed:?}");
+    assert_lookup_answered(&replayed, "replay");
+    let calls = fixture_log(&log)
+        .into_iter()
+        .filter(|l| l.starts_with("call "))
+        .count();
+    assert_eq!(calls, 2, "one call per run reached the server");
+    assert_no_fixture_left(&log);
+}
