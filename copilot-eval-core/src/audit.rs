@@ -91,6 +91,12 @@ pub struct RequestAudit {
 #[error("{0}")]
 pub struct AuditError(pub String);
 
+/// Where a JSON body stopped parsing, without quoting its content: `line L, column C` (1-based;
+/// the column counts bytes).
+fn json_position(error: &serde_json::Error) -> String {
+    format!("line {}, column {}", error.line(), error.column())
+}
+
 fn fail<T>(message: impl Into<String>) -> Result<T, AuditError> {
     Err(AuditError(message.into()))
 }
@@ -156,8 +162,12 @@ pub fn inspect_http(
             "unsupported provider schema: {method} {path} is neither an OpenAI Chat Completions nor a Responses request"
         ));
     };
-    let mut payload: Value = serde_json::from_slice(body)
-        .map_err(|_| AuditError("malformed model request: the body is not JSON".into()))?;
+    let mut payload: Value = serde_json::from_slice(body).map_err(|e| {
+        AuditError(format!(
+            "malformed model request: the body is not JSON ({})",
+            json_position(&e)
+        ))
+    })?;
     let audit = inspect_payload(
         &mut payload,
         api,
@@ -186,8 +196,12 @@ pub fn inspect_websocket(
     if binary {
         return fail("unsupported WebSocket frame: binary (expected a JSON text message)");
     }
-    let mut payload: Value = serde_json::from_slice(data)
-        .map_err(|_| AuditError("malformed WebSocket message: not JSON text".into()))?;
+    let mut payload: Value = serde_json::from_slice(data).map_err(|e| {
+        AuditError(format!(
+            "malformed WebSocket message: not JSON text ({})",
+            json_position(&e)
+        ))
+    })?;
     let Some(object) = payload.as_object() else {
         return fail("malformed WebSocket message: not a JSON object");
     };

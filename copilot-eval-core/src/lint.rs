@@ -183,6 +183,19 @@ fn check_file(path: &Path, report: &mut LintReport, seen: &mut HashSet<PathBuf>)
     };
     let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     if name == SKILL_FILE {
+        if let Some(owner) = owning_skill(path) {
+            // A SKILL.md inside a skill folder is one of that skill's files: the runtime does
+            // not load it as a skill, whichever path is linted.
+            report.problems.push(Problem::warning(
+                path,
+                "not-config-file",
+                format!(
+                    "is a file of the skill in {}, not a skill of its own (the runtime does not load it); not checked",
+                    owner.display()
+                ),
+            ));
+            return true;
+        }
         let directory = path.parent().unwrap_or(Path::new("."));
         let directory = if directory.as_os_str().is_empty() {
             Path::new(".")
@@ -215,6 +228,24 @@ fn check_file(path: &Path, report: &mut LintReport, seen: &mut HashSet<PathBuf>)
     }
 }
 
+/// The skill folder holding `skill_md` as one of its files: the nearest folder above its own
+/// (below any folder named `skills`) that holds a `SKILL.md`. Resolved through symbolic
+/// links, so the answer does not depend on the path given.
+fn owning_skill(skill_md: &Path) -> Option<PathBuf> {
+    let real = skill_md.canonicalize().ok()?;
+    let mut dir = real.parent()?.parent();
+    while let Some(d) = dir {
+        if d.file_name().is_some_and(|n| n == "skills") {
+            return None;
+        }
+        if d.join(SKILL_FILE).is_file() {
+            return Some(d.to_path_buf());
+        }
+        dir = d.parent();
+    }
+    None
+}
+
 /// Walk a folder in name order.
 fn walk(dir: &Path, report: &mut LintReport, seen: &mut HashSet<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -236,19 +267,24 @@ fn walk(dir: &Path, report: &mut LintReport, seen: &mut HashSet<PathBuf>) {
             if SKIPPED_DIRS.iter().any(|s| name == *s) {
                 continue;
             }
-            if under_skills && !path.join(SKILL_FILE).is_file() {
-                report.problems.push(Problem::warning(
-                    &path,
-                    "skill-md-missing",
-                    format!("is a folder under skills/ without a {SKILL_FILE}, so it is no skill (the runtime ignores it)"),
-                ));
-            }
             // A skill folder is checked as a whole; its files are the skill's resources.
             let skill_md = path.join(SKILL_FILE);
             if skill_md.is_file() {
                 check_file(&skill_md, report, seen);
             } else {
+                let before = report.checked.len();
                 walk(&path, report, seen);
+                // The runtime finds skills in subfolders too (`skills/group/name/SKILL.md`).
+                let skills_below = report.checked[before..]
+                    .iter()
+                    .any(|c| c.kind == FileKind::Skill);
+                if under_skills && !skills_below {
+                    report.problems.push(Problem::warning(
+                        &path,
+                        "skill-md-missing",
+                        format!("is a folder under skills/ without a {SKILL_FILE}, so it is no skill (the runtime ignores it)"),
+                    ));
+                }
             }
         } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
             check_file(&path, report, seen);
@@ -306,10 +342,10 @@ mod tests {
                 skills: 2,
                 agents: 2,
                 instructions: 2,
-                accepted: 4,
-                rejected: 2,
-                errors: 3,
-                warnings: 2,
+                accepted: 5,
+                rejected: 1,
+                errors: 1,
+                warnings: 5,
             },
             "{:#?}",
             report.problems
@@ -326,16 +362,17 @@ mod tests {
         assert_eq!(
             lines,
             [
+                "agents/broken.agent.md:2: warning[agent-id] `name`: makes the agent's id \"Broken\", not the file name's \"broken\": the runtime lists the agent as \"Broken\" and the model must pass `agent_type: \"Broken\"` to `task` (a scripted or recorded dispatch too)",
                 "agents/broken.agent.md: error[required] `description`: is required; add it to the front matter",
                 "agents/helper.agent.md:3: warning[unknown-key] `mode`: is not a custom agent front-matter key (known: name, description, tools, model, mcp-servers, disable-model-invocation, infer, skills, user-invocable, target, argument-hint, metadata, handoffs, agents); the runtime ignores it",
-                "skills/bad/SKILL.md:2: error[skill-name-format] `name`: \"Bad\" must be lowercase ASCII letters, digits and single hyphens, not starting or ending with a hyphen (e.g. \"pdf-tools\")",
-                "skills/bad/SKILL.md:2: error[skill-name-folder] `name`: \"Bad\" must equal the skill folder's name \"bad\"; rename one of them",
+                "skills/bad/SKILL.md:2: warning[skill-name-format] `name`: \"Bad\" should be lowercase ASCII letters, digits and single hyphens, not starting or ending with a hyphen (e.g. \"pdf-tools\"), as the Agent Skills format says; the runtime loads it as written",
+                "skills/bad/SKILL.md:2: warning[skill-name-folder] `name`: \"Bad\" differs from the skill folder's name \"bad\"; the runtime loads the skill as \"Bad\" (the Agent Skills format wants them equal)",
                 "skills/notes: warning[skill-md-missing]: is a folder under skills/ without a SKILL.md, so it is no skill (the runtime ignores it)",
             ]
         );
         assert_eq!(
             summary.to_string(),
-            "6 files checked (2 skills, 2 agents, 2 instructions): 4 accepted, 2 with errors; 3 errors, 2 warnings"
+            "6 files checked (2 skills, 2 agents, 2 instructions): 5 accepted, 1 with errors; 1 errors, 5 warnings"
         );
     }
 

@@ -1,10 +1,12 @@
 //! The `#[copilot_eval]` test attribute of copilot-eval.
 //!
 //! Thin by design: it parses and validates the attribute's keys (compile errors are spanned on
-//! the offending token), then emits a libtest test that calls
-//! `copilot_eval_core::harness::run_test`. Everything the test does at run time lives in
-//! `copilot-eval-core` (module `harness`). On any error the original function is still emitted
-//! next to the error, so editors and type checking keep working.
+//! the offending token), emits each eval key as a call of the `CopilotEvalBuilder` method the
+//! key table names (in a configure closure, `harness::Configure`, that `EvalContext::eval()`
+//! applies), and emits a libtest test that calls `copilot_eval_core::harness::run_test`.
+//! Everything the test does at run time lives in `copilot-eval-core` (module `harness`). On any
+//! error the original function is still emitted next to the error, so editors and type checking
+//! keep working.
 //!
 //! Use it through `copilot_eval_core::copilot_eval` (re-exported there):
 //!
@@ -25,39 +27,103 @@
 //! plain `cargo test` never spends model requests; `cargo copilot-eval` finds tests by the
 //! `::__copilot_eval` suffix and runs each with `--exact --ignored`.
 //!
-//! Keys (all optional): `name` (string), `model` (string), `max_tool_calls` (integer >= 0),
+//! Keys (all optional): `name` (string), `model` (string), `max_tool_calls` (integer, a `u32`),
 //! `timeout_s` (number > 0, seconds), `reasoning_effort` (`low`, `medium`, `high`, `xhigh`,
 //! `max`), `client_mode` (`copilot-cli`, `empty`), `image_detail` (`auto`, `low`, `high`),
 //! `audit_requests` (bool), `cassette` (path relative to the package root), `crate` (path of
 //! the core crate when renamed, default `::copilot_eval_core`). The full reference is
 //! `docs/attribute.md`.
+//!
+//! # Adding a key
+//!
+//! The keys are listed once, in `src/keys.rs` (`key: Kind => Target.method;`). For a new eval
+//! setting: give `CopilotEvalBuilder` the method (validated in its `build()`), add the key's line
+//! to `keys.rs` and its row to `docs/attribute.md`. The macro's parsing, checks and expansion
+//! follow the table; copilot-eval-core's `harness::tests::attribute_keys` reads the same file
+//! and fails until the method exists with the kind's value type, every `OneOf` value is exactly
+//! what core accepts, and the docs list the key.
 #![deny(missing_docs)]
 
 use proc_macro::TokenStream;
-use proc_macro2::{Span, TokenStream as TokenStream2};
+use proc_macro2::{Ident, Span, TokenStream as TokenStream2};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, ExprUnary, Lit, Meta, Token, UnOp};
 
-/// Every key the attribute accepts, in documentation order.
-const KEYS: &[&str] = &[
-    "name",
-    "model",
-    "max_tool_calls",
-    "timeout_s",
-    "reasoning_effort",
-    "client_mode",
-    "image_detail",
-    "audit_requests",
-    "cassette",
-    "crate",
-];
+/// How a key's value is written, checked at compile time, and passed on (see `keys.rs`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A non-empty string literal, passed as `&'static str`.
+    Text,
+    /// A non-negative integer literal that fits a `u32`, passed as `u32`.
+    Count,
+    /// A positive number of seconds (integer or float literal), passed as `f64`.
+    Seconds,
+    /// A string literal among the key's `allowed` values, passed as `&'static str`.
+    OneOf,
+    /// `true` or `false`.
+    Bool,
+    /// A string literal naming a path; read by the macro itself.
+    CratePath,
+}
 
-/// The `#[ignore]` reason of generated tests (equal to `harness::IGNORE_REASON` in core).
-const IGNORE_REASON: &str =
-    "copilot eval: run it with cargo copilot-eval (spends model requests live)";
+/// Where a key's value goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// An eval setting: a call of the `CopilotEvalBuilder` method named by `Key::method`, emitted
+    /// in the test's configure closure.
+    Builder,
+    /// A test setting: a call of the `harness::TestConfig` method named by `Key::method`.
+    TestConfig,
+    /// Read by the macro only (`crate`).
+    Attribute,
+}
+
+/// One attribute key, from `keys.rs`.
+struct Key {
+    /// The key as written in the attribute.
+    name: &'static str,
+    kind: Kind,
+    /// The accepted values of a [`Kind::OneOf`] key; empty otherwise.
+    allowed: &'static [&'static str],
+    target: Target,
+    /// The method the value is passed to (empty for [`Target::Attribute`]).
+    method: &'static str,
+}
+
+/// Reads `keys.rs` into [`KEYS`] and [`IGNORE_REASON`]. copilot-eval-core's harness tests read
+/// the same file with their own `key_table!`.
+macro_rules! key_table {
+    (
+        ignore_reason = $reason:literal;
+        $( $key:ident : $kind:ident $([ $($value:literal),* ])? => $target:ident $(. $method:ident)? ; )*
+    ) => {
+        /// The `#[ignore]` reason of generated tests (equal to `harness::IGNORE_REASON` in core;
+        /// a core test checks it).
+        const IGNORE_REASON: &str = $reason;
+        /// Every key the attribute accepts, in documentation order.
+        const KEYS: &[Key] = &[$(
+            Key {
+                name: stringify!($key),
+                kind: Kind::$kind,
+                allowed: &[$($($value),*)?],
+                target: Target::$target,
+                method: key_table!(@method $($method)?),
+            }
+        ),*];
+    };
+    (@method) => { "" };
+    (@method $method:ident) => { stringify!($method) };
+}
+
+include!("keys.rs");
+
+/// The names of all keys, for error messages.
+fn key_names() -> String {
+    KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+}
 
 /// Turn an `async fn` taking one context parameter into a copilot-eval test; see the crate
 /// documentation for the keys and what is generated.
@@ -97,15 +163,10 @@ pub fn copilot_eval(args: TokenStream, item: TokenStream) -> TokenStream {
 /// The validated keys.
 #[derive(Default)]
 struct Config {
-    name: Option<String>,
-    model: Option<String>,
-    max_tool_calls: Option<i64>,
-    timeout_s: Option<f64>,
-    reasoning_effort: Option<String>,
-    client_mode: Option<String>,
-    image_detail: Option<String>,
-    audit_requests: Option<bool>,
-    cassette: Option<String>,
+    /// One entry per given `Builder` or `TestConfig` key: the key, its method name spanned on
+    /// the key (so a missing method is reported there), and the value to pass, spanned on the
+    /// literal.
+    calls: Vec<(&'static Key, Ident, TokenStream2)>,
     krate: Option<syn::Path>,
 }
 
@@ -157,7 +218,7 @@ fn describe(value: &Option<Value>) -> &'static str {
 
 fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::Error)) -> Config {
     let mut config = Config::default();
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: Vec<&'static str> = Vec::new();
     for meta in metas {
         let name_value = match meta {
             Meta::NameValue(nv) => nv,
@@ -167,10 +228,10 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
                     .get_ident()
                     .map(|i| i.to_string())
                     .unwrap_or_default();
-                let hint = if KEYS.contains(&key.as_str()) {
+                let hint = if KEYS.iter().any(|k| k.name == key) {
                     format!("write `{key} = <value>`")
                 } else {
-                    format!("valid keys: {}", KEYS.join(", "))
+                    format!("valid keys: {}", key_names())
                 };
                 push(syn::Error::new(
                     other.span(),
@@ -180,97 +241,106 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
             }
         };
         let key_span = name_value.path.span();
-        let key = match name_value.path.get_ident() {
+        let written = match name_value.path.get_ident() {
             Some(ident) => ident.to_string(),
             None => name_value.path.to_token_stream().to_string(),
         };
-        let key = key.trim_start_matches("r#").to_owned();
-        if !KEYS.contains(&key.as_str()) {
+        let written = written.trim_start_matches("r#");
+        let Some(key) = KEYS.iter().find(|k| k.name == written) else {
             push(syn::Error::new(
                 key_span,
                 format!(
-                    "unknown key `{key}` in #[copilot_eval]; valid keys: {}",
-                    KEYS.join(", ")
+                    "unknown key `{written}` in #[copilot_eval]; valid keys: {}",
+                    key_names()
                 ),
             ));
             continue;
-        }
-        if seen.contains(&key) {
+        };
+        let name = key.name;
+        if seen.contains(&name) {
             push(syn::Error::new(
                 key_span,
-                format!("`{key}` is given twice; give each key once"),
+                format!("`{name}` is given twice; give each key once"),
             ));
             continue;
         }
-        seen.push(key.clone());
+        seen.push(name);
         let expr = &name_value.value;
         let value = literal(expr);
         let wrong_type = |expected: &str| {
             syn::Error::new(
                 expr.span(),
-                format!("`{key}` expects {expected}, found {}", describe(&value)),
+                format!("`{name}` expects {expected}, found {}", describe(&value)),
             )
         };
-        match key.as_str() {
-            "name" | "model" | "cassette" => match &value {
-                Some(Value::Str(s)) if s.value().trim().is_empty() => push(syn::Error::new(
-                    s.span(),
-                    format!("`{key}` must not be empty"),
-                )),
-                Some(Value::Str(s)) => {
-                    let text = Some(s.value());
-                    match key.as_str() {
-                        "name" => config.name = text,
-                        "model" => config.model = text,
-                        _ => config.cassette = text,
-                    }
+        let tokens: TokenStream2 = match key.kind {
+            Kind::Text => match &value {
+                Some(Value::Str(s)) if s.value().trim().is_empty() => {
+                    push(syn::Error::new(
+                        s.span(),
+                        format!("`{name}` must not be empty"),
+                    ));
+                    continue;
                 }
-                _ => push(wrong_type("a string literal, e.g. `\"...\"`")),
+                Some(Value::Str(s)) => s.to_token_stream(),
+                _ => {
+                    push(wrong_type("a string literal, e.g. `\"...\"`"));
+                    continue;
+                }
             },
-            "reasoning_effort" | "client_mode" | "image_detail" => {
-                let allowed: &[&str] = match key.as_str() {
-                    "reasoning_effort" => &["low", "medium", "high", "xhigh", "max"],
-                    "client_mode" => &["copilot-cli", "empty"],
-                    _ => &["auto", "low", "high"],
-                };
-                match &value {
-                    Some(Value::Str(s)) if allowed.contains(&s.value().as_str()) => {
-                        let text = Some(s.value());
-                        match key.as_str() {
-                            "reasoning_effort" => config.reasoning_effort = text,
-                            "client_mode" => config.client_mode = text,
-                            _ => config.image_detail = text,
-                        }
-                    }
-                    Some(Value::Str(s)) => push(syn::Error::new(
+            Kind::OneOf => match &value {
+                Some(Value::Str(s)) if key.allowed.contains(&s.value().as_str()) => {
+                    s.to_token_stream()
+                }
+                Some(Value::Str(s)) => {
+                    push(syn::Error::new(
                         s.span(),
                         format!(
-                            "`{key}` = {:?} is not one of: {}",
+                            "`{name}` = {:?} is not one of: {}",
                             s.value(),
-                            allowed.join(", ")
+                            key.allowed.join(", ")
                         ),
-                    )),
-                    _ => push(wrong_type(&format!(
-                        "a string literal, one of: {}",
-                        allowed.join(", ")
-                    ))),
+                    ));
+                    continue;
                 }
-            }
-            "max_tool_calls" => match &value {
-                Some(Value::Int(_, true)) => push(syn::Error::new(
-                    expr.span(),
-                    "`max_tool_calls` must not be negative; use 0 to admit no tool call",
-                )),
-                Some(Value::Int(i, false)) => match i.base10_parse::<u32>() {
-                    Ok(n) => config.max_tool_calls = Some(i64::from(n)),
-                    Err(_) => push(syn::Error::new(
-                        i.span(),
-                        format!("`max_tool_calls` must be at most {}", u32::MAX),
-                    )),
-                },
-                _ => push(wrong_type("a non-negative integer literal, e.g. `10`")),
+                _ => {
+                    push(wrong_type(&format!(
+                        "a string literal, one of: {}",
+                        key.allowed.join(", ")
+                    )));
+                    continue;
+                }
             },
-            "timeout_s" => {
+            // The value is passed as a `u32`: a negative literal or one past `u32::MAX` cannot
+            // be written, so the macro reports it here (the builder takes a `u32`).
+            Kind::Count => match &value {
+                Some(Value::Int(_, true)) => {
+                    push(syn::Error::new(
+                        expr.span(),
+                        format!("`{name}` is a u32 and cannot be negative; use 0 to admit none"),
+                    ));
+                    continue;
+                }
+                Some(Value::Int(i, false)) => match i.base10_parse::<u32>() {
+                    Ok(n) => {
+                        let mut literal = proc_macro2::Literal::u32_suffixed(n);
+                        literal.set_span(i.span());
+                        literal.to_token_stream()
+                    }
+                    Err(_) => {
+                        push(syn::Error::new(
+                            i.span(),
+                            format!("`{name}` must be at most {}", u32::MAX),
+                        ));
+                        continue;
+                    }
+                },
+                _ => {
+                    push(wrong_type("a non-negative integer literal, e.g. `10`"));
+                    continue;
+                }
+            },
+            Kind::Seconds => {
                 let seconds = match &value {
                     Some(Value::Int(i, negative)) => i
                         .base10_digits()
@@ -290,28 +360,51 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
                     }
                 };
                 match seconds {
-                    Some((v, false)) if v.is_finite() && v > 0.0 => config.timeout_s = Some(v),
-                    _ => push(syn::Error::new(
-                        expr.span(),
-                        "`timeout_s` must be a positive number of seconds",
-                    )),
+                    Some((v, false)) if v.is_finite() && v > 0.0 => {
+                        let mut literal = proc_macro2::Literal::f64_suffixed(v);
+                        literal.set_span(expr.span());
+                        literal.to_token_stream()
+                    }
+                    _ => {
+                        push(syn::Error::new(
+                            expr.span(),
+                            format!("`{name}` must be a positive number of seconds"),
+                        ));
+                        continue;
+                    }
                 }
             }
-            "audit_requests" => match &value {
-                Some(Value::Bool(b)) => config.audit_requests = Some(b.value),
-                _ => push(wrong_type("`true` or `false`")),
+            Kind::Bool => match &value {
+                Some(Value::Bool(b)) => b.to_token_stream(),
+                _ => {
+                    push(wrong_type("`true` or `false`"));
+                    continue;
+                }
             },
-            "crate" => match &value {
+            Kind::CratePath => match &value {
                 Some(Value::Str(s)) => match s.parse::<syn::Path>() {
-                    Ok(path) => config.krate = Some(path),
-                    Err(_) => push(syn::Error::new(
-                        s.span(),
-                        "`crate` must name a path, e.g. `\"my_copilot_eval_core\"`",
-                    )),
+                    Ok(path) => {
+                        config.krate = Some(path);
+                        continue;
+                    }
+                    Err(_) => {
+                        push(syn::Error::new(
+                            s.span(),
+                            format!("`{name}` must name a path, e.g. `\"my_copilot_eval_core\"`"),
+                        ));
+                        continue;
+                    }
                 },
-                _ => push(wrong_type("a string literal naming a crate path")),
+                _ => {
+                    push(wrong_type("a string literal naming a crate path"));
+                    continue;
+                }
             },
-            _ => unreachable!("every key in KEYS is handled"),
+        };
+        if key.target != Target::Attribute {
+            config
+                .calls
+                .push((key, Ident::new(key.method, key_span), tokens));
         }
     }
     config
@@ -391,41 +484,27 @@ fn expand(function: syn::ItemFn, config: Config) -> TokenStream2 {
     let ident = &function.sig.ident;
     let name = ident.to_string();
     let span = Span::call_site();
-    let mut setters = TokenStream2::new();
-    if let Some(v) = &config.name {
-        setters.extend(quote!(.name(#v)));
-    }
-    if let Some(v) = &config.model {
-        setters.extend(quote!(.model(#v)));
-    }
-    if let Some(v) = config.max_tool_calls {
-        setters.extend(quote!(.max_tool_calls(#v)));
-    }
-    if let Some(v) = config.timeout_s {
-        setters.extend(quote!(.timeout_s(#v)));
-    }
-    if let Some(v) = &config.reasoning_effort {
-        setters.extend(quote!(.reasoning_effort(#v)));
-    }
-    if let Some(v) = &config.client_mode {
-        setters.extend(quote!(.client_mode(#v)));
-    }
-    if let Some(v) = &config.image_detail {
-        setters.extend(quote!(.image_detail(#v)));
-    }
-    if let Some(v) = config.audit_requests {
-        setters.extend(quote!(.audit_requests(#v)));
-    }
-    if let Some(v) = &config.cassette {
-        setters.extend(quote!(.cassette(#v)));
-    }
+    let calls = |target: Target| {
+        let mut calls = TokenStream2::new();
+        for (_, method, value) in config.calls.iter().filter(|(k, ..)| k.target == target) {
+            calls.extend(quote!(.#method(#value)));
+        }
+        calls
+    };
+    let eval_calls = calls(Target::Builder);
+    let test_calls = calls(Target::TestConfig);
+    // `__CONFIGURE` is outside `#[cfg(test)]` so that the builder calls are type-checked by every
+    // build of the crate, not only its test build.
     quote_spanned! {span=>
         #[cfg_attr(not(test), allow(dead_code))]
         #function
 
-        #[cfg(test)]
         #[doc(hidden)]
         mod #ident {
+            #[allow(dead_code)]
+            pub(super) const __CONFIGURE: #krate::harness::Configure = |builder| builder #eval_calls;
+
+            #[cfg(test)]
             #[::core::prelude::v1::test]
             #[ignore = #IGNORE_REASON]
             fn __copilot_eval() {
@@ -434,7 +513,8 @@ fn expand(function: syn::ItemFn, config: Config) -> TokenStream2 {
                         #name,
                         ::core::module_path!(),
                         ::core::env!("CARGO_MANIFEST_DIR"),
-                    )#setters,
+                    )
+                    .configure(__CONFIGURE)#test_calls,
                     super::#ident,
                 )
             }

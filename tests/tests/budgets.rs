@@ -48,7 +48,7 @@ struct Outcome {
 }
 
 async fn run_budget(
-    budget: Option<i64>,
+    budget: Option<u32>,
     runtime: &copilot_eval_core::runtime::ResolvedRuntime,
 ) -> Outcome {
     let offline = Offline::start(runtime, notes_script()).await;
@@ -237,6 +237,13 @@ async fn a_panicking_guard_is_an_execution_error() {
     assert_eq!(result.tool_calls_admitted, 0);
 }
 
+/// The eval's timeout: ample for the runtime's start and the first tool call on a loaded
+/// machine. The handler does not race it: it runs until [`PAST_THE_DEADLINE`] after it, so the
+/// timeout always falls while the handler is running, however long the start took.
+const SLOW_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the slow handler outlives the eval's deadline.
+const PAST_THE_DEADLINE: Duration = Duration::from_secs(5);
+
 #[tokio::test]
 async fn a_slow_handler_is_drained_before_run_returns() {
     let Some(runtime) = runtime_for("a_slow_handler_is_drained_before_run_returns") else {
@@ -246,19 +253,24 @@ async fn a_slow_handler_is_drained_before_run_returns() {
         .turn(ScriptedTurn::tool_call("slow", json!({})))
         .turn(ScriptedTurn::text("done"));
     let offline = Offline::start(&runtime, script).await;
+    let entered: Arc<Mutex<Option<Instant>>> = Arc::default();
     let finished: Arc<Mutex<Option<Instant>>> = Arc::default();
-    let mark = finished.clone();
+    let (enter, mark) = (entered.clone(), finished.clone());
+    // Taken before `run` starts its clock, so the deadline is at or after it plus the timeout.
+    let begun = Instant::now();
     let eval = offline
         .eval()
-        .timeout_s(3.0)
+        .timeout_s(SLOW_TIMEOUT.as_secs_f64())
         .tool(function_tool(
             "slow",
             "Takes a while.",
             json!({"type": "object", "properties": {}}),
             move |_| {
-                let mark = mark.clone();
+                let (enter, mark) = (enter.clone(), mark.clone());
                 async move {
-                    tokio::time::sleep(Duration::from_secs(6)).await;
+                    *enter.lock().unwrap() = Some(Instant::now());
+                    let until = begun + SLOW_TIMEOUT + PAST_THE_DEADLINE;
+                    tokio::time::sleep_until(until.into()).await;
                     *mark.lock().unwrap() = Some(Instant::now());
                     Ok("finally".to_owned())
                 }
@@ -268,6 +280,13 @@ async fn a_slow_handler_is_drained_before_run_returns() {
         .unwrap();
     let result = offline.run(&eval, "Do the slow thing.").await;
     let returned = Instant::now();
+    let entered = entered.lock().unwrap().expect(
+        "the handler was called before the timeout (the runtime took over 30 s to call the tool?)",
+    );
+    assert!(
+        entered < begun + SLOW_TIMEOUT,
+        "the handler was entered before the deadline"
+    );
     assert_eq!(
         result.stop_reason,
         StopReason::Timeout,
@@ -284,7 +303,7 @@ async fn a_slow_handler_is_drained_before_run_returns() {
     );
     assert!(
         result.timings.cleanup_ms >= 2000,
-        "cleanup outlasted the timeout: {:?}",
+        "cleanup waited for the handler, {PAST_THE_DEADLINE:?} past the deadline: {:?}",
         result.timings
     );
     assert!(

@@ -291,14 +291,15 @@ async fn a_repository_configuration_folder_gives_the_instructions_and_the_agent(
         return;
     };
     let config = RepoConfig::load(quickstart_config()).unwrap();
-    assert_eq!(config.agent_names(), ["reviewer"]);
-    assert!(config.warnings().is_empty(), "{:?}", config.warnings());
+    assert_eq!(config.agent_names(), ["Release Reviewer"]);
+    let rules: Vec<&str> = config.warnings().iter().map(|w| w.rule).collect();
+    assert_eq!(rules, ["agent-id"], "{:?}", config.warnings());
     let instructions = config.instructions_text.clone().unwrap();
     let work = tempfile::tempdir().unwrap();
     let script = Script::new([])
         .turn(ScriptedTurn::tool_call(
             "task",
-            json!({"agent_type": "reviewer", "name": "reviewer", "prompt": "Review: - fixed a bug", "description": "Review notes"}),
+            json!({"agent_type": "Release Reviewer", "name": "reviewer", "prompt": "Review: - fixed a bug", "description": "Review notes"}),
         ))
         .turn(ScriptedTurn::text("REVIEWED: add the SHIPPED-WITH-CARE tag line"))
         .turn(ScriptedTurn::text("The reviewer asks for the tag line."));
@@ -326,7 +327,7 @@ async fn a_repository_configuration_folder_gives_the_instructions_and_the_agent(
         text(1).contains("You review release notes."),
         "the agent's prompt in its request"
     );
-    let invocation = &result.subagent_invocations_for("reviewer")[0];
+    let invocation = &result.subagent_invocations_for("Release Reviewer")[0];
     assert_eq!(invocation.status, SubagentStatus::Completed);
     assert_eq!(invocation.display_name.as_deref(), Some("Release Reviewer"));
 }

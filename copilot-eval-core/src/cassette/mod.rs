@@ -60,7 +60,8 @@
 //! 20 out) when the message has none, as in the copilot-sdk recordings.
 //!
 //! Placeholders stand for what differs between machines: `${system}` (the runtime's whole system
-//! prompt), `${workdir}` (the session working directory), `${shell}`, `${read_shell}`,
+//! prompt), `${workdir}` (the session working directory, in every spelling),
+//! `${tool_output_file}` (the file the runtime saves a too-large tool result to), `${shell}`, `${read_shell}`,
 //! `${write_shell}`, `${stop_shell}`, `${list_shell}` (the shell tool names). Reading is strict:
 //! unknown keys, unknown roles and messages missing what their role needs are errors that name
 //! the file, the line and column, and what is wrong ([`CassetteError::Malformed`]).
@@ -98,7 +99,8 @@
 //! | `merge_assistant_messages` | format | all | consecutive assistant messages become one (texts joined in order, calls concatenated) |
 //! | `system_prompt` | format | all | every system message's content becomes `${system}` |
 //! | `datetime_prefix` | format | 1.0.x (measured on 1.0.102) | a leading `<current_datetime>...</current_datetime>` and the line breaks after it are removed from user messages |
-//! | `workdir` | format | all (the directory is read from the system prompt's `Current working directory: <path>` line, 1.0.102) | the working directory becomes `${workdir}` in texts and in the string values of tool-call arguments |
+//! | `workdir` | format | all | every spelling of the working directory (the run's, as given and canonical, and the system prompt's `Current working directory: <path>` line) becomes `${workdir}` in texts and in the string values of tool-call arguments |
+//! | `tool_output_file` | format | 1.0.102 | in tool results, the runtime's large-output file (`<temp>/<ms>-copilot-tool-output-<hex>.txt`) becomes `${tool_output_file}` |
 //! | `shell_tool_names` | format | all | tool-call names `bash`/`powershell`, `read_*`, `write_*`, `stop_*`, `list_*` become `${shell}`, `${read_shell}`, ... |
 //! | `tool_call_ids` | format | all | tool-call ids are renumbered by first appearance: `toolcall_0`, `toolcall_1`, ... |
 //! | `canonical_json` | format | all | tool-call arguments that parse as JSON are rewritten with sorted keys and no extra whitespace |
@@ -133,7 +135,7 @@
 //! both sides normalised and shortened to a window around their first differing character:
 //!
 //! ```text
-//! replay mismatch: model request 1 matches no recorded conversation (cassette ...; the request has 2 messages after normalisation, normalisers v1)
+//! replay mismatch: model request 1 matches no recorded conversation (cassette ...; the request has 2 messages after normalisation, normalisers v2)
 //!   conversation 1 of 2 (3 messages): first difference at message 2 (user)
 //!     recorded: user "Create a file called 'new_file.txt' with the content 'Created by test'. Then read it back to confirm."
 //!     request:  user "Create a file called 'other.txt' with the content 'Created by test'. Then read it back to confirm."

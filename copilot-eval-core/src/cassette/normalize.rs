@@ -11,7 +11,7 @@ use super::format::{Message, Role};
 
 /// Version of the normaliser list ([`NORMALIZERS`]). Raised whenever an entry is added, removed
 /// or changes what it does; a mismatch diagnosis names it.
-pub const NORMALIZERS_VERSION: u32 = 1;
+pub const NORMALIZERS_VERSION: u32 = 2;
 
 /// Whether a normaliser belongs to the cassette format itself or compensates drift between the
 /// runtime that recorded a cassette and the runtime that replays it.
@@ -73,11 +73,19 @@ pub const NORMALIZERS: &[Normalizer] = &[
     },
     Normalizer {
         name: "workdir",
+        version: 2,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all; the directory is the one the run gave the runtime, in every spelling (as given and canonical, e.g. `/var/...` and `/private/var/...`), and the system prompt's `Current working directory: <path>` line (1.0.102) when it has one",
+        description: "every spelling of the session working directory becomes `${workdir}` in message texts and in the string values of tool-call arguments (longest spelling first)",
+        apply: workdir,
+    },
+    Normalizer {
+        name: "tool_output_file",
         version: 1,
         kind: NormalizerKind::Format,
-        runtime_versions: "all; the directory is read from the system prompt's `Current working directory: <path>` line (1.0.102)",
-        description: "the session working directory becomes `${workdir}` in message texts and in the string values of tool-call arguments",
-        apply: workdir,
+        runtime_versions: "1.0.102 (a tool result over the runtime's size limit is replaced by `Output too large to read at once (N KB). Saved to: <temp folder>/<ms>-copilot-tool-output-<hex>.txt` and a 500-character preview)",
+        description: "in tool results, the path of the runtime's large-output file (its temp folder, timestamp and random name) becomes `${tool_output_file}`",
+        apply: tool_output_file,
     },
     Normalizer {
         name: "shell_tool_names",
@@ -132,8 +140,80 @@ pub const NORMALIZERS: &[Normalizer] = &[
 /// What the normalisers need to know about one side.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Context {
-    /// The session working directory (request side), if known.
+    /// Every spelling of the session working directory (request side), longest first; empty
+    /// when unknown (the recorded side).
+    pub workdirs: Vec<String>,
+    /// The spelling a reply's `${workdir}` is filled with: the system prompt's, else the one
+    /// the run gave the runtime.
     pub workdir: Option<String>,
+}
+
+impl Context {
+    /// The context of one request: the working directory its system prompt states (if any) and
+    /// `known`, the directory the run gave the runtime (if the run said), each in every
+    /// spelling ([`spellings`]).
+    pub fn for_request(messages: &[Value], known: Option<&std::path::Path>) -> Context {
+        let stated = workdir_from_system_prompt(messages);
+        let mut workdirs: Vec<String> = Vec::new();
+        for dir in stated
+            .iter()
+            .map(std::path::PathBuf::from)
+            .chain(known.map(std::path::Path::to_path_buf))
+        {
+            for spelling in spellings(&dir) {
+                if !workdirs.contains(&spelling) {
+                    workdirs.push(spelling);
+                }
+            }
+        }
+        // Longest first, so that `/private/var/x` is replaced before `/var/x` inside it.
+        workdirs.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        Context {
+            workdirs,
+            workdir: stated.or_else(|| known.map(|d| d.display().to_string())),
+        }
+    }
+}
+
+/// Every spelling of `dir` a runtime may print: as given (without a trailing separator), and
+/// canonical (symbolic links resolved: on macOS `/var/folders/...` is
+/// `/private/var/folders/...`). A directory that no longer exists is resolved through its
+/// longest existing ancestor. Empty for an empty path.
+pub(crate) fn spellings(dir: &std::path::Path) -> Vec<String> {
+    let given = dir.display().to_string();
+    let given = given.trim_end_matches(['/', '\\']).to_owned();
+    if given.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![given];
+    let mut existing = dir.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    let canonical = loop {
+        if let Ok(canonical) = std::fs::canonicalize(&existing) {
+            break Some(
+                rest.iter()
+                    .rev()
+                    .fold(canonical, |path, part| path.join(part)),
+            );
+        }
+        match (
+            existing.file_name().map(ToOwned::to_owned),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => break None,
+        }
+    };
+    if let Some(canonical) = canonical {
+        let canonical = canonical.display().to_string();
+        if !out.contains(&canonical) {
+            out.push(canonical);
+        }
+    }
+    out
 }
 
 /// A message in the comparable form: only what the model sees of it.
@@ -384,24 +464,78 @@ fn datetime_prefix(messages: &mut Vec<NormalMessage>, _: &Context) {
 }
 
 fn workdir(messages: &mut Vec<NormalMessage>, context: &Context) {
-    let Some(dir) = context.workdir.as_deref().filter(|d| !d.is_empty()) else {
-        return;
-    };
     const PLACEHOLDER: &str = "${workdir}";
-    for message in messages.iter_mut() {
-        if let Some(content) = &mut message.content {
-            *content = content.replace(dir, PLACEHOLDER);
-        }
-        for call in &mut message.tool_calls {
-            call.arguments = match serde_json::from_str::<Value>(&call.arguments) {
-                Ok(mut value) => {
-                    replace_in_strings(&mut value, dir, PLACEHOLDER);
-                    canonical(&value)
-                }
-                Err(_) => call.arguments.replace(dir, PLACEHOLDER),
-            };
+    for dir in context.workdirs.iter().filter(|d| !d.is_empty()) {
+        for message in messages.iter_mut() {
+            if let Some(content) = &mut message.content {
+                *content = content.replace(dir.as_str(), PLACEHOLDER);
+            }
+            for call in &mut message.tool_calls {
+                call.arguments = match serde_json::from_str::<Value>(&call.arguments) {
+                    Ok(mut value) => {
+                        replace_in_strings(&mut value, dir, PLACEHOLDER);
+                        canonical(&value)
+                    }
+                    Err(_) => call.arguments.replace(dir.as_str(), PLACEHOLDER),
+                };
+            }
         }
     }
+}
+
+/// The placeholder of the runtime's large-output file.
+pub(crate) const TOOL_OUTPUT_FILE: &str = "${tool_output_file}";
+/// The part of the large-output file's name that does not change.
+const TOOL_OUTPUT_MARK: &str = "-copilot-tool-output-";
+
+fn tool_output_file(messages: &mut Vec<NormalMessage>, _: &Context) {
+    for message in messages.iter_mut().filter(|m| m.role == "tool") {
+        if let Some(content) = &message.content
+            && content.contains(TOOL_OUTPUT_MARK)
+        {
+            message.content = Some(replace_tool_output_files(content));
+        }
+    }
+}
+
+/// `text` with every runtime large-output file path (`[folder/]<digits>-copilot-tool-output-
+/// <hex>.txt`, the folder running back to the previous whitespace) replaced by
+/// [`TOOL_OUTPUT_FILE`].
+pub(crate) fn replace_tool_output_files(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(TOOL_OUTPUT_MARK) {
+        let before = &rest[..at];
+        let digits = before.len() - before.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let after = &rest[at + TOOL_OUTPUT_MARK.len()..];
+        let hex = after.len()
+            - after
+                .trim_start_matches(|c: char| c.is_ascii_hexdigit())
+                .len();
+        if digits == 0 || hex == 0 || !after[hex..].starts_with(".txt") {
+            out.push_str(&rest[..at + TOOL_OUTPUT_MARK.len()]);
+            rest = after;
+            continue;
+        }
+        let name_start = at - digits;
+        let head = &rest[..name_start];
+        // The folder: after `Saved to: ` on the same line (folders may hold spaces), else back
+        // to the previous whitespace, when the name follows a separator.
+        const SAVED_TO: &str = "Saved to: ";
+        let line_start = head.rfind('\n').map_or(0, |n| n + 1);
+        let start = if !head.ends_with(['/', '\\']) {
+            name_start
+        } else if let Some(saved) = head[line_start..].rfind(SAVED_TO) {
+            line_start + saved + SAVED_TO.len()
+        } else {
+            head.rfind(char::is_whitespace).map_or(0, |w| w + 1)
+        };
+        out.push_str(&rest[..start]);
+        out.push_str(TOOL_OUTPUT_FILE);
+        rest = &after[hex + ".txt".len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn replace_in_strings(value: &mut Value, from: &str, to: &str) {

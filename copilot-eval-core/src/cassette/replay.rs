@@ -8,9 +8,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::format::{Cassette, Message, Role};
-use super::normalize::{
-    Context, NORMALIZERS_VERSION, NormalMessage, normalize, shell_name, workdir_from_system_prompt,
-};
+use super::normalize::{Context, NORMALIZERS_VERSION, NormalMessage, normalize, shell_name};
 use crate::model_server::{ModelRequest, Reply, Responder, ScriptedTurn};
 use crate::run::ReplayCheck;
 
@@ -124,6 +122,9 @@ struct State {
     issued: u64,
     misses: Vec<ReplayMiss>,
     injected: Vec<InjectedCall>,
+    /// The working directory the run gave the runtime, when the run said
+    /// ([`ReplayCheck::working_directory`]).
+    workdir: Option<PathBuf>,
 }
 
 /// Answers model requests from a [`Cassette`] (see the [module documentation](super)).
@@ -188,6 +189,7 @@ impl ReplayResponder {
                 issued: 0,
                 misses: Vec::new(),
                 injected: Vec::new(),
+                workdir: None,
             }),
         }
     }
@@ -263,9 +265,7 @@ impl ReplayResponder {
                 state.injected.push(call);
             }
         }
-        let context = Context {
-            workdir: workdir_from_system_prompt(&request.messages),
-        };
+        let context = Context::for_request(&request.messages, state.workdir.as_deref());
         normalize(&mut messages, &context);
 
         // 2. Conversations of which the request is a strict prefix, followed by a reply.
@@ -426,7 +426,7 @@ fn render_reply(
         }
         let Some(dir) = workdir else {
             return Err(
-                "its reply contains ${workdir} and the request's system prompt names no working directory"
+                "its reply contains ${workdir}, the request's system prompt names no working directory and the run did not say which it is"
                     .to_owned(),
             );
         };
@@ -577,6 +577,10 @@ impl Responder for ReplayResponder {
 }
 
 impl ReplayCheck for ReplayResponder {
+    fn working_directory(&self, dir: &std::path::Path) {
+        self.lock().workdir = Some(dir.to_path_buf());
+    }
+
     fn failure(&self, turns_finished: bool) -> Option<String> {
         let misses = self.misses();
         if let Some(first) = misses.first() {

@@ -41,4 +41,8 @@ impl ExchangeTap for Recorder {
     fn ws_closed(&self, socket: u64) {
         Recorder::ws_closed(self, socket)
     }
+
+    fn working_directory(&self, dir: &std::path::Path) {
+        Recorder::set_working_directory(self, dir)
+    }
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::normalize::{
-    Context, NormalMessage, normalize, rewrite_exit_markers, strip_line_numbers,
-    workdir_from_system_prompt,
+    Context, NormalMessage, normalize, replace_tool_output_files, rewrite_exit_markers, spellings,
+    strip_line_numbers, workdir_from_system_prompt,
 };
 use super::*;
 use crate::model_server::{ModelRequest, Reply, WireApi};
@@ -168,6 +168,7 @@ fn normalised(messages: Vec<Value>, workdir: Option<&str>) -> Vec<NormalMessage>
     normalize(
         &mut normal,
         &Context {
+            workdirs: workdir.map(str::to_owned).into_iter().collect(),
             workdir: workdir.map(str::to_owned),
         },
     );
@@ -593,4 +594,91 @@ async fn a_session_serves_the_cassettes_model_and_points_runs_at_it() {
         .await
         .unwrap_err();
     assert!(matches!(err, CassetteError::Io { .. }));
+}
+
+// --- values that differ between machines -------------------------------------------------------
+
+/// The tool result runtime 1.0.102 gave the model for a custom tool returning 61,200 bytes
+/// (measured; preview shortened here).
+const LARGE_OUTPUT: &str = "Output too large to read at once (59.8 KB). Saved to: /tmp/1796080158565-copilot-tool-output-caa0942272c743838721dba39aef5b59.txt\nConsider using tools like grep (for searching), head/tail (for viewing start/end), view with view_range (for specific sections), or jq (for JSON) to examine portions of the output.\n\nPreview (first 500 chars):\n0123456789abcdef\n";
+
+#[test]
+fn the_large_output_file_becomes_a_placeholder_wherever_the_temp_folder_is() {
+    let expected = LARGE_OUTPUT.replace(
+        "/tmp/1796080158565-copilot-tool-output-caa0942272c743838721dba39aef5b59.txt",
+        "${tool_output_file}",
+    );
+    assert_eq!(replace_tool_output_files(LARGE_OUTPUT), expected);
+    // Another machine: another folder (with a space), time and name.
+    let elsewhere = LARGE_OUTPUT.replace(
+        "/tmp/1796080158565-copilot-tool-output-caa0942272c743838721dba39aef5b59",
+        "/Users/a b/T/1700000000001-copilot-tool-output-0123456789abcdef0123456789abcdef",
+    );
+    assert_eq!(replace_tool_output_files(&elsewhere), expected);
+    // Not the runtime's file name: kept.
+    for kept in [
+        "see x-copilot-tool-output-abc.txt",
+        "/tmp/12-copilot-tool-output-.txt",
+        "/tmp/12-copilot-tool-output-abc.log",
+    ] {
+        assert_eq!(replace_tool_output_files(kept), kept);
+    }
+    // Only tool results are touched, through the list.
+    let normal = normalised(
+        vec![
+            json!({"role": "user", "content": "Dump it."}),
+            json!({"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "dump", "arguments": "{}"}}]}),
+            json!({"role": "tool", "tool_call_id": "call_1", "content": elsewhere}),
+        ],
+        None,
+    );
+    assert_eq!(normal[2].content.as_deref(), Some(expected.as_str()));
+}
+
+#[cfg(unix)]
+#[test]
+fn every_spelling_of_a_symlinked_working_directory_becomes_the_placeholder() {
+    let root = tempfile::tempdir().unwrap();
+    let real = root.path().join("real");
+    std::fs::create_dir_all(real.join("work")).unwrap();
+    let link = root.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let lexical = link.join("work");
+    let canonical = std::fs::canonicalize(&lexical).unwrap();
+    assert_ne!(lexical, canonical);
+    let spelled = spellings(&lexical);
+    assert!(
+        spelled.contains(&lexical.display().to_string()),
+        "{spelled:?}"
+    );
+    assert!(
+        spelled.contains(&canonical.display().to_string()),
+        "{spelled:?}"
+    );
+    // A directory that is gone is resolved through its existing ancestor.
+    let gone = spellings(&link.join("gone"));
+    assert!(
+        gone.contains(&canonical.with_file_name("gone").display().to_string()),
+        "{gone:?}"
+    );
+
+    // The run's directory is known without any system prompt line (`replace` mode).
+    let request = vec![
+        json!({"role": "system", "content": "You are a terse assistant."}),
+        json!({"role": "user", "content": format!("Work in {}.", lexical.display())}),
+        json!({"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"pwd\"}"}}]}),
+        json!({"role": "tool", "tool_call_id": "call_1", "content": format!("{}\n<shellId: 0 completed with exit code 0>", canonical.display())}),
+    ];
+    let context = Context::for_request(&request, Some(&lexical));
+    assert_eq!(context.workdir, Some(lexical.display().to_string()));
+    let mut normal: Vec<NormalMessage> = request.iter().map(NormalMessage::from_request).collect();
+    normalize(&mut normal, &context);
+    assert_eq!(normal[1].content.as_deref(), Some("Work in ${workdir}."));
+    assert_eq!(
+        normal[3].content.as_deref(),
+        Some("${workdir}\n<exited with exit code 0>")
+    );
+    // Without the run's directory, nothing is known.
+    let context = Context::for_request(&request, None);
+    assert!(context.workdirs.is_empty() && context.workdir.is_none());
 }

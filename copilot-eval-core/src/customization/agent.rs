@@ -1,14 +1,18 @@
 //! Custom agents: `NAME.agent.md` files (front matter + prompt), loaded into the SDK's
 //! [`CustomAgentConfig`].
 //!
-//! The agent's name (its id: the `agent_type` the model passes to the `task` tool) is the file
-//! name without `.agent.md` (or `.md`), as in GitHub Copilot; the front-matter `name` is its
-//! display name. The body is the agent's prompt.
+//! The agent's name (its id: the `agent_type` the model passes to the `task` tool) is the
+//! front-matter `name` when it is a non-empty text, else the file name without `.agent.md` (or
+//! `.md`), as the runtime derives it (measured with runtime 1.0.102: `planner.agent.md` with
+//! `name: Planner` is dispatched as `Planner`; `planner` is refused as an unknown agent type).
+//! A file in a subfolder of an `agents` folder without a `name` is named after its path:
+//! `agents/sub/deep.agent.md` is `sub--deep`. When `name` makes the id differ from the file
+//! stem, an `agent-id` warning says which id the model must use. The body is the agent's prompt.
 //!
 //! | key | type | maps to |
 //! |---|---|---|
 //! | `description` | string, **required** | `description` |
-//! | `name` | string | `display_name` |
+//! | `name` | string | `name` (the id) and `display_name` |
 //! | `tools` | list of strings, or one comma-separated string | `tools` (unset: all tools) |
 //! | `model` | string (a list: the first entry, with a `model-list` warning) | `model` |
 //! | `mcp-servers` | mapping of server name to `{type, command, args, env, cwd, url, headers, tools, timeout}` | `mcp_servers` (`type`: `stdio`/`local` need `command`, `http`/`sse` need `url`; without `type`, `command` means `stdio` and `url` means `http`) |
@@ -63,8 +67,8 @@ pub const MAX_PROMPT_CHARS: usize = 30_000;
 pub struct AgentFile {
     /// The file it was loaded from.
     pub path: PathBuf,
-    /// The SDK configuration: name from the file name, prompt from the body, the rest from the
-    /// front matter (see the [module table](self)).
+    /// The SDK configuration: name from the front-matter `name` (else the file name), prompt
+    /// from the body, the rest from the front matter (see the [module table](self)).
     pub config: CustomAgentConfig,
     /// The front matter as written, every key (mapped or not).
     pub front_matter: serde_json::Map<String, Value>,
@@ -87,31 +91,59 @@ impl AgentFile {
         Ok(agent)
     }
 
-    /// The agent's name (its id), from the file name.
+    /// The agent's name (its id, the `agent_type` of a `task` dispatch): the front-matter
+    /// `name`, else from the file name ([`agent_name`]).
     pub fn name(&self) -> &str {
         &self.config.name
     }
 }
 
-/// The agent name a file name gives: without `.agent.md`, else without `.md`.
+/// The agent name a file name gives (used when the front matter has no `name`): the file name
+/// without `.agent.md`, else without `.md`; for a file in a subfolder of a folder named
+/// `agents`, the folders below `agents` come first, joined by `--` (`agents/sub/deep.agent.md`
+/// is `sub--deep`, as the runtime names it). The path is resolved through symbolic links first,
+/// so the name does not depend on the path the file was reached by.
 pub fn agent_name(path: &Path) -> String {
     let file = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    file.strip_suffix(AGENT_SUFFIX)
+    let stem = file
+        .strip_suffix(AGENT_SUFFIX)
         .or_else(|| file.strip_suffix(".md"))
         .unwrap_or(&file)
-        .to_owned()
+        .to_owned();
+    let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let mut folders = Vec::new();
+    let mut dir = real.parent();
+    while let Some(d) = dir {
+        match d.file_name() {
+            Some(n) if n == "agents" => {
+                folders.reverse();
+                folders.push(stem);
+                return folders.join("--");
+            }
+            Some(n) => folders.push(n.to_string_lossy().into_owned()),
+            None => break,
+        }
+        dir = d.parent();
+    }
+    stem
 }
 
 /// Validate the agent file; the agent is `Some` when no error was found.
 pub(crate) fn check(path: &Path) -> (Option<AgentFile>, Vec<Problem>) {
-    let text = match read_text(path) {
-        Ok(text) => text,
+    let (text, utf8) = match read_text(path) {
+        Ok(read) => read,
         Err(problem) => return (None, vec![problem]),
     };
-    let document = match frontmatter::parse(path, &text) {
+    let (agent, mut problems) = check_text(path, &text);
+    problems.splice(0..0, utf8);
+    (agent, problems)
+}
+
+fn check_text(path: &Path, text: &str) -> (Option<AgentFile>, Vec<Problem>) {
+    let document = match frontmatter::parse(path, text) {
         Ok(document) => document,
         Err(problem) => return (None, vec![problem]),
     };
@@ -129,28 +161,43 @@ pub(crate) fn check(path: &Path) -> (Option<AgentFile>, Vec<Problem>) {
         );
     };
     let mut problems = Vec::new();
-    let name = agent_name(path);
+    let stem = agent_name(path);
+    let mut c = Checker::new(path, fields);
+    c.problems.extend(document.problems.iter().cloned());
+    let display_name = c.string("name", false);
+    let name = display_name.clone().unwrap_or_else(|| stem.clone());
     if name.trim().is_empty() {
         problems.push(Problem::error(
             path,
             "agent-name",
-            "gives no agent name; name the file NAME.agent.md",
+            "gives no agent name; name the file NAME.agent.md or give a `name`",
         ));
     } else if !name
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ' '))
     {
         problems.push(Problem::warning(
             path,
             "agent-name-chars",
             format!(
-                "gives the agent name {name:?}; the model passes it as `agent_type`, so prefer ASCII letters, digits, `.`, `_` and `-`"
+                "gives the agent name {name:?}; the model passes it as `agent_type`, so prefer ASCII letters, digits, spaces, `.`, `_` and `-`"
             ),
         ));
     }
-
-    let mut c = Checker::new(path, fields);
-    let display_name = c.string("name", false);
+    if display_name.is_some() && name != stem {
+        let line = c.line("name");
+        problems.push(
+            Problem::warning(
+                path,
+                "agent-id",
+                format!(
+                    "makes the agent's id {name:?}, not the file name's {stem:?}: the runtime lists the agent as {name:?} and the model must pass `agent_type: {name:?}` to `task` (a scripted or recorded dispatch too)"
+                ),
+            )
+            .at(line)
+            .field("name"),
+        );
+    }
     let description = c.string("description", true);
     let tools = c.string_list("tools", &[',']);
     let model = model(&mut c);
@@ -185,7 +232,19 @@ pub(crate) fn check(path: &Path) -> (Option<AgentFile>, Vec<Problem>) {
     }
     c.unknown_keys(KNOWN_KEYS, "custom agent");
     let front_matter = c.as_object();
+    let blank = |key: &str| {
+        c.get(key)
+            .is_some_and(|f| f.value.as_str().is_some_and(|v| v.trim().is_empty()))
+    };
+    let (blank_name, blank_description) = (blank("name"), blank("description"));
     problems.append(&mut c.problems);
+    if problems
+        .iter()
+        .any(|p| p.rule == "front-matter-not-mapping")
+    {
+        // Said once: no key can be read from such a front matter.
+        problems.retain(|p| p.rule != "required");
+    }
 
     let prompt = document.body.trim().to_owned();
     if prompt.is_empty() {
@@ -213,9 +272,39 @@ pub(crate) fn check(path: &Path) -> (Option<AgentFile>, Vec<Problem>) {
         );
     }
 
+    // What the runtime (1.0.102) loads anyway; see the conformance suite.
+    let field_is =
+        |p: &Problem, keys: &[&str]| p.field.as_deref().is_some_and(|f| keys.contains(&f));
+    frontmatter::demote(
+        &mut problems,
+        |p| p.rule == "empty" && blank_name && field_is(p, &["name"]),
+        &format!("the runtime names the agent after its file, {stem:?}"),
+    );
+    frontmatter::demote(
+        &mut problems,
+        |p| p.rule == "empty" && blank_description && field_is(p, &["description"]),
+        "the runtime loads the agent with an empty description, so the model has nothing to choose it by",
+    );
+    frontmatter::demote(
+        &mut problems,
+        |p| p.rule == "body-empty",
+        "the runtime loads the agent with no instructions of its own",
+    );
+    frontmatter::demote(
+        &mut problems,
+        |p| {
+            matches!(p.rule, "type" | "value" | "empty")
+                && field_is(
+                    p,
+                    &["target", "argument-hint", "metadata", "handoffs", "agents"],
+                )
+        },
+        "the runtime ignores the value and loads the agent",
+    );
     if problems.iter().any(Problem::is_error) {
         return (None, problems);
     }
+    let description = description.or_else(|| blank_description.then(String::new));
     let Some(description) = description else {
         return (None, problems);
     };

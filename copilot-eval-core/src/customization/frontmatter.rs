@@ -20,6 +20,9 @@ pub(crate) struct Document {
     pub body: String,
     /// 1-based line on which the body starts.
     pub body_line: u32,
+    /// Problems of the front matter that did not stop reading it (a repeated key: the first
+    /// value is kept).
+    pub problems: Vec<Problem>,
 }
 
 /// One top-level front-matter entry.
@@ -51,6 +54,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Document, Problem> {
             fields: None,
             body: String::new(),
             body_line: 1,
+            problems: Vec::new(),
         });
     };
     if !is_delimiter(first.trim_end_matches('\n')) {
@@ -58,6 +62,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Document, Problem> {
             fields: None,
             body: text.to_owned(),
             body_line: 1,
+            problems: Vec::new(),
         });
     }
     let mut yaml = String::new();
@@ -81,33 +86,61 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Document, Problem> {
         )
         .at(Some(1)));
     }
-    let fields = parse_yaml(path, &yaml)?;
+    let (fields, problems) = parse_yaml(path, &yaml)?;
     Ok(Document {
         fields: Some(fields),
         body: text[consumed..].to_owned(),
         body_line: line_no + 1,
+        problems,
     })
 }
 
-/// Parse the YAML between the delimiters (which starts on file line 2).
-fn parse_yaml(path: &Path, yaml: &str) -> Result<Vec<Field>, Problem> {
+/// Parse the YAML between the delimiters (which starts on file line 2). A repeated key is a
+/// `front-matter-duplicate-key` problem (the first value is kept) that does not stop the parse,
+/// so the file's other problems are found too.
+fn parse_yaml(path: &Path, yaml: &str) -> Result<(Vec<Field>, Vec<Problem>), Problem> {
     const OFFSET: u32 = 1;
     let blank = yaml
         .lines()
         .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
     if blank {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let to_line = |l: u64| (l > 0).then(|| l as u32 + OFFSET);
-    match serde_saphyr::from_str::<Mapping>(yaml) {
-        Ok(Mapping(entries)) => Ok(entries
-            .into_iter()
-            .map(|(key, value)| Field {
-                line: to_line(key.referenced.line()),
-                key: key.value,
-                value,
-            })
-            .collect()),
+    let mut options = serde_saphyr::Options::default();
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
+    match serde_saphyr::from_str_with_options::<Mapping>(yaml, options) {
+        Ok(Mapping(entries)) => {
+            let mut fields: Vec<Field> = Vec::new();
+            let mut problems = Vec::new();
+            for (key, value) in entries {
+                let line = to_line(key.referenced.line());
+                if let Some(first) = fields.iter().find(|f| f.key == key.value) {
+                    let first_line = first
+                        .line
+                        .map(|l| format!(" on line {l}"))
+                        .unwrap_or_default();
+                    problems.push(
+                        Problem::error(
+                            path,
+                            "front-matter-duplicate-key",
+                            format!(
+                                "appears twice (first{first_line}); a key may appear once in the front matter: keep one of them"
+                            ),
+                        )
+                        .at(line)
+                        .field(key.value),
+                    );
+                    continue;
+                }
+                fields.push(Field {
+                    line,
+                    key: key.value,
+                    value,
+                });
+            }
+            Ok((fields, problems))
+        }
         Err(e) => {
             let line = e.location().and_then(|l| to_line(l.line()));
             let message = serde_saphyr::DefaultMessageFormatter
@@ -117,21 +150,52 @@ fn parse_yaml(path: &Path, yaml: &str) -> Result<Vec<Field>, Problem> {
             let not_a_mapping =
                 serde_saphyr::from_str::<Value>(yaml).is_ok_and(|v| !v.is_object() && !v.is_null());
             if not_a_mapping {
-                return Err(Problem::error(
+                // Read as no keys: each kind decides whether that stops the file.
+                let problem = Problem::error(
                     path,
                     "front-matter-not-mapping",
                     "must be a mapping of keys to values (`key: value` lines)",
                 )
-                .at(line.or(Some(2))));
+                .at(line.or(Some(2)));
+                return Ok((Vec::new(), vec![problem]));
             }
-            Err(Problem::error(
-                path,
-                "front-matter-yaml",
-                format!("is not valid YAML: {}", message.trim()),
-            )
-            .at(line))
+            let advice = line
+                .and_then(|l| yaml.lines().nth((l - 1 - OFFSET) as usize))
+                .and_then(yaml_advice);
+            let message = match advice {
+                Some(advice) => format!("is not valid YAML: {advice} (parser: {})", message.trim()),
+                None => format!("is not valid YAML: {}", message.trim()),
+            };
+            Err(Problem::error(path, "front-matter-yaml", message).at(line))
         }
     }
+}
+
+/// Characters that cannot start a plain (unquoted) YAML value.
+const YAML_INDICATORS: &[char] = &['*', '[', '{', '&', '!', '|', '>', '%', '@', '`'];
+
+/// How to fix the common YAML mistakes on `line` (the line the parser stopped at), in our words.
+pub(crate) fn yaml_advice(line: &str) -> Option<String> {
+    if line.starts_with('\t') || line.trim_start_matches(' ').starts_with('\t') {
+        return Some("the line is indented with a tab; YAML indents with spaces only".to_owned());
+    }
+    let (key, value) = line.split_once(':')?;
+    let key = key.trim();
+    let value = value.trim();
+    let first = value.chars().next()?;
+    if YAML_INDICATORS.contains(&first) {
+        return Some(format!(
+            "the value of `{key}` starts with `{first}`, which YAML reads as syntax; quote the value: {key}: \"{}\"",
+            value.replace('"', "\\\"")
+        ));
+    }
+    if value.contains(": ") || value.ends_with(':') {
+        return Some(format!(
+            "the value of `{key}` contains `: `, which YAML reads as a new key; quote the value: {key}: \"{}\"",
+            value.replace('"', "\\\"")
+        ));
+    }
+    None
 }
 
 /// A top-level mapping with the location of each key, in order.
@@ -234,16 +298,22 @@ impl<'a> Checker<'a> {
         };
         match &field.value {
             Value::String(s) if s.trim().is_empty() => {
-                self.error(key, "empty", "must not be empty");
+                let advice = if required {
+                    "must not be empty; give it a text value (the key is required)"
+                } else {
+                    "must not be empty; give it a text value or remove the key"
+                };
+                self.error(key, "empty", advice);
                 None
             }
             Value::String(s) => Some(s.clone()),
             Value::Null => {
-                self.error(
-                    key,
-                    "empty",
-                    "has no value; give it a text value or remove the key",
-                );
+                let advice = if required {
+                    "has no value; give it a text value (the key is required)"
+                } else {
+                    "has no value; give it a text value or remove the key"
+                };
+                self.error(key, "empty", advice);
                 None
             }
             other => {
@@ -399,5 +469,23 @@ fn quote_hint(value: &Value) -> &'static str {
     match value {
         Value::Bool(_) | Value::Number(_) => " (quote it to make it text)",
         _ => "",
+    }
+}
+
+/// The length of `text` in UTF-16 code units: the unit the runtime counts its limits in
+/// (measured with runtime 1.0.102: 600 emoji, 1,200 units, exceed the 1,024 limit of a skill's
+/// `description`; 1,024 `é`, 2,048 bytes, do not).
+pub(crate) fn utf16_len(text: &str) -> usize {
+    text.encode_utf16().count()
+}
+
+/// Make the errors `matches` selects warnings, appending `note` (what the runtime does
+/// instead) to their message.
+pub(crate) fn demote(problems: &mut [Problem], matches: impl Fn(&Problem) -> bool, note: &str) {
+    for p in problems.iter_mut() {
+        if p.is_error() && matches(p) {
+            p.severity = super::Severity::Warning;
+            p.message = format!("{}; {note}", p.message);
+        }
     }
 }

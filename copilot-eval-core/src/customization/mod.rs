@@ -11,7 +11,8 @@
 //! fail a load.
 //!
 //! Front matter is the YAML mapping between a first line `---` and the next line `---`, read with
-//! `serde-saphyr` (YAML 1.2; duplicate keys are errors; YAML errors carry the line).
+//! `serde-saphyr` (YAML 1.2; a repeated key is its own problem; YAML errors carry the line and
+//! say how to fix the common cases).
 //!
 //! | module | reads | produces |
 //! |---|---|---|
@@ -20,38 +21,44 @@
 //! | [`instructions`] | `copilot-instructions.md` and `NAME.instructions.md` | [`InstructionsFile`] |
 //! | [`repo`] | a repository's `.github/` (agents, instructions, skills) | [`RepoConfig`], applied to a [`CopilotEvalBuilder`](crate::eval::CopilotEvalBuilder) |
 //!
-//! Rules, their severity and where they apply:
+//! Rules, their severity and where they apply. A rule is an error only where the pinned
+//! runtime (1.0.102) refuses the file too (checked row by row by `tests/tests/conformance.rs`
+//! of the e2e package); where the runtime loads the file anyway the problem is a warning whose
+//! message says what the runtime does instead. Limits count UTF-16 code units, the runtime's unit.
 //!
 //! | rule | severity | applies to | what it checks |
 //! |---|---|---|---|
 //! | `read` | error | all | the file can be read |
-//! | `utf8` | error | all | the file is UTF-8 |
+//! | `utf8` | warning | all | the file is UTF-8 (the runtime reads it with U+FFFD for invalid bytes) |
 //! | `front-matter-missing` | error | skills, agents | the file starts with a `---` front matter block |
-//! | `front-matter-unclosed` | error | all | an opening `---` has its closing `---` line |
-//! | `front-matter-yaml` | error | all | the front matter is valid YAML (no duplicate keys) |
-//! | `front-matter-not-mapping` | error | all | the front matter is a mapping of keys to values |
-//! | `required` | error | skills (`name`, `description`), agents (`description`) | the field is present |
-//! | `type` | error | all | the field has the documented type |
-//! | `empty` | error | all | a string field (or list entry) is not empty or blank |
+//! | `front-matter-unclosed` | error (instructions: warning) | all | an opening `---` has its closing `---` line |
+//! | `front-matter-yaml` | error (instructions: warning) | all | the front matter is valid YAML; the message says how to quote a value starting with a YAML indicator or holding `: ` |
+//! | `front-matter-duplicate-key` | error (instructions: warning) | all | a key appears once (the first is kept and the other problems are still reported) |
+//! | `front-matter-not-mapping` | error (agents) / warning (skills, instructions) | all | the front matter is a mapping of keys to values |
+//! | `required` | error (agents: `description`) / warning (skills: `name`, `description`) | skills, agents | the field is present |
+//! | `type` | error where the runtime refuses the file / warning where it ignores the value | all | the field has the documented type |
+//! | `empty` | error for a required key without a value or an empty skill `name` / warning for other empty texts | all | a string field (or list entry) is not empty or blank |
 //! | `unknown-key` | warning | all | the key is one the format defines (others are ignored by the runtime) |
 //! | `deprecated` | warning | agents (`infer`) | the key is still supported but replaced |
-//! | `skill-name-format` | error | skills | `name` is lowercase ASCII letters, digits and single hyphens, not starting or ending with a hyphen |
-//! | `skill-name-length` | error | skills | `name` has at most 64 characters |
-//! | `skill-name-folder` | error | skills | `name` equals the skill folder's name |
-//! | `description-length` | error | skills | `description` has at most 1024 characters |
-//! | `compatibility-length` | error | skills | `compatibility` has at most 500 characters |
+//! | `skill-name-chars` | error | skills | `name` starts with an ASCII letter or digit and holds only ASCII letters, digits, `-`, `_`, `.`, `:` and spaces |
+//! | `skill-name-format` | warning | skills | `name` is lowercase ASCII letters, digits and single hyphens, not starting or ending with a hyphen (the Agent Skills format) |
+//! | `skill-name-length` | error | skills | `name` has at most 64 UTF-16 code units |
+//! | `skill-name-folder` | warning | skills | `name` equals the skill folder's name (the runtime uses `name`) |
+//! | `description-length` | error | skills | `description` has at most 1024 UTF-16 code units |
+//! | `compatibility-length` | warning | skills | `compatibility` has at most 500 UTF-16 code units |
 //! | `metadata-value` | warning | skills, agents | `metadata` values are strings |
-//! | `body-empty` | error (agents: the body is the prompt) / warning (skills, instructions) | all | there is Markdown text after the front matter |
+//! | `body-empty` | warning | all | there is Markdown text after the front matter |
 //! | `prompt-length` | warning | agents | the prompt has at most 30,000 characters |
-//! | `reference-escapes` | error | skills | a relative link in `SKILL.md`, or a symbolic link in the skill folder, stays inside the skill folder |
+//! | `reference-escapes` | warning | skills | a relative link in the skill's Markdown (not in comments or code), or a symbolic link in the skill folder, stays inside the skill folder |
 //! | `reference-missing` | warning | skills | a relative link in `SKILL.md` names a file that exists |
-//! | `agent-name` | error | agents | the file name gives a non-empty agent name (`NAME.agent.md`) |
-//! | `agent-name-chars` | warning | agents | the agent name uses only ASCII letters, digits, `.`, `_` and `-` (the model passes it as `agent_type`) |
-//! | `value` | error | agents (`target`), instructions (`excludeAgent`) | the value is one of the allowed values |
+//! | `agent-name` | error | agents | the file gives a non-empty agent name |
+//! | `agent-id` | warning | agents | the front-matter `name` (the agent's id) equals the file name's stem; the message names the id the model must use |
+//! | `agent-name-chars` | warning | agents | the agent name uses only ASCII letters, digits, spaces, `.`, `_` and `-` (the model passes it as `agent_type`) |
+//! | `value` | warning | agents (`target`), instructions (`excludeAgent`) | the value is one of the allowed values |
 //! | `model-list` | warning | agents | `model` is one model id (a list is a VS Code feature; the first entry is used) |
 //! | `mcp-server` | error | agents (`mcp-servers`) | each MCP server has a known `type` and the `command` or `url` it needs |
-//! | `apply-to-glob` | error | path instructions (`applyTo`) | every comma-separated pattern is a valid glob |
-//! | `skill-md-missing` | error (requested skill folders) / warning (lint: a folder under `skills/`) | skills | the folder holds `SKILL.md`, or its subfolders do |
+//! | `apply-to-glob` | warning | path instructions (`applyTo`) | every pattern (split on the commas outside `{...}`) is a valid glob |
+//! | `skill-md-missing` | error (requested skill folders) / warning (lint: a folder under `skills/` with no skill below it) | skills | the folder holds `SKILL.md`, or its subfolders do |
 //! | `skill-name-duplicate` | error | requested skills | two requested skill folders do not define the same skill name |
 //! | `agent-name-duplicate` | error | repository configuration | two agent files do not give the same agent name |
 //! | `path-missing` | error | lint, repository configuration, requested skills | a given path exists |
@@ -207,22 +214,31 @@ pub(crate) fn settle(problems: Vec<Problem>) -> Result<Vec<Problem>, LoadError> 
     }
 }
 
-/// Read a file as UTF-8, or the `read`/`utf8` problem.
-pub(crate) fn read_text(path: &Path) -> Result<String, Problem> {
+/// Read a file as text, or the `read` problem. A file that is not UTF-8 is read with each
+/// invalid byte replaced by U+FFFD, with a `utf8` warning: the runtime (1.0.102) loads such a
+/// file the same way.
+pub(crate) fn read_text(path: &Path) -> Result<(String, Option<Problem>), Problem> {
     let bytes = std::fs::read(path)
         .map_err(|e| Problem::error(path, "read", format!("cannot be read: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let offset = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..offset]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count() as u32
-            + 1;
-        Problem::error(
-            path,
-            "utf8",
-            format!("is not valid UTF-8 (first invalid byte at offset {offset}); save it as UTF-8"),
-        )
-        .at(Some(line))
-    })
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((text, None)),
+        Err(e) => {
+            let offset = e.utf8_error().valid_up_to();
+            let line = e.as_bytes()[..offset]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count() as u32
+                + 1;
+            let problem = Problem::warning(
+                path,
+                "utf8",
+                format!("is not valid UTF-8 (first invalid byte at offset {offset}); the runtime reads it with the invalid bytes replaced by U+FFFD: save it as UTF-8"),
+            )
+            .at(Some(line));
+            Ok((
+                String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                Some(problem),
+            ))
+        }
+    }
 }

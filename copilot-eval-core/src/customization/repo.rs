@@ -29,7 +29,7 @@
 //! use copilot_eval_core::CopilotEval;
 //!
 //! let config = RepoConfig::load("examples/quickstart/copilot-config")?
-//!     .override_agent("reviewer", |agent| agent.with_model("claude-sonnet-4.5"))?;
+//!     .override_agent("Release Reviewer", |agent| agent.with_model("claude-sonnet-4.5"))?;
 //! let eval = config
 //!     .apply(CopilotEval::builder().name("review-with-repo-config"))
 //!     .model("claude-sonnet-4.5")

@@ -16,10 +16,21 @@
 //! | `disable-model-invocation` | boolean | whether the model may not invoke it on its own |
 //!
 //! Other keys are `unknown-key` warnings. The body (the instructions) should not be empty.
-//! References: every relative Markdown link or image in the body (`[text](references/a.md)`,
-//! outside code blocks) must stay inside the skill folder (`reference-escapes`, an error: a skill
-//! may not reach files outside its folder) and should name an existing file
-//! (`reference-missing`, a warning); every symbolic link in the folder must resolve inside it.
+//! References: every relative Markdown link or image in the body (`[text](references/a.md)`; not
+//! in HTML comments, code spans of any backtick count, fenced or indented code) should stay
+//! inside the skill folder (`reference-escapes`) and name an existing file
+//! (`reference-missing`); every symbolic link in the folder should resolve inside it. Both are
+//! warnings: the runtime (1.0.102) loads such skills.
+//!
+//! The runtime's own rules are errors (it refuses the skill): `name` and `description` texts,
+//! `name` at most 64 and `description` at most 1,024 UTF-16 code units, `name` starting with an
+//! ASCII letter or digit and holding only ASCII letters, digits, `-`, `_`, `.`, `:` and spaces
+//! (`skill-name-chars`), `allowed-tools`, `argument-hint`, `user-invocable` and
+//! `disable-model-invocation` of their types. The Agent Skills format's stricter rules are
+//! warnings saying what the runtime does: lowercase-and-hyphens names (`skill-name-format`),
+//! `name` equal to the folder's (`skill-name-folder`; the runtime uses `name`), a missing
+//! `name` (the runtime uses the folder's name), a missing `description` (it uses the body's
+//! text, [`body_description`]), an empty one, `compatibility` over 500 units.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
@@ -44,6 +55,12 @@ pub const KNOWN_KEYS: &[&str] = &[
     "user-invocable",
     "disable-model-invocation",
 ];
+
+/// The longest `description` the runtime loads, in UTF-16 code units.
+pub const MAX_DESCRIPTION: usize = 1024;
+
+/// The longest `name` the runtime loads, in UTF-16 code units.
+pub const MAX_NAME: usize = 64;
 
 /// Most entries walked in one skill folder (a guard against pointing at a huge tree).
 const MAX_ENTRIES: usize = 10_000;
@@ -128,11 +145,17 @@ impl Skill {
 
 /// Validate the skill at `directory`/`file`; the skill is `Some` when no error was found.
 pub(crate) fn check(directory: &Path, file: &Path) -> (Option<Skill>, Vec<Problem>) {
-    let text = match read_text(file) {
-        Ok(text) => text,
+    let (text, utf8) = match read_text(file) {
+        Ok(read) => read,
         Err(problem) => return (None, vec![problem]),
     };
-    let document = match frontmatter::parse(file, &text) {
+    let (skill, mut problems) = check_text(directory, file, &text);
+    problems.splice(0..0, utf8);
+    (skill, problems)
+}
+
+fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<Problem>) {
+    let document = match frontmatter::parse(file, text) {
         Ok(document) => document,
         Err(problem) => return (None, vec![problem]),
     };
@@ -149,32 +172,49 @@ pub(crate) fn check(directory: &Path, file: &Path) -> (Option<Skill>, Vec<Proble
             ],
         );
     };
+    let folder = folder_name(directory);
     let mut c = Checker::new(file, fields);
-    let name = c.string("name", true);
+    c.problems.extend(document.problems.iter().cloned());
+    let name_present = c.get("name").is_some();
+    let mut name = c.string("name", true);
     if let Some(name) = &name {
-        check_name(&mut c, name, directory);
+        check_name(&mut c, name, folder.as_deref());
+    } else if !name_present {
+        // The runtime names a skill without `name` after its folder.
+        name = folder.clone();
     }
-    let description = c.string("description", true);
+    let description_present = c.get("description").is_some();
+    let blank_description = c
+        .get("description")
+        .is_some_and(|f| f.value.as_str().is_some_and(|d| d.trim().is_empty()));
+    let mut description = c.string("description", true);
     if let Some(d) = &description
-        && d.chars().count() > 1024
+        && frontmatter::utf16_len(d) > MAX_DESCRIPTION
     {
-        let n = d.chars().count();
+        let n = frontmatter::utf16_len(d);
         c.error(
             "description",
             "description-length",
-            format!("has {n} characters; at most 1024 are allowed"),
+            format!("has {n} UTF-16 code units (characters outside the Basic Multilingual Plane, such as emoji, count 2); the runtime refuses more than {MAX_DESCRIPTION}"),
         );
+    }
+    // The runtime trims the description (a folded `>` value ends with a line break).
+    description = description.map(|d| d.trim().to_owned());
+    if !description_present {
+        description = Some(body_description(&document.body));
+    } else if blank_description {
+        description = Some(String::new());
     }
     let license = c.string("license", false);
     let compatibility = c.string("compatibility", false);
     if let Some(s) = &compatibility
-        && s.chars().count() > 500
+        && frontmatter::utf16_len(s) > 500
     {
-        let n = s.chars().count();
+        let n = frontmatter::utf16_len(s);
         c.error(
             "compatibility",
             "compatibility-length",
-            format!("has {n} characters; at most 500 are allowed"),
+            format!("has {n} UTF-16 code units; the Agent Skills format allows at most 500"),
         );
     }
     let metadata = c.string_map("metadata").unwrap_or_default();
@@ -184,7 +224,49 @@ pub(crate) fn check(directory: &Path, file: &Path) -> (Option<Skill>, Vec<Proble
     let disable_model_invocation = c.boolean("disable-model-invocation");
     c.unknown_keys(KNOWN_KEYS, "SKILL.md");
     let mut problems = std::mem::take(&mut c.problems);
-
+    if problems
+        .iter()
+        .any(|p| p.rule == "front-matter-not-mapping")
+    {
+        // Said once: no key can be read from such a front matter.
+        problems.retain(|p| p.rule != "required");
+    }
+    // What the runtime (1.0.102) loads anyway; see the conformance suite.
+    let field_is =
+        |p: &Problem, keys: &[&str]| p.field.as_deref().is_some_and(|f| keys.contains(&f));
+    frontmatter::demote(
+        &mut problems,
+        |p| p.rule == "front-matter-not-mapping",
+        "the runtime ignores such a front matter and loads the skill with its folder's name and the body's text as description",
+    );
+    frontmatter::demote(
+        &mut problems,
+        |p| p.rule == "required" && field_is(p, &["name"]),
+        &format!(
+            "the runtime loads the skill under its folder's name {:?}",
+            folder.as_deref().unwrap_or_default()
+        ),
+    );
+    frontmatter::demote(
+        &mut problems,
+        |p| p.rule == "required" && field_is(p, &["description"]),
+        "the runtime loads the skill with the body's text as its description, which the model reads to decide when to use it",
+    );
+    frontmatter::demote(
+        &mut problems,
+        |p| p.rule == "empty" && blank_description && field_is(p, &["description"]),
+        "the runtime loads the skill with an empty description, so the model has nothing to decide by",
+    );
+    frontmatter::demote(
+        &mut problems,
+        |p| p.rule == "type" && field_is(p, &["license", "compatibility", "metadata"]),
+        "the runtime ignores the value and loads the skill",
+    );
+    frontmatter::demote(
+        &mut problems,
+        |p| p.rule == "compatibility-length",
+        "the runtime loads the skill anyway",
+    );
     let body = document.body.trim().to_owned();
     if body.is_empty() {
         problems.push(
@@ -237,42 +319,81 @@ pub(crate) fn check(directory: &Path, file: &Path) -> (Option<Skill>, Vec<Proble
     (skill, problems)
 }
 
-/// The name rules of the Agent Skills format.
-fn check_name(c: &mut Checker<'_>, name: &str, directory: &Path) {
-    let count = name.chars().count();
-    if count > 64 {
-        c.error(
-            "name",
-            "skill-name-length",
-            format!("has {count} characters; at most 64 are allowed"),
-        );
-    }
-    let charset_ok = name
-        .chars()
-        .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-');
-    if !charset_ok || name.starts_with('-') || name.ends_with('-') || name.contains("--") {
-        c.error(
-            "name",
-            "skill-name-format",
-            format!(
-                "{name:?} must be lowercase ASCII letters, digits and single hyphens, not starting or ending with a hyphen (e.g. \"pdf-tools\")"
-            ),
-        );
-    }
-    let folder = directory
+/// The name of the skill folder (resolved through symbolic links, so the verdict does not depend
+/// on the path the folder was reached by).
+fn folder_name(directory: &Path) -> Option<String> {
+    directory
         .canonicalize()
         .ok()
         .as_deref()
         .and_then(Path::file_name)
         .or_else(|| directory.file_name())
-        .map(|n| n.to_string_lossy().into_owned());
+        .map(|n| n.to_string_lossy().into_owned())
+}
+
+/// The description the runtime gives a skill without `description`: the body's text lines
+/// (headings and blank lines left out) joined by spaces (measured with runtime 1.0.102).
+pub fn body_description(body: &str) -> String {
+    body.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether the runtime accepts `name` as a skill name: it starts with an ASCII letter or digit
+/// and holds only ASCII letters, digits, `-`, `_`, `.`, `:` and spaces.
+pub fn runtime_accepts_name(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | ' '))
+}
+
+/// The name rules: the runtime's (errors: `skill-name-chars`, `skill-name-length`) and the
+/// Agent Skills format's stricter ones, which the runtime does not enforce (warnings:
+/// `skill-name-format`, `skill-name-folder`).
+fn check_name(c: &mut Checker<'_>, name: &str, folder: Option<&str>) {
+    let count = frontmatter::utf16_len(name);
+    if count > MAX_NAME {
+        c.error(
+            "name",
+            "skill-name-length",
+            format!("has {count} UTF-16 code units; the runtime refuses more than {MAX_NAME}"),
+        );
+    }
+    if !runtime_accepts_name(name) {
+        c.error(
+            "name",
+            "skill-name-chars",
+            format!(
+                "{name:?} must start with an ASCII letter or digit and hold only ASCII letters, digits, `-`, `_`, `.`, `:` and spaces; the runtime refuses it"
+            ),
+        );
+    } else if !name
+        .chars()
+        .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-')
+        || name.starts_with('-')
+        || name.ends_with('-')
+        || name.contains("--")
+    {
+        c.warn(
+            "name",
+            "skill-name-format",
+            format!(
+                "{name:?} should be lowercase ASCII letters, digits and single hyphens, not starting or ending with a hyphen (e.g. \"pdf-tools\"), as the Agent Skills format says; the runtime loads it as written"
+            ),
+        );
+    }
     if let Some(folder) = folder
         && folder != name
     {
-        c.error(
+        c.warn(
             "name",
             "skill-name-folder",
-            format!("{name:?} must equal the skill folder's name {folder:?}; rename one of them"),
+            format!("{name:?} differs from the skill folder's name {folder:?}; the runtime loads the skill as {name:?} (the Agent Skills format wants them equal)"),
         );
     }
 }
@@ -294,21 +415,9 @@ fn check_links(
         .unwrap_or_default();
     let mut problems = Vec::new();
     let root = directory.canonicalize().ok();
-    let mut fence: Option<&str> = None;
-    for (i, line) in body.lines().enumerate() {
+    let visible = mask_non_links(body);
+    for (i, line) in visible.lines().enumerate() {
         let trimmed = line.trim_start();
-        for marker in ["```", "~~~"] {
-            if trimmed.starts_with(marker) {
-                fence = match fence {
-                    None => Some(marker),
-                    Some(open) if open == marker => None,
-                    other => other,
-                };
-            }
-        }
-        if fence.is_some() || trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            continue;
-        }
         let line_no = body_line + i as u32;
         let mut targets = link_targets(line);
         // A link reference definition: `[id]: path "title"`.
@@ -325,28 +434,28 @@ fn check_links(
             };
             let at = |p: Problem| p.at(Some(line_no)).field("body");
             if relative.starts_with('/') || Path::new(&relative).is_absolute() {
-                problems.push(at(Problem::error(
+                problems.push(at(Problem::warning(
                     file,
                     "reference-escapes",
-                    format!("links to the absolute path {relative:?}; a skill may only refer to files inside its folder (use a path relative to it)"),
+                    format!("links to the absolute path {relative:?}; a skill should only refer to files inside its folder (use a path relative to it); {LOADS_ANYWAY}"),
                 )));
                 continue;
             }
             let Some(normal) = normalize(&base.join(&relative)) else {
-                problems.push(at(Problem::error(
+                problems.push(at(Problem::warning(
                     file,
                     "reference-escapes",
-                    format!("links to {relative:?}, which leaves the skill folder; a skill may only refer to files inside its folder"),
+                    format!("links to {relative:?}, which leaves the skill folder; a skill should only refer to files inside its folder; {LOADS_ANYWAY}"),
                 )));
                 continue;
             };
             let full = directory.join(&normal);
             match (full.canonicalize(), &root) {
                 (Ok(real), Some(root)) if !real.starts_with(root) => {
-                    problems.push(at(Problem::error(
+                    problems.push(at(Problem::warning(
                         file,
                         "reference-escapes",
-                        format!("links to {relative:?}, which resolves to {} outside the skill folder (through a symbolic link)", real.display()),
+                        format!("links to {relative:?}, which resolves to {} outside the skill folder (through a symbolic link); {LOADS_ANYWAY}", real.display()),
                     )));
                 }
                 (Ok(_), _) => {}
@@ -369,8 +478,6 @@ fn link_targets(line: &str) -> Vec<String> {
     let mut i = 0;
     while let Some(pos) = line[i..].find("](") {
         let start = i + pos + 2;
-        // Skip inline code spans: a link inside backticks is an example, not a reference.
-        let ticks = line[..i + pos].matches('`').count();
         let mut depth = 0usize;
         let mut end = None;
         for (j, &b) in bytes.iter().enumerate().skip(start) {
@@ -385,18 +492,116 @@ fn link_targets(line: &str) -> Vec<String> {
             }
         }
         let Some(end) = end else { break };
-        if ticks.is_multiple_of(2) {
-            let mut target = line[start..end].trim();
-            if let Some(inner) = target.strip_prefix('<').and_then(|t| t.split_once('>')) {
-                target = inner.0;
-            } else if let Some((path, _title)) = target.split_once([' ', '\t']) {
-                target = path;
-            }
-            out.push(target.to_owned());
+        let mut target = line[start..end].trim();
+        if let Some(inner) = target.strip_prefix('<').and_then(|t| t.split_once('>')) {
+            target = inner.0;
+        } else if let Some((path, _title)) = target.split_once([' ', '\t']) {
+            target = path;
         }
+        out.push(target.to_owned());
         i = end + 1;
     }
     out
+}
+
+/// What the runtime does with a skill whose links leave its folder (measured with 1.0.102).
+const LOADS_ANYWAY: &str = "the runtime loads the skill anyway, but the link may not lead anywhere once the skill is installed elsewhere";
+
+/// `body` with every Markdown construct in which `[text](target)` is not a link blanked out:
+/// HTML comments, fenced code blocks (``` and ~~~, any fence length), indented code blocks and
+/// code spans of any backtick count. Blanked characters become spaces and line breaks stay, so
+/// line numbers and columns are kept.
+pub(crate) fn mask_non_links(body: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut fence: Option<(char, usize)> = None;
+    let mut previous_blank = true;
+    let mut in_indented = false;
+    for line in body.lines() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let blank = trimmed.is_empty();
+        if let Some((ch, len)) = fence {
+            let run = trimmed.chars().take_while(|c| *c == ch).count();
+            if run >= len && trimmed[run * ch.len_utf8()..].trim().is_empty() {
+                fence = None;
+            }
+            out.push(" ".repeat(line.len()));
+            previous_blank = blank;
+            continue;
+        }
+        let opening = ['`', '~'].into_iter().find_map(|ch| {
+            let run = trimmed.chars().take_while(|c| *c == ch).count();
+            (indent < 4 && run >= 3 && !(ch == '`' && trimmed[run..].contains('`')))
+                .then_some((ch, run))
+        });
+        if let Some(open) = opening {
+            fence = Some(open);
+            out.push(" ".repeat(line.len()));
+            previous_blank = false;
+            continue;
+        }
+        let code_indent = line.starts_with('\t') || indent >= 4;
+        in_indented = !blank && code_indent && (previous_blank || in_indented);
+        if in_indented {
+            out.push(" ".repeat(line.len()));
+        } else {
+            out.push(line.to_owned());
+        }
+        previous_blank = blank;
+    }
+    let mut text = out.join("\n");
+    // HTML comments, across lines.
+    while let Some(start) = text.find("<!--") {
+        let end = text[start + 4..]
+            .find("-->")
+            .map_or(text.len(), |e| start + 4 + e + 3);
+        let blanked: String = text[start..end]
+            .chars()
+            .map(|c| if c == '\n' { '\n' } else { ' ' })
+            .collect();
+        text.replace_range(start..end, &blanked);
+    }
+    // Code spans: a run of N backticks up to the next run of exactly N (within a paragraph).
+    let mut result = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '`' {
+            result.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let run = chars[i..].iter().take_while(|c| **c == '`').count();
+        let mut j = i + run;
+        let mut close = None;
+        while j < chars.len() {
+            if chars[j] == '`' {
+                let other = chars[j..].iter().take_while(|c| **c == '`').count();
+                if other == run {
+                    close = Some(j + other);
+                    break;
+                }
+                j += other;
+            } else {
+                j += 1;
+            }
+        }
+        match close {
+            Some(end) => {
+                result.extend(
+                    chars[i..end]
+                        .iter()
+                        .map(|c| if *c == '\n' { '\n' } else { ' ' }),
+                );
+                i = end;
+            }
+            None => {
+                result.extend(&chars[i..i + run]);
+                i += run;
+            }
+        }
+    }
+    result
 }
 
 /// The local path of a link target, or `None` for URLs, anchors and empty targets.
@@ -459,11 +664,11 @@ fn walk(directory: &Path) -> (Vec<String>, Vec<Problem>) {
             };
             if kind.is_symlink() {
                 match path.canonicalize() {
-                    Ok(real) if !real.starts_with(&root) => problems.push(Problem::error(
+                    Ok(real) if !real.starts_with(&root) => problems.push(Problem::warning(
                         &path,
                         "reference-escapes",
                         format!(
-                            "is a symbolic link to {}, outside the skill folder; a skill may only hold files inside its folder",
+                            "is a symbolic link to {}, outside the skill folder; a skill should only hold files inside its folder; the runtime loads the skill anyway, but the file is not there once the skill is copied elsewhere",
                             real.display()
                         ),
                     )),

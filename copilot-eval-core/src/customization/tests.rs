@@ -99,10 +99,20 @@ fn front_matter_must_exist_close_parse_and_be_a_mapping() {
     assert_eq!(rules(&p), ["front-matter-yaml"]);
     assert!(p[0].line.is_some_and(|l| (3..=4).contains(&l)), "{p:?}");
     let p = err("dup");
-    assert_eq!(rules(&p), ["front-matter-yaml"]);
-    assert!(p[0].message.to_lowercase().contains("duplicate"), "{p:?}");
+    assert_eq!(rules(&p), ["front-matter-duplicate-key"]);
+    assert_eq!(
+        p[0].message,
+        "appears twice (first on line 2); a key may appear once in the front matter: keep one of them"
+    );
+    assert_eq!(p[0].field.as_deref(), Some("name"));
     assert_eq!(p[0].line, Some(3), "the second `name` is on line 3: {p:?}");
-    assert_eq!(rules(&err("list")), ["front-matter-not-mapping"]);
+    // The runtime loads a skill whose front matter is a list, as if it had none.
+    let list = Skill::load(dir.path().join("list")).unwrap();
+    assert_eq!(rules(&list.warnings), ["front-matter-not-mapping"]);
+    assert_eq!(
+        (list.name.as_str(), list.description.as_str()),
+        ("list", "body")
+    );
 }
 
 #[test]
@@ -125,9 +135,12 @@ fn files_must_be_utf8_and_readable() {
         b"---\nname: bin\ndescription: \xff\xfe\n---\n",
     )
     .unwrap();
-    let p = Skill::load(dir.path().join("bin")).unwrap_err().problems;
-    assert_eq!(rules(&p), ["utf8"]);
+    // The runtime loads it with U+FFFD for the invalid bytes: a warning.
+    let skill = Skill::load(dir.path().join("bin")).unwrap();
+    let p = &skill.warnings;
+    assert_eq!(rules(p), ["utf8", "body-empty"]);
     assert_eq!(p[0].line, Some(3));
+    assert_eq!(skill.description, "\u{fffd}\u{fffd}");
     let p = AgentFile::load(dir.path().join("missing.agent.md"))
         .unwrap_err()
         .problems;
@@ -149,18 +162,19 @@ fn skill_name_and_description_are_required_and_non_empty() {
 
 #[test]
 fn skill_name_format_rules() {
-    for bad in [
-        "PDF-tools",
-        "pdf_tools",
-        "-pdf",
-        "pdf-",
-        "pdf--tools",
-        "pdf tools",
-    ] {
-        let p = skill_problems(bad, &format!("name: {bad:?}\ndescription: d\n"));
-        assert_eq!(rules(&p), ["skill-name-format"], "{bad}: {p:#?}");
+    // The Agent Skills format's stricter form: warnings, the runtime loads these.
+    for odd in ["PDF-tools", "pdf_tools", "pdf-", "pdf--tools", "pdf tools"] {
+        let p = skill_problems(odd, &format!("name: {odd:?}\ndescription: d\n"));
+        assert_eq!(rules(&p), ["skill-name-format"], "{odd}: {p:#?}");
+        assert!(!p[0].is_error());
         assert_eq!(p[0].field.as_deref(), Some("name"));
         assert_eq!(p[0].line, Some(2));
+    }
+    // The runtime's own rule: errors.
+    for bad in ["-pdf", "ünï", "pdf/tools"] {
+        let p = skill_problems(bad, &format!("name: {bad:?}\ndescription: d\n"));
+        let errors: Vec<&str> = p.iter().filter(|p| p.is_error()).map(|p| p.rule).collect();
+        assert_eq!(errors, ["skill-name-chars"], "{bad}: {p:#?}");
     }
     for good in ["pdf", "pdf-tools", "a1-b2-c3", "0"] {
         assert!(skill_problems(good, &format!("name: {good:?}\ndescription: d\n")).is_empty());
@@ -259,23 +273,24 @@ fn skill_references_stay_inside_the_folder() {
         ),
         ("secret.md", "secret"),
     ]);
-    let p = Skill::load(dir.path().join("x")).unwrap_err().problems;
+    // The runtime loads such a skill: leaving links are warnings.
+    let p = Skill::load(dir.path().join("x")).unwrap().warnings;
     let found: Vec<(&str, Option<u32>)> = p.iter().map(|p| (p.rule, p.line)).collect();
     assert_eq!(
         found,
         [
             ("reference-escapes", Some(5)),
             ("reference-escapes", Some(6)),
+            ("reference-missing", Some(7)),
             ("reference-escapes", Some(12)),
             ("reference-escapes", Some(1)),
-            ("reference-missing", Some(7)),
         ],
         "{p:#?}"
     );
-    assert!(p[3].file.ends_with("references/a.md"), "{:?}", p[3].file);
+    assert!(p[4].file.ends_with("references/a.md"), "{:?}", p[4].file);
     assert!(
         p[0].to_string()
-            .contains("error[reference-escapes] `body`: links to \"../secret.md\""),
+            .contains("warning[reference-escapes] `body`: links to \"../secret.md\""),
         "{}",
         p[0]
     );
@@ -283,7 +298,7 @@ fn skill_references_stay_inside_the_folder() {
 
 #[cfg(unix)]
 #[test]
-fn symbolic_links_may_not_leave_the_skill_folder() {
+fn symbolic_links_leaving_the_skill_folder_are_warned_about() {
     let dir = tree(&[
         (
             "x/SKILL.md",
@@ -297,7 +312,8 @@ fn symbolic_links_may_not_leave_the_skill_folder() {
         dir.path().join("x/data/leak.md"),
     )
     .unwrap();
-    let p = Skill::load(dir.path().join("x")).unwrap_err().problems;
+    // The runtime loads such a skill (tests/tests/conformance.rs, row symlinked).
+    let p = Skill::load(dir.path().join("x")).unwrap().warnings;
     assert_eq!(
         rules(&p),
         ["reference-escapes", "reference-escapes"],
@@ -341,10 +357,11 @@ fn requested_skill_folders() {
     let e = requested_skills(&[p("set"), p("other")]).unwrap_err();
     assert_eq!(rules(&e.problems), ["skill-name-duplicate"]);
     let e = requested_skills(&[p("broken"), p("missing")]).unwrap_err();
-    assert_eq!(rules(&e.problems), ["required", "path-missing"]);
+    assert_eq!(rules(&e.problems), ["path-missing", "required"]);
     assert!(
-        e.to_string()
-            .contains("broken/c/SKILL.md: error[required] `description`"),
+        e.problems[1]
+            .to_string()
+            .contains("broken/c/SKILL.md: warning[required] `description`"),
         "{e}"
     );
 }
@@ -373,9 +390,15 @@ fn an_agent_file_maps_to_the_sdk_configuration() {
         "---\nname: Code Reviewer\ndescription: Reviews diffs.\ntools: 'view, grep , db/*'\nmodel: claude-sonnet-4.5\ndisable-model-invocation: true\nuser-invocable: false\ntarget: github-copilot\nskills: [style-guide]\nargument-hint: a diff\nmetadata:\n  owner: team\nmcp-servers:\n  db:\n    command: db-mcp\n    args: [--ro]\n    env: {MODE: ro}\n    tools: ['*']\n  docs:\n    type: sse\n    url: https://docs.example/mcp\n    headers: {X-Key: abc}\n    timeout: 5000\nhandoffs:\n  - label: Fix it\n    agent: fixer\n---\n\nYou review code.\n",
     );
     let file = AgentFile::load(&path).unwrap();
-    assert!(file.warnings.is_empty(), "{:#?}", file.warnings);
+    // The id is the front-matter `name`, as the runtime names the agent.
+    assert_eq!(rules(&file.warnings), ["agent-id"], "{:#?}", file.warnings);
+    assert!(
+        file.warnings[0]
+            .message
+            .contains("`agent_type: \"Code Reviewer\"`")
+    );
     let c = &file.config;
-    assert_eq!(file.name(), "reviewer");
+    assert_eq!(file.name(), "Code Reviewer");
     assert_eq!(c.display_name.as_deref(), Some("Code Reviewer"));
     assert_eq!(c.description.as_deref(), Some("Reviews diffs."));
     assert_eq!(c.prompt, "You review code.");
@@ -408,11 +431,12 @@ fn an_agent_file_maps_to_the_sdk_configuration() {
 #[test]
 fn agent_description_is_required_and_the_prompt_non_empty() {
     let p = agent_problems("name: Helper\n", "You help.\n");
-    assert_eq!(rules(&p), ["required"]);
+    assert_eq!(rules(&p), ["required", "agent-id"]);
     assert_eq!(p[0].field.as_deref(), Some("description"));
+    // The runtime loads an agent without a prompt.
     let p = agent_problems("description: Helps.\n", "\n  \n");
     assert_eq!(rules(&p), ["body-empty"]);
-    assert!(p[0].is_error());
+    assert!(!p[0].is_error());
     let (_dir, path) = agent(
         "plain.agent.md",
         "You help, but there is no front matter.\n",
@@ -428,11 +452,38 @@ fn agent_names_come_from_the_file_name() {
         rules(&AgentFile::load(&path).unwrap_err().problems),
         ["agent-name"]
     );
-    let (_dir, path) = agent("my helper.agent.md", "---\ndescription: d\n---\nPrompt.\n");
+    let (_dir, path) = agent("my/helper.agent.md", "---\ndescription: d\n---\nPrompt.\n");
     let file = AgentFile::load(&path).unwrap();
-    assert_eq!(file.name(), "my helper");
+    assert_eq!(file.name(), "helper");
+    let (_dir, path) = agent("my helper?.agent.md", "---\ndescription: d\n---\nPrompt.\n");
+    let file = AgentFile::load(&path).unwrap();
+    assert_eq!(file.name(), "my helper?");
     assert_eq!(rules(&file.warnings), ["agent-name-chars"]);
     assert_eq!(agent::agent_name(Path::new("a/b/x.md")), "x");
+    assert_eq!(
+        agent::agent_name(Path::new("x/agents/sub/deep.agent.md")),
+        "sub--deep"
+    );
+    // A front-matter `name` is the id; an empty one falls back to the file name.
+    let (_dir, path) = agent(
+        "planner.agent.md",
+        "---\nname: Planner\ndescription: d\n---\nP.\n",
+    );
+    let file = AgentFile::load(&path).unwrap();
+    assert_eq!(file.name(), "Planner");
+    assert_eq!(rules(&file.warnings), ["agent-id"]);
+    let (_dir, path) = agent(
+        "planner.agent.md",
+        "---\nname: planner\ndescription: d\n---\nP.\n",
+    );
+    assert!(AgentFile::load(&path).unwrap().warnings.is_empty());
+    let (_dir, path) = agent(
+        "planner.agent.md",
+        "---\nname: ''\ndescription: d\n---\nP.\n",
+    );
+    let file = AgentFile::load(&path).unwrap();
+    assert_eq!(file.name(), "planner");
+    assert_eq!(rules(&file.warnings), ["empty"]);
 }
 
 #[test]
@@ -537,11 +588,20 @@ fn path_instructions() {
     assert_eq!(f.kind, InstructionsKind::Path);
     assert_eq!(f.apply_to, ["src/**/*.rs", "tests/**"]);
     assert_eq!(f.description.as_deref(), Some("Rust."));
-    let p = InstructionsFile::load(dir.path().join("bad.instructions.md"))
-        .unwrap_err()
-        .problems;
-    assert_eq!(rules(&p), ["apply-to-glob", "value"]);
+    // The runtime loads every instructions file: problems are warnings.
+    let bad = InstructionsFile::load(dir.path().join("bad.instructions.md")).unwrap();
+    let p = &bad.warnings;
+    assert_eq!(rules(p), ["apply-to-glob", "value"]);
     assert_eq!(p[0].line, Some(2));
+    assert!(
+        bad.apply_to.is_empty(),
+        "an unknown excludeAgent: no applyTo"
+    );
+    // A comma inside braces belongs to the pattern.
+    assert_eq!(
+        instructions::split_patterns("**/*.{ts,tsx}, src/{a,b}/**"),
+        ["**/*.{ts,tsx}", "src/{a,b}/**"]
+    );
 }
 
 fn repo() -> tempfile::TempDir {
@@ -571,7 +631,7 @@ fn repo() -> tempfile::TempDir {
 fn a_repository_configuration_applies_to_a_builder() {
     let dir = repo();
     let config = RepoConfig::load(dir.path()).unwrap();
-    assert_eq!(config.agent_names(), ["reviewer", "writer"]);
+    assert_eq!(config.agent_names(), ["reviewer", "team--writer"]);
     assert_eq!(
         config.instructions_text.as_deref(),
         Some("Answer in English.")
@@ -583,13 +643,13 @@ fn a_repository_configuration_applies_to_a_builder() {
     let snapshot = eval.snapshot();
     assert_eq!(
         snapshot["custom_agents"],
-        serde_json::json!(["reviewer", "writer"])
+        serde_json::json!(["reviewer", "team--writer"])
     );
     assert_eq!(snapshot["instructions"], "Answer in English.");
     assert_eq!(snapshot["skill_directories"].as_array().unwrap().len(), 1);
     // The .github folder itself works as the root too.
     let same = RepoConfig::load(dir.path().join(".github")).unwrap();
-    assert_eq!(same.agent_names(), ["reviewer", "writer"]);
+    assert_eq!(same.agent_names(), ["reviewer", "team--writer"]);
 }
 
 #[test]
@@ -597,12 +657,12 @@ fn repository_overrides() {
     let dir = repo();
     let config = RepoConfig::load(dir.path())
         .unwrap()
-        .override_agent("writer", |a| a.with_model("gpt-5"))
+        .override_agent("team--writer", |a| a.with_model("gpt-5"))
         .unwrap()
         .without_agents(["reviewer"])
         .unwrap()
         .append_instructions("Be brief.");
-    assert_eq!(config.agent_names(), ["writer"]);
+    assert_eq!(config.agent_names(), ["team--writer"]);
     assert_eq!(config.agents[0].config.model.as_deref(), Some("gpt-5"));
     assert_eq!(
         config.instructions_text.as_deref(),
@@ -612,9 +672,9 @@ fn repository_overrides() {
     assert!(none.builder().build().unwrap().snapshot()["instructions"].is_null());
     let err = config.clone().only_agents(["nobody"]).unwrap_err();
     assert_eq!(err.field, "custom_agents");
-    assert!(err.message.contains("loaded: writer"), "{err}");
+    assert!(err.message.contains("loaded: team--writer"), "{err}");
     let err = config
-        .override_agent("writer", |mut a| {
+        .override_agent("team--writer", |mut a| {
             a.name = "other".into();
             a
         })
@@ -626,12 +686,12 @@ fn repository_overrides() {
 fn repository_errors_are_all_reported() {
     let dir = tree(&[
         (
-            ".github/agents/a/dup.agent.md",
-            "---\ndescription: One.\n---\nP.\n",
+            ".github/agents/a.agent.md",
+            "---\nname: Twin\ndescription: One.\n---\nP.\n",
         ),
         (
-            ".github/agents/b/dup.agent.md",
-            "---\ndescription: Two.\n---\nP.\n",
+            ".github/agents/b.agent.md",
+            "---\nname: Twin\ndescription: Two.\n---\nP.\n",
         ),
         (".github/agents/bad.agent.md", "---\nname: Bad\n---\nP.\n"),
         (
@@ -640,12 +700,9 @@ fn repository_errors_are_all_reported() {
         ),
     ]);
     let e = RepoConfig::load(dir.path()).unwrap_err();
-    let mut found = rules(&e.problems);
+    let mut found: Vec<&str> = e.errors().map(|p| p.rule).collect();
     found.sort_unstable();
-    assert_eq!(
-        found,
-        ["agent-name-duplicate", "required", "skill-name-folder"]
-    );
+    assert_eq!(found, ["agent-name-duplicate", "required"]);
     let e = RepoConfig::load(dir.path().join("missing")).unwrap_err();
     assert_eq!(rules(&e.problems), ["path-missing"]);
     let empty = tempfile::tempdir().unwrap();
@@ -671,4 +728,115 @@ fn problems_display_file_line_severity_rule_and_field() {
         p.to_string(),
         "skills/x: warning[skill-md-missing]: no skill"
     );
+}
+
+#[test]
+fn yaml_errors_say_how_to_fix_the_common_cases() {
+    for (value, first) in [
+        ("*foo", '*'),
+        ("[unclosed", '['),
+        ("@handle it", '@'),
+        ("`code` first", '`'),
+    ] {
+        let p = skill_problems("x", &format!("name: x\ndescription: {value}\n"));
+        assert_eq!(rules(&p), ["front-matter-yaml"], "{value}: {p:#?}");
+        assert!(
+            p[0].message.starts_with(&format!(
+                "is not valid YAML: the value of `description` starts with `{first}`, which YAML reads as syntax; quote the value: description: \""
+            )),
+            "{value}: {}",
+            p[0].message
+        );
+        assert_eq!(p[0].line, Some(3));
+    }
+    let p = skill_problems("x", "name: x\ndescription: Use it: when asked\n");
+    assert!(p[0].message.contains("contains `: `"), "{}", p[0].message);
+    let p = skill_problems("x", "name: x\ndescription: d\nmetadata:\n\tk: v\n");
+    assert!(
+        p[0].message.contains("indented with a tab"),
+        "{}",
+        p[0].message
+    );
+}
+
+#[test]
+fn a_duplicate_key_is_said_in_our_words_and_hides_nothing() {
+    let p = skill_problems(
+        "x",
+        "name: Other\nname: x\ndescription: d\nlicense: 5\ncategory: c\n",
+    );
+    assert_eq!(
+        rules(&p),
+        [
+            "front-matter-duplicate-key",
+            "skill-name-format",
+            "skill-name-folder",
+            "type",
+            "unknown-key"
+        ],
+        "{p:#?}"
+    );
+    assert!(
+        !p[0].message.contains("DuplicateKeyPolicy"),
+        "{}",
+        p[0].message
+    );
+    let p = agent_problems("description: A.\ndescription: B.\ntools: 5\n", "P.\n");
+    assert_eq!(rules(&p), ["front-matter-duplicate-key", "type"], "{p:#?}");
+}
+
+#[test]
+fn an_empty_required_description_gets_advice_that_is_right() {
+    let p = agent_problems("description:\n", "P.\n");
+    assert_eq!(rules(&p), ["empty"]);
+    assert_eq!(
+        p[0].message,
+        "has no value; give it a text value (the key is required)"
+    );
+    assert!(!p[0].message.contains("remove"));
+    let p = skill_problems("x", "name: x\ndescription:\n");
+    assert_eq!(
+        p[0].message,
+        "has no value; give it a text value (the key is required)"
+    );
+    // An optional key may still be removed.
+    let p = skill_problems("x", "name: x\ndescription: d\nlicense:\n");
+    assert!(
+        p[0].message.ends_with("or remove the key"),
+        "{}",
+        p[0].message
+    );
+}
+
+#[test]
+fn links_in_constructs_that_are_not_links_are_not_checked() {
+    let body = "<!-- [old](../old.md)\nstill a comment [x](../x.md) -->\nUse `[a](../a.md)` and ``[b](../b.md)`` and ```[c](../c.md)```.\n\n    [d](../d.md)\n\n````\n[e](../e.md)\n```\n[f](../f.md)\n````\n~~~~\n[g](../g.md)\n~~~~\nBut [real](../real.md) is one.\n";
+    let dir = tree(&[(
+        "x/SKILL.md",
+        &format!("---\nname: x\ndescription: d\n---\n{body}"),
+    )]);
+    let skill = Skill::load(dir.path().join("x")).unwrap();
+    let found: Vec<(&str, Option<u32>)> = skill.warnings.iter().map(|p| (p.rule, p.line)).collect();
+    assert_eq!(
+        found,
+        [("reference-escapes", Some(19))],
+        "{:#?}",
+        skill.warnings
+    );
+}
+
+#[test]
+fn limits_count_utf16_code_units() {
+    // 600 emoji: 600 characters, 1,200 UTF-16 units (the runtime's unit, over 1,024).
+    let emoji = "😀".repeat(600);
+    let p = skill_problems("x", &format!("name: x\ndescription: {emoji}\n"));
+    assert_eq!(rules(&p), ["description-length"]);
+    assert!(
+        p[0].message.starts_with("has 1200 UTF-16 code units"),
+        "{}",
+        p[0].message
+    );
+    // 1,024 two-byte characters: 2,048 bytes, 1,024 units: loads.
+    let e = "é".repeat(1024);
+    assert!(skill_problems("x", &format!("name: x\ndescription: {e}\n")).is_empty());
 }

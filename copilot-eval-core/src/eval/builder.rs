@@ -30,7 +30,7 @@ impl CopilotEval {
             working_directory: self.working_directory.clone(),
             reasoning_effort: self.reasoning_effort.map(|e| e.as_str().to_owned()),
             timeout_s: Some(self.timeout_s),
-            max_tool_calls: self.max_tool_calls.map(i64::from),
+            max_tool_calls: self.max_tool_calls,
             max_turns: Some(self.max_turns),
             allowed_tools: self.allowed_tools.clone(),
             excluded_tools: self.excluded_tools.clone(),
@@ -65,7 +65,7 @@ pub struct CopilotEvalBuilder {
     working_directory: Option<PathBuf>,
     reasoning_effort: Option<String>,
     timeout_s: Option<f64>,
-    max_tool_calls: Option<i64>,
+    max_tool_calls: Option<u32>,
     max_turns: Option<u32>,
     allowed_tools: Option<Vec<String>>,
     excluded_tools: Option<Vec<String>>,
@@ -130,7 +130,7 @@ impl CopilotEvalBuilder {
     /// Hard cap on tool calls admitted after the caller's guards (0 admits none). The first call
     /// past it is denied, no further model request is forwarded, the session is aborted and the
     /// run ends with `tool_budget_exceeded`. Unset: no cap.
-    pub fn max_tool_calls(mut self, max: i64) -> Self {
+    pub fn max_tool_calls(mut self, max: u32) -> Self {
         self.max_tool_calls = Some(max);
         self
     }
@@ -261,7 +261,7 @@ impl CopilotEvalBuilder {
     /// Validate every field and build the eval.
     ///
     /// Errors ([`ConfigError`], naming the field): empty `name` or `model`; `timeout_s` not
-    /// finite or not > 0; a negative `max_tool_calls`; an unknown `system_message_mode`,
+    /// finite or not > 0; an unknown `system_message_mode`,
     /// `reasoning_effort`, `client_mode` or `image_detail`; a `working_directory` or skill
     /// directory that is not an existing directory; empty or duplicate tool names, custom agent
     /// names or allowlist entries; an `active_agent` that names no custom agent; and fields whose
@@ -291,18 +291,7 @@ impl CopilotEvalBuilder {
                 format!("{timeout_s} is not a positive number of seconds"),
             ));
         }
-        let max_tool_calls = match self.max_tool_calls {
-            None => None,
-            Some(n) if n < 0 => {
-                return Err(ConfigError::new(
-                    "max_tool_calls",
-                    format!("{n} is negative; use 0 to admit no tool call"),
-                ));
-            }
-            Some(n) => Some(u32::try_from(n).map_err(|_| {
-                ConfigError::new("max_tool_calls", format!("{n} is larger than {}", u32::MAX))
-            })?),
-        };
+        let max_tool_calls = self.max_tool_calls;
         if self.hooks_given_twice {
             return Err(ConfigError::new(
                 "hooks",

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use super::evidence::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
+use super::side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 use super::{ENV_EVIDENCE_FILE, Mode, TestConfig};
 use crate::eval::{CopilotEval, CopilotEvalBuilder};
 use crate::model_server::{DEFAULT_MODEL, ModelServer, Script, ServerConfig};
@@ -148,37 +148,17 @@ impl EvalContext {
         self.inner.config.cassette_path()
     }
 
-    /// An eval builder pre-filled from the attribute: `name` (the attribute's `name`, else the
-    /// function's name), `model`, `timeout_s`, `max_tool_calls`, `reasoning_effort`,
-    /// `client_mode`, `image_detail`, `audit_requests` when given, and `working_directory` =
-    /// [`workdir`](Self::workdir). Add what the test needs and call `build()`.
+    /// An eval builder pre-filled from the attribute: `name` = the function's name and
+    /// `working_directory` = [`workdir`](Self::workdir), then the attribute's eval keys (`name`,
+    /// `model`, `timeout_s`, `max_tool_calls`, `reasoning_effort`, `client_mode`,
+    /// `image_detail`, `audit_requests`, when given; see [`TestConfig::configure`]). Add what
+    /// the test needs and call `build()`.
     pub fn eval(&self) -> CopilotEvalBuilder {
-        let c = &self.inner.config;
-        let mut builder = CopilotEval::builder()
-            .name(c.eval_name.unwrap_or(c.function))
+        let config = &self.inner.config;
+        let builder = CopilotEval::builder()
+            .name(config.function())
             .working_directory(self.workdir());
-        if let Some(model) = c.model {
-            builder = builder.model(model);
-        }
-        if let Some(t) = c.timeout_s {
-            builder = builder.timeout_s(t);
-        }
-        if let Some(n) = c.max_tool_calls {
-            builder = builder.max_tool_calls(n);
-        }
-        if let Some(e) = c.reasoning_effort {
-            builder = builder.reasoning_effort(e);
-        }
-        if let Some(m) = c.client_mode {
-            builder = builder.client_mode(m);
-        }
-        if let Some(d) = c.image_detail {
-            builder = builder.image_detail(d);
-        }
-        if let Some(a) = c.audit_requests {
-            builder = builder.audit_requests(a);
-        }
-        builder
+        (config.configure)(builder)
     }
 
     /// Script the model for this test's next runs: each later [`run`](Self::run) starts a

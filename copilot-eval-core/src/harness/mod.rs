@@ -1,8 +1,9 @@
 //! The test harness behind `#[copilot_eval]`: the [`EvalContext`] a test receives, and
 //! [`run_test`], which the attribute's generated test calls.
 //!
-//! All behaviour of an eval test lives here; the attribute only parses its keys into a
-//! [`TestConfig`] and emits a libtest test that calls [`run_test`]. The harness can therefore be
+//! All behaviour of an eval test lives here; the attribute only validates its keys, emits the
+//! eval keys as builder calls (a [`Configure`] closure) into a [`TestConfig`], and emits a
+//! libtest test that calls [`run_test`]. The harness can therefore be
 //! used (and is tested) without the macro.
 //!
 //! # How a test talks to the runner
@@ -47,9 +48,9 @@
 //! `cargo test -- --ignored` run them too (live unless `COPILOT_EVAL_MODE=replay`).
 
 mod context;
-mod evidence;
 mod record;
 mod replay;
+mod side_file;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -58,12 +59,14 @@ use std::time::Duration;
 
 use futures::FutureExt;
 
+use crate::eval::{CopilotEval, CopilotEvalBuilder};
+
 pub use context::EvalContext;
-pub use evidence::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 pub use record::{
     ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, RecordPolicy, cassette_root, is_ci,
     recording_refused, recording_summary,
 };
+pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 
 /// Environment variable selecting where model requests go: `live` (default), `replay` or
 /// `record` (with [`ENV_RECORD`]).
@@ -121,33 +124,41 @@ impl Mode {
     }
 }
 
-/// What `#[copilot_eval(...)]` says about one test: its identity (from `module_path!()`,
-/// `CARGO_MANIFEST_DIR` and the function's name) and the attribute's keys.
+/// The eval settings of one test: a function applied to a fresh
+/// [`CopilotEvalBuilder`] by [`EvalContext::eval`].
 ///
-/// The attribute validates literal types and ranges at compile time; value sets
-/// (`reasoning_effort`, `client_mode`, `image_detail`) are checked again by
-/// [`CopilotEvalBuilder::build`](crate::eval::CopilotEvalBuilder::build) when the test builds
-/// its eval.
+/// `#[copilot_eval(...)]` emits one per test, a closure holding one builder call per eval key
+/// of the attribute (`model = "m", max_tool_calls = 3` becomes
+/// `|builder| builder.model("m").max_tool_calls(3u32)`); the keys and the builder methods they
+/// call are listed in `copilot-eval-macros/src/keys.rs`.
+pub type Configure = fn(CopilotEvalBuilder) -> CopilotEvalBuilder;
+
+/// A [`Configure`] that sets nothing.
+fn no_settings(builder: CopilotEvalBuilder) -> CopilotEvalBuilder {
+    builder
+}
+
+/// What `#[copilot_eval(...)]` says about one test: its identity (from `module_path!()`,
+/// `CARGO_MANIFEST_DIR` and the function's name), its eval settings ([`Configure`], applied by
+/// [`EvalContext::eval`]) and its cassette.
+///
+/// The eval settings are validated once, by
+/// [`CopilotEvalBuilder::build`](crate::eval::CopilotEvalBuilder::build) (the attribute checks
+/// its literals at compile time).
 #[derive(Debug, Clone)]
 pub struct TestConfig {
     function: &'static str,
     module_path: &'static str,
     manifest_dir: &'static str,
-    eval_name: Option<&'static str>,
-    model: Option<&'static str>,
-    max_tool_calls: Option<i64>,
-    timeout_s: Option<f64>,
-    reasoning_effort: Option<&'static str>,
-    client_mode: Option<&'static str>,
-    image_detail: Option<&'static str>,
-    audit_requests: Option<bool>,
+    configure: Configure,
     cassette: Option<&'static str>,
 }
 
 impl TestConfig {
     /// A test named `function`, generated in the module `module_path` (the value of
     /// `module_path!()` inside the generated test module, i.e. ending in `::function`), in the
-    /// package at `manifest_dir` (`env!("CARGO_MANIFEST_DIR")`).
+    /// package at `manifest_dir` (`env!("CARGO_MANIFEST_DIR")`). No eval setting, no cassette
+    /// key.
     pub const fn new(
         function: &'static str,
         module_path: &'static str,
@@ -157,56 +168,16 @@ impl TestConfig {
             function,
             module_path,
             manifest_dir,
-            eval_name: None,
-            model: None,
-            max_tool_calls: None,
-            timeout_s: None,
-            reasoning_effort: None,
-            client_mode: None,
-            image_detail: None,
-            audit_requests: None,
+            configure: no_settings,
             cassette: None,
         }
     }
 
-    /// `name = "..."`: the eval's name in reports (default: the function's name).
-    pub const fn name(mut self, name: &'static str) -> Self {
-        self.eval_name = Some(name);
-        self
-    }
-    /// `model = "..."`: the model id.
-    pub const fn model(mut self, model: &'static str) -> Self {
-        self.model = Some(model);
-        self
-    }
-    /// `max_tool_calls = N`: the tool-call budget (>= 0).
-    pub const fn max_tool_calls(mut self, max: i64) -> Self {
-        self.max_tool_calls = Some(max);
-        self
-    }
-    /// `timeout_s = N`: seconds per run, and the test's deadline between runs.
-    pub const fn timeout_s(mut self, seconds: f64) -> Self {
-        self.timeout_s = Some(seconds);
-        self
-    }
-    /// `reasoning_effort = "..."`.
-    pub const fn reasoning_effort(mut self, effort: &'static str) -> Self {
-        self.reasoning_effort = Some(effort);
-        self
-    }
-    /// `client_mode = "..."`.
-    pub const fn client_mode(mut self, mode: &'static str) -> Self {
-        self.client_mode = Some(mode);
-        self
-    }
-    /// `image_detail = "..."`.
-    pub const fn image_detail(mut self, detail: &'static str) -> Self {
-        self.image_detail = Some(detail);
-        self
-    }
-    /// `audit_requests = true|false`.
-    pub const fn audit_requests(mut self, audit: bool) -> Self {
-        self.audit_requests = Some(audit);
+    /// The test's eval settings: [`EvalContext::eval`] applies `configure` to a builder holding
+    /// `name` = the function's name and `working_directory` = the test's working directory
+    /// (settings made by `configure` win). Replaces an earlier `configure`.
+    pub const fn configure(mut self, configure: Configure) -> Self {
+        self.configure = configure;
         self
     }
     /// `cassette = "..."`: the cassette path, relative to the package root (or absolute).
@@ -290,14 +261,14 @@ impl TestConfig {
         first.with_file_name(format!("{stem}-{}{extension}", index + 1))
     }
 
-    /// The test's deadline outside runs: the attribute's `timeout_s`, else
-    /// [`DEFAULT_TEST_TIMEOUT_S`].
+    /// The test's deadline outside runs: the `timeout_s` of its eval settings, else (none set,
+    /// or settings that do not build) [`DEFAULT_TEST_TIMEOUT_S`].
     pub fn test_timeout(&self) -> Duration {
-        Duration::from_secs_f64(
-            self.timeout_s
-                .filter(|t| t.is_finite() && *t > 0.0)
-                .unwrap_or(DEFAULT_TEST_TIMEOUT_S),
-        )
+        let seconds = (self.configure)(CopilotEval::builder())
+            .build()
+            .map(|eval| eval.timeout_s())
+            .unwrap_or(DEFAULT_TEST_TIMEOUT_S);
+        Duration::from_secs_f64(seconds)
     }
 }
 

@@ -40,7 +40,7 @@ fn identity_and_cassette_paths_follow_the_module_path() {
     );
     assert_eq!(config().test_timeout(), Duration::from_secs(300));
     assert_eq!(
-        config().timeout_s(2.5).test_timeout(),
+        config().configure(|b| b.timeout_s(2.5)).test_timeout(),
         Duration::from_millis(2500)
     );
 }
@@ -49,11 +49,12 @@ fn identity_and_cassette_paths_follow_the_module_path() {
 fn the_builder_is_prefilled_from_the_attribute() {
     let scratch = tempfile::tempdir().unwrap();
     let ctx = EvalContext::with_settings(
-        config()
-            .model("claude-sonnet-4.5")
-            .timeout_s(12.0)
-            .max_tool_calls(3)
-            .reasoning_effort("high"),
+        config().configure(|b| {
+            b.model("claude-sonnet-4.5")
+                .timeout_s(12.0)
+                .max_tool_calls(3)
+                .reasoning_effort("high")
+        }),
         Ok(Mode::Live),
         Some(scratch.path().join("e.json")),
     );
@@ -66,7 +67,11 @@ fn the_builder_is_prefilled_from_the_attribute() {
     let snapshot = eval.snapshot();
     assert_eq!(snapshot["max_tool_calls"], 3);
     assert_eq!(snapshot["reasoning_effort"], "high");
-    let named = EvalContext::with_settings(config().name("custom"), Ok(Mode::Live), None);
+    let named = EvalContext::with_settings(
+        config().configure(|b| b.name("custom")),
+        Ok(Mode::Live),
+        None,
+    );
     assert_eq!(named.eval().build().unwrap().name(), "custom");
 }
 
@@ -176,5 +181,120 @@ fn an_invalid_mode_is_a_setup_error() {
     assert_eq!(evidence.setup_error.as_deref(), Some("bad mode"));
     if let Some(dir) = evidence.workdir {
         let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// The attribute's key table, `copilot-eval-macros/src/keys.rs`, read with a `key_table!` of
+/// this test's own, so that the macro's keys and core cannot drift apart: each key's method
+/// must exist and take the type the macro passes, each allowed value must be accepted by core's
+/// parser (and core must accept no other), and the ignore reason must be core's.
+mod attribute_keys {
+    use super::*;
+    use crate::eval::{CopilotEval, CopilotEvalBuilder};
+
+    macro_rules! key_table {
+        (
+            ignore_reason = $reason:literal;
+            $( $key:ident : $kind:ident $([ $($value:literal),* ])? => $target:ident $(. $method:ident)? ; )*
+        ) => {
+            /// The ignore reason the macro puts on generated tests.
+            const TABLE_IGNORE_REASON: &str = $reason;
+            /// Every key, in the table's order.
+            const TABLE_KEYS: &[&str] = &[$(stringify!($key)),*];
+
+            /// One call of each key's method, with a value of the Rust type the macro passes
+            /// for the key's kind: this compiles only when every method exists and takes it.
+            fn apply_every_key(
+                mut builder: CopilotEvalBuilder,
+                mut config: TestConfig,
+            ) -> (CopilotEvalBuilder, TestConfig) {
+                $( key_table!(@apply builder config $kind [$($($value),*)?] $target $($method)?); )*
+                (builder, config)
+            }
+
+            /// Per eval key: what the macro rejects at compile time, core rejects too (naming
+            /// the key as the field), and what it accepts, core accepts.
+            fn check_every_value() {
+                $( key_table!(@values $key $kind [$($($value),*)?] $target $($method)?); )*
+            }
+        };
+        (@apply $builder:ident $config:ident $kind:ident [$($value:literal),*] Builder $method:ident) => {
+            $builder = $builder.$method(key_table!(@sample $kind [$($value),*]));
+        };
+        (@apply $builder:ident $config:ident $kind:ident [$($value:literal),*] TestConfig $method:ident) => {
+            $config = $config.$method(key_table!(@sample $kind [$($value),*]));
+        };
+        (@apply $builder:ident $config:ident CratePath [] Attribute) => {};
+        (@sample Text []) => { "sample" };
+        (@sample Count []) => { 3u32 };
+        (@sample Seconds []) => { 2.5f64 };
+        (@sample Bool []) => { true };
+        (@sample OneOf [$first:literal $(, $rest:literal)*]) => { $first };
+        (@values $key:ident OneOf [$($value:literal),*] Builder $method:ident) => {
+            for value in [$($value),*] {
+                let built = CopilotEval::builder().$method(value).build();
+                assert!(built.is_ok(), "`{}` = {value:?}: the macro accepts it, core does not: {:?}", stringify!($key), built.err());
+            }
+            let error = CopilotEval::builder()
+                .$method("not-a-value")
+                .build()
+                .err()
+                .expect(concat!("core accepts a value of `", stringify!($key), "` the macro rejects"));
+            assert_eq!(error.field, stringify!($key));
+            let allowed = [$($value),*].join(", ");
+            assert!(
+                error.message.ends_with(&format!("is not one of: {allowed}")),
+                "`{}`: the macro allows {allowed}; core says: {error}",
+                stringify!($key)
+            );
+        };
+        (@values $key:ident Seconds [] Builder $method:ident) => {
+            let error = CopilotEval::builder().$method(0.0).build().err();
+            assert_eq!(error.map(|e| e.field), Some(stringify!($key)), "the macro rejects 0 seconds; so must core");
+        };
+        (@values $key:ident Text [] Builder $method:ident) => {
+            let error = CopilotEval::builder().$method(" ").build().err();
+            assert_eq!(error.map(|e| e.field), Some(stringify!($key)), "the macro rejects an empty string; so must core");
+        };
+        (@values $key:ident $kind:ident [$($value:literal),*] $target:ident $($method:ident)?) => {};
+    }
+
+    include!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../copilot-eval-macros/src/keys.rs"
+    ));
+
+    #[test]
+    fn every_key_names_an_existing_method_of_the_right_type() {
+        let (builder, config) = apply_every_key(
+            CopilotEval::builder(),
+            TestConfig::new("t", "evals::t", "/pkg"),
+        );
+        let eval = builder.build().expect("the sample of every key builds");
+        assert_eq!(eval.snapshot()["max_tool_calls"], 3);
+        assert_eq!(eval.timeout_s(), 2.5);
+        assert_eq!(config.cassette_path(), PathBuf::from("/pkg/sample"));
+    }
+
+    #[test]
+    fn every_value_the_macro_accepts_core_accepts_and_no_other() {
+        check_every_value();
+    }
+
+    #[test]
+    fn the_ignore_reason_is_cores() {
+        assert_eq!(TABLE_IGNORE_REASON, IGNORE_REASON);
+    }
+
+    #[test]
+    fn the_attribute_reference_lists_every_key() {
+        let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/attribute.md");
+        let docs = std::fs::read_to_string(docs).unwrap();
+        for key in TABLE_KEYS {
+            assert!(
+                docs.contains(&format!("\n| `{key}` |")),
+                "docs/attribute.md has no row for the key `{key}`"
+            );
+        }
     }
 }

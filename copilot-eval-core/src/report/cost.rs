@@ -108,7 +108,7 @@ impl CostTotals {
         self.cache_write_tokens += other.cache_write_tokens;
         self.reported_cost = match (self.reported_cost, other.reported_cost) {
             (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            (a, b) => Some(round_amount(a.unwrap_or(0.0) + b.unwrap_or(0.0))),
         };
         self.premium_requests = self
             .premium_requests
@@ -117,13 +117,20 @@ impl CostTotals {
         self.estimated_cost = self
             .estimated_cost
             .zip(other.estimated_cost)
-            .map(|(a, b)| a + b);
+            .map(|(a, b)| round_amount(a + b));
         for model in &other.unpriced_models {
             if !self.unpriced_models.contains(model) {
                 self.unpriced_models.push(model.clone());
             }
         }
     }
+}
+
+/// A money amount as the artifacts keep it: rounded to millionths of the currency unit (the
+/// display's precision), so sums of prices never show float noise such as
+/// `0.005399999999999999`.
+pub(crate) fn round_amount(value: f64) -> f64 {
+    (value * 1_000_000.0).round() / 1_000_000.0
 }
 
 /// Price every run of `test` with `table` (each run's `totals.estimated_cost`) and set
@@ -133,7 +140,7 @@ pub fn price_test(table: &PricingTable, test: &mut TestRecord) {
     let mut unpriced: Vec<String> = Vec::new();
     for run in &mut test.runs {
         match estimate_run(table, run) {
-            Ok(cost) => run.totals.estimated_cost = Some(cost),
+            Ok(cost) => run.totals.estimated_cost = Some(round_amount(cost)),
             Err(missing) => {
                 run.totals.estimated_cost = None;
                 for m in missing {
@@ -195,6 +202,23 @@ impl Chargeable for TestRecord {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn amounts_are_kept_without_float_noise() {
+        assert_eq!(0.1 + 0.2, 0.30000000000000004);
+        assert_eq!(super::round_amount(0.1 + 0.2), 0.3);
+        assert_eq!(
+            serde_json::to_string(&super::round_amount(0.1 + 0.2)).unwrap(),
+            "0.3"
+        );
+        let mut a = CostTotals::zero();
+        a.estimated_cost = Some(0.1);
+        let mut b = CostTotals::zero();
+        b.estimated_cost = Some(0.2);
+        a.add(&b);
+        assert_eq!(a.estimated_cost, Some(0.3));
+    }
+
     use super::*;
     use crate::cost::{CostControl, CostOptions};
     use crate::report::{Outcome, RunTotals, SuiteTotals, TimingsRecord, UsageRecord};

@@ -19,6 +19,12 @@
 //! `copilot_eval.tokens.cache_write`, `copilot_eval.cost.reported`,
 //! `copilot_eval.premium_requests`, `copilot_eval.cost.estimated`: a number, or `unknown`).
 //! Tests that did not pass carry the tail of their output in `<system-out>` / `<system-err>`.
+//!
+//! Every text is valid XML 1.0 whatever the model, a tool or the test put in it: `quick-junit`
+//! removes ANSI escapes and the C0 control characters XML forbids (all but tab, line feed and
+//! carriage return), and this writer replaces the other code points XML forbids (U+FFFE, U+FFFF)
+//! with U+FFFD. A lone surrogate cannot reach a Rust string (lossy decoding already made it
+//! U+FFFD). The JSON results keep the exact text.
 
 use std::time::Duration;
 
@@ -38,20 +44,20 @@ pub fn to_junit(report: &SuiteReport) -> Report {
         }
     }
     for binary in binaries {
-        let mut suite = TestSuite::new(binary);
+        let mut suite = TestSuite::new(xml_text(binary));
         let tests: Vec<&TestRecord> = report.tests.iter().filter(|t| t.binary == binary).collect();
         suite.set_time(Duration::from_millis(
             tests.iter().map(|t| t.duration_ms).sum(),
         ));
-        suite.add_property(Property::new("copilot_eval.mode", report.mode.as_str()));
+        suite.add_property(Property::new("copilot_eval.mode", xml_text(&report.mode)));
         if let Some(control) = &report.cost_control {
             suite.add_property(Property::new(
                 "copilot_eval.cost.currency",
-                control.currency.as_str(),
+                xml_text(&control.currency),
             ));
             suite.add_property(Property::new(
                 "copilot_eval.pricing",
-                control.pricing.as_str(),
+                xml_text(&control.pricing),
             ));
         }
         for test in tests {
@@ -69,9 +75,9 @@ fn test_case(test: &TestRecord) -> TestCase {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             let message = test.message.clone().unwrap_or_else(|| "failed".to_owned());
             status
-                .set_message(first_line(&message))
+                .set_message(xml_text(first_line(&message)))
                 .set_type("assertion")
-                .set_description(message);
+                .set_description(xml_text(&message));
             status
         }
         Outcome::Error => {
@@ -84,7 +90,7 @@ fn test_case(test: &TestRecord) -> TestCase {
                 format!("stop reason: {}; {}", stops.join(", "), first_line(&what))
             };
             status
-                .set_message(first_line(&message))
+                .set_message(xml_text(first_line(&message)))
                 .set_type(
                     test.error_kind
                         .map(|k| {
@@ -95,17 +101,17 @@ fn test_case(test: &TestRecord) -> TestCase {
                         })
                         .unwrap_or_else(|| "error".to_owned()),
                 )
-                .set_description(what);
+                .set_description(xml_text(&what));
             status
         }
         Outcome::NotRun => {
             let mut status = TestCaseStatus::skipped();
-            status.set_message(test.message.clone().unwrap_or_else(|| "not run".to_owned()));
+            status.set_message(xml_text(test.message.as_deref().unwrap_or("not run")));
             status
         }
     };
-    let mut case = TestCase::new(test.name.as_str(), status);
-    case.set_classname(test.binary.as_str());
+    let mut case = TestCase::new(xml_text(&test.name), status);
+    case.set_classname(xml_text(&test.binary));
     case.set_time(Duration::from_millis(test.duration_ms));
     let mut models: Vec<&str> = Vec::new();
     for run in &test.runs {
@@ -119,7 +125,10 @@ fn test_case(test: &TestRecord) -> TestCase {
     let output: u64 = test.runs.iter().map(|r| r.totals.output_tokens).sum();
     let tool_calls: u64 = test.runs.iter().map(|r| r.totals.tool_calls).sum();
     let stops: Vec<&str> = test.runs.iter().map(|r| r.stop_reason.as_str()).collect();
-    case.add_property(Property::new("copilot_eval.model", models.join(",")));
+    case.add_property(Property::new(
+        "copilot_eval.model",
+        xml_text(&models.join(",")),
+    ));
     case.add_property(Property::new(
         "copilot_eval.tokens.input",
         input.to_string(),
@@ -132,7 +141,10 @@ fn test_case(test: &TestRecord) -> TestCase {
         "copilot_eval.tool_calls",
         tool_calls.to_string(),
     ));
-    case.add_property(Property::new("copilot_eval.stop_reason", stops.join(",")));
+    case.add_property(Property::new(
+        "copilot_eval.stop_reason",
+        xml_text(&stops.join(",")),
+    ));
     case.add_property(Property::new(
         "copilot_eval.runs",
         test.runs.len().to_string(),
@@ -144,13 +156,13 @@ fn test_case(test: &TestRecord) -> TestCase {
     }
     for property in &test.properties {
         case.add_property(Property::new(
-            format!("property.{}", property.name),
-            property.value.to_string(),
+            xml_text(&format!("property.{}", property.name)),
+            xml_text(&property.value.to_string()),
         ));
     }
     if let Some(output) = &test.output {
-        case.set_system_out(output.stdout.as_str());
-        case.set_system_err(output.stderr.as_str());
+        case.set_system_out(xml_text(&output.stdout));
+        case.set_system_err(xml_text(&output.stderr));
     }
     case
 }
@@ -180,6 +192,26 @@ pub fn junit_properties(cost: &CostTotals) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn first_line(text: &str) -> String {
-    text.lines().next().unwrap_or_default().to_owned()
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+/// `text` with the code points XML 1.0 forbids replaced by U+FFFD, except the C0 control
+/// characters, which `quick-junit` removes (after removing the ANSI escapes they start).
+fn xml_text(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if is_xml_char(c) || c.is_ascii_control() {
+                c
+            } else {
+                char::REPLACEMENT_CHARACTER
+            }
+        })
+        .collect()
+}
+
+/// XML 1.0's `Char` production: tab, line feed, carriage return, U+0020..U+D7FF,
+/// U+E000..U+FFFD and U+10000..U+10FFFF.
+fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
 }

@@ -145,9 +145,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "artifact".to_owned());
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // Like any file the user writes: 0666 less the umask (tempfile's default is 0600, which CI
+    // upload steps and other users cannot read).
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut temp = builder
         .tempfile_in(&parent)
         .map_err(|e| std::io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))?;
     temp.write_all(bytes)?;

@@ -3,6 +3,7 @@
 //! forwards ([`ExchangeTap`]). The run owns these traits; the cassette module implements them
 //! (`ReplayResponder` and `Recorder`), so the run never depends on the cassette.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use github_copilot_sdk::copilot_request_handler::CopilotHttpResponse;
@@ -17,6 +18,12 @@ pub trait ReplayCheck: Send + Sync + std::fmt::Debug {
     /// [`StopReason::ReplayMismatch`](crate::StopReason::ReplayMismatch). Called once, after
     /// cleanup, when no model request can arrive any more.
     fn failure(&self, turns_finished: bool) -> Option<String>;
+
+    /// The run's working directory, exactly as the run hands it to the runtime (the eval's
+    /// `working_directory`, or the temporary directory the run created), called once before the
+    /// session starts. The replay uses it to know every spelling of the directory, also when
+    /// the system prompt does not state it (`replace` mode). Default: ignored.
+    fn working_directory(&self, _dir: &Path) {}
 }
 
 /// What the request proxy ([`RequestProxy`](super::proxy::RequestProxy)) hands every model
@@ -58,4 +65,8 @@ pub trait ExchangeTap: Send + Sync + std::fmt::Debug {
 
     /// WebSocket `socket` closed.
     fn ws_closed(&self, socket: u64);
+
+    /// The run's working directory, exactly as the run hands it to the runtime, called once
+    /// before the session starts (see [`ReplayCheck::working_directory`]). Default: ignored.
+    fn working_directory(&self, _dir: &Path) {}
 }

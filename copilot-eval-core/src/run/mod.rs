@@ -181,6 +181,13 @@ pub async fn run_turns(
         }
     };
 
+    if let Some(replay) = &options.replay {
+        replay.working_directory(&working_directory);
+    }
+    if let Some(tap) = &options.tap {
+        tap.working_directory(&working_directory);
+    }
+
     let controls = Controls::new(
         eval.max_tool_calls,
         eval.pre_tool_guards.clone(),

@@ -116,12 +116,12 @@ pub fn finished_line(record: &TestRecord) -> String {
 pub fn summary(report: &SuiteReport) -> String {
     let t = &report.totals;
     let mut out = format!(
-        "     Summary [{:>8.3}s] {} tests: {} passed, {} failed, {} errors, {} not run\n",
+        "     Summary [{:>8.3}s] {}: {} passed, {} failed, {}, {} not run\n",
         report.duration_ms as f64 / 1000.0,
-        t.tests,
+        count(t.tests as u64, "test", "tests"),
         t.passed,
         t.failed,
-        t.error,
+        count(t.error as u64, "error", "errors"),
         t.not_run
     );
     if !t.stop_reasons.is_empty() {
@@ -133,8 +133,11 @@ pub fn summary(report: &SuiteReport) -> String {
         out.push_str(&format!("  stop reasons: {}\n", reasons.join(", ")));
     }
     out.push_str(&format!(
-        "  tokens: {} input, {} output; {} tool calls in {} runs\n",
-        t.input_tokens, t.output_tokens, t.tool_calls, t.runs
+        "  tokens: {} input, {} output; {} in {}\n",
+        t.input_tokens,
+        t.output_tokens,
+        count(t.tool_calls as u64, "tool call", "tool calls"),
+        count(t.runs as u64, "run", "runs")
     ));
     out.push_str(&cost_summary_line(report));
     for test in report.tests.iter().filter(|t| t.outcome != Outcome::Passed) {
@@ -172,8 +175,8 @@ pub fn cost_summary_line(report: &SuiteReport) -> String {
         None => format!("unknown (not priced: {})", cost.unpriced_models.join(", ")),
     };
     let mut out = format!(
-        "  cost: {} model calls (cache: {} read, {} written tokens); premium requests: {premium} (reported); estimated: {} (pricing: {pricing})\n",
-        cost.model_calls,
+        "  cost: {} (cache: {} read, {} written tokens); premium requests: {premium} (reported); estimated: {} (pricing: {pricing})\n",
+        count(cost.model_calls as u64, "model call", "model calls"),
         cost.cache_read_tokens,
         cost.cache_write_tokens,
         estimated.trim_end()
@@ -186,4 +189,22 @@ pub fn cost_summary_line(report: &SuiteReport) -> String {
         out.push_str(&format!("  cap: {reason}\n"));
     }
     out
+}
+
+/// `n` with the noun in the number it takes: `1 test`, `0 tests`, `2 tests`.
+pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count;
+
+    #[test]
+    fn counts_take_the_noun_in_their_number() {
+        assert_eq!(count(0, "test", "tests"), "0 tests");
+        assert_eq!(count(1, "test", "tests"), "1 test");
+        assert_eq!(count(2, "tool call", "tool calls"), "2 tool calls");
+        assert_eq!(count(1, "model call", "model calls"), "1 model call");
+    }
 }

@@ -118,12 +118,15 @@ async fn loads_the_repository_configuration(ctx: EvalContext) {
 
     let config_root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("copilot-config");
     let repo = RepoConfig::load(&config_root).expect("the repository configuration loads");
+    // The agent's id is its front-matter `name` ("Release Reviewer"), as the runtime names an
+    // agent it loads from `reviewer.agent.md` itself: that is the `agent_type` to dispatch.
+    assert_eq!(repo.agent_names(), ["Release Reviewer"]);
     ctx.offline(
         Script::new([])
             .turn(ScriptedTurn::tool_call(
                 "task",
                 json!({
-                    "agent_type": "reviewer",
+                    "agent_type": "Release Reviewer",
                     "name": "reviewer",
                     "description": "Review the release notes",
                     "prompt": "Review: SHIPPED-WITH-CARE\n- Faster startup"
@@ -148,11 +151,11 @@ async fn loads_the_repository_configuration(ctx: EvalContext) {
     assert!(system_prompt.contains("Answer in plain English"));
     // The custom agent was dispatched and completed, with its own answer.
     assert!(
-        result.subagent_completed("reviewer"),
+        result.subagent_completed("Release Reviewer"),
         "{:#?}",
         result.subagent_invocations
     );
-    let reviewer = &result.subagent_invocations_for("reviewer")[0];
+    let reviewer = &result.subagent_invocations_for("Release Reviewer")[0];
     ctx.record_property("reviewer_answer", &reviewer.final_response);
     assert_eq!(
         reviewer.final_response.as_deref(),

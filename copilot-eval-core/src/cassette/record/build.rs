@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::super::format::{
     Cassette, CassetteHeader, Conversation, Message, RecordedToolCall, Role,
 };
-use super::super::normalize::{Context, NormalMessage, normalize, workdir_from_system_prompt};
+use super::super::normalize::{Context, NormalMessage, normalize};
 use super::{RecordError, RecordedExchange, Recorder};
 use crate::model_server::ScriptedUsage;
 use crate::report::Redactor;
@@ -30,6 +30,7 @@ impl Recorder {
         redactor: &Redactor,
     ) -> Result<Cassette, RecordError> {
         let exchanges = self.exchanges();
+        let workdir = self.lock().workdir.clone();
         for (i, exchange) in exchanges.iter().enumerate() {
             if let Some(reason) = &exchange.unrecordable {
                 return Err(RecordError::Unrecordable {
@@ -66,9 +67,7 @@ impl Recorder {
                 .collect();
             take_injected(&mut messages, &issued);
             messages.extend(reply.iter().map(NormalMessage::from_request));
-            let context = Context {
-                workdir: workdir_from_system_prompt(&exchange.request),
-            };
+            let context = Context::for_request(&exchange.request, workdir.as_deref());
             normalize(&mut messages, &context);
             if let Some(bad) = messages.iter().find(|m| role(&m.role).is_none()) {
                 return Err(RecordError::Unrecordable {

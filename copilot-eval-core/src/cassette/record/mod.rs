@@ -87,9 +87,10 @@ pub enum RecordError {
 ///    reply carries was put there by the runtime, not the model (the replay engine takes such
 ///    calls out of requests too);
 /// 3. the conversation is normalised by the replay's own list
-///    ([`NORMALIZERS`](super::NORMALIZERS)): `${system}`, `${workdir}` (from the system prompt's
-///    working directory line), shell tool placeholders, `toolcall_N` ids, canonical JSON
-///    arguments, no datetime prefix;
+///    ([`NORMALIZERS`](super::NORMALIZERS)): `${system}`, `${workdir}` (every spelling of the
+///    directory the run gave the runtime, as given and canonical, and of the system prompt's
+///    working directory line), `${tool_output_file}`, shell tool placeholders, `toolcall_N`
+///    ids, canonical JSON arguments, no datetime prefix;
 /// 4. a conversation that is a prefix of another one (an earlier request of the same chain), or
 ///    equal to an earlier one (a retried request), is dropped;
 /// 5. every text is passed through a [`Redactor`](crate::report::Redactor): a credential value
@@ -109,6 +110,9 @@ struct State {
     /// WebSocket id -> (the exchange in flight on it, the events received for it so far).
     sockets: HashMap<u64, Option<(usize, Vec<Value>)>>,
     next_socket: u64,
+    /// The working directory the run gave the runtime, when the run said
+    /// ([`ExchangeTap::working_directory`](crate::run::ExchangeTap::working_directory)).
+    workdir: Option<std::path::PathBuf>,
 }
 
 impl Recorder {
@@ -124,6 +128,13 @@ impl Recorder {
     /// Every model request seen so far, in arrival order.
     pub fn exchanges(&self) -> Vec<RecordedExchange> {
         self.lock().exchanges.clone()
+    }
+
+    /// Sets the working directory the run gave the runtime: each of its spellings becomes
+    /// `${workdir}` in the cassette, whether or not the system prompt states it. A run that
+    /// records calls this itself ([`RunOptions::record`](crate::RunOptions::record)).
+    pub fn set_working_directory(&self, dir: &std::path::Path) {
+        self.lock().workdir = Some(dir.to_path_buf());
     }
 
     /// How many model requests were seen so far.
