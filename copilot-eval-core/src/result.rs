@@ -37,8 +37,10 @@ pub enum StopReason {
     /// settled its servers, checked after the session is created and before the prompt is sent
     /// (no model request was made): the runtime reported it `failed` (e.g. the command could
     /// not start), `needs-auth`, `not_configured`, `disabled` or `stopped`, or never reported
-    /// it. `error` names each such server and its status; `mcp_servers` lists every configured
-    /// server's status and tool count.
+    /// it; or the eval's `timeout_s` elapsed while the runtime was still starting a server (it
+    /// stays `pending`, e.g. a stdio server that never answers `initialize`). `error` names each
+    /// such server and its status; `mcp_servers` lists every configured server's status and tool
+    /// count.
     McpSetupError,
     /// The tool call past `max_tool_calls` was denied; the session was aborted and no further
     /// model request was forwarded.

@@ -309,3 +309,56 @@ async fn an_mcp_session_recorded_through_the_stand_in_replays_from_its_cassette(
     assert_eq!(calls, 2, "one call per run reached the server");
     assert_no_fixture_left(&log);
 }
+
+#[tokio::test]
+async fn a_server_that_never_finishes_starting_ends_the_run_at_the_timeout_naming_it() {
+    let Some(runtime) =
+        runtime_for("a_server_that_never_finishes_starting_ends_the_run_at_the_timeout_naming_it")
+    else {
+        return;
+    };
+    let offline = Offline::start(&runtime, lookup_script()).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    // The bound is the eval's timeout (60 s, from `Offline::eval`): ample for the runtime to
+    // start and connect the working server; the stuck one never answers, however long.
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", fixture_server(&log, &[]))
+        .mcp_server("slow", fixture_server(&log, &["--never-initialize"]))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::McpSetupError,
+        "{:?}",
+        result.error
+    );
+    let error = result.error.clone().unwrap();
+    assert!(error.contains("`slow` is pending"), "{error}");
+    assert!(error.contains("timeout_s (60s)"), "{error}");
+    assert!(!error.contains("`fixture`"), "{error}");
+    assert!(
+        result.cleanup_errors.is_empty(),
+        "{:?}",
+        result.cleanup_errors
+    );
+    let statuses: Vec<(&str, &str)> = result
+        .mcp_servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.status.as_str()))
+        .collect();
+    assert_eq!(statuses, [("fixture", "connected"), ("slow", "pending")]);
+    assert!(
+        fixture_log(&log).iter().any(|l| l == "initialize"),
+        "the stuck server was started and asked to initialize: {:?}",
+        fixture_log(&log)
+    );
+    assert!(result.turns.is_empty(), "{:?}", result.turns);
+    assert!(
+        offline.server.model_requests().is_empty(),
+        "a model request was made"
+    );
+    assert_no_fixture_left(&log);
+}

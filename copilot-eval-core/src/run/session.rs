@@ -239,6 +239,14 @@ pub(super) async fn drive(
             )),
         },
     };
+    // The timeout while the MCP check still waits for a server: a setup error naming it.
+    let outcome = match outcome {
+        Some((StopReason::Timeout, _)) if run.mcp_checking => Some((
+            StopReason::McpSetupError,
+            mcp_timeout_error(run, eval.timeout_s),
+        )),
+        other => other,
+    };
     let turns_finished = outcome.is_none();
     if let Some((reason, error)) = outcome {
         run.fail(reason, error);
@@ -319,8 +327,10 @@ async fn execute(
         return Err(error);
     }
     // Before the prompt: every MCP server the eval configured must be connected.
+    run.mcp_checking = true;
     let (states, error) =
         check_mcp(&session, &run.mcp_configured, &run.log, progress_rx.clone()).await;
+    run.mcp_checking = false;
     run.mcp_checked = states;
     if let Some(error) = error {
         run.fail(StopReason::McpSetupError, error.clone());
@@ -350,11 +360,13 @@ async fn execute(
 
 /// The MCP check before the prompt. The runtime starts MCP servers lazily, so first ask it
 /// for its servers (`session.mcp.list`, which starts them and waits for them); then wait on
-/// `session.mcp_*` events (bounded by the eval's timeout around the whole run) for any server
+/// `session.mcp_*` events for any server
 /// it still reported `pending`; a connected server whose tools were not announced
 /// (`session.mcp_server_tools_loaded`) is asked for them (`session.mcp.listTools`). Returns each
 /// configured server's state and the setup error for those not connected. Nothing to do when
-/// the eval configured no server.
+/// the eval configured no server. Bounded by the eval's timeout around the whole run: when it
+/// elapses here (`RunState::mcp_checking`), [`drive`] ends the run as `mcp_setup_error` naming
+/// the servers still starting ([`mcp_timeout_error`]).
 async fn check_mcp(
     session: &Session,
     configured: &[String],
@@ -416,6 +428,28 @@ async fn check_mcp(
     }
     let error = mcp::setup_error(&states);
     (states, error)
+}
+
+/// The setup error when the eval's timeout elapsed during the MCP check: each configured server
+/// the runtime had not settled (still `pending`, or never reported), by name.
+fn mcp_timeout_error(run: &RunState, timeout_s: f64) -> String {
+    let (states, _) = {
+        let log = run.log.lock().expect("log lock");
+        mcp::mcp_servers(log.iter().map(|l| &l.event), &run.mcp_configured)
+    };
+    let waiting: Vec<String> = states
+        .iter()
+        .filter(|s| s.status == "pending" || s.status == mcp::UNREPORTED)
+        .map(|s| format!("`{}` is {}", s.name, s.status))
+        .collect();
+    format!(
+        "MCP server setup did not finish within the eval's timeout_s ({timeout_s}s), so the prompt was never sent: {} (the runtime was still starting it: a stdio server must answer `initialize`)",
+        if waiting.is_empty() {
+            "no server was reported pending".to_owned()
+        } else {
+            waiting.join("; ")
+        }
+    )
 }
 
 /// Wait for the root `session.idle` that ends the turn (the first after `idles_before` were

@@ -36,6 +36,9 @@ pub(super) struct RunState {
     /// The MCP servers' states as the check before the prompt saw them (fills what the event
     /// log leaves unreported).
     pub(super) mcp_checked: Vec<crate::evidence::mcp::McpServerState>,
+    /// True while the MCP check before the prompt waits for the runtime's servers (a timeout
+    /// then ends the run as `mcp_setup_error` naming the servers still starting).
+    pub(super) mcp_checking: bool,
 }
 
 impl RunState {
@@ -60,6 +63,7 @@ impl RunState {
             skill_discovery: None,
             mcp_configured: eval.mcp_servers.keys().cloned().collect(),
             mcp_checked: Vec::new(),
+            mcp_checking: false,
         }
     }
 
