@@ -1,14 +1,18 @@
-//! MCP servers in offline runs, end to end through the real runtime. The server is ours:
-//! `tests/fixtures/mcp/stdio-server.js` (node, no packages) speaks MCP JSON-RPC over stdio and
-//! has one tool, `lookup {key}` → `value-of-<key>`; with `MCP_FIXTURE_LOG` it logs its pid and
-//! each call it serves. The runtime names the tool `<server>-lookup`.
+//! MCP servers in offline runs, end to end through the real runtime. The servers are ours, in
+//! node without packages: `tests/fixtures/mcp/stdio-server.js` speaks MCP JSON-RPC over stdio,
+//! `tests/fixtures/mcp/http-server.js` over HTTP on 127.0.0.1 (both share `protocol.js`). One
+//! tool, `lookup {key}` → `value-of-<key>`; with `MCP_FIXTURE_LOG` a fixture logs its pid, the
+//! `initialize` request and each call it serves. The runtime names the tool `<server>-lookup`.
 //!
-//! Shown: a scripted eval calls the tool and gets its answer (and the evidence lists the server
-//! `connected` with 1 tool, not the runtime's builtin `github-mcp-server`); the same session
-//! recorded through the stand-in replays from its cassette; `max_tool_calls = 0` denies the MCP
-//! call before it reaches the server; a server that cannot start ends the run as
-//! `mcp_setup_error` naming it, before the prompt is sent. After every run, neither the runtime
-//! nor the MCP server process is left.
+//! Shown: a scripted eval calls the tool and gets its answer, over stdio and over HTTP (and the
+//! evidence lists the server `connected` with 1 tool, not the runtime's builtin
+//! `github-mcp-server`); the same stdio session recorded through the stand-in replays from its
+//! cassette; `max_tool_calls = 0` denies the MCP call before it reaches the server; a stdio
+//! server that cannot start, or an HTTP server that refuses connections, ends the run as
+//! `mcp_setup_error` naming it, before the prompt is sent; a stdio server that never answers
+//! `initialize` ends the run at the eval's timeout as `mcp_setup_error` naming it (not a bare
+//! timeout nor a cleanup error). After every run, neither the runtime nor a stdio server
+//! process is left.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,7 +20,7 @@ use std::sync::Arc;
 use copilot_eval_core::cassette::{CassetteHeader, Recorder, ReplaySession};
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::report::Redactor;
-use copilot_eval_core::sdk::{McpServerConfig, McpStdioServerConfig};
+use copilot_eval_core::sdk::{McpHttpServerConfig, McpServerConfig, McpStdioServerConfig};
 use copilot_eval_core::{CopilotResult, RunOptions, StopReason, run_with};
 use copilot_eval_e2e::{MODEL, Offline, assert_no_runtime_left, runtime_for};
 use serde_json::json;
@@ -41,9 +45,14 @@ fn fixture_server(log: &Path, args: &[&str]) -> McpServerConfig {
 
 /// Turn 1 calls `fixture-lookup {key: k1}`, turn 2 answers.
 fn lookup_script() -> Script {
+    lookup_script_on("fixture")
+}
+
+/// Turn 1 calls `<server>-lookup {key: k1}`, turn 2 answers.
+fn lookup_script_on(server: &str) -> Script {
     Script::new([])
         .turn(ScriptedTurn::tool_call(
-            "fixture-lookup",
+            format!("{server}-lookup"),
             json!({"key": "k1"}),
         ))
         .turn(ScriptedTurn::text("done"))
@@ -76,6 +85,12 @@ fn assert_no_fixture_left(log: &Path) {
 
 /// The one call of `fixture-lookup` in `result`, answered by the fixture.
 fn assert_lookup_answered(result: &CopilotResult, label: &str) {
+    assert_answered_by(result, "fixture", label);
+}
+
+/// The one call of `<server>-lookup` in `result`, answered by the fixture named `server`, the
+/// only configured server, `connected` with 1 tool.
+fn assert_answered_by(result: &CopilotResult, server: &str, label: &str) {
     assert_eq!(
         result.stop_reason,
         StopReason::Completed,
@@ -83,10 +98,11 @@ fn assert_lookup_answered(result: &CopilotResult, label: &str) {
         result.error
     );
     assert!(result.success, "{label}");
+    let tool = format!("{server}-lookup");
     let call = result
         .tool_calls
         .iter()
-        .find(|c| c.name == "fixture-lookup")
+        .find(|c| c.name == tool)
         .unwrap_or_else(|| panic!("{label}: no MCP call in {:#?}", result.tool_calls));
     assert_eq!(call.success, Some(true), "{label}: {call:?}");
     assert_eq!(call.result.as_deref(), Some("value-of-k1"), "{label}");
@@ -96,15 +112,11 @@ fn assert_lookup_answered(result: &CopilotResult, label: &str) {
         "{label}: {:?}",
         result.mcp_servers
     );
-    let server = &result.mcp_servers[0];
+    let state = &result.mcp_servers[0];
     assert_eq!(
-        (
-            server.name.as_str(),
-            server.status.as_str(),
-            server.tool_count
-        ),
-        ("fixture", "connected", Some(1)),
-        "{label}: {server:?}"
+        (state.name.as_str(), state.status.as_str(), state.tool_count),
+        (server, "connected", Some(1)),
+        "{label}: {state:?}"
     );
 }
 
@@ -361,4 +373,113 @@ async fn a_server_that_never_finishes_starting_ends_the_run_at_the_timeout_namin
         "a model request was made"
     );
     assert_no_fixture_left(&log);
+}
+
+/// The HTTP fixture (`tests/fixtures/mcp/http-server.js`), started by the test on 127.0.0.1 at
+/// a free port and killed when dropped.
+struct HttpFixture {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpFixture {
+    /// Start it logging to `log`; returns once it printed `listening <port>`.
+    fn start(log: &Path) -> Self {
+        use std::io::BufRead;
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/http-server.js");
+        let mut child = std::process::Command::new("node")
+            .arg(script)
+            .env("MCP_FIXTURE_LOG", log)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("node starts the HTTP fixture");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("listening ")
+            .unwrap_or_else(|| panic!("the HTTP fixture printed {line:?}"));
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+
+    fn config(&self) -> McpServerConfig {
+        McpServerConfig::Http(McpHttpServerConfig {
+            url: self.url.clone(),
+            ..Default::default()
+        })
+    }
+}
+
+impl Drop for HttpFixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn an_offline_eval_calls_an_http_mcp_tool_and_gets_its_answer() {
+    let Some(runtime) = runtime_for("an_offline_eval_calls_an_http_mcp_tool_and_gets_its_answer")
+    else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let http = HttpFixture::start(&log);
+    let offline = Offline::start(&runtime, lookup_script_on("web")).await;
+    let eval = offline
+        .eval()
+        .mcp_server("web", http.config())
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_answered_by(&result, "web", "http");
+    assert_eq!(
+        fixture_log(&log)
+            .iter()
+            .filter(|l| l.starts_with("call "))
+            .collect::<Vec<_>>(),
+        ["call k1"],
+        "the HTTP fixture served the call"
+    );
+}
+
+#[tokio::test]
+async fn an_http_server_that_refuses_connections_ends_the_run_as_a_setup_error_naming_it() {
+    let Some(runtime) = runtime_for(
+        "an_http_server_that_refuses_connections_ends_the_run_as_a_setup_error_naming_it",
+    ) else {
+        return;
+    };
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let offline = Offline::start(&runtime, lookup_script_on("web")).await;
+    let config = McpServerConfig::Http(McpHttpServerConfig {
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        ..Default::default()
+    });
+    let eval = offline.eval().mcp_server("web", config).build().unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::McpSetupError,
+        "{:?}",
+        result.error
+    );
+    let error = result.error.clone().unwrap();
+    assert!(error.contains("`web` is failed"), "{error}");
+    assert!(
+        offline.server.model_requests().is_empty(),
+        "a model request was made"
+    );
 }
