@@ -12,9 +12,10 @@ use github_copilot_sdk::tool::ToolHandler;
 use github_copilot_sdk::{Error, Tool, ToolInvocation, ToolResult, ToolResultExpanded};
 use serde_json::Value;
 
-/// What the model reads when a [`function_tool`] handler fails: the text the GitHub Copilot SDKs
-/// (Go, .NET, Python) give the model for a failing tool handler, so a handler's internal error
-/// text does not reach the model.
+/// What the model reads when a [`function_tool`] handler fails: the text the Go Copilot SDK gives
+/// the model for a failing tool handler (its `buildFailedToolResult`, which keeps the detail in
+/// the result's `error` only), so a handler's internal error text does not reach the model. (The
+/// Rust SDK's own path for a `ToolHandler` returning `Err` passes the error text to the model.)
 pub const HIDDEN_TOOL_ERROR: &str =
     "Invoking this tool produced an error. Detailed information is not available.";
 
@@ -22,7 +23,7 @@ pub const HIDDEN_TOOL_ERROR: &str =
 /// is `handler(arguments)`.
 ///
 /// The handler's `Ok(text)` goes back to the model as the tool's result. `Err(text)` goes back as
-/// a failed tool result (`result_type: "failure"`) the way the Copilot SDKs report a failing
+/// a failed tool result (`result_type: "failure"`) the way the Go Copilot SDK reports a failing
 /// handler: the model reads [`HIDDEN_TOOL_ERROR`], never `text`; the full `text` is the result's
 /// `error`, which the evidence records on the [`ToolCall`](crate::ToolCall) (`success: false`,
 /// `error: Some(text)`). To let the model read the error text, use

@@ -146,12 +146,19 @@ async fn an_offline_eval_calls_a_stdio_mcp_tool_and_gets_its_answer() {
     );
     // The runtime's builtin GitHub server failed against the loopback server, and neither
     // failed the eval nor shows in the evidence.
-    assert!(
-        result
-            .raw_events
-            .iter()
-            .any(|e| e.data["serverName"] == "github-mcp-server"),
-        "the runtime tried its builtin server"
+    let builtin: Vec<&serde_json::Value> = result
+        .raw_events
+        .iter()
+        .filter(|e| {
+            e.event_type == "session.mcp_server_status_changed"
+                && e.data["serverName"] == "github-mcp-server"
+        })
+        .map(|e| &e.data["status"])
+        .collect();
+    assert_eq!(
+        builtin.last().and_then(|s| s.as_str()),
+        Some("failed"),
+        "the runtime tried its builtin server and it failed: {builtin:?}"
     );
     // The JSON report carries the same.
     let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
