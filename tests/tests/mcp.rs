@@ -6,8 +6,8 @@
 //!
 //! Shown: a scripted eval calls the tool and gets its answer, over stdio and over HTTP (and the
 //! evidence lists the server `connected` with 1 tool, not the runtime's builtin
-//! `github-mcp-server`); the same stdio session recorded through the stand-in replays from its
-//! cassette; `max_tool_calls = 0` denies the MCP call before it reaches the server; a stdio
+//! `github-mcp-server`); the same session recorded through the stand-in replays from its
+//! cassette (stdio; HTTP with the server on another port); `max_tool_calls = 0` denies the MCP call before it reaches the server; a stdio
 //! server that cannot start, or an HTTP server that refuses connections, ends the run as
 //! `mcp_setup_error` naming it, before the prompt is sent; a stdio server that never answers
 //! `initialize` ends the run at the eval's timeout as `mcp_setup_error` naming it (not a bare
@@ -262,26 +262,27 @@ async fn a_server_that_cannot_start_ends_the_run_as_a_setup_error_naming_it() {
     assert_no_fixture_left(&log);
 }
 
-#[tokio::test]
-async fn an_mcp_session_recorded_through_the_stand_in_replays_from_its_cassette() {
-    let Some(runtime) =
-        runtime_for("an_mcp_session_recorded_through_the_stand_in_replays_from_its_cassette")
-    else {
-        return;
-    };
+/// Record a session calling `<server>-lookup` through the stand-in (the scripted server in place
+/// of the model service) with the MCP server `record`, write its cassette, then replay it in a
+/// fresh working directory with the MCP server `replay`. Both runs must call the tool and get its
+/// answer from the server, with every recorded reply served.
+async fn record_then_replay(
+    runtime: &copilot_eval_core::runtime::ResolvedRuntime,
+    server_name: &str,
+    record: McpServerConfig,
+    replay: McpServerConfig,
+) {
     let scratch = tempfile::tempdir().unwrap();
-    let log = scratch.path().join("fixture.log");
-
-    // Record: the scripted server stands in for the model service.
     let recording_dir = tempfile::tempdir().unwrap();
-    let server = ModelServer::start(ServerConfig::new(Arc::new(lookup_script())).model(MODEL))
-        .await
-        .unwrap();
+    let server =
+        ModelServer::start(ServerConfig::new(Arc::new(lookup_script_on(server_name))).model(MODEL))
+            .await
+            .unwrap();
     let recorder = Recorder::new();
     let eval = copilot_eval_core::CopilotEval::builder()
         .model(MODEL)
         .working_directory(recording_dir.path())
-        .mcp_server("fixture", fixture_server(&log, &[]))
+        .mcp_server(server_name, record)
         .build()
         .unwrap();
     let recorded = run_with(
@@ -294,39 +295,76 @@ async fn an_mcp_session_recorded_through_the_stand_in_replays_from_its_cassette(
     .await;
     server.shutdown().await;
     assert_no_runtime_left(&recorded);
-    assert_lookup_answered(&recorded, "recording");
+    assert_answered_by(&recorded, server_name, "recording");
     let cassette = recorder
         .cassette(CassetteHeader::default(), &Redactor::default())
         .unwrap();
     let path = scratch.path().join("mcp.yaml");
     cassette.write(&path, "recorded by the mcp test").unwrap();
 
-    // Replay in a fresh working directory: the runtime launches the server again.
+    // Replay in a fresh working directory: the runtime launches (or connects to) the server again.
     let replay_dir = tempfile::tempdir().unwrap();
-    let replay = ReplaySession::start(&path).await.unwrap();
+    let session = ReplaySession::start(&path).await.unwrap();
     let eval = copilot_eval_core::CopilotEval::builder()
-        .model(replay.model())
+        .model(session.model())
         .working_directory(replay_dir.path())
-        .mcp_server("fixture", fixture_server(&log, &[]))
+        .mcp_server(server_name, replay)
         .build()
         .unwrap();
     let replayed = run_with(
         &eval,
         "Look up k1.",
-        &replay.run_options().runtime_path(&runtime.path),
+        &session.run_options().runtime_path(&runtime.path),
     )
     .await;
-    let unconsumed = replay.unconsumed();
-    replay.shutdown().await;
+    let unconsumed = session.unconsumed();
+    session.shutdown().await;
     assert_no_runtime_left(&replayed);
     assert!(unconsumed.is_empty(), "{unconsumed:?}");
-    assert_lookup_answered(&replayed, "replay");
+    assert_answered_by(&replayed, server_name, "replay");
+}
+
+#[tokio::test]
+async fn an_mcp_session_recorded_through_the_stand_in_replays_from_its_cassette() {
+    let Some(runtime) =
+        runtime_for("an_mcp_session_recorded_through_the_stand_in_replays_from_its_cassette")
+    else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    record_then_replay(
+        &runtime,
+        "fixture",
+        fixture_server(&log, &[]),
+        fixture_server(&log, &[]),
+    )
+    .await;
     let calls = fixture_log(&log)
         .into_iter()
         .filter(|l| l.starts_with("call "))
         .count();
     assert_eq!(calls, 2, "one call per run reached the server");
     assert_no_fixture_left(&log);
+}
+
+#[tokio::test]
+async fn an_http_mcp_session_recorded_through_the_stand_in_replays_with_another_port() {
+    let Some(runtime) =
+        runtime_for("an_http_mcp_session_recorded_through_the_stand_in_replays_with_another_port")
+    else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let (first, second) = (HttpFixture::start(&log), HttpFixture::start(&log));
+    assert_ne!(first.url, second.url);
+    record_then_replay(&runtime, "web", first.config(), second.config()).await;
+    let calls = fixture_log(&log)
+        .into_iter()
+        .filter(|l| l.starts_with("call "))
+        .count();
+    assert_eq!(calls, 2, "one call per run reached a server");
 }
 
 #[tokio::test]
