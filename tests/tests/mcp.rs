@@ -7,12 +7,12 @@
 //! Shown: a scripted eval calls the tool and gets its answer, over stdio and over HTTP (and the
 //! evidence lists the server `connected` with 1 tool, not the runtime's builtin
 //! `github-mcp-server`); the same session recorded through the stand-in replays from its
-//! cassette (stdio; HTTP with the server on another port); `max_tool_calls = 0` denies the MCP call before it reaches the server; a stdio
-//! server that cannot start, or an HTTP server that refuses connections, ends the run as
-//! `mcp_setup_error` naming it, before the prompt is sent; a stdio server that never answers
-//! `initialize` ends the run at the eval's timeout as `mcp_setup_error` naming it (not a bare
-//! timeout nor a cleanup error). After every run, neither the runtime nor a stdio server
-//! process is left.
+//! cassette (stdio; HTTP with the server on another port); `max_tool_calls = 0` denies the MCP
+//! call before it reaches the server (stdio and HTTP); a stdio server that cannot start, or an
+//! HTTP server that refuses connections, ends the run as `mcp_setup_error` naming it, before the
+//! prompt is sent; a stdio server that never answers `initialize` ends the run at the eval's
+//! timeout as `mcp_setup_error` naming it (not a bare timeout nor a cleanup error). After every
+//! run, neither the runtime nor a stdio server process is left.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -526,5 +526,49 @@ async fn an_http_server_that_refuses_connections_ends_the_run_as_a_setup_error_n
     assert!(
         offline.server.model_requests().is_empty(),
         "a model request was made"
+    );
+}
+
+#[tokio::test]
+async fn a_zero_tool_budget_denies_the_http_mcp_call_before_it_reaches_the_server() {
+    let Some(runtime) =
+        runtime_for("a_zero_tool_budget_denies_the_http_mcp_call_before_it_reaches_the_server")
+    else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let http = HttpFixture::start(&log);
+    let offline = Offline::start(&runtime, lookup_script_on("web")).await;
+    let eval = offline
+        .eval()
+        .mcp_server("web", http.config())
+        .max_tool_calls(0)
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ToolBudgetExceeded,
+        "{:?}",
+        result.error
+    );
+    let call = result
+        .tool_calls
+        .iter()
+        .find(|c| c.name == "web-lookup")
+        .unwrap_or_else(|| panic!("no MCP call in {:#?}", result.tool_calls));
+    assert!(
+        call.denied.as_deref().is_some_and(|d| d.contains("budget")),
+        "{call:?}"
+    );
+    let log_lines = fixture_log(&log);
+    assert!(
+        log_lines.iter().any(|l| l == "initialize"),
+        "the server was connected: {log_lines:?}"
+    );
+    assert!(
+        !log_lines.iter().any(|l| l.starts_with("call ")),
+        "the denied call reached the server: {log_lines:?}"
     );
 }
