@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+pub use crate::evidence::mcp::McpServerState;
 use crate::evidence::skills::{SkillDiscovery, SkillInvocation};
 use crate::evidence::subagents::{SubagentInvocation, SubagentStatus};
 pub use crate::evidence::{RawEvent, Role, ToolCall, Turn, Usage};
@@ -32,6 +33,15 @@ pub enum StopReason {
     /// prompt). `skill_discovery` says what was requested and what the runtime saw
     /// ([`crate::skills`]).
     SkillSetupError,
+    /// An MCP server the eval configured (`mcp_server`) was not connected when the runtime
+    /// settled its servers, checked after the session is created and before the prompt is sent
+    /// (no model request was made): the runtime reported it `failed` (e.g. the command could
+    /// not start), `needs-auth`, `not_configured`, `disabled` or `stopped`, or never reported
+    /// it; or the eval's `timeout_s` elapsed while the runtime was still starting a server (it
+    /// stays `pending`, e.g. a stdio server that never answers `initialize`). `error` names each
+    /// such server and its status; `mcp_servers` lists every configured server's status and tool
+    /// count.
+    McpSetupError,
     /// The scripted model (`EvalContext::offline`) ran out of turns: the runtime asked for one
     /// more model turn than the script holds (the extra request was answered `500`, ending the
     /// session). The test author's own mistake, not an infrastructure stop: the runner reports
@@ -63,6 +73,7 @@ impl StopReason {
             Self::Timeout => "timeout",
             Self::ExecutionError => "execution_error",
             Self::SkillSetupError => "skill_setup_error",
+            Self::McpSetupError => "mcp_setup_error",
             Self::ScriptExhausted => "script_exhausted",
             Self::ToolBudgetExceeded => "tool_budget_exceeded",
             Self::ReplayMismatch => "replay_mismatch",
@@ -74,13 +85,14 @@ impl StopReason {
     /// Every reason, from the highest precedence to the lowest. When several causes are seen in
     /// one run, the reason is the one that comes first here (so the same causes always give the
     /// same reason, whatever their timing); the error text keeps every cause, each once.
-    pub const PRECEDENCE: [StopReason; 9] = [
+    pub const PRECEDENCE: [StopReason; 10] = [
         Self::CleanupError,
         Self::RequestAuditError,
         Self::ToolBudgetExceeded,
         Self::ReplayMismatch,
         Self::Timeout,
         Self::SkillSetupError,
+        Self::McpSetupError,
         Self::ScriptExhausted,
         Self::ExecutionError,
         Self::Completed,
@@ -159,6 +171,11 @@ pub struct CopilotResult {
     /// What the run learned about the requested skills before the first model request; `None`
     /// when the eval requested no skill folder ([`crate::skills`]).
     pub skill_discovery: Option<SkillDiscovery>,
+    /// Each MCP server the eval configured (`mcp_server`), in configuration order, with the
+    /// last status and tool count the runtime reported ([`McpServerState`]); empty when the eval
+    /// configured none. The runtime's own servers (its builtin `github-mcp-server`) are not
+    /// listed.
+    pub mcp_servers: Vec<McpServerState>,
     /// Every `skill.invoked` event, in order ([`SkillInvocation`]).
     pub skill_invocations: Vec<SkillInvocation>,
     /// Every subagent dispatch with the subagent's own tool calls and answer, in dispatch order
@@ -386,6 +403,7 @@ mod tests {
             }],
             final_response: None,
             skill_discovery: None,
+            mcp_servers: vec![],
             skill_invocations: vec![],
             subagent_invocations: vec![],
             usage: vec![],

@@ -12,12 +12,22 @@ use github_copilot_sdk::tool::ToolHandler;
 use github_copilot_sdk::{Error, Tool, ToolInvocation, ToolResult, ToolResultExpanded};
 use serde_json::Value;
 
+/// What the model reads when a [`function_tool`] handler fails: the text the Go Copilot SDK gives
+/// the model for a failing tool handler (its `buildFailedToolResult`, which keeps the detail in
+/// the result's `error` only), so a handler's internal error text does not reach the model. (The
+/// Rust SDK's own path for a `ToolHandler` returning `Err` passes the error text to the model.)
+pub const HIDDEN_TOOL_ERROR: &str =
+    "Invoking this tool produced an error. Detailed information is not available.";
+
 /// An SDK [`Tool`] named `name` with a JSON Schema `parameters` object, whose in-process handler
 /// is `handler(arguments)`.
 ///
-/// The handler's `Ok(text)` goes back to the model as the tool's result; `Err(text)` goes back as
-/// a failed tool result (`result_type: "failure"`), which the model sees and the evidence records
-/// with `success: false`.
+/// The handler's `Ok(text)` goes back to the model as the tool's result. `Err(text)` goes back as
+/// a failed tool result (`result_type: "failure"`) the way the Go Copilot SDK reports a failing
+/// handler: the model reads [`HIDDEN_TOOL_ERROR`], never `text`; the full `text` is the result's
+/// `error`, which the evidence records on the [`ToolCall`](crate::ToolCall) (`success: false`,
+/// `error: Some(text)`). To let the model read the error text, use
+/// [`function_tool_showing_errors`].
 pub fn function_tool<F, Fut>(
     name: impl Into<String>,
     description: impl Into<String>,
@@ -28,18 +38,60 @@ where
     F: Fn(Value) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<String, String>> + Send + 'static,
 {
+    make_tool(name, description, parameters, handler, false)
+}
+
+/// As [`function_tool`], except that the model reads the handler's `Err(text)` itself (the
+/// opt-in for a tool whose error messages are meant for the model, e.g. input validation).
+pub fn function_tool_showing_errors<F, Fut>(
+    name: impl Into<String>,
+    description: impl Into<String>,
+    parameters: Value,
+    handler: F,
+) -> Tool
+where
+    F: Fn(Value) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<String, String>> + Send + 'static,
+{
+    make_tool(name, description, parameters, handler, true)
+}
+
+fn make_tool<F, Fut>(
+    name: impl Into<String>,
+    description: impl Into<String>,
+    parameters: Value,
+    handler: F,
+    show_errors: bool,
+) -> Tool
+where
+    F: Fn(Value) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<String, String>> + Send + 'static,
+{
     Tool::new(name)
         .with_description(description)
         .with_parameters(parameters)
         .with_handler(Arc::new(FnHandler {
             handler,
+            show_errors,
             _future: PhantomData,
         }))
 }
 
 struct FnHandler<F, Fut> {
     handler: F,
+    show_errors: bool,
     _future: PhantomData<fn() -> Fut>,
+}
+
+/// The failed result of a handler's `Err(error)`: the model reads `error` only when
+/// `show_errors`, else [`HIDDEN_TOOL_ERROR`]; the result's `error` is always the full text.
+fn failure(error: String, show_errors: bool) -> ToolResult {
+    let for_model = if show_errors {
+        error.clone()
+    } else {
+        HIDDEN_TOOL_ERROR.to_owned()
+    };
+    ToolResult::Expanded(ToolResultExpanded::new(for_model, "failure").with_error(error))
 }
 
 #[async_trait]
@@ -51,9 +103,7 @@ where
     async fn call(&self, invocation: ToolInvocation) -> Result<ToolResult, Error> {
         Ok(match (self.handler)(invocation.arguments).await {
             Ok(text) => ToolResult::Text(text),
-            Err(text) => ToolResult::Expanded(
-                ToolResultExpanded::new(text.clone(), "failure").with_error(text),
-            ),
+            Err(text) => failure(text, self.show_errors),
         })
     }
 }
@@ -119,6 +169,19 @@ pub const TINY_PNG: &[u8] = &[
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handler_error_is_hidden_from_the_model_unless_shown() {
+        let hidden = serde_json::to_value(failure("db password rejected".into(), false)).unwrap();
+        assert_eq!(hidden["textResultForLlm"], HIDDEN_TOOL_ERROR, "{hidden}");
+        assert_eq!(hidden["error"], "db password rejected");
+        assert_eq!(hidden["resultType"], "failure");
+        let shown = serde_json::to_value(failure("bad key".into(), true)).unwrap();
+        assert_eq!(shown["textResultForLlm"], "bad key", "{shown}");
+        assert_eq!(shown["error"], "bad key");
+    }
+
     #[test]
     fn tiny_png_is_a_valid_png() {
         // Signature, then IHDR declaring 1x1, then IEND at the end.

@@ -79,6 +79,7 @@ fn run(stop: String, model: String, prompt: String, response: String) -> RunReco
         working_directory: "/w".into(),
         skills_invoked: vec![],
         skill_discovery: None,
+        mcp_servers: vec![],
         skill_invocations: vec![],
         subagents: vec![],
         subagent_invocations: vec![],

@@ -17,6 +17,7 @@
 //! - `session.start` / `session.model_change`: `selectedModel` / `newModel`;
 //! - `session.error`: `errorType`, `message`;
 //! - `session.idle`: the end of the turns;
+//! - `session.mcp_*`: the status and tool count of each configured MCP server ([`mcp`]);
 //! - `skill.invoked` and `subagent.*`: skill invocations and subagent dispatches, mapped by
 //!   [`skills`] and [`subagents`];
 //! - `session.shutdown` / `session.usage_checkpoint`: `totalPremiumRequests`, the premium
@@ -29,6 +30,7 @@
 
 mod events;
 mod map;
+pub mod mcp;
 mod premium;
 pub mod skills;
 pub mod subagents;

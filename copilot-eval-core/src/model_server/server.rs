@@ -304,6 +304,9 @@ async fn user(
         "copilot_plan": "individual_pro",
         "access_type_sku": "copilot_pro",
         "chat_enabled": true,
+        // The MCP entitlement: without it the runtime reports every configured MCP server
+        // `not_configured` and never launches it.
+        "is_mcp_enabled": true,
         "analytics_tracking_id": "copilot-eval-offline",
         "endpoints": {
             "api": shared.base_url,

@@ -287,6 +287,7 @@ output = 0
             working_directory: "/w".into(),
             skills_invoked: vec![],
             skill_discovery: None,
+            mcp_servers: vec![],
             skill_invocations: vec![],
             subagents: vec![],
             subagent_invocations: vec![],

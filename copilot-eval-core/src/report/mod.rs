@@ -283,7 +283,8 @@ pub struct RunRecord {
     /// `true` when `stop_reason` is `completed` and there is no error.
     pub success: bool,
     /// Why the run ended ([`crate::StopReason::as_str`]): `completed`, `timeout`,
-    /// `execution_error`, `skill_setup_error`, `script_exhausted`, `tool_budget_exceeded`,
+    /// `execution_error`, `skill_setup_error`, `mcp_setup_error`, `script_exhausted`,
+    /// `tool_budget_exceeded`,
     /// `request_audit_error`, `cleanup_error`, `replay_mismatch`.
     pub stop_reason: String,
     /// What went wrong, causes joined with `; `.
@@ -326,6 +327,10 @@ pub struct RunRecord {
     /// skill folders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill_discovery: Option<Value>,
+    /// Each MCP server the eval configured, with the runtime's last status and tool count
+    /// (absent when the eval configured none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<McpServerRecord>,
     /// Every `skill.invoked` event: skill name and `SKILL.md` path.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skill_invocations: Vec<Value>,
@@ -476,6 +481,22 @@ pub struct TimingsRecord {
     pub cleanup_ms: u64,
 }
 
+/// One MCP server the eval configured, as the runtime last reported it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct McpServerRecord {
+    /// The server's name in the eval's configuration.
+    pub name: String,
+    /// The runtime's last status: `connected`, `failed`, `needs-auth`, `pending`, `disabled`,
+    /// `stopped`, `not_configured`, or `unreported` when it sent none.
+    pub status: String,
+    /// How many tools the server listed, when the runtime loaded them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_count: Option<u32>,
+    /// The runtime's error text for a failed status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 impl RunRecord {
     /// Mirror `result` for the artifacts. `mode` is `live`, `replay` or `scripted`; `prompt` is
     /// the prompt that was sent. Credential-like keys of the configuration are replaced by
@@ -604,6 +625,16 @@ impl RunRecord {
             working_directory: result.working_directory.display().to_string(),
             skills_invoked,
             skill_discovery,
+            mcp_servers: result
+                .mcp_servers
+                .iter()
+                .map(|s| McpServerRecord {
+                    name: s.name.clone(),
+                    status: s.status.clone(),
+                    tool_count: s.tool_count,
+                    error: s.error.clone(),
+                })
+                .collect(),
             skill_invocations,
             subagents,
             subagent_invocations,

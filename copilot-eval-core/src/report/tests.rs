@@ -37,6 +37,7 @@ pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
         working_directory: "/w".into(),
         skills_invoked: vec![],
         skill_discovery: None,
+        mcp_servers: vec![],
         skill_invocations: vec![],
         subagents: vec![],
         subagent_invocations: vec![],

@@ -17,7 +17,7 @@ use super::state::{RunState, control_stop};
 use super::{OFFLINE_TOKEN, Target, live_token};
 use crate::error::ConfigError;
 use crate::eval::{ClientMode, CopilotEval, EMPTY_MODE_SETTINGS, check_empty_mode};
-use crate::evidence::LoggedEvent;
+use crate::evidence::{LoggedEvent, mcp};
 use crate::result::{RawEvent, RuntimeStartup, StopReason};
 
 /// After a `session.error`, how long to wait for the `session.idle` that normally follows.
@@ -42,6 +42,8 @@ pub(super) struct Progress {
     pub(super) session_error: bool,
     /// Root `session.idle` events seen (one per finished turn).
     pub(super) idles: u32,
+    /// `session.mcp_*` events seen (the MCP check waits on these).
+    pub(super) mcp_events: u32,
 }
 
 /// Map the eval onto the SDK's session configuration (without credentials, which the run adds).
@@ -237,6 +239,14 @@ pub(super) async fn drive(
             )),
         },
     };
+    // The timeout while the MCP check still waits for a server: a setup error naming it.
+    let outcome = match outcome {
+        Some((StopReason::Timeout, _)) if run.mcp_checking => Some((
+            StopReason::McpSetupError,
+            mcp_timeout_error(run, eval.timeout_s),
+        )),
+        other => other,
+    };
     let turns_finished = outcome.is_none();
     if let Some((reason, error)) = outcome {
         run.fail(reason, error);
@@ -316,6 +326,16 @@ async fn execute(
         run.fail(StopReason::SkillSetupError, error.clone());
         return Err(error);
     }
+    // Before the prompt: every MCP server the eval configured must be connected.
+    run.mcp_checking = true;
+    let (states, error) =
+        check_mcp(&session, &run.mcp_configured, &run.log, progress_rx.clone()).await;
+    run.mcp_checking = false;
+    run.mcp_checked = states;
+    if let Some(error) = error {
+        run.fail(StopReason::McpSetupError, error.clone());
+        return Err(error);
+    }
 
     let t = Instant::now();
     let result = async {
@@ -336,6 +356,100 @@ async fn execute(
     .await;
     run.timings.turns_ms = Some(t.elapsed().as_millis() as u64);
     result
+}
+
+/// The MCP check before the prompt. The runtime starts MCP servers lazily, so first ask it
+/// for its servers (`session.mcp.list`, which starts them and waits for them); then wait on
+/// `session.mcp_*` events for any server
+/// it still reported `pending`; a connected server whose tools were not announced
+/// (`session.mcp_server_tools_loaded`) is asked for them (`session.mcp.listTools`). Returns each
+/// configured server's state and the setup error for those not connected. Nothing to do when
+/// the eval configured no server. Bounded by the eval's timeout around the whole run: when it
+/// elapses here (`RunState::mcp_checking`), [`drive`] ends the run as `mcp_setup_error` naming
+/// the servers still starting ([`mcp_timeout_error`]).
+async fn check_mcp(
+    session: &Session,
+    configured: &[String],
+    log: &Mutex<Vec<LoggedEvent>>,
+    mut progress: watch::Receiver<Progress>,
+) -> (Vec<mcp::McpServerState>, Option<String>) {
+    if configured.is_empty() {
+        return (Vec::new(), None);
+    }
+    let rpc = session.rpc();
+    let listed = match rpc.mcp().list().await {
+        Ok(listed) => listed,
+        Err(e) => {
+            let error = format!(
+                "MCP server setup failed before the prompt was sent: asking the runtime for its MCP servers (session.mcp.list) failed: {e}"
+            );
+            return (Vec::new(), Some(error));
+        }
+    };
+    let listed_state = |name: &str| {
+        listed.servers.iter().find(|s| s.name == name).map(|s| {
+            let status = serde_json::to_value(&s.status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_else(|| format!("{:?}", s.status));
+            (status, s.error.clone())
+        })
+    };
+    let mut states = loop {
+        progress.borrow_and_update();
+        let (mut states, _) = {
+            let log = log.lock().expect("log lock");
+            mcp::mcp_servers(log.iter().map(|l| &l.event), configured)
+        };
+        // What the events left unreported, the list answer says.
+        for state in states.iter_mut().filter(|s| s.status == mcp::UNREPORTED) {
+            if let Some((status, error)) = listed_state(&state.name) {
+                state.status = status;
+                state.error = error;
+            }
+        }
+        if !states.iter().any(|s| s.status == "pending") {
+            break states;
+        }
+        if progress.changed().await.is_err() {
+            break states;
+        }
+    };
+    for state in states
+        .iter_mut()
+        .filter(|s| s.status == "connected" && s.tool_count.is_none())
+    {
+        let request = github_copilot_sdk::rpc::McpListToolsRequest {
+            server_name: state.name.clone(),
+        };
+        if let Ok(tools) = rpc.mcp().list_tools(request).await {
+            state.tool_count = Some(u32::try_from(tools.tools.len()).unwrap_or(u32::MAX));
+        }
+    }
+    let error = mcp::setup_error(&states);
+    (states, error)
+}
+
+/// The setup error when the eval's timeout elapsed during the MCP check: each configured server
+/// the runtime had not settled (still `pending`, or never reported), by name.
+fn mcp_timeout_error(run: &RunState, timeout_s: f64) -> String {
+    let (states, _) = {
+        let log = run.log.lock().expect("log lock");
+        mcp::mcp_servers(log.iter().map(|l| &l.event), &run.mcp_configured)
+    };
+    let waiting: Vec<String> = states
+        .iter()
+        .filter(|s| s.status == "pending" || s.status == mcp::UNREPORTED)
+        .map(|s| format!("`{}` is {}", s.name, s.status))
+        .collect();
+    format!(
+        "MCP server setup did not finish within the eval's timeout_s ({timeout_s}s), so the prompt was never sent: {} (the runtime was still starting it: a stdio server must answer `initialize`)",
+        if waiting.is_empty() {
+            "no server was reported pending".to_owned()
+        } else {
+            waiting.join("; ")
+        }
+    )
 }
 
 /// Wait for the root `session.idle` that ends the turn (the first after `idles_before` were
@@ -382,6 +496,7 @@ async fn record(
                 let received = Instant::now();
                 let agent_id = event.agent_id.clone().filter(|a| !a.is_empty());
                 let root = agent_id.is_none();
+                let mcp = event.event_type.starts_with("session.mcp_");
                 match event.event_type.as_str() {
                     "session.idle" if root => progress.send_modify(|p| {
                         p.idle = true;
@@ -402,6 +517,10 @@ async fn record(
                     },
                     received,
                 });
+                // After the push: the MCP check reads the log when woken.
+                if mcp {
+                    progress.send_modify(|p| p.mcp_events += 1);
+                }
             }
             Err(e) => match e.kind() {
                 RecvErrorKind::Lagged(lagged) => {

@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::controls::{ControlStop, Denial};
 use crate::audit::RequestAudit;
 use crate::eval::CopilotEval;
+use crate::evidence::mcp::mcp_servers;
 use crate::evidence::{LoggedEvent, map_events};
 use crate::result::{CopilotResult, StopReason, Timings};
 
@@ -30,6 +31,14 @@ pub(super) struct RunState {
     pub(super) request_audit: Vec<RequestAudit>,
     pub(super) prompt_sent: bool,
     pub(super) skill_discovery: Option<crate::skills::SkillDiscovery>,
+    /// The names of the MCP servers the eval configured, in order.
+    pub(super) mcp_configured: Vec<String>,
+    /// The MCP servers' states as the check before the prompt saw them (fills what the event
+    /// log leaves unreported).
+    pub(super) mcp_checked: Vec<crate::evidence::mcp::McpServerState>,
+    /// True while the MCP check before the prompt waits for the runtime's servers (a timeout
+    /// then ends the run as `mcp_setup_error` naming the servers still starting).
+    pub(super) mcp_checking: bool,
 }
 
 impl RunState {
@@ -52,6 +61,9 @@ impl RunState {
             request_audit: Vec::new(),
             prompt_sent: false,
             skill_discovery: None,
+            mcp_configured: eval.mcp_servers.keys().cloned().collect(),
+            mcp_checked: Vec::new(),
+            mcp_checking: false,
         }
     }
 
@@ -67,6 +79,16 @@ impl RunState {
     pub(super) fn finish(self, working_directory: PathBuf, started: Instant) -> CopilotResult {
         let log = std::mem::take(&mut *self.log.lock().expect("log lock"));
         let mut evidence = map_events(&log);
+        let (mut mcp_servers, _) = mcp_servers(log.iter().map(|l| &l.event), &self.mcp_configured);
+        for state in &mut mcp_servers {
+            if let Some(checked) = self.mcp_checked.iter().find(|c| c.name == state.name) {
+                if state.status == crate::evidence::mcp::UNREPORTED {
+                    state.status = checked.status.clone();
+                    state.error = checked.error.clone();
+                }
+                state.tool_count = state.tool_count.or(checked.tool_count);
+            }
+        }
         for denial in &self.denials {
             if let Some(call) = evidence.tool_calls.iter_mut().find(|c| {
                 c.denied.is_none() && c.name == denial.tool && c.arguments == denial.arguments
@@ -113,6 +135,7 @@ impl RunState {
             tool_calls: evidence.tool_calls,
             final_response: evidence.final_response,
             skill_discovery: self.skill_discovery,
+            mcp_servers,
             skill_invocations: evidence.skill_invocations,
             subagent_invocations: evidence.subagent_invocations,
             usage: evidence.usage,

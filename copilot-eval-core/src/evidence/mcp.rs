@@ -1,0 +1,215 @@
+//! MCP server evidence: the status and tool count the runtime reported for each MCP server the
+//! eval configured ([`McpServerState`]), read from the event log by [`mcp_servers`].
+//!
+//! Events read (camelCase as sent by runtime 1.0.102):
+//! - `session.mcp_server_status_changed`: `serverName`, `status`, `error`;
+//! - `session.mcp_servers_loaded`: `servers[] {name, status, error}`, the summary the runtime
+//!   sends once every server it launched settled;
+//! - `session.mcp_server_tools_loaded`: `serverName`, `toolCount`.
+//!
+//! Only the servers the eval configured are listed: the runtime's builtin `github-mcp-server`
+//! (and any other server of its own) is not the eval's and is left out.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::RawEvent;
+
+/// The status of a configured server the runtime said nothing about.
+pub const UNREPORTED: &str = "unreported";
+
+/// One MCP server the eval configured, as the runtime last reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct McpServerState {
+    /// The server's name (the key given to `mcp_server(name, config)`).
+    pub name: String,
+    /// The last status the runtime reported: `connected`, `failed`, `needs-auth`, `pending`,
+    /// `disabled`, `stopped` or `not_configured` (the runtime's words), or `unreported` when
+    /// the runtime sent no status for it.
+    pub status: String,
+    /// How many tools the server listed (`session.mcp_server_tools_loaded.toolCount`); `None`
+    /// when the runtime never loaded its tools.
+    pub tool_count: Option<u32>,
+    /// The runtime's error text for the last failed status, if any.
+    pub error: Option<String>,
+}
+
+/// Whether the runtime sent its `session.mcp_servers_loaded` summary, and each configured
+/// server's last reported state, in the order of `configured`.
+pub fn mcp_servers<'a>(
+    events: impl IntoIterator<Item = &'a RawEvent>,
+    configured: &[String],
+) -> (Vec<McpServerState>, bool) {
+    let mut states: Vec<McpServerState> = configured
+        .iter()
+        .map(|name| McpServerState {
+            name: name.clone(),
+            status: UNREPORTED.to_owned(),
+            tool_count: None,
+            error: None,
+        })
+        .collect();
+    let mut loaded = false;
+    for event in events {
+        let data = &event.data;
+        match event.event_type.as_str() {
+            "session.mcp_server_status_changed" => update(
+                &mut states,
+                data.get("serverName").and_then(Value::as_str),
+                data,
+            ),
+            "session.mcp_servers_loaded" => {
+                loaded = true;
+                for server in data
+                    .get("servers")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    update(
+                        &mut states,
+                        server.get("name").and_then(Value::as_str),
+                        server,
+                    );
+                }
+            }
+            "session.mcp_server_tools_loaded" => {
+                let name = data.get("serverName").and_then(Value::as_str);
+                let count = data.get("toolCount").and_then(Value::as_u64);
+                if let (Some(state), Some(count)) = (
+                    states.iter_mut().find(|s| Some(s.name.as_str()) == name),
+                    count,
+                ) {
+                    state.tool_count = Some(u32::try_from(count).unwrap_or(u32::MAX));
+                }
+            }
+            _ => {}
+        }
+    }
+    (states, loaded)
+}
+
+/// Set the status (and error) of the configured server `name` from `data`.
+fn update(states: &mut [McpServerState], name: Option<&str>, data: &Value) {
+    if let Some(state) = states.iter_mut().find(|s| Some(s.name.as_str()) == name)
+        && let Some(status) = data.get("status").and_then(Value::as_str)
+    {
+        state.status = status.to_owned();
+        state.error = data.get("error").and_then(Value::as_str).map(str::to_owned);
+    }
+}
+
+/// Whether the runtime has settled every configured server: each has a final status (not
+/// `pending`, not unreported) and each connected one has loaded its tools; or the runtime sent
+/// its `session.mcp_servers_loaded` summary (whatever it left unreported stays so).
+pub fn settled(states: &[McpServerState], loaded: bool) -> bool {
+    loaded
+        || states.iter().all(|s| match s.status.as_str() {
+            "pending" | UNREPORTED => false,
+            "connected" => s.tool_count.is_some(),
+            _ => true,
+        })
+}
+
+/// The setup error for configured servers that are not `connected`, naming each server and
+/// its status (and the runtime's error text); `None` when every one is connected.
+pub fn setup_error(states: &[McpServerState]) -> Option<String> {
+    let bad: Vec<String> = states
+        .iter()
+        .filter(|s| s.status != "connected")
+        .map(|s| match &s.error {
+            Some(error) => format!("`{}` is {} ({error})", s.name, s.status),
+            None => format!("`{}` is {}", s.name, s.status),
+        })
+        .collect();
+    (!bad.is_empty()).then(|| {
+        format!(
+            "MCP server setup failed before the prompt was sent: {}",
+            bad.join("; ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn event(event_type: &str, data: Value) -> RawEvent {
+        RawEvent {
+            event_type: event_type.to_owned(),
+            id: String::new(),
+            timestamp: String::new(),
+            agent_id: None,
+            ephemeral: true,
+            data,
+        }
+    }
+
+    #[test]
+    fn the_last_status_and_tool_count_of_configured_servers_only() {
+        let configured = ["fixture".to_owned(), "other".to_owned()];
+        let mut log = vec![
+            event(
+                "session.mcp_server_status_changed",
+                json!({"serverName": "fixture", "status": "pending"}),
+            ),
+            event(
+                "session.mcp_server_status_changed",
+                json!({"serverName": "github-mcp-server", "status": "failed", "error": "404"}),
+            ),
+        ];
+        let (states, loaded) = mcp_servers(&log, &configured);
+        assert!(!loaded);
+        assert_eq!(states[0].status, "pending");
+        assert_eq!(states[1].status, UNREPORTED);
+        assert!(!settled(&states, loaded));
+
+        log.push(event(
+            "session.mcp_server_status_changed",
+            json!({"serverName": "fixture", "status": "connected"}),
+        ));
+        log.push(event(
+            "session.mcp_server_status_changed",
+            json!({"serverName": "other", "status": "failed", "error": "exit 3"}),
+        ));
+        let (states, loaded) = mcp_servers(&log, &configured);
+        assert!(!settled(&states, loaded), "connected, tools not loaded yet");
+        log.push(event(
+            "session.mcp_server_tools_loaded",
+            json!({"serverName": "fixture", "toolCount": 2}),
+        ));
+        let (states, loaded) = mcp_servers(&log, &configured);
+        assert!(settled(&states, loaded));
+        assert_eq!(states.len(), 2, "the builtin server is not listed");
+        assert_eq!(states[0].tool_count, Some(2));
+        assert_eq!(states[1].error.as_deref(), Some("exit 3"));
+        assert_eq!(
+            setup_error(&states).unwrap(),
+            "MCP server setup failed before the prompt was sent: `other` is failed (exit 3)"
+        );
+    }
+
+    #[test]
+    fn the_summary_settles_and_names_what_it_lists() {
+        let configured = ["a".to_owned(), "b".to_owned()];
+        let log = [event(
+            "session.mcp_servers_loaded",
+            json!({"servers": [{"name": "a", "status": "not_configured"}]}),
+        )];
+        let (states, loaded) = mcp_servers(&log, &configured);
+        assert!(loaded && settled(&states, loaded));
+        assert_eq!(
+            setup_error(&states).unwrap(),
+            "MCP server setup failed before the prompt was sent: `a` is not_configured; `b` is unreported"
+        );
+        let connected = [McpServerState {
+            name: "a".into(),
+            status: "connected".into(),
+            tool_count: Some(1),
+            error: None,
+        }];
+        assert_eq!(setup_error(&connected), None);
+    }
+}

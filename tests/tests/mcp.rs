@@ -1,0 +1,574 @@
+//! MCP servers in offline runs, end to end through the real runtime. The servers are ours, in
+//! node without packages: `tests/fixtures/mcp/stdio-server.js` speaks MCP JSON-RPC over stdio,
+//! `tests/fixtures/mcp/http-server.js` over HTTP on 127.0.0.1 (both share `protocol.js`). One
+//! tool, `lookup {key}` → `value-of-<key>`; with `MCP_FIXTURE_LOG` a fixture logs its pid, the
+//! `initialize` request and each call it serves. The runtime names the tool `<server>-lookup`.
+//!
+//! Shown: a scripted eval calls the tool and gets its answer, over stdio and over HTTP (and the
+//! evidence lists the server `connected` with 1 tool, not the runtime's builtin
+//! `github-mcp-server`); the same session recorded through the stand-in replays from its
+//! cassette (stdio; HTTP with the server on another port); `max_tool_calls = 0` denies the MCP
+//! call before it reaches the server (stdio and HTTP); a stdio server that cannot start, or an
+//! HTTP server that refuses connections, ends the run as `mcp_setup_error` naming it, before the
+//! prompt is sent; a stdio server that never answers `initialize` ends the run at the eval's
+//! timeout as `mcp_setup_error` naming it (not a bare timeout nor a cleanup error). After every
+//! run, neither the runtime nor a stdio server process is left.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use copilot_eval_core::cassette::{CassetteHeader, Recorder, ReplaySession};
+use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
+use copilot_eval_core::report::Redactor;
+use copilot_eval_core::sdk::{McpHttpServerConfig, McpServerConfig, McpStdioServerConfig};
+use copilot_eval_core::{CopilotResult, RunOptions, StopReason, run_with};
+use copilot_eval_e2e::{MODEL, Offline, assert_no_runtime_left, runtime_for};
+use serde_json::json;
+
+/// The stdio fixture as an MCP server configuration: `node stdio-server.js ARGS`, logging to
+/// `log`.
+fn fixture_server(log: &Path, args: &[&str]) -> McpServerConfig {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/stdio-server.js");
+    let mut all = vec![script.to_string_lossy().into_owned()];
+    all.extend(args.iter().map(|a| (*a).to_owned()));
+    McpServerConfig::Stdio(McpStdioServerConfig {
+        command: "node".to_owned(),
+        args: all,
+        env: [(
+            "MCP_FIXTURE_LOG".to_owned(),
+            log.to_string_lossy().into_owned(),
+        )]
+        .into(),
+        ..Default::default()
+    })
+}
+
+/// Turn 1 calls `fixture-lookup {key: k1}`, turn 2 answers.
+fn lookup_script() -> Script {
+    lookup_script_on("fixture")
+}
+
+/// Turn 1 calls `<server>-lookup {key: k1}`, turn 2 answers.
+fn lookup_script_on(server: &str) -> Script {
+    Script::new([])
+        .turn(ScriptedTurn::tool_call(
+            format!("{server}-lookup"),
+            json!({"key": "k1"}),
+        ))
+        .turn(ScriptedTurn::text("done"))
+}
+
+/// The fixture log's lines (empty when the server never started).
+fn fixture_log(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every fixture process that logged its pid has exited (read from `/proc`, Linux).
+fn assert_no_fixture_left(log: &Path) {
+    for line in fixture_log(log) {
+        if let Some(pid) = line.strip_prefix("pid ") {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat
+                .rsplit_once(") ")
+                .and_then(|(_, rest)| rest.chars().next());
+            assert!(
+                matches!(state, None | Some('Z') | Some('X')),
+                "MCP fixture process {pid} is still alive after the run: {stat}"
+            );
+        }
+    }
+}
+
+/// The one call of `fixture-lookup` in `result`, answered by the fixture.
+fn assert_lookup_answered(result: &CopilotResult, label: &str) {
+    assert_answered_by(result, "fixture", label);
+}
+
+/// The one call of `<server>-lookup` in `result`, answered by the fixture named `server`, the
+/// only configured server, `connected` with 1 tool.
+fn assert_answered_by(result: &CopilotResult, server: &str, label: &str) {
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{label}: {:?}",
+        result.error
+    );
+    assert!(result.success, "{label}");
+    let tool = format!("{server}-lookup");
+    let call = result
+        .tool_calls
+        .iter()
+        .find(|c| c.name == tool)
+        .unwrap_or_else(|| panic!("{label}: no MCP call in {:#?}", result.tool_calls));
+    assert_eq!(call.success, Some(true), "{label}: {call:?}");
+    assert_eq!(call.result.as_deref(), Some("value-of-k1"), "{label}");
+    assert_eq!(
+        result.mcp_servers.len(),
+        1,
+        "{label}: {:?}",
+        result.mcp_servers
+    );
+    let state = &result.mcp_servers[0];
+    assert_eq!(
+        (state.name.as_str(), state.status.as_str(), state.tool_count),
+        (server, "connected", Some(1)),
+        "{label}: {state:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_offline_eval_calls_a_stdio_mcp_tool_and_gets_its_answer() {
+    let Some(runtime) = runtime_for("an_offline_eval_calls_a_stdio_mcp_tool_and_gets_its_answer")
+    else {
+        return;
+    };
+    let offline = Offline::start(&runtime, lookup_script()).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", fixture_server(&log, &[]))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_lookup_answered(&result, "scripted");
+    assert_eq!(
+        fixture_log(&log)
+            .iter()
+            .filter(|l| l.starts_with("call "))
+            .collect::<Vec<_>>(),
+        ["call k1"],
+        "the fixture served the call"
+    );
+    // The runtime's builtin GitHub server failed against the loopback server, and neither
+    // failed the eval nor shows in the evidence.
+    let builtin: Vec<&serde_json::Value> = result
+        .raw_events
+        .iter()
+        .filter(|e| {
+            e.event_type == "session.mcp_server_status_changed"
+                && e.data["serverName"] == "github-mcp-server"
+        })
+        .map(|e| &e.data["status"])
+        .collect();
+    assert_eq!(
+        builtin.last().and_then(|s| s.as_str()),
+        Some("failed"),
+        "the runtime tried its builtin server and it failed: {builtin:?}"
+    );
+    // The JSON report carries the same.
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    let value = serde_json::to_value(&record).unwrap();
+    assert_eq!(
+        value["mcp_servers"],
+        json!([{"name": "fixture", "status": "connected", "tool_count": 1}])
+    );
+    assert_no_fixture_left(&log);
+}
+
+#[tokio::test]
+async fn a_zero_tool_budget_denies_the_mcp_call_before_it_reaches_the_server() {
+    let Some(runtime) =
+        runtime_for("a_zero_tool_budget_denies_the_mcp_call_before_it_reaches_the_server")
+    else {
+        return;
+    };
+    let offline = Offline::start(&runtime, lookup_script()).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", fixture_server(&log, &[]))
+        .max_tool_calls(0)
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ToolBudgetExceeded,
+        "{:?}",
+        result.error
+    );
+    let call = result
+        .tool_calls
+        .iter()
+        .find(|c| c.name == "fixture-lookup")
+        .unwrap_or_else(|| panic!("no MCP call in {:#?}", result.tool_calls));
+    assert!(
+        call.denied.as_deref().is_some_and(|d| d.contains("budget")),
+        "{call:?}"
+    );
+    assert_ne!(call.success, Some(true), "{call:?}");
+    let log_lines = fixture_log(&log);
+    assert!(
+        log_lines.iter().any(|l| l.starts_with("pid ")),
+        "the server was started: {log_lines:?}"
+    );
+    assert!(
+        !log_lines.iter().any(|l| l.starts_with("call ")),
+        "the denied call reached the server: {log_lines:?}"
+    );
+    assert_no_fixture_left(&log);
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_ends_the_run_as_a_setup_error_naming_it() {
+    let Some(runtime) =
+        runtime_for("a_server_that_cannot_start_ends_the_run_as_a_setup_error_naming_it")
+    else {
+        return;
+    };
+    let offline = Offline::start(&runtime, lookup_script()).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", fixture_server(&log, &[]))
+        .mcp_server("broken", fixture_server(&log, &["--fail-start"]))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::McpSetupError,
+        "{:?}",
+        result.error
+    );
+    assert!(!result.success);
+    let error = result.error.clone().unwrap();
+    assert!(error.contains("`broken` is failed"), "{error}");
+    assert!(!error.contains("`fixture`"), "{error}");
+    let statuses: Vec<(&str, &str)> = result
+        .mcp_servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.status.as_str()))
+        .collect();
+    assert_eq!(statuses, [("fixture", "connected"), ("broken", "failed")]);
+    assert!(
+        result.mcp_servers[1].error.is_some(),
+        "{:?}",
+        result.mcp_servers
+    );
+    // Stopped before the prompt: no turn, no model request.
+    assert!(result.turns.is_empty(), "{:?}", result.turns);
+    assert!(
+        offline.server.model_requests().is_empty(),
+        "a model request was made"
+    );
+    assert_no_fixture_left(&log);
+}
+
+/// Record a session calling `<server>-lookup` through the stand-in (the scripted server in place
+/// of the model service) with the MCP server `record`, write its cassette, then replay it in a
+/// fresh working directory with the MCP server `replay`. Both runs must call the tool and get its
+/// answer from the server, with every recorded reply served.
+async fn record_then_replay(
+    runtime: &copilot_eval_core::runtime::ResolvedRuntime,
+    server_name: &str,
+    record: McpServerConfig,
+    replay: McpServerConfig,
+) {
+    let scratch = tempfile::tempdir().unwrap();
+    let recording_dir = tempfile::tempdir().unwrap();
+    let server =
+        ModelServer::start(ServerConfig::new(Arc::new(lookup_script_on(server_name))).model(MODEL))
+            .await
+            .unwrap();
+    let recorder = Recorder::new();
+    let eval = copilot_eval_core::CopilotEval::builder()
+        .model(MODEL)
+        .working_directory(recording_dir.path())
+        .mcp_server(server_name, record)
+        .build()
+        .unwrap();
+    let recorded = run_with(
+        &eval,
+        "Look up k1.",
+        &RunOptions::offline(server.base_url())
+            .runtime_path(&runtime.path)
+            .record(recorder.clone()),
+    )
+    .await;
+    server.shutdown().await;
+    assert_no_runtime_left(&recorded);
+    assert_answered_by(&recorded, server_name, "recording");
+    let cassette = recorder
+        .cassette(CassetteHeader::default(), &Redactor::default())
+        .unwrap();
+    let path = scratch.path().join("mcp.yaml");
+    cassette.write(&path, "recorded by the mcp test").unwrap();
+
+    // Replay in a fresh working directory: the runtime launches (or connects to) the server again.
+    let replay_dir = tempfile::tempdir().unwrap();
+    let session = ReplaySession::start(&path).await.unwrap();
+    let eval = copilot_eval_core::CopilotEval::builder()
+        .model(session.model())
+        .working_directory(replay_dir.path())
+        .mcp_server(server_name, replay)
+        .build()
+        .unwrap();
+    let replayed = run_with(
+        &eval,
+        "Look up k1.",
+        &session.run_options().runtime_path(&runtime.path),
+    )
+    .await;
+    let unconsumed = session.unconsumed();
+    session.shutdown().await;
+    assert_no_runtime_left(&replayed);
+    assert!(unconsumed.is_empty(), "{unconsumed:?}");
+    assert_answered_by(&replayed, server_name, "replay");
+}
+
+#[tokio::test]
+async fn an_mcp_session_recorded_through_the_stand_in_replays_from_its_cassette() {
+    let Some(runtime) =
+        runtime_for("an_mcp_session_recorded_through_the_stand_in_replays_from_its_cassette")
+    else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    record_then_replay(
+        &runtime,
+        "fixture",
+        fixture_server(&log, &[]),
+        fixture_server(&log, &[]),
+    )
+    .await;
+    let calls = fixture_log(&log)
+        .into_iter()
+        .filter(|l| l.starts_with("call "))
+        .count();
+    assert_eq!(calls, 2, "one call per run reached the server");
+    assert_no_fixture_left(&log);
+}
+
+#[tokio::test]
+async fn an_http_mcp_session_recorded_through_the_stand_in_replays_with_another_port() {
+    let Some(runtime) =
+        runtime_for("an_http_mcp_session_recorded_through_the_stand_in_replays_with_another_port")
+    else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let (first, second) = (HttpFixture::start(&log), HttpFixture::start(&log));
+    assert_ne!(first.url, second.url);
+    record_then_replay(&runtime, "web", first.config(), second.config()).await;
+    let calls = fixture_log(&log)
+        .into_iter()
+        .filter(|l| l.starts_with("call "))
+        .count();
+    assert_eq!(calls, 2, "one call per run reached a server");
+}
+
+#[tokio::test]
+async fn a_server_that_never_finishes_starting_ends_the_run_at_the_timeout_naming_it() {
+    let Some(runtime) =
+        runtime_for("a_server_that_never_finishes_starting_ends_the_run_at_the_timeout_naming_it")
+    else {
+        return;
+    };
+    let offline = Offline::start(&runtime, lookup_script()).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    // The bound is the eval's timeout (60 s, from `Offline::eval`): ample for the runtime to
+    // start and connect the working server; the stuck one never answers, however long.
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", fixture_server(&log, &[]))
+        .mcp_server("slow", fixture_server(&log, &["--never-initialize"]))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::McpSetupError,
+        "{:?}",
+        result.error
+    );
+    let error = result.error.clone().unwrap();
+    assert!(error.contains("`slow` is pending"), "{error}");
+    assert!(error.contains("timeout_s (60s)"), "{error}");
+    assert!(!error.contains("`fixture`"), "{error}");
+    assert!(
+        result.cleanup_errors.is_empty(),
+        "{:?}",
+        result.cleanup_errors
+    );
+    let statuses: Vec<(&str, &str)> = result
+        .mcp_servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.status.as_str()))
+        .collect();
+    assert_eq!(statuses, [("fixture", "connected"), ("slow", "pending")]);
+    assert!(
+        fixture_log(&log).iter().any(|l| l == "initialize"),
+        "the stuck server was started and asked to initialize: {:?}",
+        fixture_log(&log)
+    );
+    assert!(result.turns.is_empty(), "{:?}", result.turns);
+    assert!(
+        offline.server.model_requests().is_empty(),
+        "a model request was made"
+    );
+    assert_no_fixture_left(&log);
+}
+
+/// The HTTP fixture (`tests/fixtures/mcp/http-server.js`), started by the test on 127.0.0.1 at
+/// a free port and killed when dropped.
+struct HttpFixture {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpFixture {
+    /// Start it logging to `log`; returns once it printed `listening <port>`.
+    fn start(log: &Path) -> Self {
+        use std::io::BufRead;
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/http-server.js");
+        let mut child = std::process::Command::new("node")
+            .arg(script)
+            .env("MCP_FIXTURE_LOG", log)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("node starts the HTTP fixture");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("listening ")
+            .unwrap_or_else(|| panic!("the HTTP fixture printed {line:?}"));
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+
+    fn config(&self) -> McpServerConfig {
+        McpServerConfig::Http(McpHttpServerConfig {
+            url: self.url.clone(),
+            ..Default::default()
+        })
+    }
+}
+
+impl Drop for HttpFixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn an_offline_eval_calls_an_http_mcp_tool_and_gets_its_answer() {
+    let Some(runtime) = runtime_for("an_offline_eval_calls_an_http_mcp_tool_and_gets_its_answer")
+    else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let http = HttpFixture::start(&log);
+    let offline = Offline::start(&runtime, lookup_script_on("web")).await;
+    let eval = offline
+        .eval()
+        .mcp_server("web", http.config())
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_answered_by(&result, "web", "http");
+    assert_eq!(
+        fixture_log(&log)
+            .iter()
+            .filter(|l| l.starts_with("call "))
+            .collect::<Vec<_>>(),
+        ["call k1"],
+        "the HTTP fixture served the call"
+    );
+}
+
+#[tokio::test]
+async fn an_http_server_that_refuses_connections_ends_the_run_as_a_setup_error_naming_it() {
+    let Some(runtime) = runtime_for(
+        "an_http_server_that_refuses_connections_ends_the_run_as_a_setup_error_naming_it",
+    ) else {
+        return;
+    };
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let offline = Offline::start(&runtime, lookup_script_on("web")).await;
+    let config = McpServerConfig::Http(McpHttpServerConfig {
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        ..Default::default()
+    });
+    let eval = offline.eval().mcp_server("web", config).build().unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::McpSetupError,
+        "{:?}",
+        result.error
+    );
+    let error = result.error.clone().unwrap();
+    assert!(error.contains("`web` is failed"), "{error}");
+    assert!(
+        offline.server.model_requests().is_empty(),
+        "a model request was made"
+    );
+}
+
+#[tokio::test]
+async fn a_zero_tool_budget_denies_the_http_mcp_call_before_it_reaches_the_server() {
+    let Some(runtime) =
+        runtime_for("a_zero_tool_budget_denies_the_http_mcp_call_before_it_reaches_the_server")
+    else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let http = HttpFixture::start(&log);
+    let offline = Offline::start(&runtime, lookup_script_on("web")).await;
+    let eval = offline
+        .eval()
+        .mcp_server("web", http.config())
+        .max_tool_calls(0)
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ToolBudgetExceeded,
+        "{:?}",
+        result.error
+    );
+    let call = result
+        .tool_calls
+        .iter()
+        .find(|c| c.name == "web-lookup")
+        .unwrap_or_else(|| panic!("no MCP call in {:#?}", result.tool_calls));
+    assert!(
+        call.denied.as_deref().is_some_and(|d| d.contains("budget")),
+        "{call:?}"
+    );
+    let log_lines = fixture_log(&log);
+    assert!(
+        log_lines.iter().any(|l| l == "initialize"),
+        "the server was connected: {log_lines:?}"
+    );
+    assert!(
+        !log_lines.iter().any(|l| l.starts_with("call ")),
+        "the denied call reached the server: {log_lines:?}"
+    );
+}
