@@ -27,6 +27,7 @@ pub(super) struct RunState {
     pub(super) model_requests_held_back: usize,
     pub(super) tool_handler_failures: Vec<String>,
     pub(super) denials: Vec<Denial>,
+    permission_layer: super::permissions::PermissionLayer,
     pub(super) request_audit: Vec<RequestAudit>,
     pub(super) prompt_sent: bool,
     pub(super) skill_discovery: Option<crate::skills::SkillDiscovery>,
@@ -49,6 +50,7 @@ impl RunState {
             model_requests_held_back: 0,
             tool_handler_failures: Vec::new(),
             denials: Vec::new(),
+            permission_layer: super::permissions::PermissionLayer::of(eval),
             request_audit: Vec::new(),
             prompt_sent: false,
             skill_discovery: None,
@@ -74,6 +76,11 @@ impl RunState {
                 call.denied = Some(denial.reason.clone());
             }
         }
+        super::permissions::attach_permissions(
+            &mut evidence.tool_calls,
+            &log,
+            self.permission_layer,
+        );
         let mut capture_errors = self.capture_errors.lock().expect("errors lock").clone();
         capture_errors.extend(evidence.capture_errors.iter().cloned());
         let mut errors: Vec<String> = Vec::new();
