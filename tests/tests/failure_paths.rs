@@ -1,0 +1,120 @@
+//! Product paths that only run when something fails, end to end through the real runtime: tool
+//! handlers that return an error or panic, and what `excluded_tools` hides from the model.
+
+use std::sync::Arc;
+
+use copilot_eval_core::StopReason;
+use copilot_eval_core::model_server::{Script, ScriptedTurn};
+use copilot_eval_core::sdk::tool::ToolHandler;
+use copilot_eval_core::sdk::{Error, Tool, ToolInvocation, ToolResult};
+use copilot_eval_e2e::{Offline, runtime_for};
+use serde_json::json;
+
+/// A tool handler that fails the way an SDK handler can: an `Err` or a panic.
+struct Failing {
+    panic: bool,
+}
+
+#[async_trait::async_trait]
+impl ToolHandler for Failing {
+    async fn call(&self, _: ToolInvocation) -> Result<ToolResult, Error> {
+        if self.panic {
+            panic!("kaboom 9921");
+        }
+        Err(Error::from(std::io::Error::other("db down 4417")))
+    }
+}
+
+fn failing_tool(name: &str, panic: bool) -> Tool {
+    Tool::new(name)
+        .with_description("Fails.")
+        .with_parameters(json!({"type": "object", "properties": {}}))
+        .with_handler(Arc::new(Failing { panic }))
+}
+
+#[tokio::test]
+async fn handlers_that_error_or_panic_are_recorded_and_the_model_sees_a_failure() {
+    let Some(runtime) =
+        runtime_for("handlers_that_error_or_panic_are_recorded_and_the_model_sees_a_failure")
+    else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("broken", json!({})).with_tool_call("boom", json!({})))
+        .turn(ScriptedTurn::text("both failed"));
+    let offline = Offline::start(&runtime, script).await;
+    let eval = offline
+        .eval()
+        .tool(failing_tool("broken", false))
+        .tool(failing_tool("boom", true))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Call both tools.").await;
+    // The run itself completes: a failing handler is the tool's failure, not the run's.
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    // Both failures are recorded, in full, for the test.
+    let failures = &result.tool_handler_failures;
+    assert_eq!(failures.len(), 2, "{failures:?}");
+    assert!(
+        failures.contains(&"tool handler broken failed: db down 4417".to_owned()),
+        "{failures:?}"
+    );
+    assert!(
+        failures.contains(&"tool handler boom panicked: kaboom 9921".to_owned()),
+        "{failures:?}"
+    );
+    // Each call is a failed call in the evidence, and the model got a failure result for each.
+    for (name, text) in [("broken", "db down 4417"), ("boom", "kaboom 9921")] {
+        let call = result
+            .tool_calls
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("{name} is in the evidence: {:#?}", result.tool_calls));
+        assert_eq!(call.success, Some(false), "{call:?}");
+        assert!(call.completed, "{call:?}");
+        assert!(
+            call.error.as_deref().is_some_and(|e| e.contains(text)),
+            "{call:?}"
+        );
+    }
+    let second = &offline.server.model_requests()[1];
+    let results = serde_json::to_string(&second.tool_results()).unwrap();
+    assert!(
+        results.contains("db down 4417") && results.contains("kaboom 9921"),
+        "{results}"
+    );
+    assert_eq!(result.final_response.as_deref(), Some("both failed"));
+}
+
+#[tokio::test]
+async fn excluded_tools_are_not_offered_to_the_model() {
+    let Some(runtime) = runtime_for("excluded_tools_are_not_offered_to_the_model") else {
+        return;
+    };
+    for excluded in [false, true] {
+        let offline =
+            Offline::start(&runtime, Script::new([]).turn(ScriptedTurn::text("hi"))).await;
+        let mut builder = offline.eval();
+        if excluded {
+            builder = builder.excluded_tools(["create"]);
+        }
+        let result = offline.run(&builder.build().unwrap(), "Hello.").await;
+        assert!(result.success, "{:?}", result.error);
+        let first = &offline.server.model_requests()[0];
+        assert!(
+            first.has_tool("view"),
+            "the other built-in tools stay offered"
+        );
+        assert_eq!(
+            first.has_tool("create"),
+            !excluded,
+            "excluded_tools {excluded}: create offered = {}",
+            first.has_tool("create")
+        );
+    }
+}
