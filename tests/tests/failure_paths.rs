@@ -118,3 +118,116 @@ async fn excluded_tools_are_not_offered_to_the_model() {
         );
     }
 }
+
+/// The runtime processes that are children of this test process (Linux `/proc`).
+fn runtime_children() -> Vec<u32> {
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let parent = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split(' ').nth(1));
+        let cmdline = std::fs::read_to_string(entry.path().join("cmdline")).unwrap_or_default();
+        if parent == Some(me.as_str()) && cmdline.contains("copilot") {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A runtime that stops answering (frozen with SIGSTOP by a tool handler, as a hung process
+/// would be) after the eval's timeout: the abort is given up after its bound, the graceful stop
+/// too, and the runtime is killed; both are cleanup errors and no process is left.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_runtime_that_hangs_is_given_up_on_and_killed() {
+    let Some(runtime) = runtime_for("a_runtime_that_hangs_is_given_up_on_and_killed") else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("freeze", json!({})))
+        .turn(ScriptedTurn::text("never"));
+    let offline = Offline::start(&runtime, script).await;
+    let frozen: Arc<std::sync::Mutex<Vec<u32>>> = Arc::default();
+    let record = frozen.clone();
+    let eval = offline
+        .eval()
+        // Ample for the runtime's start and the first tool call on a loaded machine.
+        .timeout_s(30.0)
+        .tool(copilot_eval_core::tools::function_tool(
+            "freeze",
+            "Freezes the runtime.",
+            json!({"type": "object", "properties": {}}),
+            move |_| {
+                let record = record.clone();
+                async move {
+                    let pids = runtime_children();
+                    for pid in &pids {
+                        let status = std::process::Command::new("kill")
+                            .args(["-STOP", &pid.to_string()])
+                            .status()
+                            .map_err(|e| e.to_string())?;
+                        assert!(status.success(), "kill -STOP {pid}");
+                    }
+                    *record.lock().unwrap() = pids;
+                    Ok("frozen".to_owned())
+                }
+            },
+        ))
+        .build()
+        .unwrap();
+    let result = copilot_eval_core::run_with(
+        &eval,
+        "Freeze.",
+        &copilot_eval_core::RunOptions::offline(offline.server.base_url())
+            .runtime_path(&runtime.path),
+    )
+    .await;
+    let frozen = frozen.lock().unwrap().clone();
+    assert!(
+        !frozen.is_empty(),
+        "the handler found the runtime to freeze"
+    );
+    assert_eq!(
+        result.stop_reason,
+        StopReason::CleanupError,
+        "{:?}",
+        result.error
+    );
+    let errors = &result.cleanup_errors;
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("session abort took longer than")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("the runtime did not stop within")
+                && e.ends_with("it was killed")),
+        "{errors:?}"
+    );
+    assert!(
+        result
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("timeout")),
+        "the timeout is reported too: {:?}",
+        result.error
+    );
+    for pid in frozen {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.chars().next());
+        assert!(
+            matches!(state, None | Some('Z') | Some('X')),
+            "runtime process {pid} is still alive: {stat}"
+        );
+    }
+}
