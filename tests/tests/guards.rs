@@ -206,6 +206,18 @@ async fn guard_decisions_compose_with_the_permission_layer() {
                 if !ok {
                     failures.push(format!("{label}: saw {seen:?}, error {:?}", result.error));
                 }
+                // The JSON report carries the same record.
+                let record =
+                    copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "");
+                assert_eq!(
+                    record
+                        .tool_calls
+                        .first()
+                        .and_then(|c| c.permission.as_ref())
+                        .map(|p| (p.kind.clone(), p.by.clone(), p.approved)),
+                    seen.3,
+                    "{label}: the report's permission differs from the result's"
+                );
                 // The invariant, whatever the row: a call that ran was approved by someone on
                 // record, or allowed by a guard in an eval without a permission layer.
                 if written {
