@@ -607,4 +607,101 @@ mod tests {
                 .contains("detail")
         );
     }
+
+    /// Every row of the failure table in docs/audit.md: the audit's own rows are produced here
+    /// and must start with the documented text; the transport rows are produced end to end by
+    /// the named tests. A row added to the docs without a producer fails this test.
+    #[test]
+    fn every_documented_failure_row_is_produced() {
+        let o = origin();
+        let ws =
+            |data: &[u8], binary: bool| inspect_websocket(data, binary, None, &o).unwrap_err().0;
+        let post = |path: &str, encoding: Option<&str>, body: &[u8]| {
+            inspect_http("POST", path, encoding, body, None, &o)
+                .err()
+                .map(|e| e.0)
+                .unwrap_or_default()
+        };
+        let image = |part: Value| {
+            http(
+                "/chat/completions",
+                &json!({"model": "m", "messages": [{"role": "user", "content": [part]}]}),
+                None,
+            )
+            .unwrap_err()
+            .0
+        };
+        let produced: Vec<String> = vec![
+            ws(b"{}", true),
+            ws(b"not json", false),
+            ws(b"[1]", false),
+            ws(br#"{"type":"session.update"}"#, false),
+            ws(br#"{"other":1}"#, false),
+            ws(br#"{"type":"response.create","messages":[]}"#, false),
+            post("/v1/messages", None, b"{}"),
+            post("/chat/completions", Some("gzip"), b"{}"),
+            inspect_http("GET", "/copilot_internal/user", None, b"", None, &o)
+                .err()
+                .unwrap()
+                .0,
+            post("/chat/completions", None, b"{nope"),
+            post("/chat/completions", None, br#"{"messages":[]}"#),
+            post("/chat/completions", None, br#"{"model":"m"}"#),
+            ws(
+                json!({"type": "response.create", "previous_response_id": "r0", "model": "m", "input": []})
+                    .to_string()
+                    .as_bytes(),
+                false,
+            ),
+            image(json!({"type": "image", "source": {}})),
+            image(json!({"type": "image_url", "image_url": {}})),
+            image(json!({"type": "image_url", "image_url": {"url": "u", "detail": "ultra"}})),
+        ];
+        // Produced elsewhere: end to end through the real runtime (tests/tests/audit.rs), by the
+        // proxy; the last by the run's cleanup (run/cleanup.rs).
+        let end_to_end = [
+            (
+                "no model request was observed",
+                "an_audit_that_observed_no_model_request_fails_the_run",
+            ),
+            (
+                "WebSocket transport open failed",
+                "an_upstream_that_refuses_the_connection_fails_the_audit",
+            ),
+            (
+                "WebSocket transport receive failed",
+                "websocket_closed_mid_response_blocks_all_further_inference",
+            ),
+        ];
+        let docs = include_str!("../../docs/audit.md");
+        let table = docs
+            .split("| failure | error text starts with |")
+            .nth(1)
+            .expect("the failure table in docs/audit.md");
+        let mut rows = 0;
+        for line in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
+            let cell = line.trim_end_matches('|').rsplit('|').next().unwrap();
+            for prefix in cell.split('`').skip(1).step_by(2) {
+                rows += 1;
+                let by_unit = produced.iter().any(|e| e.starts_with(prefix));
+                let by_e2e = end_to_end.iter().any(|(p, _)| *p == prefix);
+                assert!(
+                    by_unit || by_e2e,
+                    "docs/audit.md row `{prefix}` has no test producing it; produced: {produced:#?}"
+                );
+            }
+        }
+        assert!(rows >= 15, "the failure table was not read: {rows} rows");
+        // And every error produced here is a documented row.
+        for error in &produced {
+            assert!(
+                table.lines().any(|l| l
+                    .split('`')
+                    .skip(1)
+                    .step_by(2)
+                    .any(|p| l.starts_with('|') && error.starts_with(p))),
+                "`{error}` is not a row of docs/audit.md"
+            );
+        }
+    }
 }

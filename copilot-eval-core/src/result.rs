@@ -400,6 +400,7 @@ mod tests {
                 duration_ms: None,
                 completed: true,
                 denied: None,
+                permission: None,
             }],
             final_response: None,
             skill_discovery: None,

@@ -52,6 +52,29 @@ pub struct ToolCall {
     /// Why the run's pre-tool-use hook denied this call (a caller guard, the budget, or the
     /// stop), matched to the call by tool name and arguments; `None` when it was not denied.
     pub denied: Option<String>,
+    /// The permission request the runtime made for this call and who answered it; `None` when
+    /// the runtime asked no permission (a pre-tool guard answered `allow` in an eval without
+    /// a permission layer, or the call was denied before). See [`Permission`].
+    pub permission: Option<Permission>,
+}
+
+/// A permission request the runtime made for one tool call (`permission.requested`) and its
+/// answer (`permission.completed`), correlated by tool call id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Permission {
+    /// The request's kind as the runtime named it (`permissionRequest.kind`): `write`, `shell`,
+    /// `read`, `url`, `mcp`, `custom-tool`, or `hook` when a pre-tool guard answered `ask`.
+    pub kind: String,
+    /// Who answered: `permission_handler` (the eval's own handler) or `auto_confirm` (the
+    /// approve-all handler the eval installs when it has no handler and `auto_confirm` is on).
+    pub by: String,
+    /// The answer's kind as the runtime reported it (`result.kind`, e.g. `approved`,
+    /// `denied-interactively-by-user`); `None` when no answer was seen.
+    pub outcome: Option<String>,
+    /// Whether the call was approved (`outcome` starts with `approved`).
+    pub approved: bool,
+    /// The feedback a rejecting handler gave (`result.feedback`).
+    pub feedback: Option<String>,
 }
 
 /// Token usage and cost of one model call (`assistant.usage`).

@@ -255,6 +255,7 @@ fn track(
                 duration_ms: None,
                 completed: false,
                 denied: None,
+                permission: None,
             });
         }
     }

@@ -416,6 +416,24 @@ pub struct ToolCallRecord {
     pub completed: bool,
     /// Why the call was denied, when it was.
     pub denied: Option<String>,
+    /// The permission request the runtime made for the call and who answered it.
+    #[serde(default)]
+    pub permission: Option<PermissionRecord>,
+}
+
+/// A permission request for one tool call and its answer (see `ToolCall::permission`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PermissionRecord {
+    /// The request's kind (`write`, `shell`, `custom-tool`, `hook` for a guard's `ask`, ...).
+    pub kind: String,
+    /// Who answered: `permission_handler` or `auto_confirm`.
+    pub by: String,
+    /// The answer's kind as the runtime reported it (`approved`, ...).
+    pub outcome: Option<String>,
+    /// Whether the call was approved.
+    pub approved: bool,
+    /// A rejecting handler's feedback.
+    pub feedback: Option<String>,
 }
 
 /// Token usage of one model call.
@@ -516,6 +534,13 @@ impl RunRecord {
                 duration_ms: c.duration_ms,
                 completed: c.completed,
                 denied: c.denied.clone(),
+                permission: c.permission.as_ref().map(|p| PermissionRecord {
+                    kind: p.kind.clone(),
+                    by: p.by.clone(),
+                    outcome: p.outcome.clone(),
+                    approved: p.approved,
+                    feedback: p.feedback.clone(),
+                }),
             })
             .collect();
         let usage: Vec<UsageRecord> = result

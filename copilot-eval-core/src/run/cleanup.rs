@@ -222,3 +222,80 @@ async fn kill_leftovers(run: &mut RunState, home: &std::path::Path) {
         "runtime processes outlived the stop and were killed: {left:?}"
     ));
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+    use crate::eval::CopilotEval;
+
+    fn settled(prompt_sent: bool, audit: bool, remove_home_first: bool) -> crate::CopilotResult {
+        let eval = CopilotEval::builder().build().unwrap();
+        let mut run = RunState::new(&eval);
+        run.prompt_sent = prompt_sent;
+        let controls = Controls::new(None, vec![], None);
+        let options = ProxyOptions {
+            audit,
+            image_detail: None,
+        };
+        let proxy = RequestProxy::new(options, controls.clone());
+        let home = tempfile::tempdir().unwrap();
+        if remove_home_first {
+            std::fs::remove_dir(home.path()).unwrap();
+        }
+        settle(
+            &mut run,
+            &controls,
+            Some((proxy.as_ref(), options)),
+            None,
+            true,
+            home,
+        );
+        run.finish(std::path::PathBuf::from("/w"), Instant::now())
+    }
+
+    /// The audit cannot vouch for a run whose prompt was sent but whose model requests never
+    /// passed it (the real runtime always makes one after a prompt, so this is reached here).
+    #[test]
+    fn an_audit_that_observed_no_model_request_fails_the_run() {
+        let result = settled(true, true, false);
+        assert_eq!(result.stop_reason, StopReason::RequestAuditError);
+        let error = result.error.unwrap();
+        assert!(
+            error.starts_with("request audit: no model request was observed"),
+            "{error}"
+        );
+        // Not when the prompt was never sent, nor when nothing is inspected (these runs have
+        // no events, so they end as an execution error, but not as an audit error).
+        for (prompt_sent, audit) in [(false, true), (true, false)] {
+            let result = settled(prompt_sent, audit, false);
+            assert_ne!(result.stop_reason, StopReason::RequestAuditError);
+            assert!(
+                !result
+                    .error
+                    .unwrap_or_default()
+                    .contains("no model request")
+            );
+        }
+    }
+
+    /// A private home that cannot be removed is a cleanup error, named.
+    #[test]
+    fn a_home_that_cannot_be_removed_is_a_cleanup_error() {
+        let result = settled(false, false, true);
+        assert_eq!(result.stop_reason, StopReason::CleanupError);
+        assert!(
+            result
+                .cleanup_errors
+                .iter()
+                .any(|e| e.starts_with("removing the runtime home failed")),
+            "{:?}",
+            result.cleanup_errors
+        );
+        assert_eq!(
+            settled(false, false, false).cleanup_errors,
+            Vec::<String>::new()
+        );
+    }
+}

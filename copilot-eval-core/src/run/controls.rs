@@ -9,7 +9,11 @@
 //!    are handed to the next guard and to the runtime; `additional_context` texts are joined
 //!    with a blank line; a guard that returns an error or panics denies the call and ends the
 //!    run as `execution_error`;
-//! 2. then the budget: once admission is closed every call is denied; the call past
+//! 2. then the permission layer ([`super::permissions`]): an `ask` in an eval without a
+//!    permission layer (no `permission_handler`, `auto_confirm` off) is denied, since no one can
+//!    answer it; an `allow` in an eval with a layer is passed on as no decision, so the runtime
+//!    asks the layer as it would without the guard (an `allow` never skips a permission handler);
+//! 3. then the budget: once admission is closed every call is denied; the call past
 //!    `max_tool_calls` is denied, closes admission and the model-request gate (so no further
 //!    model request is forwarded) and signals the run to stop with `tool_budget_exceeded`.
 //!
@@ -30,7 +34,8 @@ use github_copilot_sdk::tool::ToolHandler;
 use github_copilot_sdk::{Error, Tool, ToolInvocation, ToolResult, ToolResultExpanded};
 use tokio::sync::{Notify, watch};
 
-use crate::eval::PreToolGuard;
+use super::permissions::PermissionLayer;
+use crate::eval::{CopilotEval, PreToolGuard};
 
 /// Why the controls want the run to stop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +75,7 @@ pub struct Controls {
     max_tool_calls: Option<u32>,
     guards: Vec<Arc<dyn PreToolGuard>>,
     caller_hooks: Option<Arc<dyn SessionHooks>>,
+    permissions: PermissionLayer,
     state: Mutex<State>,
     gate: Arc<Gate>,
     stop_tx: watch::Sender<Option<ControlStop>>,
@@ -95,17 +101,44 @@ pub struct Denial {
 }
 
 impl Controls {
-    /// Controls for a run with this budget, these caller guards and this caller hooks object.
+    /// Controls for a run with this budget, these caller guards and this caller hooks object,
+    /// in an eval whose permission layer is `auto_confirm` (the default: no handler given).
     pub fn new(
         max_tool_calls: Option<u32>,
         guards: Vec<Arc<dyn PreToolGuard>>,
         caller_hooks: Option<Arc<dyn SessionHooks>>,
+    ) -> Arc<Self> {
+        Self::with_permissions(
+            max_tool_calls,
+            guards,
+            caller_hooks,
+            PermissionLayer::AutoConfirm,
+        )
+    }
+
+    /// The controls of a run of `eval`: its budget, guards, hooks object and permission layer.
+    pub fn for_eval(eval: &CopilotEval) -> Arc<Self> {
+        Self::with_permissions(
+            eval.max_tool_calls,
+            eval.pre_tool_guards.clone(),
+            eval.hooks.clone(),
+            PermissionLayer::of(eval),
+        )
+    }
+
+    /// Controls as [`Controls::new`], with the given permission layer.
+    pub fn with_permissions(
+        max_tool_calls: Option<u32>,
+        guards: Vec<Arc<dyn PreToolGuard>>,
+        caller_hooks: Option<Arc<dyn SessionHooks>>,
+        permissions: PermissionLayer,
     ) -> Arc<Self> {
         let (stop_tx, _) = watch::channel(None);
         Arc::new(Self {
             max_tool_calls,
             guards,
             caller_hooks,
+            permissions,
             state: Mutex::default(),
             gate: Arc::default(),
             stop_tx,
@@ -186,7 +219,8 @@ impl Controls {
         self.handlers.failures()
     }
 
-    /// Decide on one tool call: caller guards in order, then the budget.
+    /// Decide on one tool call: caller guards in order, then the permission layer, then the
+    /// budget.
     pub async fn pre_tool_use(
         &self,
         input: PreToolUseInput,
@@ -269,6 +303,24 @@ impl Controls {
                 }
             }
         }
+        if ask && self.permissions == PermissionLayer::None {
+            let asked = if reasons.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", reasons.join("; "))
+            };
+            let reason = format!(
+                "a pre-tool guard answered ask{asked} and no one can answer: the eval has no permission_handler and auto_confirm is off; {} was not run",
+                current.tool_name
+            );
+            self.record_denial(&current.tool_name, &original, &reason);
+            return PreToolUseOutput {
+                permission_decision: Some("deny".into()),
+                permission_decision_reason: Some(reason),
+                additional_context: join(&contexts),
+                ..Default::default()
+            };
+        }
         if let Some(denial) = self.admit(&current.tool_name, &original) {
             return PreToolUseOutput {
                 permission_decision: Some("deny".into()),
@@ -282,7 +334,8 @@ impl Controls {
         PreToolUseOutput {
             permission_decision: if ask {
                 Some("ask".into())
-            } else if allow {
+            } else if allow && self.permissions == PermissionLayer::None {
+                // With a permission layer, an allow is no decision: the layer is asked.
                 Some("allow".into())
             } else {
                 None
@@ -636,6 +689,34 @@ mod tests {
             decide(&controls, "a").await.permission_decision.as_deref(),
             Some("ask")
         );
+    }
+
+    #[tokio::test]
+    async fn ask_and_allow_compose_with_the_permission_layer() {
+        let with = |layer| Controls::with_permissions(None, vec![decision("allow")], None, layer);
+        // An allow never skips a permission layer: it is passed on as no decision.
+        for layer in [PermissionLayer::AutoConfirm, PermissionLayer::Handler] {
+            assert_eq!(decide(&with(layer), "a").await.permission_decision, None);
+        }
+        assert_eq!(
+            decide(&with(PermissionLayer::None), "a")
+                .await
+                .permission_decision
+                .as_deref(),
+            Some("allow")
+        );
+        // An ask with no one to answer it is denied, and the denial names the fix.
+        let controls =
+            Controls::with_permissions(Some(3), vec![decision("ask")], None, PermissionLayer::None);
+        let out = decide(&controls, "a").await;
+        assert_eq!(out.permission_decision.as_deref(), Some("deny"));
+        let reason = out.permission_decision_reason.unwrap();
+        assert!(
+            reason.contains("said ask") && reason.contains("auto_confirm is off"),
+            "{reason}"
+        );
+        assert_eq!(controls.denied().len(), 1);
+        assert_eq!(controls.admitted(), 0, "a denied ask consumes no budget");
     }
 
     #[tokio::test]

@@ -38,6 +38,7 @@ use crate::result::StopReason;
 mod cleanup;
 pub mod controls;
 mod hooks;
+pub mod permissions;
 mod prepare;
 pub mod proxy;
 mod session;
@@ -207,11 +208,7 @@ pub async fn run_turns(
         tap.working_directory(&working_directory);
     }
 
-    let controls = Controls::new(
-        eval.max_tool_calls,
-        eval.pre_tool_guards.clone(),
-        eval.hooks.clone(),
-    );
+    let controls = Controls::for_eval(eval);
     let proxy_options = ProxyOptions {
         audit: eval.audit_requests,
         image_detail: eval.image_detail,

@@ -28,6 +28,7 @@ pub(super) struct RunState {
     pub(super) model_requests_held_back: usize,
     pub(super) tool_handler_failures: Vec<String>,
     pub(super) denials: Vec<Denial>,
+    permission_layer: super::permissions::PermissionLayer,
     pub(super) request_audit: Vec<RequestAudit>,
     pub(super) prompt_sent: bool,
     pub(super) skill_discovery: Option<crate::skills::SkillDiscovery>,
@@ -58,6 +59,7 @@ impl RunState {
             model_requests_held_back: 0,
             tool_handler_failures: Vec::new(),
             denials: Vec::new(),
+            permission_layer: super::permissions::PermissionLayer::of(eval),
             request_audit: Vec::new(),
             prompt_sent: false,
             skill_discovery: None,
@@ -96,6 +98,11 @@ impl RunState {
                 call.denied = Some(denial.reason.clone());
             }
         }
+        super::permissions::attach_permissions(
+            &mut evidence.tool_calls,
+            &log,
+            self.permission_layer,
+        );
         let mut capture_errors = self.capture_errors.lock().expect("errors lock").clone();
         capture_errors.extend(evidence.capture_errors.iter().cloned());
         let mut errors: Vec<String> = Vec::new();

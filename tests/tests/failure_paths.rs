@@ -1,0 +1,233 @@
+//! Product paths that only run when something fails, end to end through the real runtime: tool
+//! handlers that return an error or panic, and what `excluded_tools` hides from the model.
+
+use std::sync::Arc;
+
+use copilot_eval_core::StopReason;
+use copilot_eval_core::model_server::{Script, ScriptedTurn};
+use copilot_eval_core::sdk::tool::ToolHandler;
+use copilot_eval_core::sdk::{Error, Tool, ToolInvocation, ToolResult};
+use copilot_eval_e2e::{Offline, runtime_for};
+use serde_json::json;
+
+/// A tool handler that fails the way an SDK handler can: an `Err` or a panic.
+struct Failing {
+    panic: bool,
+}
+
+#[async_trait::async_trait]
+impl ToolHandler for Failing {
+    async fn call(&self, _: ToolInvocation) -> Result<ToolResult, Error> {
+        if self.panic {
+            panic!("kaboom 9921");
+        }
+        Err(Error::from(std::io::Error::other("db down 4417")))
+    }
+}
+
+fn failing_tool(name: &str, panic: bool) -> Tool {
+    Tool::new(name)
+        .with_description("Fails.")
+        .with_parameters(json!({"type": "object", "properties": {}}))
+        .with_handler(Arc::new(Failing { panic }))
+}
+
+#[tokio::test]
+async fn handlers_that_error_or_panic_are_recorded_and_the_model_sees_a_failure() {
+    let Some(runtime) =
+        runtime_for("handlers_that_error_or_panic_are_recorded_and_the_model_sees_a_failure")
+    else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("broken", json!({})).with_tool_call("boom", json!({})))
+        .turn(ScriptedTurn::text("both failed"));
+    let offline = Offline::start(&runtime, script).await;
+    let eval = offline
+        .eval()
+        .tool(failing_tool("broken", false))
+        .tool(failing_tool("boom", true))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Call both tools.").await;
+    // The run itself completes: a failing handler is the tool's failure, not the run's.
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    // Both failures are recorded, in full, for the test.
+    let failures = &result.tool_handler_failures;
+    assert_eq!(failures.len(), 2, "{failures:?}");
+    assert!(
+        failures.contains(&"tool handler broken failed: db down 4417".to_owned()),
+        "{failures:?}"
+    );
+    assert!(
+        failures.contains(&"tool handler boom panicked: kaboom 9921".to_owned()),
+        "{failures:?}"
+    );
+    // Each call is a failed call in the evidence, and the model got a failure result for each.
+    for (name, text) in [("broken", "db down 4417"), ("boom", "kaboom 9921")] {
+        let call = result
+            .tool_calls
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("{name} is in the evidence: {:#?}", result.tool_calls));
+        assert_eq!(call.success, Some(false), "{call:?}");
+        assert!(call.completed, "{call:?}");
+        assert!(
+            call.error.as_deref().is_some_and(|e| e.contains(text)),
+            "{call:?}"
+        );
+    }
+    let second = &offline.server.model_requests()[1];
+    let results = serde_json::to_string(&second.tool_results()).unwrap();
+    assert!(
+        results.contains("db down 4417") && results.contains("kaboom 9921"),
+        "{results}"
+    );
+    assert_eq!(result.final_response.as_deref(), Some("both failed"));
+}
+
+#[tokio::test]
+async fn excluded_tools_are_not_offered_to_the_model() {
+    let Some(runtime) = runtime_for("excluded_tools_are_not_offered_to_the_model") else {
+        return;
+    };
+    for excluded in [false, true] {
+        let offline =
+            Offline::start(&runtime, Script::new([]).turn(ScriptedTurn::text("hi"))).await;
+        let mut builder = offline.eval();
+        if excluded {
+            builder = builder.excluded_tools(["create"]);
+        }
+        let result = offline.run(&builder.build().unwrap(), "Hello.").await;
+        assert!(result.success, "{:?}", result.error);
+        let first = &offline.server.model_requests()[0];
+        assert!(
+            first.has_tool("view"),
+            "the other built-in tools stay offered"
+        );
+        assert_eq!(
+            first.has_tool("create"),
+            !excluded,
+            "excluded_tools {excluded}: create offered = {}",
+            first.has_tool("create")
+        );
+    }
+}
+
+/// The runtime processes that are children of this test process (Linux `/proc`).
+fn runtime_children() -> Vec<u32> {
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let parent = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split(' ').nth(1));
+        let cmdline = std::fs::read_to_string(entry.path().join("cmdline")).unwrap_or_default();
+        if parent == Some(me.as_str()) && cmdline.contains("copilot") {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A runtime that stops answering (frozen with SIGSTOP by a tool handler, as a hung process
+/// would be) after the eval's timeout: the abort is given up after its bound, the graceful stop
+/// too, and the runtime is killed; both are cleanup errors and no process is left.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_runtime_that_hangs_is_given_up_on_and_killed() {
+    let Some(runtime) = runtime_for("a_runtime_that_hangs_is_given_up_on_and_killed") else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("freeze", json!({})))
+        .turn(ScriptedTurn::text("never"));
+    let offline = Offline::start(&runtime, script).await;
+    let frozen: Arc<std::sync::Mutex<Vec<u32>>> = Arc::default();
+    let record = frozen.clone();
+    let eval = offline
+        .eval()
+        // Ample for the runtime's start and the first tool call on a loaded machine.
+        .timeout_s(30.0)
+        .tool(copilot_eval_core::tools::function_tool(
+            "freeze",
+            "Freezes the runtime.",
+            json!({"type": "object", "properties": {}}),
+            move |_| {
+                let record = record.clone();
+                async move {
+                    let pids = runtime_children();
+                    for pid in &pids {
+                        let status = std::process::Command::new("kill")
+                            .args(["-STOP", &pid.to_string()])
+                            .status()
+                            .map_err(|e| e.to_string())?;
+                        assert!(status.success(), "kill -STOP {pid}");
+                    }
+                    *record.lock().unwrap() = pids;
+                    Ok("frozen".to_owned())
+                }
+            },
+        ))
+        .build()
+        .unwrap();
+    let result = copilot_eval_core::run_with(
+        &eval,
+        "Freeze.",
+        &copilot_eval_core::RunOptions::offline(offline.server.base_url())
+            .runtime_path(&runtime.path),
+    )
+    .await;
+    let frozen = frozen.lock().unwrap().clone();
+    assert!(
+        !frozen.is_empty(),
+        "the handler found the runtime to freeze"
+    );
+    assert_eq!(
+        result.stop_reason,
+        StopReason::CleanupError,
+        "{:?}",
+        result.error
+    );
+    let errors = &result.cleanup_errors;
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("session abort took longer than")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("the runtime did not stop within")
+                && e.ends_with("it was killed")),
+        "{errors:?}"
+    );
+    assert!(
+        result
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("timeout")),
+        "the timeout is reported too: {:?}",
+        result.error
+    );
+    for pid in frozen {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.chars().next());
+        assert!(
+            matches!(state, None | Some('Z') | Some('X')),
+            "runtime process {pid} is still alive: {stat}"
+        );
+    }
+}
