@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod cost;
 mod doctor;
+mod drift;
 mod init;
 mod lint;
 mod merge;
@@ -120,6 +121,10 @@ enum Command {
     /// Merge the JSON results of several shards (--partition) into one report: the tests in
     /// list order, totals summed again; writes --json and --junit like a suite run.
     Merge(merge::MergeArgs),
+    /// Replay the selected evals with the pinned runtime and with --runtime-version X (same
+    /// cassettes) and report, per eval, what drifts and its first difference; exit 0 when
+    /// nothing drifts, 1 when some eval drifts.
+    Drift(drift::DriftArgs),
 }
 
 #[derive(Subcommand)]
@@ -167,6 +172,7 @@ fn main() -> ExitCode {
         Some(Command::Doctor(args)) => ExitCode::from(doctor::run(args)),
         Some(Command::Init(args)) => ExitCode::from(init::run(args)),
         Some(Command::Merge(args)) => ExitCode::from(merge::run(args)),
+        Some(Command::Drift(args)) => ExitCode::from(drift::run(args)),
         Some(Command::Schema) => {
             print!("{}", copilot_eval_core::report::json_schema());
             ExitCode::SUCCESS
@@ -224,6 +230,7 @@ fn run_command(args: RunArgs) -> u8 {
         cost,
         partition: args.record.partition(),
         cassette_root,
+        runtime: None,
     };
     suite::run_command(&options)
 }

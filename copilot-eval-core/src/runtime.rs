@@ -285,15 +285,18 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// The version the executable prints with `--version` (`GitHub Copilot CLI 1.0.102.` → `1.0.102`).
+///
+/// Asked with `--no-auto-update`, as the SDK starts its server: without it an older executable
+/// reports (and runs) a newer version it finds unpacked in the user's own runtime cache
+/// (`~/.cache/copilot/pkg/`), so runtime 1.0.92 would claim to be 1.0.102.
 pub fn version(path: &Path) -> Result<String, RuntimeError> {
-    let output =
-        Command::new(path)
-            .arg("--version")
-            .output()
-            .map_err(|e| RuntimeError::Version {
-                path: path.to_path_buf(),
-                detail: e.to_string(),
-            })?;
+    let output = Command::new(path)
+        .args(["--version", "--no-auto-update"])
+        .output()
+        .map_err(|e| RuntimeError::Version {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?;
     let text = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
         return Err(RuntimeError::Version {
