@@ -13,11 +13,11 @@ pub(crate) struct DriftArgs {
     filters: Vec<String>,
     /// The runtime version to compare with the pinned one (install it first with `runtime
     /// install --version X`).
-    #[arg(long, value_name = "X", required = true)]
-    runtime_version: String,
+    #[arg(long, value_name = "X", required_unless_present = "schema")]
+    runtime_version: Option<String>,
     /// Write the drift report as JSON here: {schema_version, pinned, candidate, summary,
     /// totals, evals: [{binary, name, status, cassette, pinned, candidate, difference}]}
-    /// (schema: `drift --schema`).
+    /// (drift --schema prints its JSON Schema).
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
     /// Print the JSON Schema of the --json drift report and exit.
@@ -51,10 +51,10 @@ pub(crate) struct DriftArgs {
 
 /// Run `drift`; returns its exit status (see `copilot_eval_core::suite::drift::run_drift`).
 pub(crate) fn run(args: DriftArgs) -> u8 {
-    if args.schema {
+    let Some(version) = args.runtime_version.filter(|_| !args.schema) else {
         print!("{}", drift::json_schema());
         return exit_code::SUCCESS;
-    }
+    };
     let cassette_root = match args.cassette_root {
         Some(dir) if dir.is_relative() => match std::env::current_dir() {
             Ok(cwd) => Some(cwd.join(dir)),
@@ -81,7 +81,7 @@ pub(crate) fn run(args: DriftArgs) -> u8 {
             cassette_root,
             ..SuiteOptions::new()
         },
-        version: args.runtime_version,
+        version,
         json: args.json,
     };
     drift::run_drift(&options)

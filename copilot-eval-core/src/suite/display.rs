@@ -118,10 +118,10 @@ pub fn summary(report: &SuiteReport) -> String {
     let mut out = format!(
         "     Summary [{:>8.3}s] {}: {} passed, {} failed, {}, {} not run\n",
         report.duration_ms as f64 / 1000.0,
-        count(t.tests as u64, "test", "tests"),
+        count(t.tests, "test", "tests"),
         t.passed,
         t.failed,
-        count(t.error as u64, "error", "errors"),
+        count(t.error, "error", "errors"),
         t.not_run
     );
     if !t.stop_reasons.is_empty() {
@@ -136,8 +136,8 @@ pub fn summary(report: &SuiteReport) -> String {
         "  tokens: {} input, {} output; {} in {}\n",
         t.input_tokens,
         t.output_tokens,
-        count(t.tool_calls as u64, "tool call", "tool calls"),
-        count(t.runs as u64, "run", "runs")
+        count(t.tool_calls, "tool call", "tool calls"),
+        count(t.runs, "run", "runs")
     ));
     out.push_str(&cost_summary_line(report));
     for test in report.tests.iter().filter(|t| t.outcome != Outcome::Passed) {
@@ -176,7 +176,7 @@ pub fn cost_summary_line(report: &SuiteReport) -> String {
     };
     let mut out = format!(
         "  cost: {} (cache: {} read, {} written tokens); premium requests: {premium} (reported); estimated: {} (pricing: {pricing})\n",
-        count(cost.model_calls as u64, "model call", "model calls"),
+        count(cost.model_calls, "model call", "model calls"),
         cost.cache_read_tokens,
         cost.cache_write_tokens,
         estimated.trim_end()
