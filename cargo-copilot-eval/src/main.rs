@@ -254,7 +254,11 @@ fn runtime_command(action: RuntimeAction) -> Result<(), String> {
                         runtime::RUNTIME_PACKAGE,
                         runtime::install_dir(&version).display()
                     );
-                    runtime::install_version(&version).map_err(|e| e.to_string())?
+                    runtime::install_version_checked(
+                        &version,
+                        &copilot_eval_core::doctor::check_protocol,
+                    )
+                    .map_err(|e| e.to_string())?
                 }
             };
             println!("{}", installed.path.display());
