@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod cost;
 mod doctor;
+mod drift;
 mod init;
 mod lint;
 mod merge;
@@ -124,6 +125,10 @@ enum Command {
     /// Merge the JSON results of several shards (--partition) into one report: the tests in
     /// list order, totals summed again; writes --json and --junit like a suite run.
     Merge(merge::MergeArgs),
+    /// Replay the selected evals with the pinned runtime and with --runtime-version X (same
+    /// cassettes) and report, per eval, what drifts and its first difference; exit 0 when
+    /// nothing drifts, 1 when some eval drifts.
+    Drift(drift::DriftArgs),
 }
 
 #[derive(Subcommand)]
@@ -171,6 +176,7 @@ fn main() -> ExitCode {
         Some(Command::Doctor(args)) => ExitCode::from(doctor::run(args)),
         Some(Command::Init(args)) => ExitCode::from(init::run(args)),
         Some(Command::Merge(args)) => ExitCode::from(merge::run(args)),
+        Some(Command::Drift(args)) => ExitCode::from(drift::run(args)),
         Some(Command::Schema) => {
             print!("{}", copilot_eval_core::report::json_schema());
             ExitCode::SUCCESS
@@ -229,6 +235,7 @@ fn run_command(args: RunArgs) -> u8 {
         partition: args.record.partition(),
         exact: args.exact,
         cassette_root,
+        runtime: None,
     };
     suite::run_command(&options)
 }
@@ -252,7 +259,11 @@ fn runtime_command(action: RuntimeAction) -> Result<(), String> {
                         runtime::RUNTIME_PACKAGE,
                         runtime::install_dir(&version).display()
                     );
-                    runtime::install_version(&version).map_err(|e| e.to_string())?
+                    runtime::install_version_checked(
+                        &version,
+                        &copilot_eval_core::doctor::check_protocol,
+                    )
+                    .map_err(|e| e.to_string())?
                 }
             };
             println!("{}", installed.path.display());

@@ -214,6 +214,9 @@ pub async fn doctor(options: &DoctorOptions) -> Vec<Check> {
         ),
     }
 
+    // A newer runtime in the npm registry (asked, never installed).
+    checks.push(update_check(latest_published(REGISTRY_BOUND)));
+
     // Authentication (live only).
     match &options.run.target {
         Target::Live => {
@@ -347,6 +350,127 @@ async fn catalog_checks(path: &std::path::Path, options: &DoctorOptions, checks:
     }
 }
 
+/// How long `doctor` waits for `npm view` to name the newest published runtime.
+const REGISTRY_BOUND: Duration = Duration::from_secs(20);
+
+/// Start the runtime at `path` once (offline: no model request, no credential) and return the
+/// SDK protocol version it negotiated (`None`: the runtime reported none).
+///
+/// Errors: the reason, naming the runtime's protocol and the SDK's supported range when they do
+/// not meet (`speaks SDK protocol 4, this SDK (github-copilot-sdk) supports 3–3`), else why the
+/// runtime did not start.
+pub async fn runtime_protocol(path: &std::path::Path) -> Result<Option<u32>, String> {
+    let (home, work) = match (tempfile::tempdir(), tempfile::tempdir()) {
+        (Ok(h), Ok(w)) => (h, w),
+        (Err(e), _) | (_, Err(e)) => return Err(format!("cannot create a temporary folder: {e}")),
+    };
+    let options = client_options(
+        path,
+        work.path(),
+        home.path(),
+        &runtime::runtime_cache_dir(),
+        &RunOptions::offline("http://127.0.0.1:9").target,
+    );
+    let client = match tokio::time::timeout(STEP_BOUND, Client::start(options)).await {
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) => return Err(protocol_refusal(&e)),
+        Err(_) => return Err(format!("the runtime did not start within {STEP_BOUND:?}")),
+    };
+    let version = client.protocol_version();
+    if tokio::time::timeout(Duration::from_secs(15), client.stop())
+        .await
+        .is_err()
+    {
+        client.force_stop();
+    }
+    Ok(version)
+}
+
+/// The reason for an SDK error of starting a runtime: its protocol against the supported range,
+/// else the error.
+pub fn protocol_refusal(error: &github_copilot_sdk::Error) -> String {
+    use github_copilot_sdk::{ErrorKind, ProtocolErrorKind};
+    match error.kind() {
+        ErrorKind::Protocol(ProtocolErrorKind::VersionMismatch { server, min, max }) => format!(
+            "it speaks SDK protocol {server}, and this SDK (github-copilot-sdk) supports protocols {min} to {max}"
+        ),
+        _ => format!("it did not start: {error}"),
+    }
+}
+
+/// The check `runtime install` runs on a freshly installed runtime before it is kept: it must
+/// start and speak a protocol the SDK supports ([`runtime_protocol`]). Blocking.
+///
+/// Errors: the reason (see [`runtime_protocol`]).
+pub fn check_protocol(path: &std::path::Path) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    rt.block_on(runtime_protocol(path)).map(|_| ())
+}
+
+/// The newest published runtime version, from `npm view @github/copilot version` (never
+/// installs anything); bounded by `bound`.
+///
+/// Errors: npm missing, failing (offline), silent, or slower than `bound`.
+pub fn latest_published(bound: Duration) -> Result<String, String> {
+    let mut child = Command::new("npm")
+        .args(["view", runtime::RUNTIME_PACKAGE, "version"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("npm did not start: {e}"))?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut out) = stdout {
+            let _ = std::io::Read::read_to_string(&mut out, &mut text);
+        }
+        let _ = tx.send(text);
+    });
+    let Ok(text) = rx.recv_timeout(bound) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!("npm view gave no answer within {bound:?}"));
+    };
+    let status = child.wait().map_err(|e| e.to_string())?;
+    let version = text.trim().to_owned();
+    if !status.success() || runtime::check_version_text(&version).is_err() {
+        return Err(format!("npm view failed ({status})"));
+    }
+    Ok(version)
+}
+
+/// The `runtime update` line: whether the registry has a newer runtime than the pinned one.
+/// A registry that could not be asked is an `ok` line saying so, never a failure.
+pub fn update_check(latest: Result<String, String>) -> Check {
+    match latest {
+        Ok(latest)
+            if runtime::version_key(&latest) > runtime::version_key(PINNED_RUNTIME_VERSION) =>
+        {
+            Check::new(
+                "runtime update",
+                CheckStatus::Warn,
+                format!("{} {latest} is published; copilot-eval pins {PINNED_RUNTIME_VERSION}", runtime::RUNTIME_PACKAGE),
+            )
+            .fix(format!("before moving the pin: `cargo copilot-eval runtime install --version {latest}` and `cargo copilot-eval drift --runtime-version {latest}` (docs/moving-the-runtime-pin.md)"))
+        }
+        Ok(latest) => Check::new(
+            "runtime update",
+            CheckStatus::Ok,
+            format!("the newest published runtime is {latest}; the pin {PINNED_RUNTIME_VERSION} is current"),
+        ),
+        Err(reason) => Check::new(
+            "runtime update",
+            CheckStatus::Ok,
+            format!("could not check the npm registry for a newer runtime: {reason}"),
+        ),
+    }
+}
+
 /// Whether any check failed.
 pub fn any_failed(checks: &[Check]) -> bool {
     checks.iter().any(|c| c.status == CheckStatus::Fail)
@@ -367,4 +491,56 @@ pub fn render(checks: &[Check]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_newer_published_runtime_is_a_warning_with_the_drift_steps() {
+        let newer = update_check(Ok("1.0.200".to_owned()));
+        assert_eq!(newer.status, CheckStatus::Warn);
+        assert_eq!(
+            newer.detail,
+            format!(
+                "@github/copilot 1.0.200 is published; copilot-eval pins {PINNED_RUNTIME_VERSION}"
+            )
+        );
+        assert!(
+            newer
+                .fix
+                .unwrap()
+                .contains("drift --runtime-version 1.0.200")
+        );
+        // 1.0.99 < 1.0.102 by number, not by text.
+        for current in [PINNED_RUNTIME_VERSION, "1.0.99"] {
+            let check = update_check(Ok(current.to_owned()));
+            assert_eq!(check.status, CheckStatus::Ok, "{current}");
+            assert!(check.detail.contains("is current"), "{}", check.detail);
+        }
+        let offline = update_check(Err("npm view failed (exit status: 1)".to_owned()));
+        assert_eq!(offline.status, CheckStatus::Ok);
+        assert_eq!(
+            offline.detail,
+            "could not check the npm registry for a newer runtime: npm view failed (exit status: 1)"
+        );
+    }
+
+    #[test]
+    fn a_protocol_outside_the_sdk_range_is_named_with_the_range() {
+        use github_copilot_sdk::{Error, ErrorKind, ProtocolErrorKind};
+        let mismatch: Error = ErrorKind::Protocol(ProtocolErrorKind::VersionMismatch {
+            server: 4,
+            min: 3,
+            max: 3,
+        })
+        .into();
+        assert_eq!(
+            protocol_refusal(&mismatch),
+            "it speaks SDK protocol 4, and this SDK (github-copilot-sdk) supports protocols 3 to 3"
+        );
+        let other: Error = ErrorKind::Protocol(ProtocolErrorKind::CliStartupFailed).into();
+        assert!(protocol_refusal(&other).starts_with("it did not start: "));
+    }
 }

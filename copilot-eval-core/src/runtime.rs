@@ -143,6 +143,14 @@ pub enum RuntimeError {
         /// What went wrong.
         detail: String,
     },
+    /// The installed SDK cannot drive this version; nothing was installed.
+    #[error("refusing to install {RUNTIME_PACKAGE}@{version}: {reason}; nothing was installed")]
+    Refused {
+        /// The version requested.
+        version: String,
+        /// Why, e.g. its protocol version against the SDK's supported range.
+        reason: String,
+    },
     /// A file system operation failed.
     #[error("{context}: {source}")]
     Io {
@@ -285,15 +293,18 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// The version the executable prints with `--version` (`GitHub Copilot CLI 1.0.102.` → `1.0.102`).
+///
+/// Asked with `--no-auto-update`, as the SDK starts its server: without it an older executable
+/// reports (and runs) a newer version it finds unpacked in the user's own runtime cache
+/// (`~/.cache/copilot/pkg/`), so runtime 1.0.92 would claim to be 1.0.102.
 pub fn version(path: &Path) -> Result<String, RuntimeError> {
-    let output =
-        Command::new(path)
-            .arg("--version")
-            .output()
-            .map_err(|e| RuntimeError::Version {
-                path: path.to_path_buf(),
-                detail: e.to_string(),
-            })?;
+    let output = Command::new(path)
+        .args(["--version", "--no-auto-update"])
+        .output()
+        .map_err(|e| RuntimeError::Version {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?;
     let text = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
         return Err(RuntimeError::Version {
@@ -346,6 +357,16 @@ pub fn install() -> Result<Installed, RuntimeError> {
 /// Errors: as [`install`], and [`RuntimeError::BadVersion`] for a version that is not
 /// `MAJOR.MINOR.PATCH[-pre]`.
 pub fn install_version(version_wanted: &str) -> Result<Installed, RuntimeError> {
+    install_version_checked(version_wanted, &|_| Ok(()))
+}
+
+/// [`install_version`], with `check` run on the freshly installed executable before it replaces
+/// anything: an `Err(reason)` discards the install ([`RuntimeError::Refused`]).
+/// `runtime install` checks the SDK protocol (`doctor::check_protocol`).
+pub fn install_version_checked(
+    version_wanted: &str,
+    check: &dyn Fn(&Path) -> Result<(), String>,
+) -> Result<Installed, RuntimeError> {
     check_version_text(version_wanted)?;
     if let Some(found) = installed(version_wanted) {
         return Ok(found);
@@ -401,6 +422,10 @@ pub fn install_version(version_wanted: &str) -> Result<Installed, RuntimeError> 
             detail: format!("installed {found}, expected {version_wanted}"),
         });
     }
+    check(&staged_exe).map_err(|reason| RuntimeError::Refused {
+        version: version_wanted.to_owned(),
+        reason,
+    })?;
     if target.exists() {
         std::fs::remove_dir_all(&target)
             .map_err(io_error(format!("removing the old {}", target.display())))?;
@@ -452,7 +477,7 @@ pub fn installed_versions() -> Vec<String> {
 }
 
 /// Sort key of a version: its numeric parts, then the text (so 1.0.9 < 1.0.10).
-fn version_key(version: &str) -> (Vec<u64>, String) {
+pub(crate) fn version_key(version: &str) -> (Vec<u64>, String) {
     let core = version.split('-').next().unwrap_or(version);
     (
         core.split('.').map(|p| p.parse().unwrap_or(0)).collect(),

@@ -42,6 +42,9 @@ pub struct ExecOptions {
     pub cassette_root: Option<PathBuf>,
     /// A prefix unique to this suite, for the marker variable.
     pub suite_id: String,
+    /// Run the tests under this runtime executable: `COPILOT_EVAL_RUNTIME_PATH` for the tests
+    /// (and `COPILOT_EVAL_RUNTIME_VERSION` removed), when set.
+    pub runtime: Option<PathBuf>,
 }
 
 /// Set when the user interrupts the suite (Ctrl-C); running tests are killed and reported as
@@ -125,6 +128,11 @@ pub async fn run_one(
     }
     if let Some(root) = &options.cassette_root {
         command.env(ENV_CASSETTE_ROOT, root);
+    }
+    if let Some(runtime) = &options.runtime {
+        command
+            .env(crate::runtime::RUNTIME_PATH_ENV, runtime)
+            .env_remove(crate::runtime::RUNTIME_VERSION_ENV);
     }
     #[cfg(unix)]
     command.process_group(0);

@@ -17,6 +17,7 @@
 
 pub mod artifacts;
 pub mod display;
+pub mod drift;
 pub mod executor;
 pub mod list;
 pub mod partition;
@@ -107,6 +108,10 @@ pub struct SuiteOptions {
     /// The pricing table and the cost caps (`--pricing`, `--max-cost`,
     /// `--max-premium-requests`); see [`crate::cost`].
     pub cost: crate::cost::CostOptions,
+    /// Run the tests under this runtime executable instead of the one that resolves
+    /// ([`crate::runtime::resolve`]): the tests get `COPILOT_EVAL_RUNTIME_PATH`, and the report's
+    /// `runtime` names it. `drift` sets it once per compared version.
+    pub runtime: Option<PathBuf>,
 }
 
 impl SuiteOptions {
@@ -128,6 +133,7 @@ impl SuiteOptions {
             exact: false,
             cassette_root: None,
             cost: crate::cost::CostOptions::default(),
+            runtime: None,
         }
     }
 }
@@ -259,7 +265,14 @@ pub fn exit_status(report: &SuiteReport) -> u8 {
 pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
     let started_at = SystemTime::now();
     let started = Instant::now();
-    let runtime = runtime_info();
+    let runtime = match &options.runtime {
+        Some(path) => RuntimeInfo {
+            version: crate::runtime::version(path).ok(),
+            path: Some(path.display().to_string()),
+            error: None,
+        },
+        None => runtime_info(),
+    };
     let scratch = tempfile::Builder::new()
         .prefix("copilot-eval-suite-")
         .tempdir();
@@ -288,6 +301,7 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
                     std::process::id(),
                     crate::report::rfc3339(started_at)
                 ),
+                runtime: options.runtime.clone(),
             });
             let interrupt = Arc::new(Interrupt::default());
             let jobs = options.jobs.max(1);
