@@ -246,7 +246,11 @@ pub fn run_drift(options: &DriftOptions) -> u8 {
         );
         return exit_code::USAGE;
     };
-    let list = match list::discover(&options.suite.build, &options.suite.filters) {
+    let list = match list::discover(
+        &options.suite.build,
+        &options.suite.filters,
+        options.suite.exact,
+    ) {
         Ok(list) => list,
         Err(e) => {
             eprintln!("error: {e}");
