@@ -152,6 +152,7 @@
 
 mod format;
 mod normalize;
+mod prompt;
 mod record;
 mod replay;
 mod tap_impl;
@@ -167,6 +168,7 @@ pub use format::{
     Cassette, CassetteError, CassetteHeader, Conversation, Message, RecordedToolCall, Role,
 };
 pub use normalize::{NORMALIZERS, NORMALIZERS_VERSION, Normalizer, NormalizerKind};
+pub use prompt::{PROMPT_PARTS, PromptParts};
 pub use record::{RecordError, RecordedExchange, Recorder};
 pub use replay::{ConversationDiff, InjectedCall, ReplayMiss, ReplayResponder};
 

@@ -45,6 +45,8 @@ struct OutMessage<'a> {
     tool_call_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     usage: Option<OutUsage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_parts: Option<&'a std::collections::BTreeMap<String, String>>,
 }
 
 #[derive(Serialize)]
@@ -118,6 +120,10 @@ fn out_message(message: &Message) -> OutMessage<'_> {
         },
         usage: match message.role {
             Role::Assistant => message.usage.map(out_usage),
+            _ => None,
+        },
+        prompt_parts: match message.role {
+            Role::System => message.prompt_parts.as_ref(),
             _ => None,
         },
     }
@@ -239,6 +245,7 @@ mod tests {
             tool_calls: Vec::new(),
             tool_call_id: None,
             usage: None,
+            prompt_parts: None,
             line: 0,
             column: 0,
         }
