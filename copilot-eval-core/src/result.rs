@@ -374,6 +374,7 @@ mod tests {
                 duration_ms: None,
                 completed: true,
                 denied: None,
+                cut_for_model: None,
             }],
             final_response: None,
             skill_discovery: None,

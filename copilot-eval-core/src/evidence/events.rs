@@ -52,6 +52,20 @@ pub struct ToolCall {
     /// Why the run's pre-tool-use hook denied this call (a caller guard, the budget, or the
     /// stop), matched to the call by tool name and arguments; `None` when it was not denied.
     pub denied: Option<String>,
+    /// Set when the model did not see the whole result: the runtime saved it to a temporary
+    /// file and gave the model a pointer and a preview instead (runtime 1.0.102 does this above
+    /// 20 KB). From the completion's `toolTelemetry` (`largeOutputWrittenToFile`,
+    /// `largeOutputOriginalSizeBytes`); `None` when the model saw the result whole.
+    pub cut_for_model: Option<CutForModel>,
+}
+
+/// How much of a tool result reached the model ([`ToolCall::cut_for_model`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CutForModel {
+    /// Bytes of the result the tool returned (`largeOutputOriginalSizeBytes`).
+    pub full_bytes: u64,
+    /// Bytes of the text the model saw instead (`result.content`: the pointer and preview).
+    pub model_bytes: u64,
 }
 
 /// Token usage and cost of one model call (`assistant.usage`).

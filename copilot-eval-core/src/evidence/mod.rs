@@ -33,6 +33,6 @@ mod premium;
 pub mod skills;
 pub mod subagents;
 
-pub use events::{RawEvent, Role, ToolCall, Turn, Usage};
+pub use events::{CutForModel, RawEvent, Role, ToolCall, Turn, Usage};
 pub use map::{Evidence, LoggedEvent, map_events};
 pub use premium::reported_premium_requests;

@@ -387,6 +387,10 @@ pub struct ToolCallRecord {
     pub completed: bool,
     /// Why the call was denied, when it was.
     pub denied: Option<String>,
+    /// Bytes of the result the tool returned, when the model saw only a pointer and a preview
+    /// (the runtime saved the result to a temporary file); absent when the model saw it whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_for_model_full_bytes: Option<u64>,
 }
 
 /// Token usage of one model call.
@@ -471,6 +475,7 @@ impl RunRecord {
                 duration_ms: c.duration_ms,
                 completed: c.completed,
                 denied: c.denied.clone(),
+                cut_for_model_full_bytes: c.cut_for_model.map(|c| c.full_bytes),
             })
             .collect();
         let usage: Vec<UsageRecord> = result
