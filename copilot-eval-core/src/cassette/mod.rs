@@ -155,6 +155,7 @@ mod normalize;
 mod prompt;
 mod record;
 mod replay;
+mod scan;
 mod tap_impl;
 mod write;
 
@@ -171,6 +172,7 @@ pub use normalize::{NORMALIZERS, NORMALIZERS_VERSION, Normalizer, NormalizerKind
 pub use prompt::{PROMPT_PARTS, PromptParts};
 pub use record::{RecordError, RecordedExchange, Recorder};
 pub use replay::{ConversationDiff, InjectedCall, ReplayMiss, ReplayResponder};
+pub use scan::{VolatileKind, VolatileValue, temp_folders, volatile_values};
 
 use crate::model_server::{ModelServer, ServerConfig, WireApi};
 use crate::run::RunOptions;

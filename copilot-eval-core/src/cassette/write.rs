@@ -215,6 +215,15 @@ impl Cassette {
     /// Errors: [`CassetteError::Unwritable`] from [`Cassette::to_yaml`]; [`CassetteError::Io`]
     /// when the folder or the file cannot be written.
     pub fn write(&self, path: &Path, comment: &str) -> Result<(), CassetteError> {
+        let text = self.to_text(comment)?;
+        Cassette::write_text(path, &text)
+    }
+
+    /// The file text [`Cassette::write`] writes: `comment` (each line a `# ` comment line),
+    /// then [`Cassette::to_yaml`].
+    ///
+    /// Errors: [`CassetteError::Unwritable`] from [`Cassette::to_yaml`].
+    pub fn to_text(&self, comment: &str) -> Result<String, CassetteError> {
         let yaml = self.to_yaml()?;
         let mut text = String::new();
         for line in comment.lines() {
@@ -226,6 +235,14 @@ impl Cassette {
         if !text.ends_with('\n') {
             text.push('\n');
         }
+        Ok(text)
+    }
+
+    /// Writes `text` (from [`Cassette::to_text`]) to `path` atomically, creating parent
+    /// folders.
+    ///
+    /// Errors: [`CassetteError::Io`] when the folder or the file cannot be written.
+    pub fn write_text(path: &Path, text: &str) -> Result<(), CassetteError> {
         crate::report::write_atomically(path, text.as_bytes()).map_err(|source| CassetteError::Io {
             path: path.to_path_buf(),
             source,

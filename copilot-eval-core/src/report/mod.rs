@@ -342,6 +342,11 @@ pub struct RecordingOutcome {
     /// made into a cassette or written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Values the cassette holds literally that no normaliser covers (a path under a temporary
+    /// folder, a uuid, a timestamp), each as `file:line: what ...`; with `--strict` they stop
+    /// the cassette from being written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Replay details of one run.
