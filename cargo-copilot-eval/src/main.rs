@@ -213,6 +213,14 @@ fn run_command(args: RunArgs) -> u8 {
             return exit_code::USAGE;
         }
     };
+    // SAFETY: set before any thread is started (as above); the test processes inherit it.
+    unsafe {
+        if args.record.strict() {
+            std::env::set_var(copilot_eval_core::harness::ENV_RECORD_STRICT, "1");
+        } else {
+            std::env::remove_var(copilot_eval_core::harness::ENV_RECORD_STRICT);
+        }
+    }
     let packages = if args.workspace {
         list::PackageSelection::Workspace
     } else if !args.packages.is_empty() {

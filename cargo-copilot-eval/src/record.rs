@@ -30,6 +30,11 @@ pub(crate) struct RecordArgs {
         conflicts_with = "replay"
     )]
     record: Option<RecordWhen>,
+    /// With --record: refuse to write a cassette that holds a value no normaliser covers (a
+    /// path under a temporary folder, a uuid, a timestamp in a prompt, tool result or tool-call
+    /// arguments); without it such values are written with a warning naming the cassette line.
+    #[arg(long, requires = "record")]
+    strict: bool,
     /// Run only shard K of N of the selected evals: hash:K/N (by a stable hash of each test) or
     /// count:K/N (round robin in list order). The shards together run every eval exactly once.
     #[arg(long, value_name = "hash:K/N|count:K/N")]
@@ -59,6 +64,11 @@ impl RecordArgs {
             None if replay => Ok(Mode::Replay),
             None => Ok(Mode::Live),
         }
+    }
+
+    /// `--strict`.
+    pub(crate) fn strict(&self) -> bool {
+        self.strict
     }
 
     /// `--partition`, if given.

@@ -401,6 +401,7 @@ mod tests {
                 completed: true,
                 denied: None,
                 permission: None,
+                cut_for_model: None,
             }],
             final_response: None,
             skill_discovery: None,

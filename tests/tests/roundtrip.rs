@@ -4,6 +4,10 @@
 //! spelling of the recording's working directory and no runtime temp file name, and the replay
 //! must complete with every recorded reply served.
 //!
+//! Each row is replayed twice: once as the test process runs, once with the runtime under
+//! another `TMPDIR` (a wrapper script sets it for the runtime process only, so the other tests
+//! of this binary, which run in parallel threads, are not affected).
+//!
 //! Rows: a large tool result (the runtime's large-output pointer), `replace` system-message mode
 //! with a relative `create`, `bash pwd`, `view` of an absolute path in the working directory, a
 //! subagent dispatch, a skill load, and a working directory under a symbolic link.
@@ -17,7 +21,7 @@ use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerC
 use copilot_eval_core::report::Redactor;
 use copilot_eval_core::sdk::CustomAgentConfig;
 use copilot_eval_core::tools::function_tool;
-use copilot_eval_core::{CopilotEval, RunOptions, StopReason, run_turns};
+use copilot_eval_core::{CopilotEval, CopilotResult, RunOptions, StopReason, run_turns};
 use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
 use serde_json::json;
 
@@ -81,6 +85,15 @@ fn dump_eval(_: &Path) -> CopilotEvalBuilder {
         "Dumps the log.",
         json!({"type": "object", "properties": {}}),
         |_| async { Ok("0123456789abcdef\n".repeat(DUMP_BYTES / 17)) },
+    ))
+}
+
+fn small_dump_eval(_: &Path) -> CopilotEvalBuilder {
+    CopilotEval::builder().tool(function_tool(
+        "dump",
+        "Dumps the log.",
+        json!({"type": "object", "properties": {}}),
+        |_| async { Ok("a short log\n".to_owned()) },
     ))
 }
 
@@ -154,14 +167,77 @@ fn skill_script(_: &Path) -> Script {
         .turn(ScriptedTurn::text("Hello! TEAM-MARKER-7"))
 }
 
-/// Records `row` in a directory under the system temp folder, replays it in a directory under
-/// another parent (the target's temp folder), and returns the cassette text (empty when the
-/// runtime is missing and the test skips).
-async fn round_trip(row: &Row) -> String {
+/// What a round trip saw: the cassette text, the recording's and the replays' results (the
+/// last one under the other `TMPDIR` on Unix), and that `TMPDIR`.
+struct Trip {
+    text: String,
+    recorded: CopilotResult,
+    replays: Vec<CopilotResult>,
+    other_tmp: Option<PathBuf>,
+}
+
+/// An executable that runs `runtime` with `TMPDIR=tmp` (and nothing else changed).
+#[cfg(unix)]
+fn runtime_with_tmpdir(runtime: &Path, tmp: &Path, dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("copilot-with-tmpdir");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nTMPDIR='{}' exec '{}' \"$@\"\n",
+            tmp.display(),
+            runtime.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+/// Replays the cassette at `path` in a fresh directory under `root`, with `runtime`; asserts
+/// it completed with every reply served.
+async fn replay_in(
+    row: &Row,
+    path: &Path,
+    root: &Path,
+    runtime: &Path,
+    text: &str,
+) -> CopilotResult {
     let test = format!("round_trip({})", row.name);
-    let Some(runtime) = runtime_for(&test) else {
-        return String::new();
-    };
+    let replay_dir = plain_dir(root);
+    (row.setup)(&replay_dir);
+    let replay = ReplaySession::start(path).await.unwrap();
+    let eval = (row.eval)(&replay_dir)
+        .model(replay.model())
+        .working_directory(&replay_dir)
+        .timeout_s(120.0)
+        .build()
+        .unwrap();
+    let replayed = run_turns(
+        &eval,
+        &[row.prompt.to_owned()],
+        &replay.run_options().runtime_path(runtime),
+    )
+    .await;
+    let unconsumed = replay.unconsumed();
+    replay.shutdown().await;
+    assert_eq!(
+        replayed.stop_reason,
+        StopReason::Completed,
+        "{test}: replay: {:?}\n{text}",
+        replayed.error
+    );
+    assert!(unconsumed.is_empty(), "{test}: {unconsumed:?}");
+    assert_no_runtime_left(&replayed);
+    replayed
+}
+
+/// Records `row` in a directory under the system temp folder, replays it in a directory under
+/// another parent (the target's temp folder), then again with the runtime under another
+/// `TMPDIR`; `None` when the runtime is missing and the test skips.
+async fn round_trip(row: &Row) -> Option<Trip> {
+    let test = format!("round_trip({})", row.name);
+    let runtime = runtime_for(&test)?;
 
     // 1. Record.
     let record_root = tempfile::tempdir().unwrap();
@@ -216,37 +292,32 @@ async fn round_trip(row: &Row) -> String {
 
     // 2. Replay in a plain directory under another parent folder.
     let replay_root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let replay_dir = plain_dir(replay_root.path());
-    (row.setup)(&replay_dir);
-    let replay = ReplaySession::start(&path).await.unwrap();
-    let eval = (row.eval)(&replay_dir)
-        .model(replay.model())
-        .working_directory(&replay_dir)
-        .timeout_s(120.0)
-        .build()
-        .unwrap();
-    let replayed = run_turns(
-        &eval,
-        &[row.prompt.to_owned()],
-        &replay.run_options().runtime_path(&runtime.path),
-    )
-    .await;
-    let unconsumed = replay.unconsumed();
-    replay.shutdown().await;
-    assert_eq!(
-        replayed.stop_reason,
-        StopReason::Completed,
-        "{test}: replay: {:?}\n{text}",
-        replayed.error
-    );
-    assert!(unconsumed.is_empty(), "{test}: {unconsumed:?}");
-    assert_no_runtime_left(&replayed);
-    text
+    let mut replays = vec![replay_in(row, &path, replay_root.path(), &runtime.path, &text).await];
+
+    // 3. Again, with the runtime under another TMPDIR.
+    #[cfg(not(unix))]
+    let other_tmp = None;
+    #[cfg(unix)]
+    let other_tmp = {
+        let other = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let tmp = other.path().join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let wrapper = runtime_with_tmpdir(&runtime.path, &tmp, other.path());
+        let root = other.path().join("root");
+        replays.push(replay_in(row, &path, &root, &wrapper, &text).await);
+        Some(tmp)
+    };
+    Some(Trip {
+        text,
+        recorded,
+        replays,
+        other_tmp,
+    })
 }
 
 #[tokio::test]
 async fn a_large_tool_result_replays_in_another_directory() {
-    let text = round_trip(&Row {
+    let Some(trip) = round_trip(&Row {
         name: "large_tool_result",
         workdir: plain_dir,
         setup: nothing,
@@ -254,11 +325,60 @@ async fn a_large_tool_result_replays_in_another_directory() {
         prompt: "Dump the log.",
         script: dump_script,
     })
-    .await;
-    if text.is_empty() {
+    .await
+    else {
         return;
-    }
+    };
+    let text = &trip.text;
     assert!(text.contains("Saved to: ${tool_output_file}"), "{text}");
+    // The evidence of every run says the model saw only part of the result.
+    let full = ("0123456789abcdef\n".len() * (DUMP_BYTES / 17)) as u64;
+    for result in std::iter::once(&trip.recorded).chain(&trip.replays) {
+        let call = result.tool_calls.iter().find(|c| c.name == "dump").unwrap();
+        let cut = call
+            .cut_for_model
+            .unwrap_or_else(|| panic!("the dump result is not marked as cut: {call:?}"));
+        assert_eq!(cut.full_bytes, full, "{call:?}");
+        let seen = call.result.as_deref().unwrap_or_default();
+        assert_eq!(cut.model_bytes, seen.len() as u64, "{call:?}");
+        assert!(cut.model_bytes < full / 10, "{call:?}");
+    }
+    // Under the other TMPDIR the runtime saved the large result there: the pointer the model
+    // saw really named another folder, and the replay still matched.
+    if let Some(tmp) = &trip.other_tmp {
+        let call = trip
+            .replays
+            .last()
+            .unwrap()
+            .tool_calls
+            .iter()
+            .find(|c| c.name == "dump");
+        let seen = call.and_then(|c| c.result.as_deref()).unwrap_or_default();
+        let pointer = format!("Saved to: {}/", tmp.display());
+        assert!(seen.contains(&pointer), "{pointer} not in {seen}");
+    }
+}
+
+/// A small tool result reaches the model whole: nothing is marked as cut.
+#[tokio::test]
+async fn a_small_tool_result_is_not_marked_as_cut() {
+    let Some(trip) = round_trip(&Row {
+        name: "small_tool_result",
+        workdir: plain_dir,
+        setup: nothing,
+        eval: small_dump_eval,
+        prompt: "Dump the log.",
+        script: dump_script,
+    })
+    .await
+    else {
+        return;
+    };
+    for result in std::iter::once(&trip.recorded).chain(&trip.replays) {
+        let call = result.tool_calls.iter().find(|c| c.name == "dump").unwrap();
+        assert_eq!(call.result.as_deref(), Some("a short log\n"), "{call:?}");
+        assert_eq!(call.cut_for_model, None, "{call:?}");
+    }
 }
 
 #[tokio::test]
@@ -271,7 +391,9 @@ async fn replace_mode_with_a_relative_create_replays_in_another_directory() {
         prompt: "Create hello.txt saying hello.",
         script: create_relative_script,
     })
-    .await;
+    .await
+    .map(|trip| trip.text)
+    .unwrap_or_default();
     if text.is_empty() {
         return;
     }
@@ -289,7 +411,9 @@ async fn bash_pwd_replays_in_another_directory() {
         prompt: "Where are we?",
         script: pwd_script,
     })
-    .await;
+    .await
+    .map(|trip| trip.text)
+    .unwrap_or_default();
     if text.is_empty() {
         return;
     }
@@ -306,7 +430,9 @@ async fn viewing_an_absolute_path_in_the_working_directory_replays_in_another_di
         prompt: "Read notes.txt.",
         script: view_script,
     })
-    .await;
+    .await
+    .map(|trip| trip.text)
+    .unwrap_or_default();
     if text.is_empty() {
         return;
     }
@@ -352,7 +478,9 @@ async fn a_symlinked_working_directory_replays_in_a_plain_one() {
         prompt: "Where are we?",
         script: pwd_script,
     })
-    .await;
+    .await
+    .map(|trip| trip.text)
+    .unwrap_or_default();
     if text.is_empty() {
         return;
     }

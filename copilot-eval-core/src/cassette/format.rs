@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_saphyr::{MessageFormatter, Spanned};
 
+use super::prompt::{PROMPT_PARTS, PromptParts, is_hash};
 use crate::model_server::{ScriptedUsage, WireApi};
 
 /// Why a cassette could not be used.
@@ -153,6 +154,13 @@ pub struct Message {
     /// the copilot-sdk recordings. A replay answers with it (else with
     /// [`DEFAULT_USAGE`](crate::model_server::DEFAULT_USAGE)); it never takes part in matching.
     pub usage: Option<ScriptedUsage>,
+    /// `prompt_parts:` of a system message: the hashes of the parts of the recorded system
+    /// prompt that the user controls ([`PromptParts`]: the eval's instructions, the custom
+    /// instruction files, the agent prompt, the skill list), written by copilot-eval when it
+    /// records. `None` when the file has none (older recordings, the copilot-sdk ones): the
+    /// replay then does not compare them. A replay whose prompt's parts differ is a
+    /// `replay_mismatch` naming the part.
+    pub prompt_parts: Option<PromptParts>,
     /// 1-based line of the message in the file (0 when not read from YAML).
     pub line: u32,
     /// 1-based column of the message in the file (0 when not read from YAML).
@@ -221,6 +229,8 @@ struct RawMessage {
     tool_call_id: Option<String>,
     #[serde(default)]
     usage: Option<RawUsage>,
+    #[serde(default)]
+    prompt_parts: Option<std::collections::BTreeMap<String, String>>,
 }
 
 #[derive(Deserialize)]
@@ -371,6 +381,28 @@ impl Cassette {
                         role.as_str()
                     )));
                 }
+                if let Some(parts) = &raw.prompt_parts {
+                    if role != Role::System {
+                        return Err(fail(&format!(
+                            "only system messages have `prompt_parts` (this one is {})",
+                            role.as_str()
+                        )));
+                    }
+                    for (name, value) in parts {
+                        if !PROMPT_PARTS.iter().any(|(known, _)| known == name) {
+                            let known: Vec<&str> = PROMPT_PARTS.iter().map(|(n, _)| *n).collect();
+                            return Err(fail(&format!(
+                                "unknown prompt part `{name}` in `prompt_parts`, expected one of {}; re-record the cassette (`cargo copilot-eval --record=all`) to rewrite it",
+                                known.join(", ")
+                            )));
+                        }
+                        if !is_hash(value) {
+                            return Err(fail(&format!(
+                                "`prompt_parts.{name}` is not a SHA-256 hash (64 lowercase hex digits): {value:?}; re-record the cassette (`cargo copilot-eval --record=all`) to rewrite it"
+                            )));
+                        }
+                    }
+                }
                 let mut tool_calls = Vec::new();
                 for call in raw.tool_calls.unwrap_or_default() {
                     let (line, column) = at(&call.referenced);
@@ -403,6 +435,7 @@ impl Cassette {
                         cache_read_tokens: u.cache_read_tokens,
                         cache_write_tokens: u.cache_write_tokens,
                     }),
+                    prompt_parts: raw.prompt_parts,
                     line: line.unwrap_or(0),
                     column: column.unwrap_or(0),
                 });

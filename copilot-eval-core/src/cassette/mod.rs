@@ -97,7 +97,7 @@
 //! | name | kind | for runtime versions | what it does |
 //! |---|---|---|---|
 //! | `merge_assistant_messages` | format | all | consecutive assistant messages become one (texts joined in order, calls concatenated) |
-//! | `system_prompt` | format | all | every system message's content becomes `${system}` |
+//! | `system_prompt` (v2) | format | all | every system message's content becomes `${system}`; the hashes of the parts the user controls are kept as its `prompt_parts` (below) |
 //! | `datetime_prefix` | format | 1.0.x (measured on 1.0.102) | a leading `<current_datetime>...</current_datetime>` and the line breaks after it are removed from user messages |
 //! | `workdir` | format | all | every spelling of the working directory (the run's, as given and canonical, and the system prompt's `Current working directory: <path>` line) becomes `${workdir}` in texts and in the string values of tool-call arguments |
 //! | `tool_output_file` | format | 1.0.102 | in tool results, the runtime's large-output file (`<temp>/<ms>-copilot-tool-output-<hex>.txt`) becomes `${tool_output_file}` |
@@ -111,6 +111,18 @@
 //! The three compat entries are the drift measured between the copilot-sdk recordings and
 //! runtime 1.0.102. A new runtime's drift gets a new, versioned entry here, never a looser
 //! comparison.
+//!
+//! # Changed instructions, prompts and skills
+//!
+//! A system message recorded by copilot-eval carries `prompt_parts:`, the SHA-256 of each part
+//! of the recorded system prompt the user controls ([`PROMPT_PARTS`]: the eval's
+//! `instructions`, the `custom_instructions` files, the `agent_prompt`, the `skills` list), found
+//! by runtime 1.0.102's section tags, with the working directory written `${workdir}` first.
+//! A replay hashes the same parts of each live prompt; when they differ the request is a miss
+//! whose reason names the parts (`the eval's instructions changed since recording ...; if the
+//! change is intended, re-record the cassette with `cargo copilot-eval --record=all <test>``).
+//! A system message without `prompt_parts` (older cassettes, the copilot-sdk recordings)
+//! matches any prompt.
 //!
 //! # Runtime-injected calls
 //!
@@ -135,7 +147,7 @@
 //! both sides normalised and shortened to a window around their first differing character:
 //!
 //! ```text
-//! replay mismatch: model request 1 matches no recorded conversation (cassette ...; the request has 2 messages after normalisation, normalisers v2)
+//! replay mismatch: model request 1 matches no recorded conversation (cassette ...; the request has 2 messages after normalisation, normalisers v3)
 //!   conversation 1 of 2 (3 messages): first difference at message 2 (user)
 //!     recorded: user "Create a file called 'new_file.txt' with the content 'Created by test'. Then read it back to confirm."
 //!     request:  user "Create a file called 'other.txt' with the content 'Created by test'. Then read it back to confirm."
@@ -152,8 +164,10 @@
 
 mod format;
 mod normalize;
+mod prompt;
 mod record;
 mod replay;
+mod scan;
 mod tap_impl;
 mod write;
 
@@ -167,8 +181,10 @@ pub use format::{
     Cassette, CassetteError, CassetteHeader, Conversation, Message, RecordedToolCall, Role,
 };
 pub use normalize::{NORMALIZERS, NORMALIZERS_VERSION, Normalizer, NormalizerKind};
+pub use prompt::{PROMPT_PARTS, PromptParts};
 pub use record::{RecordError, RecordedExchange, Recorder};
 pub use replay::{ConversationDiff, InjectedCall, ReplayMiss, ReplayResponder};
+pub use scan::{VolatileKind, VolatileValue, temp_folders, volatile_values};
 
 use crate::model_server::{ModelServer, ServerConfig, WireApi};
 use crate::run::RunOptions;

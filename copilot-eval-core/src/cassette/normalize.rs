@@ -8,10 +8,11 @@
 use serde_json::Value;
 
 use super::format::{Message, Role};
+use super::prompt::PromptParts;
 
 /// Version of the normaliser list ([`NORMALIZERS`]). Raised whenever an entry is added, removed
 /// or changes what it does; a mismatch diagnosis names it.
-pub const NORMALIZERS_VERSION: u32 = 2;
+pub const NORMALIZERS_VERSION: u32 = 3;
 
 /// Whether a normaliser belongs to the cassette format itself or compensates drift between the
 /// runtime that recorded a cassette and the runtime that replays it.
@@ -57,10 +58,10 @@ pub const NORMALIZERS: &[Normalizer] = &[
     },
     Normalizer {
         name: "system_prompt",
-        version: 1,
+        version: 2,
         kind: NormalizerKind::Format,
-        runtime_versions: "all",
-        description: "the content of every system message becomes `${system}`",
+        runtime_versions: "all; the user-controlled parts are found by runtime 1.0.102's section tags",
+        description: "the content of every system message becomes `${system}`; on the request side (and when recording) the hashes of the parts the user controls (instructions, custom instruction files, agent prompt, skill list) are kept as the message's `prompt_parts`, compared when the recording has them",
         apply: system_prompt,
     },
     Normalizer {
@@ -146,6 +147,9 @@ pub(crate) struct Context {
     /// The spelling a reply's `${workdir}` is filled with: the system prompt's, else the one
     /// the run gave the runtime.
     pub workdir: Option<String>,
+    /// Whether this is a live request's side (or a recording's): the system prompt is real
+    /// text, so its user-controlled parts are hashed ([`super::prompt::prompt_parts`]).
+    pub live: bool,
 }
 
 impl Context {
@@ -171,6 +175,7 @@ impl Context {
         Context {
             workdirs,
             workdir: stated.or_else(|| known.map(|d| d.display().to_string())),
+            live: true,
         }
     }
 }
@@ -224,6 +229,10 @@ pub(crate) struct NormalMessage {
     pub content: Option<String>,
     pub tool_calls: Vec<NormalToolCall>,
     pub tool_call_id: Option<String>,
+    /// A system message's user-controlled parts ([`PromptParts`]): from the cassette on the
+    /// recorded side (`None` for cassettes without them), computed from the prompt on the
+    /// request side.
+    pub prompt_parts: Option<PromptParts>,
 }
 
 /// A tool call in the comparable form.
@@ -253,7 +262,30 @@ impl NormalMessage {
                 Role::Tool => message.tool_call_id.clone(),
                 _ => None,
             },
+            prompt_parts: match message.role {
+                Role::System => message.prompt_parts.clone(),
+                _ => None,
+            },
         }
+    }
+
+    /// Whether a request's message (`request`) matches this recorded one: equal role, text,
+    /// tool calls and `tool_call_id`, and, when the recording has `prompt_parts`, equal parts
+    /// (a recording without them accepts any).
+    pub fn matches(&self, request: &NormalMessage) -> bool {
+        self.matches_ignoring_parts(request)
+            && self
+                .prompt_parts
+                .as_ref()
+                .is_none_or(|parts| Some(parts) == request.prompt_parts.as_ref())
+    }
+
+    /// [`NormalMessage::matches`] without the `prompt_parts`.
+    pub fn matches_ignoring_parts(&self, request: &NormalMessage) -> bool {
+        self.role == request.role
+            && self.content == request.content
+            && self.tool_calls == request.tool_calls
+            && self.tool_call_id == request.tool_call_id
     }
 
     /// The comparable form of one Chat Completions message of a request (before the
@@ -328,6 +360,7 @@ impl NormalMessage {
             role,
             content,
             tool_calls,
+            prompt_parts: None,
         }
     }
 
@@ -351,6 +384,13 @@ impl NormalMessage {
                 .collect();
             out.push_str(&calls.join(", "));
             out.push(']');
+        }
+        if let Some(parts) = &self.prompt_parts {
+            let parts: Vec<String> = parts
+                .iter()
+                .map(|(name, hash)| format!("{name} {}", &hash[..hash.len().min(8)]))
+                .collect();
+            out.push_str(&format!(" prompt parts: [{}]", parts.join(", ")));
         }
         out
     }
@@ -439,8 +479,14 @@ fn merge_assistant_messages(messages: &mut Vec<NormalMessage>, _: &Context) {
     *messages = merged;
 }
 
-fn system_prompt(messages: &mut Vec<NormalMessage>, _: &Context) {
+fn system_prompt(messages: &mut Vec<NormalMessage>, context: &Context) {
     for message in messages.iter_mut().filter(|m| m.role == "system") {
+        if context.live && message.prompt_parts.is_none() {
+            message.prompt_parts = Some(super::prompt::prompt_parts(
+                message.content.as_deref().unwrap_or(""),
+                &context.workdirs,
+            ));
+        }
         message.content = Some("${system}".to_owned());
     }
 }

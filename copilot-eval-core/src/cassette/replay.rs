@@ -276,7 +276,11 @@ impl ReplayResponder {
             .enumerate()
             .filter(|(_, stored)| {
                 stored.normal.len() > position
-                    && stored.normal[..position] == messages[..]
+                    && same_prefix(
+                        &stored.normal[..position],
+                        &messages,
+                        NormalMessage::matches,
+                    )
                     && stored.normal[position].role == "assistant"
             })
             .map(|(c, _)| c)
@@ -288,12 +292,9 @@ impl ReplayResponder {
             .or_else(|| candidates.first().copied());
 
         let Some(chosen) = chosen else {
-            let miss = self.diagnose(
-                &state,
-                number,
-                "matches no recorded conversation".to_owned(),
-                &messages,
-            );
+            let reason = changed_prompt(&state.stored, &messages)
+                .unwrap_or_else(|| "matches no recorded conversation".to_owned());
+            let miss = self.diagnose(&state, number, reason, &messages);
             return self.fail(&mut state, miss);
         };
 
@@ -362,6 +363,52 @@ impl ReplayResponder {
             conversations,
         }
     }
+}
+
+/// Whether `request` matches `recorded` message for message, by `matches`.
+fn same_prefix(
+    recorded: &[NormalMessage],
+    request: &[NormalMessage],
+    matches: fn(&NormalMessage, &NormalMessage) -> bool,
+) -> bool {
+    recorded.len() == request.len() && recorded.iter().zip(request).all(|(r, q)| matches(r, q))
+}
+
+/// When the request would match a recorded conversation but for the user-controlled parts of
+/// its system prompt: the miss's reason, naming the conversation and the parts that changed.
+fn changed_prompt(stored: &[Stored], request: &[NormalMessage]) -> Option<String> {
+    let position = request.len();
+    let (c, conversation) = stored.iter().enumerate().find(|(_, stored)| {
+        stored.normal.len() > position
+            && same_prefix(
+                &stored.normal[..position],
+                request,
+                NormalMessage::matches_ignoring_parts,
+            )
+            && stored.normal[position].role == "assistant"
+    })?;
+    let mut changed: Vec<String> = Vec::new();
+    for (recorded, requested) in conversation.normal.iter().zip(request) {
+        if let (Some(recorded), Some(requested)) = (&recorded.prompt_parts, &requested.prompt_parts)
+        {
+            for name in super::prompt::changed(recorded, requested) {
+                if !changed.contains(&name) {
+                    changed.push(name);
+                }
+            }
+        }
+    }
+    let names: Vec<&str> = changed.iter().map(|n| super::prompt::describe(n)).collect();
+    let what = match names.as_slice() {
+        [] => return None,
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    };
+    Some(format!(
+        "matches recorded conversation {} except for the system prompt: {what} changed since recording (prompt parts: {}); if the change is intended, re-record the cassette with `cargo copilot-eval --record=all <test>`",
+        c + 1,
+        changed.join(", ")
+    ))
 }
 
 /// Takes runtime-injected calls out of `messages`: assistant tool calls whose id is not one the
@@ -483,19 +530,26 @@ fn compare(
         recorded: shown_recorded,
         requested: shown_request,
     };
-    if let Some(i) = (0..recorded.len().min(request.len())).find(|i| recorded[*i] != request[*i]) {
+    if let Some(i) =
+        (0..recorded.len().min(request.len())).find(|i| !recorded[*i].matches(&request[*i]))
+    {
         let (r, q) = shorten_pair(&recorded[i].render(), &request[i].render());
         let role = if recorded[i].role == request[i].role {
             recorded[i].role.clone()
         } else {
             format!("recorded {}, request {}", recorded[i].role, request[i].role)
         };
-        return diff(
-            Some(i + 1),
-            format!("first difference at message {} ({role})", i + 1),
-            Some(r),
-            Some(q),
-        );
+        let mut explanation = format!("first difference at message {} ({role})", i + 1);
+        if recorded[i].matches_ignoring_parts(&request[i])
+            && let (Some(r), Some(q)) = (&recorded[i].prompt_parts, &request[i].prompt_parts)
+        {
+            let names: Vec<String> = super::prompt::changed(r, q)
+                .iter()
+                .map(|n| super::prompt::describe(n).to_owned())
+                .collect();
+            explanation.push_str(&format!(": changed since recording: {}", names.join(", ")));
+        }
+        return diff(Some(i + 1), explanation, Some(r), Some(q));
     }
     let n = request.len();
     if n < recorded.len() {

@@ -170,6 +170,7 @@ fn normalised(messages: Vec<Value>, workdir: Option<&str>) -> Vec<NormalMessage>
         &Context {
             workdirs: workdir.map(str::to_owned).into_iter().collect(),
             workdir: workdir.map(str::to_owned),
+            live: false,
         },
     );
     normal

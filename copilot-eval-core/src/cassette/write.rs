@@ -45,6 +45,8 @@ struct OutMessage<'a> {
     tool_call_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     usage: Option<OutUsage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_parts: Option<&'a std::collections::BTreeMap<String, String>>,
 }
 
 #[derive(Serialize)]
@@ -118,6 +120,10 @@ fn out_message(message: &Message) -> OutMessage<'_> {
         },
         usage: match message.role {
             Role::Assistant => message.usage.map(out_usage),
+            _ => None,
+        },
+        prompt_parts: match message.role {
+            Role::System => message.prompt_parts.as_ref(),
             _ => None,
         },
     }
@@ -209,6 +215,15 @@ impl Cassette {
     /// Errors: [`CassetteError::Unwritable`] from [`Cassette::to_yaml`]; [`CassetteError::Io`]
     /// when the folder or the file cannot be written.
     pub fn write(&self, path: &Path, comment: &str) -> Result<(), CassetteError> {
+        let text = self.to_text(comment)?;
+        Cassette::write_text(path, &text)
+    }
+
+    /// The file text [`Cassette::write`] writes: `comment` (each line a `# ` comment line),
+    /// then [`Cassette::to_yaml`].
+    ///
+    /// Errors: [`CassetteError::Unwritable`] from [`Cassette::to_yaml`].
+    pub fn to_text(&self, comment: &str) -> Result<String, CassetteError> {
         let yaml = self.to_yaml()?;
         let mut text = String::new();
         for line in comment.lines() {
@@ -220,6 +235,14 @@ impl Cassette {
         if !text.ends_with('\n') {
             text.push('\n');
         }
+        Ok(text)
+    }
+
+    /// Writes `text` (from [`Cassette::to_text`]) to `path` atomically, creating parent
+    /// folders.
+    ///
+    /// Errors: [`CassetteError::Io`] when the folder or the file cannot be written.
+    pub fn write_text(path: &Path, text: &str) -> Result<(), CassetteError> {
         crate::report::write_atomically(path, text.as_bytes()).map_err(|source| CassetteError::Io {
             path: path.to_path_buf(),
             source,
@@ -239,6 +262,7 @@ mod tests {
             tool_calls: Vec::new(),
             tool_call_id: None,
             usage: None,
+            prompt_parts: None,
             line: 0,
             column: 0,
         }

@@ -56,6 +56,11 @@ pub struct ToolCall {
     /// the runtime asked no permission (a pre-tool guard answered `allow` in an eval without
     /// a permission layer, or the call was denied before). See [`Permission`].
     pub permission: Option<Permission>,
+    /// Set when the model did not see the whole result: the runtime saved it to a temporary
+    /// file and gave the model a pointer and a preview instead (runtime 1.0.102 does this above
+    /// 20 KB). From the completion's `toolTelemetry` (`largeOutputWrittenToFile`,
+    /// `largeOutputOriginalSizeBytes`); `None` when the model saw the result whole.
+    pub cut_for_model: Option<CutForModel>,
 }
 
 /// A permission request the runtime made for one tool call (`permission.requested`) and its
@@ -75,6 +80,15 @@ pub struct Permission {
     pub approved: bool,
     /// The feedback a rejecting handler gave (`result.feedback`).
     pub feedback: Option<String>,
+}
+
+/// How much of a tool result reached the model ([`ToolCall::cut_for_model`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CutForModel {
+    /// Bytes of the result the tool returned (`largeOutputOriginalSizeBytes`).
+    pub full_bytes: u64,
+    /// Bytes of the text the model saw instead (`result.content`: the pointer and preview).
+    pub model_bytes: u64,
 }
 
 /// Token usage and cost of one model call (`assistant.usage`).

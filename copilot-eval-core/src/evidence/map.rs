@@ -139,6 +139,7 @@ pub fn map_events(log: &[LoggedEvent]) -> Evidence {
                     .and_then(|r| r.get("content"))
                     .and_then(Value::as_str)
                     .map(str::to_owned);
+                call.cut_for_model = cut_for_model(data, call.result.as_deref());
                 call.error = data.get("error").and_then(|e| {
                     let message = str_field(e, "message")?;
                     Some(match str_field(e, "code") {
@@ -256,6 +257,7 @@ fn track(
                 completed: false,
                 denied: None,
                 permission: None,
+                cut_for_model: None,
             });
         }
     }
@@ -278,6 +280,25 @@ fn parse_arguments(value: Option<&Value>) -> Value {
         }
         Some(other) => other.clone(),
     }
+}
+
+/// What the completion `data` says about a result cut for the model: its telemetry's
+/// `largeOutputWrittenToFile` is `"true"` with `largeOutputOriginalSizeBytes` (runtime
+/// 1.0.102); `model_text` is what the model saw.
+fn cut_for_model(data: &Value, model_text: Option<&str>) -> Option<super::events::CutForModel> {
+    let properties = data.get("toolTelemetry")?.get("properties")?;
+    let flag = properties.get("largeOutputWrittenToFile")?;
+    if flag.as_str() != Some("true") && flag.as_bool() != Some(true) {
+        return None;
+    }
+    let size = properties.get("largeOutputOriginalSizeBytes")?;
+    let full_bytes = size
+        .as_u64()
+        .or_else(|| size.as_str().and_then(|s| s.trim().parse().ok()))?;
+    Some(super::events::CutForModel {
+        full_bytes,
+        model_bytes: model_text.map_or(0, |t| t.len() as u64),
+    })
 }
 
 #[cfg(test)]

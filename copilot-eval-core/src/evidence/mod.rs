@@ -35,6 +35,6 @@ mod premium;
 pub mod skills;
 pub mod subagents;
 
-pub use events::{Permission, RawEvent, Role, ToolCall, Turn, Usage};
+pub use events::{CutForModel, Permission, RawEvent, Role, ToolCall, Turn, Usage};
 pub use map::{Evidence, LoggedEvent, map_events};
 pub use premium::reported_premium_requests;

@@ -63,8 +63,8 @@ use crate::eval::{CopilotEval, CopilotEvalBuilder};
 
 pub use context::EvalContext;
 pub use record::{
-    ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, RecordPolicy, cassette_root, is_ci,
-    recording_refused, recording_summary,
+    ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, ENV_RECORD_STRICT, RecordPolicy,
+    cassette_root, is_ci, record_strict, recording_refused, recording_summary,
 };
 pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 

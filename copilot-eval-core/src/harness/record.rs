@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cassette::{CassetteHeader, Recorder};
+use crate::cassette::{Cassette, CassetteHeader, Recorder, temp_folders, volatile_values};
 use crate::eval::CopilotEval;
 use crate::report::{RecordingOutcome, Redactor, SuiteReport};
 use crate::result::{CopilotResult, StopReason};
@@ -18,6 +18,23 @@ use crate::run::{RunOptions, run_with};
 /// `COPILOT_EVAL_MODE=record`): `missing` (the default when unset or empty) or `all`
 /// ([`RecordPolicy`]).
 pub const ENV_RECORD: &str = "COPILOT_EVAL_RECORD";
+
+/// Environment variable making a record run strict (set from `--record --strict`): `1`, `true`
+/// or `yes` (case-insensitive) refuse to write a cassette that holds a value no normaliser
+/// covers (see [`crate::cassette::volatile_values`]); unset, empty or anything else: such a
+/// cassette is written with a warning per value.
+pub const ENV_RECORD_STRICT: &str = "COPILOT_EVAL_RECORD_STRICT";
+
+/// Whether [`ENV_RECORD_STRICT`] asks for strict recording.
+pub fn record_strict() -> bool {
+    strict_value(std::env::var(ENV_RECORD_STRICT).ok().as_deref())
+}
+
+fn strict_value(value: Option<&str>) -> bool {
+    value
+        .map(|v| v.trim().to_ascii_lowercase())
+        .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
+}
 
 /// Environment variable naming a folder that replaces the package root when cassette paths are
 /// resolved (for reading and for writing): the default cassette of a test becomes
@@ -167,6 +184,7 @@ pub(crate) async fn record_run(
         conversations: 0,
         model_requests: recorder.model_requests() as u64,
         error: None,
+        warnings: Vec::new(),
     };
     if result.stop_reason != StopReason::Completed {
         recording.error = Some(format!(
@@ -192,9 +210,18 @@ pub(crate) async fn record_run(
         .cassette(header, &Redactor::from_env())
         .map_err(|e| e.to_string())
         .and_then(|c| {
-            c.write(cassette, &comment)
-                .map(|()| c.conversations.len())
-                .map_err(|e| e.to_string())
+            let (written, warnings) = write_checked(
+                &c,
+                cassette,
+                &comment,
+                &temp_folders(&std::env::temp_dir()),
+                record_strict(),
+            );
+            for warning in &warnings {
+                eprintln!("copilot-eval: warning: {warning}");
+            }
+            recording.warnings = warnings;
+            written
         });
     let fatal = match written {
         Ok(conversations) => {
@@ -208,6 +235,40 @@ pub(crate) async fn record_run(
         }
     };
     Ok((result, recording, fatal))
+}
+
+/// Writes `cassette` at `path` after `comment`, unless `strict` and it holds values no
+/// normaliser covers (`temp`: the temporary folders, [`temp_folders`]). Returns the number of
+/// conversations written (or why nothing was written) and one warning per such value
+/// (`file:line: ...`).
+pub(crate) fn write_checked(
+    cassette: &Cassette,
+    path: &Path,
+    comment: &str,
+    temp: &[String],
+    strict: bool,
+) -> (Result<usize, String>, Vec<String>) {
+    let text = match cassette.to_text(comment) {
+        Ok(text) => text,
+        Err(e) => return (Err(e.to_string()), Vec::new()),
+    };
+    let warnings: Vec<String> = match volatile_values(&text, path, temp) {
+        Ok(found) => found.iter().map(ToString::to_string).collect(),
+        Err(e) => return (Err(e.to_string()), Vec::new()),
+    };
+    if strict && !warnings.is_empty() {
+        let error = format!(
+            "--strict: the cassette {} was not written: it holds {} value(s) no normaliser covers (first: {}); make the session deterministic (a fixed name instead of a temp path, uuid or time), or record without --strict to accept them",
+            path.display(),
+            warnings.len(),
+            warnings[0]
+        );
+        return (Err(error), warnings);
+    }
+    let written = Cassette::write_text(path, &text)
+        .map(|()| cassette.conversations.len())
+        .map_err(|e| e.to_string());
+    (written, warnings)
 }
 
 /// The summary line of a record run, from its report: how many runs were recorded, how many
@@ -227,14 +288,88 @@ pub fn recording_summary(report: &SuiteReport) -> Option<String> {
             None => {}
         }
     }
-    Some(format!(
+    let warnings: Vec<&String> = report
+        .tests
+        .iter()
+        .flat_map(|t| t.runs.iter())
+        .filter_map(|r| r.recording.as_ref())
+        .flat_map(|r| r.warnings.iter())
+        .collect();
+    let mut text = format!(
         "  cassettes: {written} recorded, {replayed} kept (replayed), {failed} not written\n"
-    ))
+    );
+    if !warnings.is_empty() {
+        text.push_str(&format!(
+            "  {} value(s) no normaliser covers (they will likely not replay elsewhere; --strict refuses them):\n",
+            warnings.len()
+        ));
+        for warning in warnings {
+            text.push_str(&format!("    {warning}\n"));
+        }
+    }
+    Some(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strict_values() {
+        for yes in ["1", "true", "TRUE", " yes "] {
+            assert!(strict_value(Some(yes)), "{yes}");
+        }
+        for no in [None, Some(""), Some("0"), Some("false"), Some("no")] {
+            assert!(!strict_value(no), "{no:?}");
+        }
+    }
+
+    /// A cassette with a uuid in a tool result: written with a warning naming its line, or,
+    /// strict, not written at all; a clean one is written without warnings either way.
+    #[test]
+    fn strict_recording_refuses_a_cassette_with_a_value_no_normaliser_covers() {
+        let text = "conversations:\n  - messages:\n      - role: system\n        content: ${system}\n      - role: user\n        content: Look it up.\n      - role: assistant\n        tool_calls:\n          - id: toolcall_0\n            type: function\n            function:\n              name: lookup\n              arguments: '{}'\n      - role: tool\n        tool_call_id: toolcall_0\n        content: id 5f45b499-74b4-411b-9969-a2fc1daca794\n      - role: assistant\n        content: Found it.\n";
+        let volatile = Cassette::parse(text, Path::new("x.yaml")).unwrap();
+        let clean = Cassette::parse(
+            &text.replace("5f45b499-74b4-411b-9969-a2fc1daca794", "42"),
+            Path::new("y.yaml"),
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let temp = temp_folders(&std::env::temp_dir());
+
+        // Lenient: written, with a warning naming the line the uuid is on in the file.
+        let path = dir.path().join("lenient.yaml");
+        let (written, warnings) = write_checked(&volatile, &path, "a comment", &temp, false);
+        assert_eq!(written, Ok(1));
+        let file = std::fs::read_to_string(&path).unwrap();
+        let line = 1 + file.lines().position(|l| l.contains("5f45b499")).unwrap();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let expected = format!("{}:{line}: a uuid `5f45b499", path.display());
+        assert!(warnings[0].starts_with(&expected), "{warnings:?}\n{file}");
+
+        // Strict: nothing written; the error names the same line.
+        let path = dir.path().join("strict.yaml");
+        let (written, warnings) = write_checked(&volatile, &path, "a comment", &temp, true);
+        let error = written.unwrap_err();
+        assert!(
+            !path.exists(),
+            "a strict recording wrote {}",
+            path.display()
+        );
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let expected = format!("{}:{line}: a uuid `5f45b499", path.display());
+        assert!(warnings[0].starts_with(&expected), "{warnings:?}");
+        assert!(
+            error.contains("--strict") && error.contains(&expected),
+            "{error}"
+        );
+
+        let path = dir.path().join("clean.yaml");
+        let (written, warnings) = write_checked(&clean, &path, "a comment", &temp, true);
+        assert_eq!(written, Ok(1));
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
 
     #[test]
     fn ci_values() {

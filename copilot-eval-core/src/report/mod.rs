@@ -371,6 +371,11 @@ pub struct RecordingOutcome {
     /// made into a cassette or written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Values the cassette holds literally that no normaliser covers (a path under a temporary
+    /// folder, a uuid, a timestamp), each as `file:line: what ...`; with `--strict` they stop
+    /// the cassette from being written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Replay details of one run.
@@ -419,6 +424,10 @@ pub struct ToolCallRecord {
     /// The permission request the runtime made for the call and who answered it.
     #[serde(default)]
     pub permission: Option<PermissionRecord>,
+    /// Bytes of the result the tool returned, when the model saw only a pointer and a preview
+    /// (the runtime saved the result to a temporary file); absent when the model saw it whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_for_model_full_bytes: Option<u64>,
 }
 
 /// A permission request for one tool call and its answer (see `ToolCall::permission`).
@@ -541,6 +550,7 @@ impl RunRecord {
                     approved: p.approved,
                     feedback: p.feedback.clone(),
                 }),
+                cut_for_model_full_bytes: c.cut_for_model.map(|c| c.full_bytes),
             })
             .collect();
         let usage: Vec<UsageRecord> = result

@@ -139,6 +139,7 @@ mod tests {
             completed: false,
             denied: None,
             permission: None,
+            cut_for_model: None,
         }
     }
 

@@ -181,6 +181,10 @@ fn to_message(
             .collect(),
         tool_call_id: message.tool_call_id.clone(),
         usage: usage.filter(|_| message.role == "assistant"),
+        prompt_parts: message
+            .prompt_parts
+            .clone()
+            .filter(|_| message.role == "system"),
         line: 0,
         column: 0,
     }
