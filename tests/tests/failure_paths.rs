@@ -120,7 +120,10 @@ async fn excluded_tools_are_not_offered_to_the_model() {
 }
 
 /// The runtime processes that are children of this test process (Linux `/proc`).
-fn runtime_children() -> Vec<u32> {
+/// The runtime processes this test process started for the run working in `workdir` (other
+/// tests of this binary run their own runtimes at the same time: they are left alone).
+fn runtime_children(workdir: &std::path::Path) -> Vec<u32> {
+    let workdir = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
     let me = std::process::id().to_string();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -132,7 +135,11 @@ fn runtime_children() -> Vec<u32> {
             .rsplit_once(") ")
             .and_then(|(_, rest)| rest.split(' ').nth(1));
         let cmdline = std::fs::read_to_string(entry.path().join("cmdline")).unwrap_or_default();
-        if parent == Some(me.as_str()) && cmdline.contains("copilot") {
+        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
+        if parent == Some(me.as_str())
+            && cmdline.contains("copilot")
+            && cwd.as_deref() == Some(workdir.as_path())
+        {
             found.push(pid);
         }
     }
@@ -154,6 +161,7 @@ async fn a_runtime_that_hangs_is_given_up_on_and_killed() {
     let offline = Offline::start(&runtime, script).await;
     let frozen: Arc<std::sync::Mutex<Vec<u32>>> = Arc::default();
     let record = frozen.clone();
+    let workdir = offline.work.path().to_path_buf();
     let eval = offline
         .eval()
         // Ample for the runtime's start and the first tool call on a loaded machine.
@@ -164,8 +172,9 @@ async fn a_runtime_that_hangs_is_given_up_on_and_killed() {
             json!({"type": "object", "properties": {}}),
             move |_| {
                 let record = record.clone();
+                let workdir = workdir.clone();
                 async move {
-                    let pids = runtime_children();
+                    let pids = runtime_children(&workdir);
                     for pid in &pids {
                         let status = std::process::Command::new("kill")
                             .args(["-STOP", &pid.to_string()])

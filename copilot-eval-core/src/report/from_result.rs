@@ -1,0 +1,168 @@
+//! The artifacts' run record built from a run's [`CopilotResult`]: [`RunRecord::from_result`].
+
+use super::*;
+
+impl RunRecord {
+    /// Mirror `result` for the artifacts. `mode` is `live`, `replay` or `scripted`; `prompt` is
+    /// the prompt that was sent. Credential-like keys of the configuration are replaced by
+    /// `[redacted]`.
+    pub fn from_result(result: &CopilotResult, mode: &str, prompt: &str) -> Self {
+        let tool_calls: Vec<ToolCallRecord> = result
+            .tool_calls
+            .iter()
+            .map(|c| ToolCallRecord {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+                result: c.result.clone(),
+                success: c.success,
+                error: c.error.clone(),
+                agent_id: c.agent_id.clone(),
+                duration_ms: c.duration_ms,
+                completed: c.completed,
+                denied: c.denied.clone(),
+                permission: c.permission.as_ref().map(|p| PermissionRecord {
+                    kind: p.kind.clone(),
+                    by: p.by.clone(),
+                    outcome: p.outcome.clone(),
+                    approved: p.approved,
+                    feedback: p.feedback.clone(),
+                }),
+                cut_for_model_full_bytes: c.cut_for_model.map(|c| c.full_bytes),
+            })
+            .collect();
+        let usage: Vec<UsageRecord> = result
+            .usage
+            .iter()
+            .map(|u| UsageRecord {
+                model: u.model.clone(),
+                input_tokens: u.input_tokens,
+                output_tokens: u.output_tokens,
+                cache_read_tokens: u.cache_read_tokens,
+                cache_write_tokens: u.cache_write_tokens,
+                cost: u.cost,
+                duration_ms: u.duration_ms,
+                agent_id: u.agent_id.clone(),
+            })
+            .collect();
+        let costs: Vec<f64> = usage.iter().filter_map(|u| u.cost).collect();
+        let totals = RunTotals {
+            model_calls: usage.len() as u64,
+            input_tokens: usage.iter().map(|u| u.input_tokens).sum(),
+            output_tokens: usage.iter().map(|u| u.output_tokens).sum(),
+            cache_read_tokens: usage.iter().map(|u| u.cache_read_tokens).sum(),
+            cache_write_tokens: usage.iter().map(|u| u.cache_write_tokens).sum(),
+            cost: (!costs.is_empty()).then(|| costs.iter().sum()),
+            tool_calls: tool_calls.len() as u64,
+            premium_requests: crate::evidence::reported_premium_requests(&result.raw_events),
+            estimated_cost: None,
+        };
+        let skills_invoked = if result.skill_invocations.is_empty() {
+            tool_calls
+                .iter()
+                .filter(|c| c.name == "skill")
+                .filter_map(|c| c.arguments.get("skill").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        } else {
+            result
+                .skill_invocations
+                .iter()
+                .map(|i| i.name.clone())
+                .collect()
+        };
+        let skill_invocations: Vec<Value> = result
+            .skill_invocations
+            .iter()
+            .filter_map(|i| serde_json::to_value(i).ok())
+            .collect();
+        let subagent_invocations: Vec<Value> = result
+            .subagent_invocations
+            .iter()
+            .filter_map(|i| serde_json::to_value(i).ok())
+            .collect();
+        let skill_discovery = result
+            .skill_discovery
+            .as_ref()
+            .and_then(|d| serde_json::to_value(d).ok());
+        let mut subagents: Vec<String> = Vec::new();
+        for id in tool_calls
+            .iter()
+            .filter_map(|c| c.agent_id.as_ref())
+            .chain(usage.iter().filter_map(|u| u.agent_id.as_ref()))
+        {
+            if !subagents.contains(id) {
+                subagents.push(id.clone());
+            }
+        }
+        let mut configuration = result.configuration.clone();
+        redact_credential_keys(&mut configuration);
+        RunRecord {
+            eval_name: result.eval_name.clone(),
+            mode: mode.to_owned(),
+            prompt: prompt.to_owned(),
+            model_requested: result.model_requested.clone(),
+            model_used: result.model_used.clone(),
+            success: result.success,
+            stop_reason: result.stop_reason.as_str().to_owned(),
+            error: result.error.clone(),
+            capture_errors: result.capture_errors.clone(),
+            evidence_complete: result.evidence_complete,
+            cleanup_errors: result.cleanup_errors.clone(),
+            tool_handler_failures: result.tool_handler_failures.clone(),
+            tool_calls_admitted: result.tool_calls_admitted,
+            configuration,
+            turns: result
+                .turns
+                .iter()
+                .map(|t| TurnRecord {
+                    role: match t.role {
+                        Role::User => "user".to_owned(),
+                        Role::Assistant => "assistant".to_owned(),
+                    },
+                    content: t.content.clone(),
+                    tool_call_ids: t.tool_call_ids.clone(),
+                })
+                .collect(),
+            tool_calls,
+            final_response: result.final_response.clone(),
+            usage,
+            totals,
+            duration_ms: result.duration_ms,
+            timings: TimingsRecord {
+                runtime_start_ms: result.timings.runtime_start_ms,
+                create_session_ms: result.timings.create_session_ms,
+                turns_ms: result.timings.turns_ms,
+                cleanup_ms: result.timings.cleanup_ms,
+            },
+            working_directory: result.working_directory.display().to_string(),
+            skills_invoked,
+            skill_discovery,
+            mcp_servers: result
+                .mcp_servers
+                .iter()
+                .map(|s| McpServerRecord {
+                    name: s.name.clone(),
+                    status: s.status.clone(),
+                    tool_count: s.tool_count,
+                    error: s.error.clone(),
+                })
+                .collect(),
+            skill_invocations,
+            subagents,
+            subagent_invocations,
+            audit: (!result.request_audit.is_empty())
+                .then(|| serde_json::to_value(&result.request_audit).ok())
+                .flatten(),
+            replay: None,
+            recording: None,
+        }
+    }
+
+    /// Whether this run's stop reason is an infrastructure failure (`execution_error`,
+    /// `cleanup_error`, `request_audit_error`, `replay_mismatch`) rather than a verdict on the task (`completed`,
+    /// `timeout`, `tool_budget_exceeded`).
+    pub fn is_infrastructure_stop(&self) -> bool {
+        INFRASTRUCTURE_STOPS.contains(&self.stop_reason.as_str())
+    }
+}
