@@ -369,6 +369,16 @@ mod tests {
         let (written, warnings) = write_checked(&clean, &path, "a comment", &temp, true);
         assert_eq!(written, Ok(1));
         assert!(warnings.is_empty(), "{warnings:?}");
+
+        // A cassette that cannot be written (its folder would be a regular file): the error
+        // names the file, which `record_run` reports as the test's setup error.
+        let blocker = dir.path().join("a-file");
+        std::fs::write(&blocker, "not a folder").unwrap();
+        let path = blocker.join("c.yaml");
+        let (written, _) = write_checked(&clean, &path, "a comment", &temp, false);
+        let error = written.unwrap_err();
+        assert!(error.contains(&*path.to_string_lossy()), "{error}");
+        assert!(!path.exists());
     }
 
     #[test]
