@@ -119,8 +119,8 @@
 //! `instructions`, the `custom_instructions` files, the `agent_prompt`, the `skills` list), found
 //! by runtime 1.0.102's section tags, with the working directory written `${workdir}` first.
 //! A replay hashes the same parts of each live prompt; when they differ the request is a miss
-//! whose reason names the parts (`the eval's instructions changed since recording ...; if the
-//! change is intended, re-record the cassette with `cargo copilot-eval --record=all <test>``).
+//! whose reason names the parts ("the eval's instructions changed since recording ...; if the
+//! change is intended, re-record the cassette with `cargo copilot-eval --record=all TEST`").
 //! A system message without `prompt_parts` (older cassettes, the copilot-sdk recordings)
 //! matches any prompt.
 //!

@@ -102,8 +102,8 @@ pub fn temp_folders(temp: &Path) -> Vec<String> {
 }
 
 /// Every value of `text` (the whole cassette file, comment lines included, as it is or would
-/// be written at `path`) that no normaliser turned into a placeholder: see the
-/// [module documentation](self). `temp` lists the temporary folders ([`temp_folders`]).
+/// be written at `path`) that no normaliser turned into a placeholder: absolute paths under a
+/// temporary folder, uuids and timestamps. `temp` lists the temporary folders ([`temp_folders`]).
 ///
 /// Errors: the text is not a cassette ([`Cassette::parse`]).
 pub fn volatile_values(
