@@ -605,60 +605,9 @@ fn expand(function: syn::ItemFn, config: Config, cases: Vec<Case>) -> TokenStrea
     };
     let eval_calls = calls(Target::Builder);
     let test_calls = calls(Target::TestConfig);
-    // `__CONFIGURE` is outside `#[cfg(test)]` so that the builder calls are type-checked by every
-    // build of the crate, not only its test build.
-    if !cases.is_empty() {
-        let case_modules = cases.iter().map(|case| {
-            let label = &case.label;
-            let label_text = label.to_string();
-            let values = &case.values;
-            quote_spanned! {span=>
-                #[doc(hidden)]
-                #[allow(non_snake_case, unused_imports)]
-                pub(super) mod #label {
-                    // The case's values are written in the function's module: resolve them there.
-                    use super::super::*;
-
-                    #[cfg(test)]
-                    #[::core::prelude::v1::test]
-                    #[ignore = #IGNORE_REASON]
-                    fn __copilot_eval() {
-                        #krate::harness::run_test(
-                            #krate::harness::TestConfig::new(
-                                #name,
-                                ::core::module_path!(),
-                                ::core::env!("CARGO_MANIFEST_DIR"),
-                            )
-                            .case(#label_text)
-                            .configure(super::__CONFIGURE)#test_calls,
-                            |ctx| super::super::#ident(ctx, #(#values),*),
-                        )
-                    }
-                }
-            }
-        });
-        return quote_spanned! {span=>
-            #[cfg_attr(not(test), allow(dead_code))]
-            #function
-
-            #[doc(hidden)]
-            mod #ident {
-                #[allow(dead_code)]
-                pub(super) const __CONFIGURE: #krate::harness::Configure = |builder| builder #eval_calls;
-
-                #(#case_modules)*
-            }
-        };
-    }
-    quote_spanned! {span=>
-        #[cfg_attr(not(test), allow(dead_code))]
-        #function
-
-        #[doc(hidden)]
-        mod #ident {
-            #[allow(dead_code)]
-            pub(super) const __CONFIGURE: #krate::harness::Configure = |builder| builder #eval_calls;
-
+    // The libtest test: `case` is `.case("label")` or nothing; `test` the function it runs.
+    let test_fn = |case: TokenStream2, configure: TokenStream2, test: TokenStream2| {
+        quote_spanned! {span=>
             #[cfg(test)]
             #[::core::prelude::v1::test]
             #[ignore = #IGNORE_REASON]
@@ -669,10 +618,54 @@ fn expand(function: syn::ItemFn, config: Config, cases: Vec<Case>) -> TokenStrea
                         ::core::module_path!(),
                         ::core::env!("CARGO_MANIFEST_DIR"),
                     )
-                    .configure(__CONFIGURE)#test_calls,
-                    super::#ident,
+                    #case
+                    .configure(#configure)#test_calls,
+                    #test,
                 )
             }
+        }
+    };
+    let tests: TokenStream2 = if cases.is_empty() {
+        test_fn(quote!(), quote!(__CONFIGURE), quote!(super::#ident))
+    } else {
+        // One module per case, its test calling the function with the case's values.
+        cases
+            .iter()
+            .map(|case| {
+                let label = &case.label;
+                let label_text = label.to_string();
+                let values = &case.values;
+                let test = test_fn(
+                    quote!(.case(#label_text)),
+                    quote!(super::__CONFIGURE),
+                    quote!(|ctx| super::super::#ident(ctx, #(#values),*)),
+                );
+                quote_spanned! {span=>
+                    #[doc(hidden)]
+                    #[allow(non_snake_case, unused_imports)]
+                    pub(super) mod #label {
+                        // The case's values are written in the function's module: resolve
+                        // them there.
+                        use super::super::*;
+
+                        #test
+                    }
+                }
+            })
+            .collect()
+    };
+    // `__CONFIGURE` is outside `#[cfg(test)]` so that the builder calls are type-checked by every
+    // build of the crate, not only its test build.
+    quote_spanned! {span=>
+        #[cfg_attr(not(test), allow(dead_code))]
+        #function
+
+        #[doc(hidden)]
+        mod #ident {
+            #[allow(dead_code)]
+            pub(super) const __CONFIGURE: #krate::harness::Configure = |builder| builder #eval_calls;
+
+            #tests
         }
     }
 }
