@@ -46,7 +46,7 @@ impl CheckStatus {
 /// One check's line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// What was checked: `runtime`, `runtime cache`, `npm`, `authentication`, `model catalog`,
+    /// What was checked: `runtime`, `runtime cache`, `runtime unpack`, `npm`, `authentication`, `model catalog`,
     /// or `model <id>`.
     pub name: String,
     /// The outcome.
@@ -147,6 +147,11 @@ pub async fn doctor(options: &DoctorOptions) -> Vec<Check> {
             }
         },
     };
+    // Looked at before anything starts the runtime (starting it unpacks it).
+    let unpack = runtime_path
+        .as_deref()
+        .map(unpack_checks)
+        .unwrap_or_default();
     let mut version_ok = false;
     if let Some(path) = &runtime_path {
         match runtime::version(path) {
@@ -201,6 +206,8 @@ pub async fn doctor(options: &DoctorOptions) -> Vec<Check> {
         ),
     }
 
+    checks.extend(unpack);
+
     // npm (only needed to install the runtime).
     match Command::new("npm").arg("--version").output() {
         Ok(out) if out.status.success() => checks.push(Check::new(
@@ -246,6 +253,63 @@ pub async fn doctor(options: &DoctorOptions) -> Vec<Check> {
     // The model catalog, through the runtime: this also proves the protocol handshake.
     if let (Some(path), true) = (&runtime_path, version_ok) {
         catalog_checks(path, options, &mut checks).await;
+    }
+    checks
+}
+
+/// `runtime unpack`: whether the runtime's version is unpacked in the shared cache, and one line
+/// per folder an interrupted unpack left there (a `warn`: about 200 MB each, never reused by the
+/// runtime; the next suite run removes those whose process is gone).
+fn unpack_checks(path: &std::path::Path) -> Vec<Check> {
+    use runtime::unpack;
+    let mut checks = Vec::new();
+    match unpack::package_version(path) {
+        Some(version) if unpack::is_unpacked(&version) => checks.push(Check::new(
+            "runtime unpack",
+            CheckStatus::Ok,
+            format!(
+                "{version} unpacked in {}",
+                unpack::platform_dir().join(&version).display()
+            ),
+        )),
+        Some(version) => checks.push(Check::new(
+            "runtime unpack",
+            CheckStatus::Ok,
+            format!(
+                "{version} not unpacked yet: the next run unpacks about 235 MB into {} before its first eval starts",
+                unpack::platform_dir().display()
+            ),
+        )),
+        None => {}
+    }
+    for partial in unpack::partial_extractions() {
+        let megabytes = unpack::folder_bytes(&partial.path) as f64 / 1e6;
+        if partial.running {
+            checks.push(Check::new(
+                "runtime unpack",
+                CheckStatus::Ok,
+                format!(
+                    "{} ({megabytes:.0} MB): an unpack in progress (process {})",
+                    partial.path.display(),
+                    partial.pid.unwrap_or_default()
+                ),
+            ));
+        } else {
+            checks.push(
+                Check::new(
+                    "runtime unpack",
+                    CheckStatus::Warn,
+                    format!(
+                        "{} ({megabytes:.0} MB) was left by an interrupted unpack",
+                        partial.path.display()
+                    ),
+                )
+                .fix(format!(
+                    "the next `cargo copilot-eval` run removes it, or remove it now: rm -rf '{}'",
+                    partial.path.display()
+                )),
+            );
+        }
     }
     checks
 }

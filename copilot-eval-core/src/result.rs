@@ -118,6 +118,10 @@ impl std::fmt::Display for StopReason {
 /// Phase timings of one run, in milliseconds (host monotonic clock).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Timings {
+    /// The runtime's first-start unpack into the shared cache, done before the eval's clock
+    /// starts (not part of `timeout_s` or `duration_ms`): `None` when the runtime was already
+    /// unpacked ([`crate::runtime::unpack::warm`]).
+    pub runtime_unpack_ms: Option<u64>,
     /// `Client::start`: spawn the runtime and complete the protocol handshake.
     pub runtime_start_ms: Option<u64>,
     /// The runtime's own startup phases as the SDK reports them (`StartupTimings`).

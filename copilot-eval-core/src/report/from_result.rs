@@ -130,6 +130,7 @@ impl RunRecord {
             totals,
             duration_ms: result.duration_ms,
             timings: TimingsRecord {
+                runtime_unpack_ms: result.timings.runtime_unpack_ms,
                 runtime_start_ms: result.timings.runtime_start_ms,
                 create_session_ms: result.timings.create_session_ms,
                 turns_ms: result.timings.turns_ms,

@@ -499,6 +499,10 @@ pub struct RunTotals {
 /// Phase timings of one run, milliseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TimingsRecord {
+    /// The runtime's first-start unpack into the shared cache, before the eval's clock started
+    /// (not counted in `duration_ms` or the timeout); absent when it was already unpacked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_unpack_ms: Option<u64>,
     /// Starting the runtime and its handshake.
     pub runtime_start_ms: Option<u64>,
     /// Creating the session.

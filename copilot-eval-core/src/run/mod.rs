@@ -4,7 +4,9 @@
 //! [`run_with`] resolves the runtime, gives it a private home, starts it through the SDK
 //! (`Client::start`), creates the session with a live event subscription taken *before* the
 //! session starts, sends the prompt, and waits for the root agent's `session.idle`. `timeout_s`
-//! bounds all of that, runtime start included. A budget stop or a failed caller guard
+//! bounds all of that, runtime start included; only a first-start unpack of the runtime into the
+//! shared cache ([`crate::runtime::unpack::warm`], `timings.runtime_unpack_ms`) comes before the
+//! clock starts. A budget stop or a failed caller guard
 //! ([`controls`]) ends that wait at once.
 //!
 //! Then, in every outcome, it cleans up, in this order: close admission (every later tool call is
@@ -200,6 +202,9 @@ pub async fn run_turns(
             return run.finish(working_directory, started);
         }
     };
+
+    // A first-start unpack of the runtime (in `prepare`) is not the eval's time.
+    let started = started + Duration::from_millis(run.timings.runtime_unpack_ms.unwrap_or(0));
 
     if let Some(replay) = &options.replay {
         replay.working_directory(&working_directory);

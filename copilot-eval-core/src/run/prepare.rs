@@ -104,6 +104,14 @@ pub(super) fn prepare(
         )));
     }
 
+    // The first-start unpack (about 235 MB) happens here, before the eval's clock starts. A
+    // failure is left to the session's own start to report with its cause.
+    match runtime::unpack::warm(&runtime_path) {
+        Ok(runtime::unpack::Warmed::Started { ms, .. }) => run.timings.runtime_unpack_ms = Some(ms),
+        Ok(_) => {}
+        Err(e) => tracing::debug!("runtime warm-up: {e}"),
+    }
+
     let home = tempfile::Builder::new()
         .prefix("copilot-eval-home-")
         .tempdir()

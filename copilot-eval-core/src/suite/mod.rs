@@ -264,6 +264,15 @@ pub fn exit_status(report: &SuiteReport) -> u8 {
 /// test is launched either (`not_run`, with the cap as the reason).
 pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
     let started_at = SystemTime::now();
+    if !list.tests.is_empty() {
+        let path = match &options.runtime {
+            Some(path) => Some(path.clone()),
+            None => crate::runtime::resolve().ok().map(|resolved| resolved.path),
+        };
+        if let Some(path) = path {
+            warm_runtime(&path);
+        }
+    }
     let started = Instant::now();
     let runtime = match &options.runtime {
         Some(path) => RuntimeInfo {
@@ -411,6 +420,32 @@ fn not_run(list: &TestList, test: &list::EvalTest, message: String) -> TestRecor
     TestRecord {
         message: Some(message),
         ..executor::test_record(test, list.binary(test), Outcome::NotRun)
+    }
+}
+
+/// Unpack the runtime into the shared cache before the first test starts, so that no eval's
+/// timeout (nor the runner's deadline for its test) pays for it; says so on stderr when it
+/// happens. A failure is only printed: each run's own start reports it with its cause.
+fn warm_runtime(path: &std::path::Path) {
+    use crate::runtime::unpack;
+    if let Some(version) = unpack::package_version(path).filter(|v| !unpack::is_unpacked(v)) {
+        eprintln!(
+            "unpacking runtime {version} into {} (its first start, once per version) ...",
+            unpack::platform_dir().display()
+        );
+    }
+    match unpack::warm(path) {
+        Ok(unpack::Warmed::Started { ms, removed }) => {
+            for folder in removed {
+                eprintln!(
+                    "removed {}: left by an interrupted unpack",
+                    folder.display()
+                );
+            }
+            eprintln!("unpacked in {:.1} s", ms as f64 / 1000.0);
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!("warning: {e}"),
     }
 }
 

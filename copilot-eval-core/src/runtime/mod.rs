@@ -13,12 +13,15 @@
 //! - `runtime/<version>/`: the npm install of the pinned runtime;
 //! - `runtime-cache/`: the runtime's own unpack cache (`XDG_CACHE_HOME` / `COPILOT_CACHE_HOME` of
 //!   every run; the runtime unpacks about 235 MB there on its first start), shared by all runs.
+//!   [`unpack::warm`] does that unpack before an eval's clock starts.
 //!
 //! Each run gets a private, temporary runtime home (`COPILOT_HOME`, `GH_CONFIG_DIR`,
 //! `XDG_CONFIG_HOME`, `XDG_STATE_HOME`), removed after the run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+pub mod unpack;
 
 /// The `@github/copilot` npm version this release of copilot-eval is built and tested against.
 pub const PINNED_RUNTIME_VERSION: &str = "1.0.102";
@@ -296,10 +299,15 @@ fn is_executable(path: &Path) -> bool {
 ///
 /// Asked with `--no-auto-update`, as the SDK starts its server: without it an older executable
 /// reports (and runs) a newer version it finds unpacked in the user's own runtime cache
-/// (`~/.cache/copilot/pkg/`), so runtime 1.0.92 would claim to be 1.0.102.
+/// (`~/.cache/copilot/pkg/`), so runtime 1.0.92 would claim to be 1.0.102. It runs with the
+/// shared [`runtime_cache_dir`] as its cache, like a session, so a first call unpacks the runtime
+/// there (see [`unpack`]), never into the user's own cache.
 pub fn version(path: &Path) -> Result<String, RuntimeError> {
+    let cache = runtime_cache_dir();
     let output = Command::new(path)
         .args(["--version", "--no-auto-update"])
+        .env("XDG_CACHE_HOME", &cache)
+        .env("COPILOT_CACHE_HOME", &cache)
         .output()
         .map_err(|e| RuntimeError::Version {
             path: path.to_path_buf(),
