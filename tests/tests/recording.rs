@@ -775,3 +775,163 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
     );
     assert!(report.is_none(), "nothing ran");
 }
+
+/// `cargo copilot-eval --record` when a recording must not become a cassette, end to end through
+/// the runner on the quick-start's `creates_a_greeting_file` (a scripted loopback server stands
+/// in for the model service): a run that does not complete writes nothing and says why; with
+/// `--strict`, a completed run whose session holds a value no normaliser covers (here a path
+/// under /tmp with a uuid, in a tool call) writes nothing and is a setup error naming the cassette line; without it, the
+/// cassette is written and the value is a warning in the JSON results and the summary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runner_writes_no_cassette_of_an_unfinished_run_nor_a_strict_one_with_stray_values() {
+    if runtime_for(
+        "the_runner_writes_no_cassette_of_an_unfinished_run_nor_a_strict_one_with_stray_values",
+    )
+    .is_none()
+    {
+        return;
+    }
+    const EVAL: &str = "creates_a_greeting_file";
+    const STRAY: &str = "3f2b8c1e-9d4a-4e6b-8c2d-7a1e5f9b0c3d";
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("cassette-root");
+    let root_arg = root.display().to_string();
+    let cassette = root.join(format!("tests/cassettes/evals/{EVAL}.yaml"));
+    let record = |server: &ModelServer| {
+        vec![(
+            copilot_eval_core::harness::ENV_LIVE_BASE_URL,
+            server.base_url(),
+        )]
+    };
+    let test_of = |report: &copilot_eval_core::report::SuiteReport| {
+        report
+            .tests
+            .iter()
+            .find(|t| t.name == EVAL)
+            .unwrap()
+            .clone()
+    };
+
+    // 1. The model service fails: the run stops with execution_error, no cassette is written.
+    let failing = ModelServer::start(
+        ServerConfig::new(Arc::new(Script::new([]).error(400, "scripted bad request")))
+            .model(MODEL),
+    )
+    .await
+    .unwrap();
+    let (status, stderr, report) = quickstart(
+        scratch.path(),
+        "unfinished",
+        &[
+            "--record=all",
+            "--cassette-root",
+            &root_arg,
+            "--exact",
+            EVAL,
+        ],
+        record(&failing),
+    )
+    .await;
+    failing.shutdown().await;
+    assert_eq!(status, 3, "{stderr}");
+    let test = test_of(&report.expect("results"));
+    assert_eq!(test.outcome.as_str(), "error", "{stderr}");
+    let recording = test.runs[0].recording.as_ref().expect("a recording record");
+    assert!(!recording.written);
+    assert_eq!(
+        recording.error.as_deref(),
+        Some("no cassette written: the run stopped with execution_error")
+    );
+    assert!(!cassette.exists(), "an unfinished run wrote a cassette");
+    assert!(
+        stderr.contains("cassettes: 0 recorded, 0 kept (replayed), 1 not written"),
+        "{stderr}"
+    );
+
+    // 2. A completed run whose model looks at a path under /tmp holding a uuid (in the tool
+    // call's arguments and result, so in the next request), --strict: refused, nothing written.
+    let stray = || {
+        Script::new([])
+            .turn(ScriptedTurn::tool_call(
+                "view",
+                json!({"path": format!("/tmp/{STRAY}/notes.txt")}),
+            ))
+            .turn(ScriptedTurn::text("There are no notes."))
+    };
+    let server = ModelServer::start(ServerConfig::new(Arc::new(stray())).model(MODEL))
+        .await
+        .unwrap();
+    let (status, stderr, report) = quickstart(
+        scratch.path(),
+        "strict",
+        &[
+            "--record=all",
+            "--strict",
+            "--cassette-root",
+            &root_arg,
+            "--exact",
+            EVAL,
+        ],
+        record(&server),
+    )
+    .await;
+    server.shutdown().await;
+    assert_eq!(status, 3, "{stderr}");
+    let test = test_of(&report.expect("results"));
+    assert_eq!(test.outcome.as_str(), "error", "{stderr}");
+    let recording = test.runs[0].recording.as_ref().expect("a recording record");
+    assert!(!recording.written);
+    let error = recording.error.as_deref().unwrap();
+    assert!(
+        error.contains("--strict: the cassette") && error.contains("was not written"),
+        "{error}"
+    );
+    assert!(
+        !cassette.exists(),
+        "a strict recording wrote {}",
+        cassette.display()
+    );
+
+    // 3. The same without --strict: written, the uuid a warning naming the cassette line.
+    let server = ModelServer::start(ServerConfig::new(Arc::new(stray())).model(MODEL))
+        .await
+        .unwrap();
+    let (_, stderr, report) = quickstart(
+        scratch.path(),
+        "lenient",
+        &[
+            "--record=all",
+            "--cassette-root",
+            &root_arg,
+            "--exact",
+            EVAL,
+        ],
+        record(&server),
+    )
+    .await;
+    server.shutdown().await;
+    let test = test_of(&report.expect("results"));
+    // The test's own check fails (no file was created); the cassette is still written.
+    assert_eq!(test.outcome.as_str(), "failed", "{stderr}");
+    let recording = test.runs[0].recording.as_ref().expect("a recording record");
+    assert!(recording.written, "{recording:?}");
+    assert!(!recording.warnings.is_empty(), "{recording:?}");
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.contains(STRAY))
+        .expect("the uuid is in the cassette")
+        + 1;
+    assert!(
+        recording.warnings[0].contains(&format!("{}:{line}", cassette.display())),
+        "{:?} does not name line {line}",
+        recording.warnings[0]
+    );
+    assert!(
+        stderr.contains(&format!(
+            "{} value(s) no normaliser covers",
+            recording.warnings.len()
+        )),
+        "{stderr}"
+    );
+}
