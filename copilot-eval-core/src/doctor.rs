@@ -102,18 +102,25 @@ pub enum AuthSource {
     GithubToken,
     /// `GH_TOKEN` is set and non-empty (and `GITHUB_TOKEN` is not).
     GhToken,
-    /// Neither: the runtime's signed-in user (`gh auth login` / `copilot login`).
+    /// Neither, and the GitHub CLI has a signed-in user: its token (`gh auth token --hostname
+    /// github.com`, asked at the start of each test process, never stored).
+    GhCli,
+    /// None of those: the runtime's own signed-in user (`copilot login`), which a run's private
+    /// home hides; live runs then fail to authenticate.
     SignedInUser,
 }
 
 impl AuthSource {
-    /// The source in effect now: `GITHUB_TOKEN`, then `GH_TOKEN`, then the signed-in user.
+    /// The source in effect now: `GITHUB_TOKEN`, then `GH_TOKEN`, then the GitHub CLI's
+    /// signed-in user (runs `gh auth token`, at most 10 s), then the runtime's signed-in user.
     pub fn current() -> Self {
         let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty());
         if set("GITHUB_TOKEN") {
             Self::GithubToken
         } else if set("GH_TOKEN") {
             Self::GhToken
+        } else if crate::run::gh_token(std::env::var_os("PATH").as_deref()).is_some() {
+            Self::GhCli
         } else {
             Self::SignedInUser
         }
@@ -124,7 +131,12 @@ impl AuthSource {
         match self {
             Self::GithubToken => "GITHUB_TOKEN",
             Self::GhToken => "GH_TOKEN",
-            Self::SignedInUser => "the signed-in user (no GITHUB_TOKEN or GH_TOKEN set)",
+            Self::GhCli => {
+                "the GitHub CLI's signed-in user (`gh auth token`; no GITHUB_TOKEN or GH_TOKEN set)"
+            }
+            Self::SignedInUser => {
+                "no token: no GITHUB_TOKEN or GH_TOKEN set, and `gh auth token` gave none"
+            }
         }
     }
 }

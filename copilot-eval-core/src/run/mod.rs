@@ -47,7 +47,7 @@ mod session;
 mod state;
 
 pub use hooks::{ExchangeTap, ReplayCheck};
-pub(crate) use prepare::{client_options, live_token};
+pub(crate) use prepare::{client_options, gh_token, live_token};
 
 use controls::Controls;
 use prepare::{Prepared, SetupFailure};

@@ -198,12 +198,63 @@ pub(crate) fn client_options(
     options.with_env(env)
 }
 
-/// `GITHUB_TOKEN`, then `GH_TOKEN` (empty counts as unset); `None`: the signed-in user.
+/// The token of a live run: `GITHUB_TOKEN`, then `GH_TOKEN` (empty counts as unset), then the
+/// GitHub CLI's signed-in user ([`gh_token`], asked once per process); `None`: the runtime's
+/// own signed-in user, which a run's private home hides. The token is handed to the SDK
+/// (`with_github_token`), never written to a file or an artifact.
 pub(crate) fn live_token() -> Option<String> {
+    static GH: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    env_token(&|name| std::env::var(name).ok()).or_else(|| {
+        GH.get_or_init(|| gh_token(std::env::var_os("PATH").as_deref()))
+            .clone()
+    })
+}
+
+/// `GITHUB_TOKEN`, then `GH_TOKEN`, from `var`; an empty value counts as unset.
+pub(crate) fn env_token(var: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     ["GITHUB_TOKEN", "GH_TOKEN"]
         .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .find(|t| !t.is_empty())
+        .filter_map(|name| var(name))
+        .find(|token| !token.is_empty())
+}
+
+/// How long `gh auth token` may take before it is killed and taken as "no token".
+const GH_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The token of the user signed in to the GitHub CLI: `gh auth token --hostname github.com`,
+/// `gh` found on `path` (a `PATH` value), run with this process's environment (so the user's
+/// own `GH_CONFIG_DIR`, not a run's private one). `None` when there is no `gh`, it fails, prints
+/// nothing, or takes longer than 10 s (then it is killed).
+pub(crate) fn gh_token(path: Option<&std::ffi::OsStr>) -> Option<String> {
+    let program = std::env::split_paths(path?)
+        .map(|dir| dir.join(if cfg!(windows) { "gh.exe" } else { "gh" }))
+        .find(|candidate| candidate.is_file())?;
+    let mut child = std::process::Command::new(program)
+        .args(["auth", "token", "--hostname", "github.com"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let began = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if began.elapsed() < GH_BOUND => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    };
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take()?, &mut out).ok()?;
+    let token = out.trim();
+    (status.success() && !token.is_empty() && !token.contains(char::is_whitespace))
+        .then(|| token.to_owned())
 }
 
 /// Copy the files and folders under `from` into `to` (which exists), recursively.
@@ -219,4 +270,68 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder holding a stand-in `gh` that runs `body` (a shell script body).
+    fn stand_in_gh(body: &str) -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let gh = dir.path().join("gh");
+        std::fs::write(&gh, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir
+    }
+
+    fn path_with(dir: &std::path::Path) -> std::ffi::OsString {
+        std::env::join_paths([
+            dir,
+            std::path::Path::new("/usr/bin"),
+            std::path::Path::new("/bin"),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn environment_tokens_come_first_and_empty_ones_count_as_unset() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| (*value).to_owned())
+            }
+        };
+        let both = env(&[("GITHUB_TOKEN", "a"), ("GH_TOKEN", "b")]);
+        assert_eq!(env_token(&both).as_deref(), Some("a"));
+        let empty_first = env(&[("GITHUB_TOKEN", ""), ("GH_TOKEN", "b")]);
+        assert_eq!(env_token(&empty_first).as_deref(), Some("b"));
+        assert_eq!(env_token(&env(&[("GH_TOKEN", "")])), None);
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn the_signed_in_gh_user_token_comes_from_gh_on_path() {
+        // The stand-in answers only the exact question a run asks.
+        let gh = stand_in_gh(
+            r#"[ "$*" = "auth token --hostname github.com" ] && echo gho_standin123 && exit 0; exit 4"#,
+        );
+        assert_eq!(
+            gh_token(Some(&path_with(gh.path()))).as_deref(),
+            Some("gho_standin123")
+        );
+        // Not signed in: gh exits 1 with a message on stderr.
+        let signed_out = stand_in_gh("echo 'no oauth token' >&2; exit 1");
+        assert_eq!(gh_token(Some(&path_with(signed_out.path()))), None);
+        // Prints nothing.
+        let silent = stand_in_gh("exit 0");
+        assert_eq!(gh_token(Some(&path_with(silent.path()))), None);
+        // No gh on PATH at all.
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(gh_token(Some(empty.path().as_os_str())), None);
+        assert_eq!(gh_token(None), None);
+    }
 }
