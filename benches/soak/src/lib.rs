@@ -1,0 +1,1 @@
+//! Empty: the soak evals are in `tests/soak.rs`.
