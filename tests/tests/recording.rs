@@ -780,8 +780,9 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
 /// the runner on the quick-start's `creates_a_greeting_file` (a scripted loopback server stands
 /// in for the model service): a run that does not complete writes nothing and says why; with
 /// `--strict`, a completed run whose session holds a value no normaliser covers (here a path
-/// under /tmp with a uuid, in a tool call) writes nothing and is a setup error naming the cassette line; without it, the
-/// cassette is written and the value is a warning in the JSON results and the summary.
+/// under /tmp with a uuid, in a tool call) writes nothing and is a setup error; without it, the
+/// cassette is written and the value is a warning naming its line, in the JSON results and the
+/// summary.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_runner_writes_no_cassette_of_an_unfinished_run_nor_a_strict_one_with_stray_values() {
     if runtime_for(
@@ -791,50 +792,21 @@ async fn the_runner_writes_no_cassette_of_an_unfinished_run_nor_a_strict_one_wit
     {
         return;
     }
-    const EVAL: &str = "creates_a_greeting_file";
     const STRAY: &str = "3f2b8c1e-9d4a-4e6b-8c2d-7a1e5f9b0c3d";
     let scratch = tempfile::tempdir().unwrap();
     let root = scratch.path().join("cassette-root");
-    let root_arg = root.display().to_string();
-    let cassette = root.join(format!("tests/cassettes/evals/{EVAL}.yaml"));
-    let record = |server: &ModelServer| {
-        vec![(
-            copilot_eval_core::harness::ENV_LIVE_BASE_URL,
-            server.base_url(),
-        )]
-    };
-    let test_of = |report: &copilot_eval_core::report::SuiteReport| {
-        report
-            .tests
-            .iter()
-            .find(|t| t.name == EVAL)
-            .unwrap()
-            .clone()
-    };
+    let cassette = root.join(format!("tests/cassettes/evals/{GREETING}.yaml"));
 
     // 1. The model service fails: the run stops with execution_error, no cassette is written.
-    let failing = ModelServer::start(
-        ServerConfig::new(Arc::new(Script::new([]).error(400, "scripted bad request")))
-            .model(MODEL),
-    )
-    .await
-    .unwrap();
-    let (status, stderr, report) = quickstart(
+    let (status, stderr, test) = record_greeting(
         scratch.path(),
         "unfinished",
-        &[
-            "--record=all",
-            "--cassette-root",
-            &root_arg,
-            "--exact",
-            EVAL,
-        ],
-        record(&failing),
+        &root,
+        &[],
+        Script::new([]).error(400, "scripted bad request"),
     )
     .await;
-    failing.shutdown().await;
     assert_eq!(status, 3, "{stderr}");
-    let test = test_of(&report.expect("results"));
     assert_eq!(test.outcome.as_str(), "error", "{stderr}");
     let recording = test.runs[0].recording.as_ref().expect("a recording record");
     assert!(!recording.written);
@@ -858,26 +830,9 @@ async fn the_runner_writes_no_cassette_of_an_unfinished_run_nor_a_strict_one_wit
             ))
             .turn(ScriptedTurn::text("There are no notes."))
     };
-    let server = ModelServer::start(ServerConfig::new(Arc::new(stray())).model(MODEL))
-        .await
-        .unwrap();
-    let (status, stderr, report) = quickstart(
-        scratch.path(),
-        "strict",
-        &[
-            "--record=all",
-            "--strict",
-            "--cassette-root",
-            &root_arg,
-            "--exact",
-            EVAL,
-        ],
-        record(&server),
-    )
-    .await;
-    server.shutdown().await;
+    let (status, stderr, test) =
+        record_greeting(scratch.path(), "strict", &root, &["--strict"], stray()).await;
     assert_eq!(status, 3, "{stderr}");
-    let test = test_of(&report.expect("results"));
     assert_eq!(test.outcome.as_str(), "error", "{stderr}");
     let recording = test.runs[0].recording.as_ref().expect("a recording record");
     assert!(!recording.written);
@@ -893,24 +848,7 @@ async fn the_runner_writes_no_cassette_of_an_unfinished_run_nor_a_strict_one_wit
     );
 
     // 3. The same without --strict: written, the uuid a warning naming the cassette line.
-    let server = ModelServer::start(ServerConfig::new(Arc::new(stray())).model(MODEL))
-        .await
-        .unwrap();
-    let (_, stderr, report) = quickstart(
-        scratch.path(),
-        "lenient",
-        &[
-            "--record=all",
-            "--cassette-root",
-            &root_arg,
-            "--exact",
-            EVAL,
-        ],
-        record(&server),
-    )
-    .await;
-    server.shutdown().await;
-    let test = test_of(&report.expect("results"));
+    let (_, stderr, test) = record_greeting(scratch.path(), "lenient", &root, &[], stray()).await;
     // The test's own check fails (no file was created); the cassette is still written.
     assert_eq!(test.outcome.as_str(), "failed", "{stderr}");
     let recording = test.runs[0].recording.as_ref().expect("a recording record");
@@ -934,4 +872,44 @@ async fn the_runner_writes_no_cassette_of_an_unfinished_run_nor_a_strict_one_wit
         )),
         "{stderr}"
     );
+}
+
+/// The quick-start eval the record-mode failure test records.
+const GREETING: &str = "creates_a_greeting_file";
+
+/// `cargo copilot-eval --record=all [EXTRA] --cassette-root ROOT --exact GREETING` with a loopback
+/// server answering `script` standing in for the model service; returns the exit status, stderr
+/// and the eval's record.
+async fn record_greeting(
+    scratch: &Path,
+    name: &str,
+    root: &Path,
+    extra: &[&str],
+    script: Script,
+) -> (i32, String, copilot_eval_core::report::TestRecord) {
+    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
+        .await
+        .unwrap();
+    let root = root.display().to_string();
+    let mut args = vec![
+        "--record=all",
+        "--cassette-root",
+        &root,
+        "--exact",
+        GREETING,
+    ];
+    args.extend(extra);
+    let live = vec![(
+        copilot_eval_core::harness::ENV_LIVE_BASE_URL,
+        server.base_url(),
+    )];
+    let (status, stderr, report) = quickstart(scratch, name, &args, live).await;
+    server.shutdown().await;
+    let report = report.unwrap_or_else(|| panic!("no results: {stderr}"));
+    let test = report
+        .tests
+        .into_iter()
+        .find(|t| t.name == GREETING)
+        .expect("the eval's record");
+    (status, stderr, test)
 }
