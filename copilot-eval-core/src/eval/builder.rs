@@ -10,7 +10,8 @@ use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig, SessionCo
 
 use super::{
     ClientMode, CopilotEval, DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_S, ImageDetail, PreToolGuard,
-    ReasoningEffort, SessionConfigFn, SystemMessageMode, check_empty_mode,
+    ReasoningEffort, SYSTEM_PROMPT_SECTIONS, SectionAction, SessionConfigFn, SystemMessageMode,
+    check_empty_mode,
 };
 use crate::error::ConfigError;
 
@@ -45,6 +46,7 @@ impl CopilotEval {
             model: self.model.clone(),
             instructions: self.instructions.clone(),
             system_message_mode: Some(self.system_message_mode.as_str().to_owned()),
+            system_message_sections: self.system_message_sections.clone(),
             working_directory: self.working_directory.clone(),
             reasoning_effort: self.reasoning_effort.map(|e| e.as_str().to_owned()),
             timeout_s: Some(self.timeout_s),
@@ -80,6 +82,7 @@ pub struct CopilotEvalBuilder {
     model: Option<String>,
     instructions: Option<String>,
     system_message_mode: Option<String>,
+    system_message_sections: Vec<(String, SectionAction)>,
     working_directory: Option<PathBuf>,
     reasoning_effort: Option<String>,
     timeout_s: Option<f64>,
@@ -123,9 +126,37 @@ impl CopilotEvalBuilder {
         self.instructions = Some(instructions.into());
         self
     }
-    /// `append` (default) or `replace`; used only with `instructions`.
+    /// `append` (default) or `replace`, used only with `instructions`; or `customize`, which
+    /// keeps the runtime's system prompt and applies the
+    /// [`system_message_section`](Self::system_message_section) edits (sent as the session's
+    /// `systemMessage` with `mode: "customize"` and its `sections`).
     pub fn system_message_mode(mut self, mode: impl Into<String>) -> Self {
         self.system_message_mode = Some(mode.into());
+        self
+    }
+    /// With `system_message_mode("customize")`: edit the section `id` of the runtime's system
+    /// prompt (one of [`SYSTEM_PROMPT_SECTIONS`], e.g. `identity`, `tone`, `safety`). Each
+    /// section at most once.
+    ///
+    /// ```
+    /// use copilot_eval_core::{CopilotEval, SectionAction};
+    ///
+    /// let eval = CopilotEval::builder()
+    ///     .system_message_mode("customize")
+    ///     .system_message_section("identity", SectionAction::Replace("You are Botanica.".into()))
+    ///     .system_message_section("tone", SectionAction::Append("Answer in one line.".into()))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = eval;
+    /// // Edits without customize mode are refused before anything runs.
+    /// let err = CopilotEval::builder()
+    ///     .system_message_section("tone", SectionAction::Remove)
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("customize"), "{err}");
+    /// ```
+    pub fn system_message_section(mut self, id: impl Into<String>, action: SectionAction) -> Self {
+        self.system_message_sections.push((id.into(), action));
         self
     }
     /// The workspace directory: the runtime process's cwd and the session's working directory,
@@ -322,6 +353,11 @@ impl CopilotEvalBuilder {
             .map(SystemMessageMode::parse)
             .transpose()?
             .unwrap_or_default();
+        check_sections(
+            system_message_mode,
+            &self.system_message_sections,
+            self.instructions.as_deref(),
+        )?;
         let reasoning_effort = self
             .reasoning_effort
             .as_deref()
@@ -402,6 +438,7 @@ impl CopilotEvalBuilder {
             model: self.model,
             instructions: self.instructions.filter(|s| !s.is_empty()),
             system_message_mode,
+            system_message_sections: self.system_message_sections,
             working_directory: self.working_directory,
             reasoning_effort,
             timeout_s,
@@ -442,6 +479,57 @@ fn check_names<'a>(
             return Err(ConfigError::new(
                 field,
                 format!("names {name:?} twice; names must be unique"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `customize` mode and its section edits agree: the mode has at least one edit and no
+/// `instructions`; edits come only with the mode; each names a known section, once.
+fn check_sections(
+    mode: SystemMessageMode,
+    sections: &[(String, SectionAction)],
+    instructions: Option<&str>,
+) -> Result<(), ConfigError> {
+    if mode != SystemMessageMode::Customize {
+        if let Some((id, _)) = sections.first() {
+            return Err(ConfigError::new(
+                "system_message_sections",
+                format!(
+                    "an edit of section {id:?} needs system_message_mode(\"customize\") (the mode is {:?})",
+                    mode.as_str()
+                ),
+            ));
+        }
+        return Ok(());
+    }
+    if sections.is_empty() {
+        return Err(ConfigError::new(
+            "system_message_mode",
+            "\"customize\" edits sections of the runtime's system prompt, and none is given: add system_message_section(id, action), or use \"append\" with instructions",
+        ));
+    }
+    if instructions.is_some_and(|text| !text.is_empty()) {
+        return Err(ConfigError::new(
+            "instructions",
+            "are not used with system_message_mode(\"customize\"): add them as a section edit, e.g. system_message_section(\"custom_instructions\", SectionAction::Append(..))",
+        ));
+    }
+    for (i, (id, _)) in sections.iter().enumerate() {
+        if !SYSTEM_PROMPT_SECTIONS.contains(&id.as_str()) {
+            return Err(ConfigError::new(
+                "system_message_sections",
+                format!(
+                    "{id:?} is not a section of the runtime's system prompt (known: {})",
+                    SYSTEM_PROMPT_SECTIONS.join(", ")
+                ),
+            ));
+        }
+        if sections[..i].iter().any(|(earlier, _)| earlier == id) {
+            return Err(ConfigError::new(
+                "system_message_sections",
+                format!("section {id:?} is edited twice; give one edit per section"),
             ));
         }
     }

@@ -28,7 +28,10 @@ mod tests;
 
 pub use builder::CopilotEvalBuilder;
 pub use guard::{PreToolGuard, guard_fn};
-pub use options::{ClientMode, ImageDetail, ReasoningEffort, SystemMessageMode};
+pub use options::{
+    ClientMode, ImageDetail, ReasoningEffort, SYSTEM_PROMPT_SECTIONS, SectionAction,
+    SystemMessageMode,
+};
 pub(crate) use options::{EMPTY_MODE_SETTINGS, check_empty_mode};
 
 /// Default `timeout_s`: 300 seconds.
@@ -50,6 +53,7 @@ pub struct CopilotEval {
     pub(crate) model: Option<String>,
     pub(crate) instructions: Option<String>,
     pub(crate) system_message_mode: SystemMessageMode,
+    pub(crate) system_message_sections: Vec<(String, SectionAction)>,
     pub(crate) working_directory: Option<PathBuf>,
     pub(crate) reasoning_effort: Option<ReasoningEffort>,
     pub(crate) timeout_s: f64,
@@ -80,6 +84,7 @@ impl fmt::Debug for CopilotEval {
             .field("name", &self.name)
             .field("model", &self.model)
             .field("system_message_mode", &self.system_message_mode)
+            .field("system_message_sections", &self.system_message_sections)
             .field("working_directory", &self.working_directory)
             .field("reasoning_effort", &self.reasoning_effort)
             .field("timeout_s", &self.timeout_s)
@@ -152,6 +157,11 @@ impl CopilotEval {
             "model": self.model,
             "instructions": self.instructions,
             "system_message_mode": self.system_message_mode,
+            "system_message_sections": self
+                .system_message_sections
+                .iter()
+                .map(|(id, action)| serde_json::json!({"section": id, "edit": action}))
+                .collect::<Vec<_>>(),
             "working_directory": self.working_directory,
             "reasoning_effort": self.reasoning_effort,
             "timeout_s": self.timeout_s,

@@ -16,16 +16,21 @@ pub enum SystemMessageMode {
     Append,
     /// Replace the runtime's whole system prompt, including its guardrails, with the instructions.
     Replace,
+    /// Keep the runtime's system prompt and edit named sections of it
+    /// ([`CopilotEvalBuilder::system_message_section`](crate::eval::CopilotEvalBuilder::system_message_section));
+    /// `instructions` are not used in this mode.
+    Customize,
 }
 
 impl SystemMessageMode {
-    const ALLOWED: &'static [&'static str] = &["append", "replace"];
+    const ALLOWED: &'static [&'static str] = &["append", "replace", "customize"];
 
-    /// The value as written in configuration: `append` or `replace`.
+    /// The value as written in configuration: `append`, `replace` or `customize`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Append => "append",
             Self::Replace => "replace",
+            Self::Customize => "customize",
         }
     }
 
@@ -33,11 +38,68 @@ impl SystemMessageMode {
         match value {
             "append" => Ok(Self::Append),
             "replace" => Ok(Self::Replace),
+            "customize" => Ok(Self::Customize),
             other => Err(ConfigError::not_one_of(
                 "system_message_mode",
                 other,
                 Self::ALLOWED,
             )),
+        }
+    }
+}
+
+/// The sections of the runtime's system prompt that `customize` mode can edit, as the pinned
+/// runtime names them (its bundled SDK's `SystemMessageSection` type; a test compares the two).
+pub const SYSTEM_PROMPT_SECTIONS: &[&str] = &[
+    "preamble",
+    "identity",
+    "tone",
+    "tool_efficiency",
+    "environment_context",
+    "code_change_rules",
+    "guidelines",
+    "safety",
+    "tool_instructions",
+    "custom_instructions",
+    "runtime_instructions",
+    "last_instructions",
+];
+
+/// What `customize` mode does to one section of the runtime's system prompt (sent as the
+/// session's `systemMessage.sections.<id>`: `action` and `content`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "action", content = "content", rename_all = "snake_case")]
+pub enum SectionAction {
+    /// Replace the section's text with this text.
+    Replace(String),
+    /// Add this text after the section's text.
+    Append(String),
+    /// Add this text before the section's text.
+    Prepend(String),
+    /// Leave the section out.
+    Remove,
+    /// Keep the section when a group it belongs to is removed (e.g. `tone` when removing
+    /// `identity`).
+    Preserve,
+}
+
+impl SectionAction {
+    /// The action as the runtime names it: `replace`, `append`, `prepend`, `remove`, `preserve`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Replace(_) => "replace",
+            Self::Append(_) => "append",
+            Self::Prepend(_) => "prepend",
+            Self::Remove => "remove",
+            Self::Preserve => "preserve",
+        }
+    }
+
+    /// The text of a `replace`, `append` or `prepend`.
+    pub fn content(&self) -> Option<&str> {
+        match self {
+            Self::Replace(text) | Self::Append(text) | Self::Prepend(text) => Some(text),
+            Self::Remove | Self::Preserve => None,
         }
     }
 }

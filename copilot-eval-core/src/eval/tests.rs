@@ -94,3 +94,45 @@ fn names_are_unique_and_active_agent_must_exist() {
     assert_eq!(err.field, "active_agent");
     assert!(err.message.contains("reviewer"), "{err}");
 }
+
+#[test]
+fn customize_mode_and_its_section_edits_are_checked_together() {
+    let customize = || {
+        CopilotEval::builder()
+            .system_message_mode("customize")
+            .system_message_section(
+                "identity",
+                SectionAction::Replace("You are Botanica.".into()),
+            )
+    };
+    let eval = customize()
+        .system_message_section("safety", SectionAction::Preserve)
+        .build()
+        .unwrap();
+    assert_eq!(eval.system_message_mode, SystemMessageMode::Customize);
+    assert_eq!(eval.system_message_sections.len(), 2);
+    // The derived builder keeps the edits.
+    assert_eq!(
+        eval.to_builder().build().unwrap().system_message_sections,
+        eval.system_message_sections
+    );
+
+    let field = |builder: CopilotEvalBuilder| builder.build().unwrap_err();
+    let err = field(CopilotEval::builder().system_message_mode("customize"));
+    assert_eq!(err.field, "system_message_mode");
+    assert!(err.message.contains("system_message_section"), "{err}");
+    let err = field(
+        CopilotEval::builder()
+            .instructions("Be brief.")
+            .system_message_section("tone", SectionAction::Remove),
+    );
+    assert_eq!(err.field, "system_message_sections");
+    assert!(err.message.contains("\"append\""), "{err}");
+    let err = field(customize().instructions("Be brief."));
+    assert_eq!(err.field, "instructions");
+    let err = field(customize().system_message_section("persona", SectionAction::Remove));
+    assert_eq!(err.field, "system_message_sections");
+    assert!(err.message.contains("\"persona\"") && err.message.contains("last_instructions"));
+    let err = field(customize().system_message_section("identity", SectionAction::Remove));
+    assert!(err.message.contains("twice"), "{err}");
+}

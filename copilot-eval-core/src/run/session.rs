@@ -63,7 +63,26 @@ pub(super) fn session_config(
     if let Some(effort) = eval.reasoning_effort {
         config = config.with_reasoning_effort(effort.as_str());
     }
-    if let Some(instructions) = &eval.instructions {
+    if eval.system_message_mode == crate::eval::SystemMessageMode::Customize {
+        let sections = eval
+            .system_message_sections
+            .iter()
+            .map(|(id, action)| {
+                (
+                    id.clone(),
+                    github_copilot_sdk::SectionOverride {
+                        action: Some(action.as_str().to_owned()),
+                        content: action.content().map(str::to_owned),
+                    },
+                )
+            })
+            .collect();
+        config = config.with_system_message(
+            github_copilot_sdk::SystemMessageConfig::new()
+                .with_mode("customize")
+                .with_sections(sections),
+        );
+    } else if let Some(instructions) = &eval.instructions {
         config = config.with_system_message(
             github_copilot_sdk::SystemMessageConfig::new()
                 .with_mode(eval.system_message_mode.as_str())
@@ -135,7 +154,8 @@ struct MappedFields {
     disabled_skills: Option<Vec<String>>,
     agent: Option<String>,
     tool_names: Option<Vec<String>>,
-    system_message: Option<(Option<String>, Option<String>)>,
+    /// Mode, content and the section edits (as sorted JSON).
+    system_message: Option<(Option<String>, Option<String>, Option<String>)>,
 }
 
 impl MappedFields {
@@ -154,10 +174,13 @@ impl MappedFields {
                 .tools
                 .as_ref()
                 .map(|tools| tools.iter().map(|t| t.name.clone()).collect()),
-            system_message: config
-                .system_message
-                .as_ref()
-                .map(|m| (m.mode.clone(), m.content.clone())),
+            system_message: config.system_message.as_ref().map(|m| {
+                let sections = m.sections.as_ref().map(|sections| {
+                    let sorted: std::collections::BTreeMap<_, _> = sections.iter().collect();
+                    serde_json::to_string(&sorted).unwrap_or_default()
+                });
+                (m.mode.clone(), m.content.clone(), sections)
+            }),
         }
     }
 
