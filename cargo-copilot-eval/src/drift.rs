@@ -37,10 +37,10 @@ pub(crate) struct DriftArgs {
     /// Path to Cargo.toml.
     #[arg(long, value_name = "PATH")]
     manifest_path: Option<PathBuf>,
-    /// Run at most N eval tests at a time (in each of the two runs).
-    #[arg(short = 'j', long, value_name = "N", default_value_t = 1,
+    /// Run at most N eval tests at a time (in each of the two runs) [default: the number of CPUs].
+    #[arg(short = 'j', long, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..))]
-    jobs: u16,
+    jobs: Option<u16>,
     /// Read cassettes under DIR instead of each package's root (DIR/tests/cassettes/...).
     #[arg(long, value_name = "DIR")]
     cassette_root: Option<PathBuf>,
@@ -76,7 +76,9 @@ pub(crate) fn run(args: DriftArgs) -> u8 {
         suite: SuiteOptions {
             build: list::BuildOptions::new(args.manifest_path, packages),
             filters: args.filters,
-            jobs: usize::from(args.jobs),
+            jobs: args
+                .jobs
+                .map_or_else(copilot_eval_core::suite::default_jobs, usize::from),
             plain: args.plain,
             cassette_root,
             ..SuiteOptions::new()

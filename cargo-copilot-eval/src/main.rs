@@ -60,10 +60,10 @@ struct RunArgs {
     /// Write JUnit XML here (one testsuite per test binary, one testcase per eval test).
     #[arg(long, value_name = "PATH")]
     junit: Option<PathBuf>,
-    /// Run at most N eval tests at a time.
-    #[arg(short = 'j', long, value_name = "N", default_value_t = 1,
+    /// Run at most N eval tests at a time [default: the number of CPUs available to this process].
+    #[arg(short = 'j', long, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..))]
-    jobs: u16,
+    jobs: Option<u16>,
     /// Run every eval offline against its cassette (a missing cassette is an error, never a live call).
     #[arg(long)]
     replay: bool,
@@ -233,7 +233,7 @@ fn run_command(args: RunArgs) -> u8 {
         filters: args.filters,
         json: args.json,
         junit: args.junit,
-        jobs: usize::from(args.jobs),
+        jobs: args.jobs.map_or_else(suite::default_jobs, usize::from),
         mode,
         list_only: args.list,
         no_fail_fast: args.no_fail_fast,

@@ -423,6 +423,13 @@ fn not_run(list: &TestList, test: &list::EvalTest, message: String) -> TestRecor
     }
 }
 
+/// The default of `-j`: the number of CPUs this process may use
+/// (`std::thread::available_parallelism`), at least 1. Each eval's runtime is mostly CPU-bound
+/// (its start and its JavaScript), so more at a time than CPUs only queues them.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Unpack the runtime into the shared cache before the first test starts, so that no eval's
 /// timeout (nor the runner's deadline for its test) pays for it; says so on stderr when it
 /// happens. A failure is only printed: each run's own start reports it with its cause.
