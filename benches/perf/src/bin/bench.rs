@@ -1,0 +1,170 @@
+//! The performance benchmark of issue 15: W1 (one eval, whole process) and W2 (24 evals, `-j 2`),
+//! run alternately, each `--runs` times: copilot-eval's runner (`cargo copilot-eval`), the raw
+//! SDK program (`raw_session`, W1's floor), and, when given, commands that run the same
+//! workloads with another tool (`--other-w1`, `--other-w2`, e.g. a pytest-skill-engineering
+//! suite). Prints, per workload and side, the median wall time, the median CPU time of the
+//! command and its descendants (user + system, from `wait4`) and the largest resident memory of
+//! any one of those processes, then the ratios. Linux and macOS (it uses `wait4`).
+//!
+//! ```sh
+//! cargo run -p copilot-eval-bench --bin bench -- [--runs N] [--other-w1 CMD] [--other-w2 CMD]
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// One measured run.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    wall_s: f64,
+    /// User + system CPU of the command and every descendant it waited for, in s.
+    cpu_s: f64,
+    /// The largest resident memory of the command or any one of those descendants, in KB.
+    peak_kb: u64,
+}
+
+/// Run `command` to its end and measure it with `wait4` (its own and its descendants' usage).
+fn measure(name: &str, command: &mut Command) -> Sample {
+    use std::io::Read;
+    let started = Instant::now();
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().unwrap()));
+    let stderr = read(Box::new(child.stderr.take().unwrap()));
+    let mut status = 0;
+    // SAFETY: wait4 writes the status and the usage it is given; the child is ours and is
+    // reaped here (std's handle is not waited afterwards).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "{name}: wait4 failed");
+    let wall_s = started.elapsed().as_secs_f64();
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        panic!("{name} failed (wait status {status}):\n{stdout}{stderr}");
+    }
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Sample {
+        wall_s,
+        cpu_s: seconds(usage.ru_utime) + seconds(usage.ru_stime),
+        peak_kb: usage.ru_maxrss as u64,
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    values[values.len() / 2]
+}
+
+fn shell(command: &str) -> Command {
+    let mut shell = Command::new("sh");
+    shell.args(["-c", command]);
+    shell
+}
+
+fn main() {
+    let mut runs = 3usize;
+    let mut other_w1 = None;
+    let mut other_w2 = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
+            "--other-w1" => other_w1 = args.next(),
+            "--other-w2" => other_w2 = args.next(),
+            other => panic!("unknown argument {other:?}; see the doc comment of bench.rs"),
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "build",
+            "-p",
+            "cargo-copilot-eval",
+            "-p",
+            "copilot-eval-bench",
+            "--bins",
+        ])
+        .current_dir(&root)
+        .status()
+        .expect("cargo runs");
+    assert!(status.success());
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+        .join("debug");
+    let runner = |extra: &[&str]| {
+        let mut command = Command::new(target.join("cargo-copilot-eval"));
+        command
+            .args(["copilot-eval", "-p", "copilot-eval-bench", "--plain"])
+            .args(extra)
+            .current_dir(&root);
+        command
+    };
+    // Warm-up (unpack, build check), not measured.
+    measure("warm-up", &mut runner(&["--exact", "weather::w01"]));
+
+    let mut results: Vec<(&str, Vec<Sample>)> = vec![
+        ("W1 copilot-eval", Vec::new()),
+        ("W1 raw SDK", Vec::new()),
+        ("W1 other", Vec::new()),
+        ("W2 copilot-eval -j 2", Vec::new()),
+        ("W2 other", Vec::new()),
+    ];
+    for _ in 0..runs {
+        results[0].1.push(measure(
+            "W1 copilot-eval",
+            &mut runner(&["--exact", "weather::w01"]),
+        ));
+        results[1].1.push(measure(
+            "W1 raw SDK",
+            &mut Command::new(target.join("raw_session")),
+        ));
+        if let Some(command) = &other_w1 {
+            results[2].1.push(measure("W1 other", &mut shell(command)));
+        }
+        results[3]
+            .1
+            .push(measure("W2 copilot-eval", &mut runner(&["-j", "2"])));
+        if let Some(command) = &other_w2 {
+            results[4].1.push(measure("W2 other", &mut shell(command)));
+        }
+    }
+    println!("{runs} alternating runs each; medians (peak: the largest of the runs):");
+    println!(
+        "{:<22} {:>8} {:>8} {:>9}",
+        "workload", "wall s", "CPU s", "peak MB"
+    );
+    let mut medians = Vec::new();
+    for (name, samples) in &results {
+        if samples.is_empty() {
+            medians.push(None);
+            continue;
+        }
+        let wall = median(&mut samples.iter().map(|s| s.wall_s).collect::<Vec<_>>());
+        let cpu = median(&mut samples.iter().map(|s| s.cpu_s).collect::<Vec<_>>());
+        let peak = samples.iter().map(|s| s.peak_kb).max().unwrap_or(0) as f64 / 1024.0;
+        println!("{name:<22} {wall:>8.2} {cpu:>8.2} {peak:>9.0}");
+        medians.push(Some(wall));
+    }
+    if let (Some(ours), Some(raw)) = (medians[0], medians[1]) {
+        println!("W1 copilot-eval / raw SDK: {:.2}", ours / raw);
+    }
+    if let (Some(ours), Some(other)) = (medians[0], medians[2]) {
+        println!("W1 copilot-eval / other: {:.2}", ours / other);
+    }
+    if let (Some(ours), Some(other)) = (medians[3], medians[4]) {
+        println!("W2 copilot-eval / other: {:.2}", ours / other);
+    }
+}
