@@ -97,6 +97,8 @@ async fn budgets_stop_the_session_and_model_traffic() {
             model_requests, requests,
             "{label}: no model request reached the server after the budget stop"
         );
+        // The request that would carry the results back was made, and held at the gate.
+        assert_eq!(result.model_requests_held_back, 1, "{label}");
         let error = result.error.clone().unwrap();
         assert!(
             error.contains(&format!("max_tool_calls = {budget}")),

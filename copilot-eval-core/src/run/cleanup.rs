@@ -23,9 +23,10 @@ const COMPLETION_BOUND: Duration = Duration::from_secs(10);
 
 /// Stop everything the execution started, in order, each runtime-facing step bounded.
 ///
-/// After a budget stop, the calls admitted before it are allowed to run to completion first:
-/// the gate already holds the model request that would carry their results, so the session
-/// cannot move on; then the session is aborted. After any other stop, admission closes at once
+/// After a budget stop, the calls admitted before it are allowed to run to completion first, and
+/// the runtime to ask for the model request that would carry their results, which the gate
+/// holds (so the session cannot move on); both waits together are bounded by 10 s. Then the
+/// session is aborted. After any other stop, admission closes at once
 /// and the session is aborted right away.
 pub(super) async fn cleanup(
     slots: &Slots,
@@ -40,8 +41,15 @@ pub(super) async fn cleanup(
     );
     controls.gate().close();
     if let_admitted_finish && slots.session.lock().expect("slot").is_some() {
+        let progress = slots.idle.lock().expect("slot").clone();
+        let idle = || progress.as_ref().is_some_and(|p| p.borrow().idle);
         let waited = tokio::time::timeout(COMPLETION_BOUND, async {
             while has_open_tool_calls(&run.log) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            // Then the runtime asks for the next model request, carrying the results: the gate
+            // holds it, and the session is parked there (unless it went idle instead).
+            while proxy.is_some_and(|p| p.held_back() == 0) && !idle() {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         })
