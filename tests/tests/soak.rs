@@ -21,8 +21,17 @@ mod support;
 
 use support::{command_path, workspace_root};
 
-/// The number of evals in benches/soak.
-const EVALS: usize = 200;
+/// The number of evals in benches/soak (`soak::n001` to `soak::n200`).
+const ALL_EVALS: usize = 200;
+
+/// How many of them to run: all, or the first `SOAK_EVALS` (for a shorter check of the check).
+fn evals() -> usize {
+    std::env::var("SOAK_EVALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| (8..=ALL_EVALS).contains(n))
+        .unwrap_or(ALL_EVALS)
+}
 
 /// One sample of the runner process, taken when an eval's line is printed.
 #[derive(Debug, Clone, Copy)]
@@ -94,6 +103,12 @@ fn two_hundred_scripted_evals_leave_memory_descriptors_and_processes_flat() {
     else {
         return;
     };
+    let evals = evals();
+    let mut selection = Vec::new();
+    if evals < ALL_EVALS {
+        selection.push("--exact".to_owned());
+        selection.extend((1..=evals).map(|n| format!("soak::n{n:03}")));
+    }
     let scratch = tempfile::tempdir().unwrap();
     let json = scratch.path().join("soak.json");
     let junit = scratch.path().join("soak.xml");
@@ -105,6 +120,7 @@ fn two_hundred_scripted_evals_leave_memory_descriptors_and_processes_flat() {
         .arg(&json)
         .arg("--junit")
         .arg(&junit)
+        .args(&selection)
         .current_dir(workspace_root())
         .env("TMPDIR", scratch.path())
         .env_remove("COPILOT_EVAL_MODE")
@@ -134,12 +150,12 @@ fn two_hundred_scripted_evals_leave_memory_descriptors_and_processes_flat() {
     let status = child.wait().unwrap();
     let wall = started.elapsed();
     assert!(status.success(), "{log}");
-    assert_eq!(finished, EVALS, "{log}");
+    assert_eq!(finished, evals, "{log}");
 
     // Artifacts: complete and all passed.
     let report: SuiteReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(report.tests.len(), EVALS);
-    assert_eq!(report.totals.passed, EVALS as u64, "{log}");
+    assert_eq!(report.tests.len(), evals);
+    assert_eq!(report.totals.passed, evals as u64, "{log}");
     assert!(report.tests.iter().all(|test| test.runs.len() == 1));
     let xml = std::fs::read_to_string(&junit).unwrap();
     let junit_report = quick_junit::Report::deserialize_from_str(&xml).unwrap();
@@ -148,7 +164,7 @@ fn two_hundred_scripted_evals_leave_memory_descriptors_and_processes_flat() {
         .iter()
         .map(|suite| suite.test_cases.len())
         .sum();
-    assert_eq!(cases, EVALS);
+    assert_eq!(cases, evals);
 
     // No process of the suite is left.
     let left = processes_under(scratch.path());
@@ -158,24 +174,24 @@ fn two_hundred_scripted_evals_leave_memory_descriptors_and_processes_flat() {
     // number of evals (a margin for the reports the runner keeps: a few KB per eval).
     let quarter = samples
         .iter()
-        .find(|s| s.finished >= EVALS / 4)
+        .find(|s| s.finished >= evals / 4)
         .copied()
         .unwrap();
     let last = *samples.last().unwrap();
     let late_rss = samples
         .iter()
-        .filter(|s| s.finished >= EVALS / 4)
+        .filter(|s| s.finished >= evals / 4)
         .map(|s| s.rss_kb)
         .max()
         .unwrap();
     let late_fds = samples
         .iter()
-        .filter(|s| s.finished >= EVALS / 4)
+        .filter(|s| s.finished >= evals / 4)
         .map(|s| s.fds)
         .max()
         .unwrap();
     println!(
-        "soak: {EVALS} evals, -j 2, {:.0} s wall; runner resident memory after {} evals {} KB, \
+        "soak: {evals} evals, -j 2, {:.0} s wall; runner resident memory after {} evals {} KB, \
          highest after that {} KB, at the end {} KB, peak (VmHWM) {} KB; open descriptors after \
          {} evals {}, highest after that {}, at the end {}",
         wall.as_secs_f64(),
