@@ -661,6 +661,18 @@ fn read_artifacts(scratch: &Path) -> (SuiteReport, quick_junit::Report) {
     (serde_json::from_value(value).unwrap(), junit)
 }
 
+/// Assert no process carries the marker of the suite run by the runner `runner` (the runner
+/// gives every test process `COPILOT_EVAL_SUITE_PROCESS=<runner pid>-...`, inherited by the
+/// runtimes the test starts).
+fn assert_no_suite_process_left(runner: u32, row: &str) {
+    let marker = format!(
+        "{}={runner}-",
+        copilot_eval_core::suite::executor::ENV_SUITE_PROCESS
+    );
+    let left = processes_with_env(&marker);
+    assert!(left.is_empty(), "{row}: processes left: {left:?}");
+}
+
 /// SIGINT or SIGTERM to the runner while an eval is in flight: the fixture's `hangs_after_a_run`
 /// finishes its run, records a property, then hangs (the cleanup bound is 600 s, so only the
 /// signal ends it). The signal is sent once its evidence holds the property (an event, not a
@@ -745,12 +757,7 @@ fn a_signal_to_the_runner_with_an_eval_in_flight() {
             ),
             "SIG{signal}"
         );
-        let marker = format!(
-            "{}={runner}-",
-            copilot_eval_core::suite::executor::ENV_SUITE_PROCESS
-        );
-        let left = processes_with_env(&marker);
-        assert!(left.is_empty(), "SIG{signal}: processes left: {left:?}");
+        assert_no_suite_process_left(runner, &format!("SIG{signal}"));
     }
 }
 
@@ -784,7 +791,9 @@ fn an_unwritable_artifact_folder_loses_only_that_artifact() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let runner = child.id();
     let exit = wait_for_exit(child, Duration::from_secs(600));
+    assert_no_suite_process_left(runner, "artifact row");
     eprintln!(
         "FAULT unwritable: {:?} {:?}",
         exit.status,
@@ -871,7 +880,9 @@ fn a_full_disk_loses_only_the_artifact_on_it() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let runner = child.id();
     let exit = wait_for_exit(child, Duration::from_secs(600));
+    assert_no_suite_process_left(runner, "artifact row");
     eprintln!("FAULT disk full: {:?}\n{}", exit.status, exit.stderr);
     assert_eq!(exit.status, Some(5), "{}", exit.stderr);
     assert!(
