@@ -280,7 +280,7 @@ async fn connection_cut_mid_stream() {
         result.final_response.as_deref(),
         Some("recovered after the cut")
     );
-    assert_eq!(offline.server.model_requests().len(), 2);
+    assert_eq!(model_statuses(&offline), [200, 200]);
 }
 
 /// An SSE stream whose frames are not JSON: the runtime treats the failed parse as a transient
@@ -309,6 +309,40 @@ async fn malformed_sse() {
     assert_eq!(model_statuses(&offline), [200, 200]);
 }
 
+/// One row that only the timeout ends: `script` over `wire` (a streaming session), the eval's
+/// 30 s timeout; the run is a `timeout` with no final response, and the one model request was
+/// made (the fault started before the timeout).
+async fn timeout_row(
+    runtime: &copilot_eval_core::runtime::ResolvedRuntime,
+    row: &str,
+    script: Script,
+    wire: WireApi,
+) {
+    let offline = offline(runtime, script, wire).await;
+    let eval = offline.eval().streaming(true).timeout_s(STALL_TIMEOUT_S);
+    let result = &run_row(row, &offline, eval, "Say hello.", &runtime.path).await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Timeout,
+        "{row}: {:?}",
+        result.error
+    );
+    assert!(
+        result
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("timed out after 30s")),
+        "{row}: {:?}",
+        result.error
+    );
+    assert_eq!(
+        offline.server.model_requests().len(),
+        1,
+        "{row}: the request was made"
+    );
+    assert_eq!(result.final_response, None, "{row}");
+}
+
 /// A stream kept alive by SSE comments (HTTP) or pings (WebSocket) and nothing else: only the
 /// eval's timeout ends it, promptly, as a timeout.
 #[tokio::test]
@@ -318,31 +352,29 @@ async fn a_stream_kept_alive_past_the_timeout_is_a_timeout() {
     };
     for wire in [WireApi::ChatCompletions, WireApi::WebSocketResponses] {
         let script = Script::new([]).keep_alive_stall(Duration::from_millis(200));
-        let offline = offline(&runtime, script, wire).await;
-        let eval = offline.eval().streaming(true).timeout_s(STALL_TIMEOUT_S);
-        let row = format!("keep_alive_stall_{wire:?}");
-        let result = &run_row(&row, &offline, eval, "Say hello.", &runtime.path).await;
-        assert_eq!(
-            result.stop_reason,
-            StopReason::Timeout,
-            "{row}: {:?}",
-            result.error
-        );
-        assert!(
-            result
-                .error
-                .as_deref()
-                .is_some_and(|e| e.contains("timed out after 30s")),
-            "{row}: {:?}",
-            result.error
-        );
-        assert_eq!(
-            offline.server.model_requests().len(),
-            1,
-            "{row}: the stream started and was kept alive"
-        );
-        assert_eq!(result.final_response, None);
+        timeout_row(
+            &runtime,
+            &format!("keep_alive_stall_{wire:?}"),
+            script,
+            wire,
+        )
+        .await;
     }
+}
+
+/// A stream that stalls after its first bytes, and a model that never answers at all: each a
+/// timeout (the same rows as stops.rs, here with the artifacts and the bound checked too).
+#[tokio::test]
+async fn a_stream_that_stalls_or_never_answers_is_a_timeout() {
+    let Some(runtime) = runtime_for("a_stream_that_stalls_or_never_answers_is_a_timeout") else {
+        return;
+    };
+    for wire in [WireApi::ChatCompletions, WireApi::WebSocketResponses] {
+        let row = format!("stall_{wire:?}");
+        timeout_row(&runtime, &row, Script::new([]).stall(), wire).await;
+    }
+    let hang = Script::new([]).hang();
+    timeout_row(&runtime, "hang", hang, WireApi::ChatCompletions).await;
 }
 
 /// A WebSocket closed with code 1011 (internal error) after the first event: the runtime asks

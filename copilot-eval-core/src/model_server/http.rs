@@ -201,8 +201,15 @@ async fn answer_turn(
             error_response(status, &message, retry)
         }
         Outcome::Hang => hang(&shared).await,
-        Outcome::Disconnect => cut_response(),
-        Outcome::Stall => stalled_response(shared),
+        // Both send the status line `200` before they break off: logged as such.
+        Outcome::Disconnect => {
+            shared.set_status(index, 200);
+            cut_response()
+        }
+        Outcome::Stall => {
+            shared.set_status(index, 200);
+            stalled_response(shared)
+        }
         Outcome::Fault(fault) => {
             let (status, response) = fault_response(shared.clone(), fault);
             shared.set_status(index, status);
