@@ -36,6 +36,63 @@ pub fn assert_no_runtime_left(result: &CopilotResult) {
     );
 }
 
+/// The runtime processes this test process started for the run working in `workdir` (Linux
+/// `/proc`): children of this process whose command line names `copilot` and whose working
+/// directory is `workdir`. Other tests of the same binary run their own runtimes at the same
+/// time; they are left out.
+pub fn runtime_processes(workdir: &std::path::Path) -> Vec<u32> {
+    let workdir = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let parent = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split(' ').nth(1));
+        let cmdline = std::fs::read_to_string(entry.path().join("cmdline")).unwrap_or_default();
+        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
+        if parent == Some(me.as_str())
+            && cmdline.contains("copilot")
+            && cwd.as_deref() == Some(workdir.as_path())
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// The processes whose environment holds `entry` (e.g. `NAME=value` or a prefix of it), read
+/// from `/proc/*/environ` (Linux). Processes whose environment cannot be read are left out.
+pub fn processes_with_env(entry: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for dir in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = dir.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(dir.path().join("environ")) else {
+            continue;
+        };
+        let alive = std::fs::read_to_string(dir.path().join("stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit_once(") ")
+                    .and_then(|(_, rest)| rest.chars().next())
+            })
+            .is_some_and(|state| !matches!(state, 'Z' | 'X'));
+        if alive
+            && environ
+                .split(|b| *b == 0)
+                .any(|var| var.starts_with(entry.as_bytes()))
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
 /// The runtime for a test, or `None` (skip) as documented in
 /// [`runtime::require_for_test`].
 pub fn runtime_for(test: &str) -> Option<runtime::ResolvedRuntime> {

@@ -7,7 +7,7 @@ use copilot_eval_core::StopReason;
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
 use copilot_eval_core::sdk::tool::ToolHandler;
 use copilot_eval_core::sdk::{Error, Tool, ToolInvocation, ToolResult};
-use copilot_eval_e2e::{Offline, runtime_for};
+use copilot_eval_e2e::{Offline, runtime_for, runtime_processes};
 use serde_json::json;
 
 /// A tool handler that fails the way an SDK handler can: an `Err` or a panic.
@@ -119,33 +119,6 @@ async fn excluded_tools_are_not_offered_to_the_model() {
     }
 }
 
-/// The runtime processes that are children of this test process (Linux `/proc`).
-/// The runtime processes this test process started for the run working in `workdir` (other
-/// tests of this binary run their own runtimes at the same time: they are left alone).
-fn runtime_children(workdir: &std::path::Path) -> Vec<u32> {
-    let workdir = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
-    let me = std::process::id().to_string();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let parent = stat
-            .rsplit_once(") ")
-            .and_then(|(_, rest)| rest.split(' ').nth(1));
-        let cmdline = std::fs::read_to_string(entry.path().join("cmdline")).unwrap_or_default();
-        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
-        if parent == Some(me.as_str())
-            && cmdline.contains("copilot")
-            && cwd.as_deref() == Some(workdir.as_path())
-        {
-            found.push(pid);
-        }
-    }
-    found
-}
-
 /// A runtime that stops answering (frozen with SIGSTOP by a tool handler, as a hung process
 /// would be) after the eval's timeout: the abort is given up after its bound, the graceful stop
 /// too, and the runtime is killed; both are cleanup errors and no process is left.
@@ -174,7 +147,7 @@ async fn a_runtime_that_hangs_is_given_up_on_and_killed() {
                 let record = record.clone();
                 let workdir = workdir.clone();
                 async move {
-                    let pids = runtime_children(&workdir);
+                    let pids = runtime_processes(&workdir);
                     for pid in &pids {
                         let status = std::process::Command::new("kill")
                             .args(["-STOP", &pid.to_string()])

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::convert;
 use super::render::{self, TurnRender};
+use super::script::{BINARY_FRAME_BYTES, Reply};
 use super::server::{PREVIOUS_NOT_FOUND, Shared, header_value, parse_body, string_member};
 use super::types::{ModelRequest, Outcome, WireApi};
 
@@ -97,6 +98,61 @@ fn cut_response() -> Response {
         .expect("a static response builds")
 }
 
+/// The HTTP rendering of a fault reply ([`Outcome::Fault`]) and the status it is logged with.
+fn fault_response(shared: Arc<Shared>, fault: Reply) -> (u16, Response) {
+    match fault {
+        Reply::RateLimited {
+            retry_after_s,
+            message,
+        } => {
+            let mut response = error_response(429, &message, true);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_s));
+            (429, response)
+        }
+        Reply::MalformedSse => {
+            let body = "data: {not json\n\ndata: {\"choices\": [\n\nevent: response.created\ndata: ]]\n\ndata: [DONE]\n\n";
+            (200, sse_response(body.to_owned()))
+        }
+        Reply::KeepAliveStall { interval } => {
+            let ticks = futures::stream::unfold(true, move |first| async move {
+                if !first {
+                    tokio::time::sleep(interval).await;
+                }
+                Some((
+                    Ok::<Bytes, std::io::Error>(Bytes::from_static(b": keep-alive\n\n")),
+                    false,
+                ))
+            });
+            let until_stop = futures::StreamExt::take_until(ticks, async move {
+                shared.stopped().await;
+            });
+            let response = Response::builder()
+                .status(200)
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(until_stop))
+                .expect("a static response builds");
+            (200, response)
+        }
+        Reply::BinaryFrame => {
+            let response = Response::builder()
+                .status(200)
+                .header("content-type", "application/octet-stream")
+                .body(Body::from(Bytes::from_static(BINARY_FRAME_BYTES)))
+                .expect("a static response builds");
+            (200, response)
+        }
+        // A close code has no HTTP form: the connection is cut as for `Disconnect`.
+        Reply::WebSocketClose { .. } | Reply::Disconnect => (200, cut_response()),
+        Reply::Message(_) | Reply::Error { .. } | Reply::RetryableError { .. } => (
+            500,
+            error_response(500, "copilot-eval model server: not a fault reply", false),
+        ),
+        Reply::Hang | Reply::Stall => (200, stalled_response(shared)),
+    }
+}
+
 /// Logs an HTTP model request and parses its body: the request's log index and the JSON
 /// object, or the `400` answer for a body that is not a JSON object.
 fn json_object_request(
@@ -119,7 +175,8 @@ fn json_object_request(
 /// format: an answer is rendered by `answer` (given the render context, with ids
 /// `{id_prefix}{n}`) and logged `200`; an error is sent with its status (and
 /// `x-should-retry: false` unless retryable); a hang waits for shutdown (then `503`); a
-/// disconnect cuts the body; a stall sends a first SSE comment and then nothing.
+/// disconnect cuts the body; a stall sends a first SSE comment and then nothing; a fault reply
+/// is rendered by [`fault_response`].
 async fn answer_turn(
     shared: Arc<Shared>,
     index: usize,
@@ -144,8 +201,20 @@ async fn answer_turn(
             error_response(status, &message, retry)
         }
         Outcome::Hang => hang(&shared).await,
-        Outcome::Disconnect => cut_response(),
-        Outcome::Stall => stalled_response(shared),
+        // Both send the status line `200` before they break off: logged as such.
+        Outcome::Disconnect => {
+            shared.set_status(index, 200);
+            cut_response()
+        }
+        Outcome::Stall => {
+            shared.set_status(index, 200);
+            stalled_response(shared)
+        }
+        Outcome::Fault(fault) => {
+            let (status, response) = fault_response(shared.clone(), fault);
+            shared.set_status(index, status);
+            response
+        }
     }
 }
 

@@ -175,8 +175,8 @@ mod websocket;
 mod tests;
 
 pub use script::{
-    DEFAULT_USAGE, Reply, Responder, Script, ScriptedToolCall, ScriptedTurn, ScriptedUsage,
-    add_file_patch,
+    BINARY_FRAME_BYTES, DEFAULT_USAGE, Reply, Responder, Script, ScriptedToolCall, ScriptedTurn,
+    ScriptedUsage, add_file_patch,
 };
 pub use server::ModelServer;
 pub use types::{DEFAULT_MODEL, ModelRequest, ReceivedRequest, ServerConfig, Transport, WireApi};

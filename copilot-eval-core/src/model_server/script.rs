@@ -65,7 +65,47 @@ pub enum Reply {
     /// WebSocket: the first event) arrive, then nothing more until the server shuts down. Use it
     /// for a slow model stream that outlives the eval's timeout.
     Stall,
+    /// A rate limit with a `retry-after` header: over HTTP the status `429` with the header
+    /// `retry-after: <retry_after_s>` and the JSON error body, without `x-should-retry: false`,
+    /// so the runtime applies its own retry policy (every retry is a new model request that takes
+    /// the next reply). Over WebSocket it is one `rate_limit_exceeded` error event whose
+    /// `headers` member carries `retry-after`.
+    RateLimited {
+        /// Seconds the answer asks the client to wait (the `retry-after` value).
+        retry_after_s: u64,
+        /// Human-readable error message.
+        message: String,
+    },
+    /// A stream that is not Server-Sent Events of JSON: over HTTP a `200` `text/event-stream`
+    /// whose `data:` frames are not JSON (`data: {not json` ...) followed by `data: [DONE]`, then
+    /// the body ends; over WebSocket one text message that is not JSON, then the socket stays
+    /// open. Use it for a model that sends garbage.
+    MalformedSse,
+    /// Starts streaming, then sends nothing but keep-alives until the server shuts down: over
+    /// HTTP an SSE comment line (`: keep-alive`) every `interval`, over WebSocket a ping frame
+    /// every `interval`. The connection is never idle, yet no event ever arrives; only the
+    /// eval's own timeout ends it.
+    KeepAliveStall {
+        /// Time between two keep-alives.
+        interval: std::time::Duration,
+    },
+    /// Over WebSocket: the first event (`response.created`), then a close frame with `code`
+    /// (e.g. 1011, internal error) and `reason`. Over HTTP (no close codes there) it is the
+    /// same as [`Reply::Disconnect`].
+    WebSocketClose {
+        /// The close code (RFC 6455 section 7.4, e.g. 1011).
+        code: u16,
+        /// The close reason text (at most 123 bytes are sent).
+        reason: String,
+    },
+    /// Over WebSocket: one binary frame (bytes that are not UTF-8 JSON) instead of the text
+    /// events, then nothing until the server shuts down. Over HTTP: a `200` with content type
+    /// `application/octet-stream` and the same bytes as the body.
+    BinaryFrame,
 }
+
+/// The bytes [`Reply::BinaryFrame`] sends: not UTF-8, not JSON.
+pub const BINARY_FRAME_BYTES: &[u8] = &[0xff, 0xfe, 0x00, 0x01, 0x80, 0x81, b'{', 0xc3];
 
 impl From<ScriptedTurn> for Reply {
     fn from(turn: ScriptedTurn) -> Self {
@@ -274,6 +314,38 @@ impl Script {
     /// Appends a reply that never answers (see [`Reply::Hang`]).
     pub fn hang(self) -> Self {
         self.reply(Reply::Hang)
+    }
+
+    /// Appends a `429` with `retry-after: retry_after_s` (see [`Reply::RateLimited`]).
+    pub fn rate_limited(self, retry_after_s: u64, message: impl Into<String>) -> Self {
+        self.reply(Reply::RateLimited {
+            retry_after_s,
+            message: message.into(),
+        })
+    }
+
+    /// Appends a stream whose frames are not JSON (see [`Reply::MalformedSse`]).
+    pub fn malformed_sse(self) -> Self {
+        self.reply(Reply::MalformedSse)
+    }
+
+    /// Appends a stream kept alive by keep-alives every `interval` and nothing else (see
+    /// [`Reply::KeepAliveStall`]).
+    pub fn keep_alive_stall(self, interval: std::time::Duration) -> Self {
+        self.reply(Reply::KeepAliveStall { interval })
+    }
+
+    /// Appends a WebSocket close with `code` and `reason` (see [`Reply::WebSocketClose`]).
+    pub fn websocket_close(self, code: u16, reason: impl Into<String>) -> Self {
+        self.reply(Reply::WebSocketClose {
+            code,
+            reason: reason.into(),
+        })
+    }
+
+    /// Appends a binary frame instead of the events (see [`Reply::BinaryFrame`]).
+    pub fn binary_frame(self) -> Self {
+        self.reply(Reply::BinaryFrame)
     }
 
     /// How many replies have not been used yet.

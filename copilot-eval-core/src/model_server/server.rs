@@ -421,6 +421,7 @@ impl Shared {
             Reply::Hang => Outcome::Hang,
             Reply::Disconnect => Outcome::Disconnect,
             Reply::Stall => Outcome::Stall,
+            fault => Outcome::Fault(fault),
         }
     }
 

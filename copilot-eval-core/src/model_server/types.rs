@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::render::IssuedCall;
-use super::script::{Responder, ScriptedTurn};
+use super::script::{Reply, Responder, ScriptedTurn};
 
 /// Id of the single catalog model a [`ServerConfig`] advertises when no model was added.
 pub const DEFAULT_MODEL: &str = "copilot-eval-test";
@@ -259,4 +259,7 @@ pub(super) enum Outcome {
     Hang,
     Disconnect,
     Stall,
+    /// A fault reply that each transport renders itself (`RateLimited`, `MalformedSse`,
+    /// `KeepAliveStall`, `WebSocketClose`, `BinaryFrame`).
+    Fault(Reply),
 }

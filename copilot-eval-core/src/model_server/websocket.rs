@@ -3,15 +3,17 @@
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::http::{HeaderMap, Method, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::http::error_response;
 use super::render;
+use super::script::{BINARY_FRAME_BYTES, Reply};
 use super::server::{
     MAX_BODY_BYTES, PREVIOUS_NOT_FOUND, Shared, header_pairs, parse_body, string_member,
 };
@@ -82,11 +84,19 @@ async fn websocket_session(
             events = websocket_turn(&shared, parsed, index) => events,
             () = shared.stopped() => break,
         };
-        let Some(events) = events else {
-            // Disconnect: the first event, then drop the socket without a close frame.
-            let created = json!({"type": "response.created", "response": {"id": "resp_cut", "object": "response", "status": "in_progress", "output": []}});
-            let _ = socket.send(Message::Text(created.to_string().into())).await;
-            return;
+        let events = match events {
+            Some(WsAnswer::Events(events)) => events,
+            Some(WsAnswer::Fault(fault)) => {
+                if send_fault(&shared, &mut socket, fault).await {
+                    continue;
+                }
+                return;
+            }
+            None => {
+                // Disconnect: the first event, then drop the socket without a close frame.
+                let _ = socket.send(Message::Text(created("resp_cut").into())).await;
+                return;
+            }
         };
         let stalls = events.iter().any(|e| e["type"] == STALL_MARKER);
         for event in events.into_iter().filter(|e| e["type"] != STALL_MARKER) {
@@ -107,16 +117,76 @@ async fn websocket_session(
     let _ = socket.send(Message::Close(None)).await;
 }
 
-/// Handles one WebSocket message and returns the events to send back. Never returns for a
+/// The text of a `response.created` event for the response `id`.
+fn created(id: &str) -> String {
+    json!({"type": "response.created", "response": {"id": id, "object": "response", "status": "in_progress", "output": []}}).to_string()
+}
+
+/// What to send back for one WebSocket turn (`None` from [`websocket_turn`]: a disconnect).
+enum WsAnswer {
+    /// Text events, in order (a [`STALL_MARKER`] among them: stall after the ones before it).
+    Events(Vec<Value>),
+    /// A fault reply the connection renders itself.
+    Fault(Reply),
+}
+
+/// Sends a fault reply over `socket`. Returns `true` when the connection goes on with the next
+/// message (a malformed text message), `false` when it ended (closed, dropped, or the server
+/// shut down).
+async fn send_fault(shared: &Shared, socket: &mut WebSocket, fault: Reply) -> bool {
+    match fault {
+        Reply::MalformedSse => socket.send(Message::Text("{not json".into())).await.is_ok(),
+        Reply::WebSocketClose { code, reason } => {
+            let _ = socket
+                .send(Message::Text(created("resp_closed").into()))
+                .await;
+            let mut reason = reason;
+            while reason.len() > 123 {
+                reason.pop();
+            }
+            let frame = CloseFrame {
+                code,
+                reason: reason.into(),
+            };
+            let _ = socket.send(Message::Close(Some(frame))).await;
+            false
+        }
+        Reply::BinaryFrame => {
+            let bytes = Bytes::from_static(BINARY_FRAME_BYTES);
+            if socket.send(Message::Binary(bytes)).await.is_ok() {
+                shared.stopped().await;
+            }
+            false
+        }
+        Reply::KeepAliveStall { interval } => {
+            let _ = socket
+                .send(Message::Text(created("resp_kept_alive").into()))
+                .await;
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(interval) => {
+                        if socket.send(Message::Ping(Bytes::from_static(b"keep-alive"))).await.is_err() {
+                            return false;
+                        }
+                    }
+                    () = shared.stopped() => return false,
+                }
+            }
+        }
+        // `RateLimited` is rendered as an error event by `websocket_turn`; the other replies
+        // are not faults.
+        _ => false,
+    }
+}
+
+/// Handles one WebSocket message and returns what to send back. Never returns for a
 /// [`Reply::Hang`] (the caller's select on shutdown ends it).
-async fn websocket_turn(
-    shared: &Shared,
-    parsed: Option<Value>,
-    index: usize,
-) -> Option<Vec<Value>> {
-    let fail = |status: u16, message: &str, retry: bool| -> Option<Vec<Value>> {
+async fn websocket_turn(shared: &Shared, parsed: Option<Value>, index: usize) -> Option<WsAnswer> {
+    let fail = |status: u16, message: &str, retry: bool| -> Option<WsAnswer> {
         shared.set_status(index, status);
-        Some(vec![render::websocket_error_event(status, message, retry)])
+        Some(WsAnswer::Events(vec![render::websocket_error_event(
+            status, message, retry,
+        )]))
     };
     let Some(message @ Value::Object(_)) = parsed else {
         return fail(400, "WebSocket message is not a JSON object", false);
@@ -139,7 +209,7 @@ async fn websocket_turn(
                 shared.set_status(index, 400);
                 let mut event = render::websocket_error_event(400, &text, true);
                 event["error"]["code"] = json!(PREVIOUS_NOT_FOUND);
-                return Some(vec![event]);
+                return Some(WsAnswer::Events(vec![event]));
             }
         };
     request.initiator = string_member(&message, "initiator");
@@ -159,7 +229,7 @@ async fn websocket_turn(
             let render = shared.render_context(request_model, &turn, calls, n, "resp_");
             shared.store_conversation(&render.id, items, render::responses_output_items(&render));
             shared.set_status(index, 200);
-            Some(render::responses_events(&render))
+            Some(WsAnswer::Events(render::responses_events(&render)))
         }
         Outcome::Error {
             status,
@@ -170,10 +240,23 @@ async fn websocket_turn(
         Outcome::Disconnect => None,
         Outcome::Stall => {
             shared.set_status(index, 200);
-            Some(vec![
+            Some(WsAnswer::Events(vec![
                 json!({"type": "response.created", "response": {"id": "resp_stalled", "object": "response", "status": "in_progress", "output": []}}),
                 json!({"type": STALL_MARKER}),
-            ])
+            ]))
+        }
+        Outcome::Fault(Reply::RateLimited {
+            retry_after_s,
+            message,
+        }) => {
+            shared.set_status(index, 429);
+            let mut event = render::websocket_error_event(429, &message, true);
+            event["headers"] = json!({"retry-after": retry_after_s.to_string()});
+            Some(WsAnswer::Events(vec![event]))
+        }
+        Outcome::Fault(fault) => {
+            shared.set_status(index, 200);
+            Some(WsAnswer::Fault(fault))
         }
     }
 }

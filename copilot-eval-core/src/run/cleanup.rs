@@ -20,6 +20,10 @@ const DISCONNECT_BOUND: Duration = Duration::from_secs(5);
 const STOP_BOUND: Duration = Duration::from_secs(15);
 /// After a stop, how long to wait for the runtime to report the completion of started tool calls.
 const COMPLETION_BOUND: Duration = Duration::from_secs(10);
+/// How long cleanup waits for in-process tool handlers still running after the stop. A handler
+/// is never cancelled, but one that never returns must not hold the run forever: past this
+/// bound the run goes on without it and reports a cleanup error naming it.
+const DRAIN_BOUND: Duration = Duration::from_secs(20);
 
 /// Stop everything the execution started, in order, each runtime-facing step bounded.
 ///
@@ -68,9 +72,18 @@ pub(super) async fn cleanup(
         .expect("slot")
         .as_ref()
         .is_some_and(|p| p.borrow().idle);
+    // The event stream closed (the runtime exited or its connection broke): no abort can reach
+    // it and no further event (completion, idle) can arrive, so neither is waited for.
+    let stream_closed = slots
+        .idle
+        .lock()
+        .expect("slot")
+        .as_ref()
+        .is_some_and(|p| p.has_changed().is_err());
     // 2. Abort a session that is still busy.
     if let Some(session) = &session
         && !idle
+        && !stream_closed
     {
         match tokio::time::timeout(ABORT_BOUND, session.abort()).await {
             Ok(Ok(())) => {}
@@ -84,7 +97,7 @@ pub(super) async fn cleanup(
     }
     // 3. Wait (bounded) for the runtime to report every started tool call's completion, or to
     //    go idle (after an abort it reports no more completions).
-    if session.is_some() {
+    if session.is_some() && !stream_closed {
         let progress = slots.idle.lock().expect("slot").clone();
         let waited = tokio::time::timeout(COMPLETION_BOUND, async {
             while has_open_tool_calls(&run.log)
@@ -98,8 +111,15 @@ pub(super) async fn cleanup(
             tracing::debug!("some tool calls never reported a completion");
         }
     }
-    // 4. Wait for every in-process tool handler that started; never cancel one.
-    run.tool_handler_failures = controls.drain().await;
+    // 4. Wait (bounded) for every in-process tool handler that started; never cancel one.
+    let (failures, still_running) = controls.drain(DRAIN_BOUND).await;
+    run.tool_handler_failures = failures;
+    if !still_running.is_empty() {
+        run.cleanup_errors.push(format!(
+            "tool handler {} still running {DRAIN_BOUND:?} after the stop; the run returned without waiting for it",
+            still_running.join(", ")
+        ));
+    }
     // 5. Disconnect and stop the runtime.
     if let Some(session) = &session {
         match tokio::time::timeout(DISCONNECT_BOUND, session.disconnect()).await {

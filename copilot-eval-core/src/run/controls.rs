@@ -212,11 +212,12 @@ impl Controls {
             .collect()
     }
 
-    /// Wait until every in-process tool handler that started has finished. Never cancels one.
-    /// Returns the failures (errors and panics) of handlers, in order.
-    pub async fn drain(&self) -> Vec<String> {
-        self.handlers.wait_idle().await;
-        self.handlers.failures()
+    /// Wait until every in-process tool handler that started has finished, at most `bound`.
+    /// Never cancels one. Returns the failures (errors and panics) of handlers, in order, and
+    /// the names of the handlers still running when `bound` passed (empty when all finished).
+    pub async fn drain(&self, bound: std::time::Duration) -> (Vec<String>, Vec<String>) {
+        let _ = tokio::time::timeout(bound, self.handlers.wait_idle()).await;
+        (self.handlers.failures(), self.handlers.running())
     }
 
     /// Decide on one tool call: caller guards in order, then the permission layer, then the
@@ -482,7 +483,8 @@ struct TrackerInner {
 
 #[derive(Default)]
 struct TrackerState {
-    running: usize,
+    /// The tool names of the handlers running now (one entry per call).
+    running: Vec<String>,
     closed: bool,
     failures: Vec<String>,
 }
@@ -492,21 +494,23 @@ impl HandlerTracker {
         self.0.state.lock().expect("tracker lock").closed = true;
     }
 
-    /// Register a starting handler; `false` when admission is closed.
-    fn start(&self) -> bool {
+    /// Register a starting handler of `tool`; `false` when admission is closed.
+    fn start(&self, tool: &str) -> bool {
         let mut state = self.0.state.lock().expect("tracker lock");
         if state.closed {
             return false;
         }
-        state.running += 1;
+        state.running.push(tool.to_owned());
         true
     }
 
-    fn finish(&self, failure: Option<String>) {
+    fn finish(&self, tool: &str, failure: Option<String>) {
         let mut state = self.0.state.lock().expect("tracker lock");
-        state.running -= 1;
+        if let Some(at) = state.running.iter().position(|t| t == tool) {
+            state.running.remove(at);
+        }
         state.failures.extend(failure);
-        if state.running == 0 {
+        if state.running.is_empty() {
             self.0.idle.notify_waiters();
         }
     }
@@ -514,11 +518,23 @@ impl HandlerTracker {
     async fn wait_idle(&self) {
         loop {
             let notified = self.0.idle.notified();
-            if self.0.state.lock().expect("tracker lock").running == 0 {
+            if self
+                .0
+                .state
+                .lock()
+                .expect("tracker lock")
+                .running
+                .is_empty()
+            {
                 return;
             }
             notified.await;
         }
+    }
+
+    /// The tool names of the handlers running now.
+    fn running(&self) -> Vec<String> {
+        self.0.state.lock().expect("tracker lock").running.clone()
     }
 
     fn failures(&self) -> Vec<String> {
@@ -535,7 +551,7 @@ struct TrackedHandler {
 #[async_trait]
 impl ToolHandler for TrackedHandler {
     async fn call(&self, invocation: ToolInvocation) -> Result<ToolResult, Error> {
-        if !self.tracker.start() {
+        if !self.tracker.start(&self.tool) {
             let text = format!("the eval stopped; {} was not run", self.tool);
             return Ok(ToolResult::Expanded(
                 ToolResultExpanded::new(text.clone(), "failure").with_error(text),
@@ -558,7 +574,7 @@ impl ToolHandler for TrackedHandler {
                     panic_text(panic)
                 )),
             };
-            tracker.finish(failure);
+            tracker.finish(&tool, failure);
             outcome
         });
         match task.await {

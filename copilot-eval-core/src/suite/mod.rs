@@ -258,8 +258,8 @@ pub fn exit_status(report: &SuiteReport) -> u8 {
 
 /// Run every test of `list` once (at most `options.jobs` at a time, in list order) and build the
 /// report. After a test ends in `error`, no further test is launched unless
-/// `options.no_fail_fast`; those not launched are `not_run`. Ctrl-C kills the running tests and
-/// launches no more. Each finished test is redacted ([`Redactor::from_env`]) and priced
+/// `options.no_fail_fast`; those not launched are `not_run`. Ctrl-C (SIGINT) or SIGTERM kills the
+/// running tests and launches no more; the report is still built and returned. Each finished test is redacted ([`Redactor::from_env`]) and priced
 /// ([`crate::cost::CostControl`]); once a cost cap of `options.cost` is reached, no further
 /// test is launched either (`not_run`, with the cap as the reason).
 pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
@@ -319,6 +319,8 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
             let mut stop: Option<String> = None;
             let ctrl_c = tokio::signal::ctrl_c();
             tokio::pin!(ctrl_c);
+            let terminate = terminated();
+            tokio::pin!(terminate);
             loop {
                 if stop.is_none()
                     && next < list.tests.len()
@@ -376,6 +378,11 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
                         stop = Some("not run: the suite was interrupted".to_owned());
                         display.note("  interrupted: killing the running tests");
                     }
+                    _ = &mut terminate, if !interrupt.is_set() => {
+                        interrupt.set();
+                        stop = Some("not run: the suite was interrupted (SIGTERM)".to_owned());
+                        display.note("  terminated (SIGTERM): killing the running tests");
+                    }
                 }
             }
             let reason = stop.unwrap_or_else(|| "not run".to_owned());
@@ -411,6 +418,22 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
 }
 
 use display::Display;
+
+/// A future that resolves when the runner receives SIGTERM (Unix). The handler is installed
+/// when this is called, not when the future is first polled; where it cannot be installed (or
+/// off Unix) the future never resolves.
+fn terminated() -> impl std::future::Future<Output = ()> {
+    #[cfg(unix)]
+    let mut signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    async move {
+        #[cfg(unix)]
+        if let Some(signal) = signal.as_mut() {
+            signal.recv().await;
+            return;
+        }
+        std::future::pending::<()>().await
+    }
+}
 
 fn label(binary: &str, name: &str) -> String {
     format!("{binary} {name}")

@@ -138,6 +138,20 @@ impl SuiteRun {
     }
 }
 
+/// Where `value` (a results JSON document) breaks the committed schema
+/// (`docs/schema/results.schema.json`): one line per problem, empty when it is valid.
+pub fn schema_problems(value: &Value) -> Vec<String> {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(workspace_root().join("docs/schema/results.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the published schema compiles");
+    validator
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
 /// Run `cargo copilot-eval --replay --plain --json .. --junit .. ARGS` in `cwd` with `env`,
 /// artifacts (in nested folders that do not exist yet) and TMPDIR in a fresh scratch folder;
 /// check the JSON against the committed schema and parse both artifacts back.
@@ -165,15 +179,7 @@ pub fn copilot_eval(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> SuiteRun
     let text = std::fs::read_to_string(&json)
         .unwrap_or_else(|e| panic!("no JSON results ({e}); stderr:\n{stderr}"));
     let value: Value = serde_json::from_str(&text).unwrap();
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(workspace_root().join("docs/schema/results.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the published schema compiles");
-    let problems: Vec<String> = validator
-        .iter_errors(&value)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
+    let problems = schema_problems(&value);
     assert!(
         problems.is_empty(),
         "results do not match the schema: {problems:#?}"

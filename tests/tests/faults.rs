@@ -1,0 +1,1139 @@
+//! The fault matrix (docs/faults.md): each fault injected through the loopback model server or
+//! through the process, each test asserting the outcome (status and stop reason), the evidence
+//! kept, the artifacts written (JSON checked against the committed schema, JUnit parsed back), no
+//! process left and the time bound (an upper bound only: the run ended before its timeout plus an
+//! ample cleanup margin; never a lower bound a slow machine could break).
+//!
+//! The in-process rows run one eval through `run_with` against a scripted model server and write
+//! the run's record through the product's own report writers; the runner rows drive the real
+//! `cargo copilot-eval` command on the fixture crate (`tests/fixture`).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use copilot_eval_core::eval::CopilotEvalBuilder;
+use copilot_eval_core::model_server::{Script, ScriptedTurn, ServerConfig, WireApi};
+use copilot_eval_core::report::{
+    Outcome, Redactor, RunRecord, RuntimeInfo, SCHEMA_VERSION, SuiteReport, SuiteTotals,
+    TestRecord, ToolInfo, write_json, write_junit,
+};
+use copilot_eval_core::{CopilotResult, RunOptions, StopReason, run_with};
+use copilot_eval_e2e::{
+    Offline, assert_no_runtime_left, processes_with_env, runtime_for, runtime_processes,
+};
+use serde_json::{Value, json};
+
+mod support;
+
+/// Time allowed past an eval's timeout for the run's cleanup (abort, graceful stop, kill): an
+/// ample upper bound, far above what cleanup takes on an idle machine (about a second).
+const CLEANUP_MARGIN: Duration = Duration::from_secs(45);
+
+/// The timeout of rows that end on their own: ample for the runtime's start on a loaded machine.
+const LONG_TIMEOUT_S: f64 = 90.0;
+
+/// The timeout of rows that only the timeout ends (stalls, hangs): ample for the runtime's start
+/// and its first model request on a loaded machine (each such row checks the request was made).
+const STALL_TIMEOUT_S: f64 = 30.0;
+
+/// Run `eval` (built from the offline setup's builder) against `offline`, print what happened
+/// (the row's measured behaviour, for docs/faults.md), and check the time bound, that no runtime
+/// process is left and that the artifacts hold the run.
+async fn run_row(
+    row: &str,
+    offline: &Offline,
+    eval: CopilotEvalBuilder,
+    prompt: &str,
+    runtime: &Path,
+) -> CopilotResult {
+    let eval = eval.build().unwrap();
+    let timeout = Duration::from_secs_f64(eval.timeout_s());
+    let started = Instant::now();
+    let result = run_with(
+        &eval,
+        prompt,
+        &RunOptions::offline(offline.server.base_url()).runtime_path(runtime),
+    )
+    .await;
+    let elapsed = started.elapsed();
+    eprintln!(
+        "FAULT {row}: stop={} success={} error={:?} requests={} statuses={:?} elapsed={elapsed:?} final={:?} cleanup={:?} capture={:?}",
+        result.stop_reason.as_str(),
+        result.success,
+        result.error,
+        offline.server.model_requests().len(),
+        offline
+            .server
+            .requests()
+            .iter()
+            .filter(|r| r.path.ends_with("completions") || r.path.ends_with("responses"))
+            .map(|r| r.status)
+            .collect::<Vec<_>>(),
+        result.final_response,
+        result.cleanup_errors,
+        result.capture_errors,
+    );
+    assert!(
+        elapsed < timeout + CLEANUP_MARGIN,
+        "{row}: the run took {elapsed:?}, past its timeout {timeout:?} plus the cleanup margin"
+    );
+    assert_no_runtime_left(&result);
+    assert_artifacts(row, &result, prompt);
+    result
+}
+
+/// Write `result` as a one-test suite through the product's JSON and JUnit writers, then read
+/// both back: the JSON validates against the committed schema and holds the run's stop reason
+/// and error; the JUnit parses and has the test with the matching status and message.
+fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
+    let run = RunRecord::from_result(result, "scripted", prompt);
+    let outcome = if run.is_infrastructure_stop() {
+        Outcome::Error
+    } else if run.success {
+        Outcome::Passed
+    } else {
+        Outcome::Failed
+    };
+    let test = TestRecord {
+        name: row.to_owned(),
+        test_id: format!("faults::{row}::__copilot_eval"),
+        binary: "faults".to_owned(),
+        outcome,
+        error_kind: None,
+        duration_ms: result.duration_ms,
+        message: result.error.clone(),
+        properties: Vec::new(),
+        runs: vec![run],
+        workdir: None,
+        cassette: None,
+        exit: None,
+        output: None,
+        cost: None,
+    };
+    let tests = vec![test];
+    let report = SuiteReport {
+        schema_version: SCHEMA_VERSION.to_owned(),
+        tool: ToolInfo {
+            name: "copilot-eval".to_owned(),
+            version: "faults".to_owned(),
+        },
+        runtime: RuntimeInfo {
+            version: None,
+            path: None,
+            error: None,
+        },
+        mode: "replay".to_owned(),
+        started_at: "2026-01-01T00:00:00Z".to_owned(),
+        duration_ms: result.duration_ms,
+        totals: SuiteTotals::of(&tests),
+        cost_control: None,
+        partition: None,
+        tests,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (json_path, junit_path) = (dir.path().join("r.json"), dir.path().join("r.xml"));
+    let redactor = Redactor::with_secrets(Vec::new());
+    write_json(&json_path, &report, &redactor).unwrap();
+    write_junit(&junit_path, &report, &redactor).unwrap();
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap())
+        .unwrap_or_else(|e| panic!("{row}: the JSON does not parse back: {e}"));
+    let problems = support::schema_problems(&value);
+    assert!(problems.is_empty(), "{row}: {problems:#?}");
+    let written = &value["tests"][0]["runs"][0];
+    assert_eq!(written["stop_reason"], result.stop_reason.as_str(), "{row}");
+    assert_eq!(written["error"], json!(result.error), "{row}");
+    let xml = std::fs::read_to_string(&junit_path).unwrap();
+    let junit = quick_junit::Report::deserialize_from_str(&xml)
+        .unwrap_or_else(|e| panic!("{row}: the JUnit does not parse back: {e}\n{xml}"));
+    let case = &junit.test_suites[0].test_cases[0];
+    let kind = match &case.status {
+        quick_junit::TestCaseStatus::Success { .. } => Outcome::Passed,
+        quick_junit::TestCaseStatus::NonSuccess {
+            kind: quick_junit::NonSuccessKind::Failure,
+            ..
+        } => Outcome::Failed,
+        quick_junit::TestCaseStatus::NonSuccess {
+            kind: quick_junit::NonSuccessKind::Error,
+            ..
+        } => Outcome::Error,
+        quick_junit::TestCaseStatus::Skipped { .. } => Outcome::NotRun,
+    };
+    assert_eq!(kind, outcome, "{row}: JUnit status\n{xml}");
+}
+
+/// A server with `script`, the catalog model and `wire`.
+async fn offline(
+    runtime: &copilot_eval_core::runtime::ResolvedRuntime,
+    script: Script,
+    wire: WireApi,
+) -> Offline {
+    Offline::with_config(runtime, ServerConfig::new(Arc::new(script)).wire_api(wire)).await
+}
+
+/// The statuses the server answered model requests with, in order.
+fn model_statuses(offline: &Offline) -> Vec<u16> {
+    offline
+        .server
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.path.ends_with("/chat/completions")
+                || (r.path.ends_with("/responses") && r.method != "GET")
+        })
+        .map(|r| r.status)
+        .collect()
+}
+
+/// Whether the raw events hold a `session.error`.
+fn has_session_error(result: &CopilotResult) -> bool {
+    result
+        .raw_events
+        .iter()
+        .any(|e| e.event_type == "session.error")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model server faults
+// ---------------------------------------------------------------------------------------------
+
+/// HTTP 500 (not retried: `x-should-retry: false`): the turn fails once, the run ends at once
+/// as an execution error carrying the status and the server's message.
+#[tokio::test]
+async fn http_500_is_an_execution_error() {
+    let Some(runtime) = runtime_for("http_500_is_an_execution_error") else {
+        return;
+    };
+    let offline = offline(
+        &runtime,
+        Script::new([]).error(500, "fault matrix 500 marker"),
+        WireApi::ChatCompletions,
+    )
+    .await;
+    let eval = offline.eval().timeout_s(LONG_TIMEOUT_S);
+    let result = &run_row("http_500", &offline, eval, "Say hello.", &runtime.path).await;
+    assert_eq!(result.stop_reason, StopReason::ExecutionError);
+    let error = result.error.as_deref().unwrap();
+    assert!(
+        error.contains("500") && error.contains("fault matrix 500 marker"),
+        "{error}"
+    );
+    assert!(has_session_error(result));
+    assert_eq!(model_statuses(&offline), [500]);
+    assert_eq!(result.final_response, None);
+}
+
+/// A 429 with `retry-after: 1`, retryable: the runtime waits, asks again (the next scripted
+/// reply) and the run completes; the 429 is in the server's log.
+#[tokio::test]
+async fn http_429_with_retry_after_is_retried_and_recovers() {
+    let Some(runtime) = runtime_for("http_429_with_retry_after_is_retried_and_recovers") else {
+        return;
+    };
+    let script = Script::new([])
+        .rate_limited(1, "fault matrix slow down")
+        .turn(ScriptedTurn::text("recovered after 429"));
+    let offline = offline(&runtime, script, WireApi::ChatCompletions).await;
+    let eval = offline.eval().timeout_s(LONG_TIMEOUT_S);
+    let result = &run_row("http_429", &offline, eval, "Say hello.", &runtime.path).await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(
+        result.final_response.as_deref(),
+        Some("recovered after 429")
+    );
+    assert_eq!(model_statuses(&offline), [429, 200]);
+    let first = &offline
+        .server
+        .requests()
+        .into_iter()
+        .find(|r| r.status == 429)
+        .unwrap();
+    assert!(first.path.ends_with("/chat/completions"), "{first:?}");
+}
+
+/// The connection cut mid-stream (status and first bytes sent, then the connection closed): the
+/// runtime treats it as a transient failure, asks again and the run completes.
+#[tokio::test]
+async fn connection_cut_mid_stream() {
+    let Some(runtime) = runtime_for("connection_cut_mid_stream") else {
+        return;
+    };
+    let script = Script::new([])
+        .disconnect()
+        .turn(ScriptedTurn::text("recovered after the cut"));
+    let offline = offline(&runtime, script, WireApi::ChatCompletions).await;
+    let eval = offline.eval().streaming(true).timeout_s(LONG_TIMEOUT_S);
+    let result = &run_row("reset", &offline, eval, "Say hello.", &runtime.path).await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(
+        result.final_response.as_deref(),
+        Some("recovered after the cut")
+    );
+    assert_eq!(model_statuses(&offline), [200, 200]);
+}
+
+/// An SSE stream whose frames are not JSON: the runtime treats the failed parse as a transient
+/// failure, asks again (the next scripted reply) and the run completes.
+#[tokio::test]
+async fn malformed_sse() {
+    let Some(runtime) = runtime_for("malformed_sse") else {
+        return;
+    };
+    let script = Script::new([])
+        .malformed_sse()
+        .turn(ScriptedTurn::text("recovered after garbage"));
+    let offline = offline(&runtime, script, WireApi::ChatCompletions).await;
+    let eval = offline.eval().streaming(true).timeout_s(LONG_TIMEOUT_S);
+    let result = &run_row("malformed_sse", &offline, eval, "Say hello.", &runtime.path).await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(
+        result.final_response.as_deref(),
+        Some("recovered after garbage")
+    );
+    assert_eq!(model_statuses(&offline), [200, 200]);
+}
+
+/// One row that only the timeout ends: `script` over `wire` (a streaming session), the eval's
+/// 30 s timeout; the run is a `timeout` with no final response, and the one model request was
+/// made (the fault started before the timeout).
+async fn timeout_row(
+    runtime: &copilot_eval_core::runtime::ResolvedRuntime,
+    row: &str,
+    script: Script,
+    wire: WireApi,
+) {
+    let offline = offline(runtime, script, wire).await;
+    let eval = offline.eval().streaming(true).timeout_s(STALL_TIMEOUT_S);
+    let result = &run_row(row, &offline, eval, "Say hello.", &runtime.path).await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Timeout,
+        "{row}: {:?}",
+        result.error
+    );
+    assert!(
+        result
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("timed out after 30s")),
+        "{row}: {:?}",
+        result.error
+    );
+    assert_eq!(
+        offline.server.model_requests().len(),
+        1,
+        "{row}: the request was made"
+    );
+    assert_eq!(result.final_response, None, "{row}");
+}
+
+/// A stream kept alive by SSE comments (HTTP) or pings (WebSocket) and nothing else: only the
+/// eval's timeout ends it, promptly, as a timeout.
+#[tokio::test]
+async fn a_stream_kept_alive_past_the_timeout_is_a_timeout() {
+    let Some(runtime) = runtime_for("a_stream_kept_alive_past_the_timeout_is_a_timeout") else {
+        return;
+    };
+    for wire in [WireApi::ChatCompletions, WireApi::WebSocketResponses] {
+        let script = Script::new([]).keep_alive_stall(Duration::from_millis(200));
+        timeout_row(
+            &runtime,
+            &format!("keep_alive_stall_{wire:?}"),
+            script,
+            wire,
+        )
+        .await;
+    }
+}
+
+/// A stream that stalls after its first bytes, and a model that never answers at all: each a
+/// timeout (the same rows as stops.rs, here with the artifacts and the bound checked too).
+#[tokio::test]
+async fn a_stream_that_stalls_or_never_answers_is_a_timeout() {
+    let Some(runtime) = runtime_for("a_stream_that_stalls_or_never_answers_is_a_timeout") else {
+        return;
+    };
+    for wire in [WireApi::ChatCompletions, WireApi::WebSocketResponses] {
+        let row = format!("stall_{wire:?}");
+        timeout_row(&runtime, &row, Script::new([]).stall(), wire).await;
+    }
+    let hang = Script::new([]).hang();
+    timeout_row(&runtime, "hang", hang, WireApi::ChatCompletions).await;
+}
+
+/// A WebSocket closed with code 1011 (internal error) after the first event: the runtime asks
+/// again (the next scripted reply) and the run completes.
+#[tokio::test]
+async fn websocket_close_with_an_error_code() {
+    let Some(runtime) = runtime_for("websocket_close_with_an_error_code") else {
+        return;
+    };
+    let script = Script::new([])
+        .websocket_close(1011, "fault matrix close")
+        .turn(ScriptedTurn::text("recovered after the close"));
+    let offline = offline(&runtime, script, WireApi::WebSocketResponses).await;
+    let eval = offline.eval().timeout_s(LONG_TIMEOUT_S);
+    let result = &run_row("ws_close_1011", &offline, eval, "Say hello.", &runtime.path).await;
+    assert_eq!(offline.server.model_requests().len(), 2);
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(
+        result.final_response.as_deref(),
+        Some("recovered after the close")
+    );
+}
+
+/// A WebSocket binary frame instead of the text events: the runtime asks again (the next
+/// scripted reply) and the run completes.
+#[tokio::test]
+async fn websocket_binary_frame() {
+    let Some(runtime) = runtime_for("websocket_binary_frame") else {
+        return;
+    };
+    let script = Script::new([])
+        .binary_frame()
+        .turn(ScriptedTurn::text("recovered after binary"));
+    let offline = offline(&runtime, script, WireApi::WebSocketResponses).await;
+    let eval = offline.eval().timeout_s(LONG_TIMEOUT_S);
+    let result = &run_row("ws_binary", &offline, eval, "Say hello.", &runtime.path).await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(
+        result.final_response.as_deref(),
+        Some("recovered after binary")
+    );
+    assert_eq!(offline.server.model_requests().len(), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process faults
+// ---------------------------------------------------------------------------------------------
+
+/// The runtime killed (SIGKILL) mid-session, by a tool handler while its call is in flight: an
+/// execution error ("the runtime closed the event stream"), no cleanup error (nothing is left to
+/// abort or stop), the call made before the kill kept and marked incomplete.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn runtime_killed_mid_session() {
+    let Some(runtime) = runtime_for("runtime_killed_mid_session") else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("kill_runtime", json!({})))
+        .turn(ScriptedTurn::text("never"));
+    let offline = offline(&runtime, script, WireApi::ChatCompletions).await;
+    let killed: Arc<Mutex<Vec<u32>>> = Arc::default();
+    let record = killed.clone();
+    let workdir = offline.work.path().to_path_buf();
+    let eval =
+        offline
+            .eval()
+            .timeout_s(LONG_TIMEOUT_S)
+            .tool(copilot_eval_core::tools::function_tool(
+                "kill_runtime",
+                "Kills the runtime.",
+                json!({"type": "object", "properties": {}}),
+                move |_| {
+                    let (record, workdir) = (record.clone(), workdir.clone());
+                    async move {
+                        let pids = runtime_processes(&workdir);
+                        for pid in &pids {
+                            let status = Command::new("kill")
+                                .args(["-KILL", &pid.to_string()])
+                                .status()
+                                .map_err(|e| e.to_string())?;
+                            assert!(status.success(), "kill -KILL {pid}");
+                        }
+                        *record.lock().unwrap() = pids;
+                        Ok("killed".to_owned())
+                    }
+                },
+            ));
+    let result = &run_row("runtime_killed", &offline, eval, "Kill it.", &runtime.path).await;
+    assert!(
+        !killed.lock().unwrap().is_empty(),
+        "the handler found the runtime"
+    );
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ExecutionError,
+        "{:?}",
+        result.error
+    );
+    assert!(
+        result
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("the runtime closed the event stream before session.idle")),
+        "{:?}",
+        result.error
+    );
+    assert!(
+        result.cleanup_errors.is_empty(),
+        "{:?}",
+        result.cleanup_errors
+    );
+    let call = result
+        .tool_calls
+        .iter()
+        .find(|c| c.name == "kill_runtime")
+        .expect("the call made before the kill is kept");
+    assert!(!call.completed, "{call:?}");
+    assert!(
+        result
+            .capture_errors
+            .iter()
+            .any(|e| e.contains("kill_runtime") && e.contains("has no completion")),
+        "{:?}",
+        result.capture_errors
+    );
+}
+
+/// The runtime missing: an execution error naming the path and the fix, no process started.
+#[tokio::test]
+async fn runtime_missing() {
+    let work = tempfile::tempdir().unwrap();
+    let missing = work.path().join("no-such-copilot");
+    let server = copilot_eval_core::model_server::ModelServer::start(ServerConfig::new(Arc::new(
+        Script::new([]),
+    )))
+    .await
+    .unwrap();
+    let eval = copilot_eval_core::CopilotEval::builder()
+        .working_directory(work.path())
+        .timeout_s(LONG_TIMEOUT_S)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let result = run_with(
+        &eval,
+        "Say hello.",
+        &RunOptions::offline(server.base_url()).runtime_path(&missing),
+    )
+    .await;
+    assert!(
+        started.elapsed() < CLEANUP_MARGIN,
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(result.stop_reason, StopReason::ExecutionError);
+    let error = result.error.as_deref().unwrap();
+    assert!(
+        error.contains(&missing.display().to_string())
+            && error.contains("cargo copilot-eval runtime install"),
+        "{error}"
+    );
+    assert_eq!(result.runtime_pid, None);
+    assert!(server.model_requests().is_empty());
+    assert_no_runtime_left(&result);
+    assert_artifacts("runtime_missing", &result, "Say hello.");
+}
+
+/// A tool handler that never returns: the timeout ends the run, cleanup waits for the handler
+/// (bounded), then reports it as a cleanup error naming it; the call is recorded as not completed
+/// and `run_with` returns within its bound (the handler is not waited for forever).
+#[tokio::test]
+async fn a_tool_handler_that_hangs() {
+    let Some(runtime) = runtime_for("a_tool_handler_that_hangs") else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("hang", json!({})))
+        .turn(ScriptedTurn::text("never"));
+    let offline = offline(&runtime, script, WireApi::ChatCompletions).await;
+    let entered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let enter = entered.clone();
+    let eval =
+        offline
+            .eval()
+            .timeout_s(STALL_TIMEOUT_S)
+            .tool(copilot_eval_core::tools::function_tool(
+                "hang",
+                "Never returns.",
+                json!({"type": "object", "properties": {}}),
+                move |_| {
+                    let enter = enter.clone();
+                    async move {
+                        enter.store(true, std::sync::atomic::Ordering::SeqCst);
+                        std::future::pending::<()>().await;
+                        Ok("unreachable".to_owned())
+                    }
+                },
+            ));
+    let result = &run_row("tool_hangs", &offline, eval, "Hang.", &runtime.path).await;
+    assert!(
+        entered.load(std::sync::atomic::Ordering::SeqCst),
+        "the handler was called before the timeout"
+    );
+    assert_eq!(
+        result.stop_reason,
+        StopReason::CleanupError,
+        "{:?}",
+        result.error
+    );
+    let error = result.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("timed out after 30s") && error.contains("tool handler hang still running"),
+        "{error}"
+    );
+    let call = result
+        .tool_calls
+        .iter()
+        .find(|c| c.name == "hang")
+        .expect("the hanging call is in the evidence");
+    assert!(!call.completed, "{call:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runner faults: the real command on the fixture crate
+// ---------------------------------------------------------------------------------------------
+
+/// How long the runner may take to exit after a signal: it kills the running tests (SIGKILL to
+/// their process groups), waits for them and writes the artifacts. Ample.
+const SIGNAL_BOUND: Duration = Duration::from_secs(60);
+
+/// The runner's exit: status and stderr, with its artifacts' paths in `scratch`.
+struct RunnerExit {
+    status: Option<i32>,
+    stderr: String,
+}
+
+/// Start `cargo copilot-eval --replay --plain ARGS` on the fixture with both artifacts and
+/// TMPDIR in `scratch`.
+fn start_runner(scratch: &Path, args: &[&str]) -> std::process::Child {
+    let tmp = scratch.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    Command::new(support::command_path())
+        .args([
+            "copilot-eval",
+            "--replay",
+            "--plain",
+            "-p",
+            support::FIXTURE,
+        ])
+        .arg("--json")
+        .arg(scratch.join("results.json"))
+        .arg("--junit")
+        .arg(scratch.join("junit.xml"))
+        .args(args)
+        .current_dir(support::workspace_root())
+        .env("TMPDIR", &tmp)
+        .env_remove("COPILOT_EVAL_MODE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cargo-copilot-eval starts")
+}
+
+/// Wait for `child` to exit (its stderr read on a thread), at most `bound`; a runner still
+/// running then is killed and the test fails.
+fn wait_for_exit(mut child: std::process::Child, bound: Duration) -> RunnerExit {
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    let deadline = Instant::now() + bound;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "the runner did not exit within {bound:?}: {}",
+                reader.join().unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    RunnerExit {
+        status: status.code(),
+        stderr: reader.join().unwrap(),
+    }
+}
+
+/// The runner's results and JUnit in `scratch`, read back: the JSON validated against the
+/// committed schema, the JUnit parsed.
+fn read_artifacts(scratch: &Path) -> (SuiteReport, quick_junit::Report) {
+    let text = std::fs::read_to_string(scratch.join("results.json")).expect("JSON written");
+    let value: Value = serde_json::from_str(&text).unwrap();
+    let problems = support::schema_problems(&value);
+    assert!(problems.is_empty(), "{problems:#?}");
+    let xml = std::fs::read_to_string(scratch.join("junit.xml")).expect("JUnit written");
+    let junit = quick_junit::Report::deserialize_from_str(&xml)
+        .unwrap_or_else(|e| panic!("JUnit does not parse back: {e}\n{xml}"));
+    (serde_json::from_value(value).unwrap(), junit)
+}
+
+/// Assert no process carries the marker of the suite run by the runner `runner` (the runner
+/// gives every test process `COPILOT_EVAL_SUITE_PROCESS=<runner pid>-...`, inherited by the
+/// runtimes the test starts).
+fn assert_no_suite_process_left(runner: u32, row: &str) {
+    let marker = format!(
+        "{}={runner}-",
+        copilot_eval_core::suite::executor::ENV_SUITE_PROCESS
+    );
+    let left = processes_with_env(&marker);
+    assert!(left.is_empty(), "{row}: processes left: {left:?}");
+}
+
+/// SIGINT or SIGTERM to the runner while an eval is in flight: the fixture's `hangs_after_a_run`
+/// finishes its run, records a property, then hangs (the cleanup bound is 600 s, so only the
+/// signal ends it). The signal is sent once its evidence holds the property (an event, not a
+/// delay). The runner kills the test, writes both artifacts with the test as `error`
+/// ("interrupted") and the run and property it recorded, exits 3, and leaves no process with its
+/// marker.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_to_the_runner_with_an_eval_in_flight() {
+    if runtime_for("a_signal_to_the_runner_with_an_eval_in_flight").is_none() {
+        return;
+    }
+    for signal in ["INT", "TERM"] {
+        let scratch = tempfile::tempdir().unwrap();
+        let child = start_runner(
+            scratch.path(),
+            &["--cleanup-bound-s", "600", "hangs_after_a_run"],
+        );
+        let runner = child.id();
+        // The event: the test process's evidence holds the property it records after its run.
+        let tmp = scratch.path().join("tmp");
+        let startup = Instant::now() + Duration::from_secs(600);
+        loop {
+            let recorded = std::fs::read_dir(&tmp)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|d| {
+                    d.file_name()
+                        .to_string_lossy()
+                        .starts_with("copilot-eval-suite-")
+                })
+                .any(|d| {
+                    std::fs::read_to_string(d.path().join("0.evidence.json"))
+                        .is_ok_and(|t| t.contains("first_run_success"))
+                });
+            if recorded {
+                break;
+            }
+            assert!(
+                Instant::now() < startup,
+                "SIG{signal}: the eval never recorded its property"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let sent = Instant::now();
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &runner.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let exit = wait_for_exit(child, SIGNAL_BOUND);
+        eprintln!(
+            "FAULT SIG{signal}: status={:?} after {:?}\n{}",
+            exit.status,
+            sent.elapsed(),
+            exit.stderr
+        );
+        assert_eq!(exit.status, Some(3), "SIG{signal}: {}", exit.stderr);
+        let (report, junit) = read_artifacts(scratch.path());
+        assert_eq!(report.tests.len(), 1, "SIG{signal}");
+        let test = &report.tests[0];
+        assert_eq!(test.outcome, Outcome::Error, "SIG{signal}: {test:#?}");
+        let message = test.message.as_deref().unwrap_or_default();
+        assert!(message.starts_with("interrupted"), "SIG{signal}: {message}");
+        assert!(
+            test.properties
+                .iter()
+                .any(|p| p.name == "first_run_success" && p.value == json!(true)),
+            "SIG{signal}: the property recorded before the signal is kept: {:?}",
+            test.properties
+        );
+        assert_eq!(test.runs.len(), 1, "SIG{signal}: the finished run is kept");
+        assert_eq!(junit.tests, 1);
+        assert!(
+            matches!(
+                junit.test_suites[0].test_cases[0].status,
+                quick_junit::TestCaseStatus::NonSuccess {
+                    kind: quick_junit::NonSuccessKind::Error,
+                    ..
+                }
+            ),
+            "SIG{signal}"
+        );
+        assert_no_suite_process_left(runner, &format!("SIG{signal}"));
+    }
+}
+
+/// An artifact folder that cannot be written (its parent is a regular file) after an eval ran:
+/// the other artifact is still written and holds the eval, the error names the file, exit 5.
+#[test]
+fn an_unwritable_artifact_folder_loses_only_that_artifact() {
+    if runtime_for("an_unwritable_artifact_folder_loses_only_that_artifact").is_none() {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let blocker = scratch.path().join("a-file");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let json_path = blocker.join("results.json");
+    let started = Instant::now();
+    let child = Command::new(support::command_path())
+        .args([
+            "copilot-eval",
+            "--replay",
+            "--plain",
+            "-p",
+            support::FIXTURE,
+        ])
+        .arg("--json")
+        .arg(&json_path)
+        .arg("--junit")
+        .arg(scratch.path().join("junit.xml"))
+        .args(["--exact", "passes"])
+        .current_dir(support::workspace_root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runner = child.id();
+    let exit = wait_for_exit(child, Duration::from_secs(600));
+    assert_no_suite_process_left(runner, "artifact row");
+    eprintln!(
+        "FAULT unwritable: {:?} {:?}",
+        exit.status,
+        started.elapsed()
+    );
+    assert_eq!(exit.status, Some(5), "{}", exit.stderr);
+    assert!(
+        exit.stderr.contains(&json_path.display().to_string()),
+        "{}",
+        exit.stderr
+    );
+    assert!(!json_path.exists());
+    let xml = std::fs::read_to_string(scratch.path().join("junit.xml")).unwrap();
+    let junit = quick_junit::Report::deserialize_from_str(&xml).unwrap();
+    let case = &junit.test_suites[0].test_cases[0];
+    assert_eq!(case.name.as_str(), "passes");
+    assert!(matches!(
+        case.status,
+        quick_junit::TestCaseStatus::Success { .. }
+    ));
+}
+
+/// A full disk: the JSON results go to a 64 KiB tmpfs already filled to the last byte (mounted
+/// for the test; needs root). Writing them fails with "No space left on device", the error names
+/// the file, no partial or temporary file is left there, the JUnit (elsewhere) holds the eval,
+/// exit 5.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_loses_only_the_artifact_on_it() {
+    if runtime_for("a_full_disk_loses_only_the_artifact_on_it").is_none() {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let full = scratch.path().join("full");
+    std::fs::create_dir_all(&full).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&full)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        let root = std::fs::read_to_string("/proc/self/status")
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+        assert!(!root, "running as root, yet a tmpfs could not be mounted");
+        eprintln!(
+            "skipping a_full_disk_loses_only_the_artifact_on_it: mounting a tmpfs needs root"
+        );
+        return;
+    }
+    /// Unmounts the tmpfs however the test ends.
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(&full);
+    // Fill it: write until the file system refuses.
+    {
+        use std::io::Write;
+        let mut filler = std::fs::File::create(full.join("filler")).unwrap();
+        let block = [0u8; 4096];
+        while filler.write_all(&block).is_ok() {}
+        let _ = filler.write_all(&[0u8]);
+    }
+    let json_path = full.join("results.json");
+    let child = Command::new(support::command_path())
+        .args([
+            "copilot-eval",
+            "--replay",
+            "--plain",
+            "-p",
+            support::FIXTURE,
+        ])
+        .arg("--json")
+        .arg(&json_path)
+        .arg("--junit")
+        .arg(scratch.path().join("junit.xml"))
+        .args(["--exact", "passes"])
+        .current_dir(support::workspace_root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runner = child.id();
+    let exit = wait_for_exit(child, Duration::from_secs(600));
+    assert_no_suite_process_left(runner, "artifact row");
+    eprintln!("FAULT disk full: {:?}\n{}", exit.status, exit.stderr);
+    assert_eq!(exit.status, Some(5), "{}", exit.stderr);
+    assert!(
+        exit.stderr.contains(&json_path.display().to_string())
+            && exit.stderr.contains("No space left on device"),
+        "{}",
+        exit.stderr
+    );
+    let left: Vec<String> = std::fs::read_dir(&full)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["filler"], "no partial or temporary artifact is left");
+    let xml = std::fs::read_to_string(scratch.path().join("junit.xml")).unwrap();
+    let junit = quick_junit::Report::deserialize_from_str(&xml).unwrap();
+    assert_eq!(junit.test_suites[0].test_cases[0].name.as_str(), "passes");
+}
+
+/// A runtime of another version: the suite asks for runtime `9.9.9`, which is not installed. The
+/// eval's run fails before any process starts with an error naming the version and the install
+/// command; the runner reports the eval as `error` (an infrastructure stop, exit 3) and the
+/// suite's runtime error, in both artifacts.
+#[test]
+fn a_runtime_of_another_version() {
+    if runtime_for("a_runtime_of_another_version").is_none() {
+        return;
+    }
+    let started = Instant::now();
+    let run = support::fixture(
+        &["--exact", "passes"],
+        &[("COPILOT_EVAL_RUNTIME_VERSION", "9.9.9")],
+    );
+    eprintln!(
+        "FAULT other version: status={} {:?}\n{}\n{:#?}",
+        run.status,
+        started.elapsed(),
+        run.stderr,
+        run.report.tests
+    );
+    let fix = "cargo copilot-eval runtime install --version 9.9.9";
+    let runtime_error = run.report.runtime.error.as_deref().unwrap_or_default();
+    assert!(runtime_error.contains(fix), "{runtime_error}");
+    assert_eq!(run.status, 3, "an infrastructure error: {}", run.stderr);
+    let test = run.test("passes");
+    assert_eq!(test.outcome, Outcome::Error, "{test:#?}");
+    let message = test.message.as_deref().unwrap_or_default();
+    assert!(message.contains(fix), "{message}");
+    assert!(run.junit_message("passes").contains(fix));
+    assert_eq!(test.runs.len(), 1, "{test:#?}");
+    assert_eq!(test.runs[0].stop_reason, "execution_error");
+}
+
+/// The fixture's `evals` test binary, built once.
+fn fixture_evals_binary() -> std::path::PathBuf {
+    let output = Command::new(support::cargo())
+        .args([
+            "test",
+            "-p",
+            support::FIXTURE,
+            "--test",
+            "evals",
+            "--no-run",
+            "--message-format",
+            "json",
+        ])
+        .current_dir(support::workspace_root())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|m| m["executable"].as_str().map(std::path::PathBuf::from))
+        .next_back()
+        .expect("cargo reports the test executable")
+}
+
+/// The evidence side file cannot be written (its folder is a regular file). The test process,
+/// run as the runner runs it, says so on stderr naming the folder and goes on: its own
+/// assertions pass and it exits 0. The runner, finding no evidence after exit 0, classifies the
+/// test `error` (`missing_evidence`), and keeps the stderr for a test that did not pass.
+#[test]
+fn an_unwritable_evidence_file() {
+    if runtime_for("an_unwritable_evidence_file").is_none() {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let blocker = scratch.path().join("a-file");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let evidence = blocker.join("0.evidence.json");
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let started = Instant::now();
+    let output = Command::new(fixture_evals_binary())
+        .args([
+            "passes::__copilot_eval",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .current_dir(support::workspace_root().join("tests/fixture"))
+        .env(copilot_eval_core::harness::ENV_EVIDENCE_FILE, &evidence)
+        .env(copilot_eval_core::harness::ENV_MODE, "replay")
+        .env("TMPDIR", &tmp)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!(
+        "FAULT evidence unwritable: {:?} {:?}\n{stderr}",
+        output.status,
+        started.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("copilot-eval: cannot write the evidence file")
+            && stderr.contains(&blocker.display().to_string()),
+        "{stderr}"
+    );
+    assert!(!evidence.exists());
+    let exit = copilot_eval_core::report::ExitRecord {
+        code: output.status.code(),
+        signal: None,
+        killed_by_runner: false,
+    };
+    let verdict = copilot_eval_core::suite::executor::classify(
+        &exit,
+        None,
+        copilot_eval_core::suite::DEFAULT_CLEANUP_BOUND,
+        false,
+    );
+    assert_eq!(verdict.outcome, Outcome::Error);
+    assert_eq!(
+        verdict.error_kind,
+        Some(copilot_eval_core::report::ErrorKind::MissingEvidence)
+    );
+}
+
+/// Sends one `POST /chat/completions` with `"stream": true` to `server` over a raw connection
+/// and reads the answer until `enough` says the bytes so far suffice (or the connection ends).
+async fn raw_turn(
+    server: &copilot_eval_core::model_server::ModelServer,
+    enough: impl Fn(&str) -> bool,
+) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
+    let mut stream = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    let request = format!(
+        "POST /chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let read = tokio::time::timeout(Duration::from_secs(60), stream.read(&mut buffer))
+            .await
+            .expect("the server answers within 60 s")
+            .unwrap_or(0);
+        if read == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buffer[..read]);
+        if enough(&String::from_utf8_lossy(&seen)) {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+/// What each new fault reply puts on the wire over HTTP (no runtime involved): the rows above
+/// show what the runtime makes of it, this shows the fault was really injected.
+#[tokio::test]
+async fn the_fault_replies_on_the_wire() {
+    let server = copilot_eval_core::model_server::ModelServer::start(ServerConfig::new(Arc::new(
+        Script::new([])
+            .rate_limited(7, "slow down")
+            .malformed_sse()
+            .keep_alive_stall(Duration::from_millis(10))
+            .binary_frame(),
+    )))
+    .await
+    .unwrap();
+    let head_end = |t: &str| t.contains("\r\n\r\n");
+    let limited = raw_turn(&server, |t| t.contains("slow down"))
+        .await
+        .to_lowercase();
+    assert!(limited.starts_with("http/1.1 429"), "{limited}");
+    assert!(limited.contains("\r\nretry-after: 7\r\n"), "{limited}");
+    assert!(!limited.contains("x-should-retry"), "{limited}");
+    let malformed = raw_turn(&server, |t| t.contains("[DONE]")).await;
+    assert!(malformed.starts_with("HTTP/1.1 200"), "{malformed}");
+    assert!(malformed.contains("text/event-stream"), "{malformed}");
+    let frames: Vec<&str> = malformed
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .collect();
+    assert!(!frames.is_empty(), "{malformed}");
+    assert!(
+        frames
+            .iter()
+            .all(|d| serde_json::from_str::<Value>(d).is_err()),
+        "every data frame is not JSON: {frames:?}"
+    );
+    // Three keep-alives arrive (an event: the bytes, not a delay), and no data frame.
+    let kept = raw_turn(&server, |t| t.matches(": keep-alive").count() >= 3).await;
+    assert!(kept.matches(": keep-alive").count() >= 3, "{kept}");
+    assert!(!kept.contains("data:"), "{kept}");
+    let binary = raw_turn(&server, head_end).await;
+    assert!(binary.contains("application/octet-stream"), "{binary}");
+    server.shutdown().await;
+}
