@@ -5,9 +5,9 @@ use std::path::Path;
 use crate::cassette::ReplaySession;
 use crate::eval::CopilotEval;
 use crate::result::CopilotResult;
-use crate::run::run_with;
+use crate::run::run_turns;
 
-/// Run `eval` on `prompt` offline against the cassette at `path`: start a
+/// Run `eval` on `prompts` (one session) offline against the cassette at `path`: start a
 /// [`ReplaySession`], run through its options (a miss or an unconsumed recording ends the run
 /// with `replay_mismatch`), stop its server; return the result and the recorded conversations
 /// the run did not consume.
@@ -16,13 +16,13 @@ use crate::run::run_with;
 /// names file, line and column), or its loopback server cannot start.
 pub(crate) async fn run(
     eval: &CopilotEval,
-    prompt: &str,
+    prompts: &[String],
     path: &Path,
 ) -> Result<(CopilotResult, Vec<String>), String> {
     let session = ReplaySession::start(path)
         .await
         .map_err(|e| format!("replay mode: {e}; no live request was made"))?;
-    let result = run_with(eval, prompt, &session.run_options()).await;
+    let result = run_turns(eval, prompts, &session.run_options()).await;
     let unconsumed = session.unconsumed();
     session.shutdown().await;
     Ok((result, unconsumed))

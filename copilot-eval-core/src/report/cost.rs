@@ -259,6 +259,7 @@ output = 0
             eval_name: "e".into(),
             mode: "replay".into(),
             prompt: "p".into(),
+            prompts: Vec::new(),
             model_requested: Some("m".into()),
             model_used: Some("m".into()),
             success: true,

@@ -5,8 +5,15 @@ use super::*;
 impl RunRecord {
     /// Mirror `result` for the artifacts. `mode` is `live`, `replay` or `scripted`; `prompt` is
     /// the prompt that was sent. Credential-like keys of the configuration are replaced by
-    /// `[redacted]`.
+    /// `[redacted]`. A run of several prompts: [`from_conversation`](Self::from_conversation).
     pub fn from_result(result: &CopilotResult, mode: &str, prompt: &str) -> Self {
+        Self::from_conversation(result, mode, &[prompt.to_owned()])
+    }
+
+    /// [`from_result`](Self::from_result) for a run that sent `prompts` in one session, in
+    /// order: `prompt` is the first, `prompts` all of them, and each message of `turns` has the
+    /// number of the prompt it is or answers.
+    pub fn from_conversation(result: &CopilotResult, mode: &str, prompts: &[String]) -> Self {
         let tool_calls: Vec<ToolCallRecord> = result
             .tool_calls
             .iter()
@@ -100,7 +107,8 @@ impl RunRecord {
         RunRecord {
             eval_name: result.eval_name.clone(),
             mode: mode.to_owned(),
-            prompt: prompt.to_owned(),
+            prompt: prompts.first().cloned().unwrap_or_default(),
+            prompts: prompts.to_vec(),
             model_requested: result.model_requested.clone(),
             model_used: result.model_used.clone(),
             success: result.success,
@@ -115,13 +123,19 @@ impl RunRecord {
             turns: result
                 .turns
                 .iter()
-                .map(|t| TurnRecord {
-                    role: match t.role {
-                        Role::User => "user".to_owned(),
-                        Role::Assistant => "assistant".to_owned(),
-                    },
-                    content: t.content.clone(),
-                    tool_call_ids: t.tool_call_ids.clone(),
+                .scan(0u64, |prompt, t| {
+                    if t.role == Role::User {
+                        *prompt += 1;
+                    }
+                    Some(TurnRecord {
+                        role: match t.role {
+                            Role::User => "user".to_owned(),
+                            Role::Assistant => "assistant".to_owned(),
+                        },
+                        content: t.content.clone(),
+                        tool_call_ids: t.tool_call_ids.clone(),
+                        prompt: (*prompt > 0).then_some(*prompt),
+                    })
                 })
                 .collect(),
             tool_calls,

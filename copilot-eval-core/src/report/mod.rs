@@ -267,16 +267,21 @@ pub struct CapturedOutput {
     pub stderr: String,
 }
 
-/// One eval run: `ctx.run(&eval, prompt)` inside a test, mirrored from the engine's
-/// `CopilotResult` without the raw event stream.
+/// One eval run: `ctx.run(&eval, prompt)` or `ctx.run_turns(&eval, prompts)` (a conversation
+/// in one session) inside a test, mirrored from the engine's `CopilotResult` without the raw
+/// event stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunRecord {
     /// The eval's name (`name` key of the attribute, else the test function's name).
     pub eval_name: String,
     /// Where model requests went: `live`, `replay` or `scripted`.
     pub mode: String,
-    /// The prompt sent.
+    /// The prompt sent (the first one, for a run of several prompts).
     pub prompt: String,
+    /// Every prompt sent in the run's session, in order (one for `ctx.run`, each of
+    /// `ctx.run_turns`); absent in files written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<String>,
     /// The model the eval requested (`None`: the runtime's default).
     pub model_requested: Option<String>,
     /// The model that served the last model call, else the session's selected model.
@@ -303,7 +308,7 @@ pub struct RunRecord {
     /// The eval configuration (names only for tools, agents and MCP servers; credential-like
     /// keys removed).
     pub configuration: Value,
-    /// The root agent's conversation.
+    /// The root agent's conversation: every prompt and every assistant message, in order.
     pub turns: Vec<TurnRecord>,
     /// Every tool call, main agent and subagents, in request order.
     pub tool_calls: Vec<ToolCallRecord>,
@@ -397,6 +402,10 @@ pub struct TurnRecord {
     pub content: String,
     /// Ids of the tool calls this message requested.
     pub tool_call_ids: Vec<String>,
+    /// The number (from 1) of the prompt in `prompts` this message is (`user`) or answers
+    /// (`assistant`); absent for a message before the first prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<u64>,
 }
 
 /// One tool call.
