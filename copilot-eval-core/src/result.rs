@@ -181,8 +181,14 @@ pub struct CopilotResult {
     /// Every subagent dispatch with the subagent's own tool calls and answer, in dispatch order
     /// ([`crate::evidence::subagents`]).
     pub subagent_invocations: Vec<SubagentInvocation>,
-    /// One entry per model call, in order.
+    /// One entry per model call, in order, as the runtime reported it.
     pub usage: Vec<Usage>,
+    /// `true` when the token counts in `usage` are not real: a cassette replay served at least
+    /// one reply that has no recorded `usage:` (the copilot-sdk recordings, hand-written
+    /// cassettes), which the loopback server answers with its made-up default (100 in, 20 out).
+    /// The artifacts then say the run's tokens are `unknown` and do not price it. Scripted and
+    /// live runs: `false`.
+    pub usage_unknown: bool,
     /// Whole run, from the call to the return (includes startup and cleanup), ms.
     pub duration_ms: u64,
     /// Phase timings.
@@ -295,12 +301,14 @@ impl CopilotResult {
         Ok(found)
     }
 
-    /// Total input tokens over every model call.
+    /// Total input tokens over every model call (made up when
+    /// [`usage_unknown`](Self::usage_unknown)).
     pub fn total_input_tokens(&self) -> u64 {
         self.usage.iter().map(|u| u.input_tokens).sum()
     }
 
-    /// Total output tokens over every model call.
+    /// Total output tokens over every model call (made up when
+    /// [`usage_unknown`](Self::usage_unknown)).
     pub fn total_output_tokens(&self) -> u64 {
         self.usage.iter().map(|u| u.output_tokens).sum()
     }
@@ -467,6 +475,7 @@ mod tests {
             skill_invocations: vec![],
             subagent_invocations: vec![],
             usage: vec![],
+            usage_unknown: false,
             duration_ms: 0,
             timings: Timings::default(),
             working_directory: dir.to_path_buf(),

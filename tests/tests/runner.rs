@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use copilot_eval_core::report::{ErrorKind, Outcome};
+use copilot_eval_core::report::{ErrorKind, Outcome, TokenUsage};
 use copilot_eval_e2e::runtime_for;
 
 mod support;
@@ -608,6 +608,70 @@ fn the_quickstart_example_replays_offline_exit_0() {
             conversation[0].totals.output_tokens
         ),
         (5210 + 5302 + 5331, 61 + 14 + 16)
+    );
+    assert_eq!(conversation[0].totals.tokens, TokenUsage::Reported);
+    assert_eq!(
+        run.junit_property("remembers_the_file_it_wrote", "copilot_eval.tokens.input"),
+        "15843"
+    );
+    // The other cassettes recorded no usage: their tokens are unknown in the JSON (0 counts
+    // flagged `unknown`, not the replay server's made-up 100/20 per call), not priced, and
+    // `unknown` in the JUnit and the summary.
+    for name in [
+        "creates_a_greeting_file",
+        "follows_the_release_notes_skill",
+        "looks_up_a_release_with_a_custom_tool",
+    ] {
+        let test = run.test(name);
+        let totals = &test.runs[0].totals;
+        assert_eq!(totals.tokens, TokenUsage::Unknown, "{name}");
+        assert_eq!(
+            (totals.input_tokens, totals.output_tokens),
+            (0, 0),
+            "{name}"
+        );
+        assert!(
+            totals.model_calls > 0,
+            "{name}: the calls themselves are known"
+        );
+        assert!(
+            test.runs[0]
+                .usage
+                .iter()
+                .all(|u| u.input_tokens == 0 && u.output_tokens == 0),
+            "{name}: {:?}",
+            test.runs[0].usage
+        );
+        assert_eq!(totals.estimated_cost, None, "{name}");
+        let cost = test.cost.as_ref().unwrap();
+        assert_eq!(
+            (cost.usage_unknown_runs, cost.estimated_cost),
+            (1, None),
+            "{name}"
+        );
+        assert_eq!(
+            run.junit_property(name, "copilot_eval.tokens.input"),
+            "unknown",
+            "{name}"
+        );
+        assert_eq!(
+            run.junit_property(name, "copilot_eval.cost.estimated"),
+            "unknown",
+            "{name}"
+        );
+    }
+    let json: serde_json::Value = serde_json::from_str(&run.json).unwrap();
+    assert_eq!(
+        json["tests"][0]["runs"][0]["totals"]["tokens"], "unknown",
+        "{}",
+        json["tests"][0]["runs"][0]["totals"]
+    );
+    assert_eq!(run.report.totals.cost.usage_unknown_runs, 3);
+    assert!(
+        run.stderr
+            .contains("unknown in 3 runs (replayed from cassettes without recorded usage)"),
+        "{}",
+        run.stderr
     );
     assert_eq!(run.junit.test_suites.len(), 1);
     assert_eq!(run.junit.test_suites[0].name.as_str(), "quickstart::evals");

@@ -122,6 +122,8 @@ struct State {
     issued: u64,
     misses: Vec<ReplayMiss>,
     injected: Vec<InjectedCall>,
+    /// Replies served without recorded `usage` (answered with the server's made-up default).
+    without_usage: usize,
     /// The working directory the run gave the runtime, when the run said
     /// ([`ReplayCheck::working_directory`]).
     workdir: Option<PathBuf>,
@@ -189,6 +191,7 @@ impl ReplayResponder {
                 issued: 0,
                 misses: Vec::new(),
                 injected: Vec::new(),
+                without_usage: 0,
                 workdir: None,
             }),
         }
@@ -211,6 +214,14 @@ impl ReplayResponder {
     /// How many model requests arrived so far.
     pub fn requests(&self) -> usize {
         self.lock().requests
+    }
+
+    /// How many replies were served from recorded messages without `usage:` (the copilot-sdk
+    /// recordings, hand-written cassettes): the server answered them with its made-up
+    /// [`DEFAULT_USAGE`](crate::model_server::DEFAULT_USAGE), so the run's token counts are
+    /// unknown ([`ReplayCheck::usage_unknown`]).
+    pub fn replies_without_usage(&self) -> usize {
+        self.lock().without_usage
     }
 
     /// One line per recorded conversation with a reply that was never served, in file order:
@@ -324,6 +335,9 @@ impl ReplayResponder {
             }
         }
         state.issued += turn.tool_calls().len() as u64;
+        if reply.usage.is_none() {
+            state.without_usage += 1;
+        }
         Reply::Message(turn)
     }
 
@@ -633,6 +647,10 @@ impl Responder for ReplayResponder {
 impl ReplayCheck for ReplayResponder {
     fn working_directory(&self, dir: &std::path::Path) {
         self.lock().workdir = Some(dir.to_path_buf());
+    }
+
+    fn usage_unknown(&self) -> bool {
+        self.replies_without_usage() > 0
     }
 
     fn failure(&self, turns_finished: bool) -> Option<String> {

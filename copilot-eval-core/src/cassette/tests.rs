@@ -683,3 +683,27 @@ fn every_spelling_of_a_symlinked_working_directory_becomes_the_placeholder() {
     let context = Context::for_request(&request, None);
     assert!(context.workdirs.is_empty() && context.workdir.is_none());
 }
+
+/// A reply served without recorded `usage:` makes the run's token usage unknown (the server
+/// answers it with its made-up default); with recorded usage everywhere it is known.
+#[test]
+fn replies_without_recorded_usage_make_the_usage_unknown() {
+    let r = responder();
+    assert!(!r.usage_unknown(), "nothing served yet");
+    turn(r.answer(&request(vec![])));
+    assert_eq!(r.replies_without_usage(), 1);
+    assert!(r.usage_unknown());
+
+    let with_usage = CASSETTE.replace(
+        "      - role: assistant\n        content: \"I'll make it. \"\n      - role: assistant\n",
+        "      - role: assistant\n        content: \"I'll make it. \"\n        usage: {input_tokens: 7, output_tokens: 3, cache_read_tokens: 0, cache_write_tokens: 0}\n      - role: assistant\n",
+    );
+    assert_ne!(with_usage, CASSETTE);
+    let r = ReplayResponder::new(Arc::new(
+        Cassette::parse(&with_usage, Path::new("usage.yaml")).unwrap(),
+    ));
+    let t = turn(r.answer(&request(vec![])));
+    assert_eq!(t.usage().input_tokens, 7);
+    assert_eq!(r.replies_without_usage(), 0);
+    assert!(!r.usage_unknown());
+}

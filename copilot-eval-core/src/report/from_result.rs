@@ -38,15 +38,17 @@ impl RunRecord {
                 cut_for_model_full_bytes: c.cut_for_model.map(|c| c.full_bytes),
             })
             .collect();
+        // Made-up counts (a replay without recorded usage) are written as 0, flagged unknown.
+        let known = |count: u64| if result.usage_unknown { 0 } else { count };
         let usage: Vec<UsageRecord> = result
             .usage
             .iter()
             .map(|u| UsageRecord {
                 model: u.model.clone(),
-                input_tokens: u.input_tokens,
-                output_tokens: u.output_tokens,
-                cache_read_tokens: u.cache_read_tokens,
-                cache_write_tokens: u.cache_write_tokens,
+                input_tokens: known(u.input_tokens),
+                output_tokens: known(u.output_tokens),
+                cache_read_tokens: known(u.cache_read_tokens),
+                cache_write_tokens: known(u.cache_write_tokens),
                 cost: u.cost,
                 duration_ms: u.duration_ms,
                 agent_id: u.agent_id.clone(),
@@ -54,6 +56,11 @@ impl RunRecord {
             .collect();
         let costs: Vec<f64> = usage.iter().filter_map(|u| u.cost).collect();
         let totals = RunTotals {
+            tokens: if result.usage_unknown {
+                TokenUsage::Unknown
+            } else {
+                TokenUsage::Reported
+            },
             model_calls: usage.len() as u64,
             input_tokens: usage.iter().map(|u| u.input_tokens).sum(),
             output_tokens: usage.iter().map(|u| u.output_tokens).sum(),

@@ -126,9 +126,10 @@ pub struct SuiteTotals {
     pub not_run: u64,
     /// Eval runs over all tests.
     pub runs: u64,
-    /// Input tokens over all runs.
+    /// Input tokens over all runs whose tokens are known (`cost.usage_unknown_runs` counts the
+    /// others).
     pub input_tokens: u64,
-    /// Output tokens over all runs.
+    /// Output tokens over all runs whose tokens are known.
     pub output_tokens: u64,
     /// Tool calls over all runs.
     pub tool_calls: u64,
@@ -455,7 +456,7 @@ pub struct PermissionRecord {
     pub feedback: Option<String>,
 }
 
-/// Token usage of one model call.
+/// Token usage of one model call (all counts 0 when the run's `totals.tokens` is `unknown`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct UsageRecord {
     /// The model that served the call.
@@ -476,9 +477,34 @@ pub struct UsageRecord {
     pub agent_id: Option<String>,
 }
 
+/// Whether a run's token counts are known.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenUsage {
+    /// The counts are what the model service reported (live), what the cassette recorded
+    /// (replay), or what the test's script says (scripted).
+    #[default]
+    Reported,
+    /// Nobody knows them: the run replayed a cassette with replies that have no recorded
+    /// `usage:`. The run's token counts are written as 0 and not priced.
+    Unknown,
+}
+
+impl TokenUsage {
+    /// Whether the counts are known (`reported`).
+    pub fn is_reported(&self) -> bool {
+        *self == Self::Reported
+    }
+}
+
 /// Sums over one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunTotals {
+    /// `unknown` when the run's token counts are not known (a replay of a cassette without
+    /// recorded usage): every token count of the run, here and in `usage`, is then 0 and means
+    /// nothing, and `estimated_cost` is `null`. Absent when the counts are known.
+    #[serde(default, skip_serializing_if = "TokenUsage::is_reported")]
+    pub tokens: TokenUsage,
     /// Model calls (`usage` entries).
     pub model_calls: u64,
     /// Input tokens.

@@ -40,6 +40,8 @@ pub(super) struct RunState {
     /// True while the MCP check before the prompt waits for the runtime's servers (a timeout
     /// then ends the run as `mcp_setup_error` naming the servers still starting).
     pub(super) mcp_checking: bool,
+    /// Whether the replay made the token usage up ([`super::ReplayCheck::usage_unknown`]).
+    pub(super) usage_unknown: bool,
 }
 
 impl RunState {
@@ -66,6 +68,7 @@ impl RunState {
             mcp_configured: eval.mcp_servers.keys().cloned().collect(),
             mcp_checked: Vec::new(),
             mcp_checking: false,
+            usage_unknown: false,
         }
     }
 
@@ -146,6 +149,7 @@ impl RunState {
             skill_invocations: evidence.skill_invocations,
             subagent_invocations: evidence.subagent_invocations,
             usage: evidence.usage,
+            usage_unknown: self.usage_unknown,
             duration_ms: started.elapsed().as_millis() as u64,
             timings: self.timings,
             working_directory,
