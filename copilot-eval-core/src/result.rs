@@ -159,7 +159,8 @@ pub struct CopilotResult {
     pub success: bool,
     /// Why the run ended.
     pub stop_reason: StopReason,
-    /// What went wrong, when something did (several causes are joined with `; `).
+    /// What went wrong, when something did (several causes are joined with `; `; a cause next
+    /// to one of several lines, such as a replay diagnosis, is on a line of its own).
     pub error: Option<String>,
     /// The root agent's conversation: the prompt and each assistant message.
     pub turns: Vec<Turn>,

@@ -518,7 +518,31 @@ fn a_replay_mismatch_is_an_infrastructure_error_exit_3() {
     assert_eq!(test.error_kind, Some(ErrorKind::Run), "{test:#?}");
     assert_eq!(test.runs[0].stop_reason, "replay_mismatch");
     assert_eq!(test.runs[0].mode, "replay");
-    assert!(test.runs[0].replay.is_some());
+    // Every miss of the run is in its replay record, with its whole diagnosis.
+    let replay = test.runs[0].replay.as_ref().unwrap();
+    let [miss] = replay.misses.as_slice() else {
+        panic!("one miss: {:#?}", replay.misses)
+    };
+    assert!(
+        miss.starts_with("model request 1 matches no recorded conversation")
+            && miss.contains("Say goodbye."),
+        "{miss}"
+    );
+    // The runtime's own session error is on a line of its own, after the diagnosis.
+    let error = test.runs[0].error.as_deref().unwrap();
+    let session_error = error
+        .lines()
+        .position(|line| line.starts_with("session.error: "))
+        .unwrap_or_else(|| panic!("no line of its own for the session error:\n{error}"));
+    assert!(session_error > 0, "{error}");
+    assert!(
+        error
+            .lines()
+            .filter(|line| line.contains("session.error"))
+            .count()
+            == 1,
+        "{error}"
+    );
     let message = test.message.as_deref().unwrap();
     assert!(
         message.contains("stopped with replay_mismatch"),

@@ -659,9 +659,15 @@ impl ReplayCheck for ReplayResponder {
             let mut text = format!("replay mismatch: {first}");
             if misses.len() > 1 {
                 text.push_str(&format!(
-                    "\n  ({} later model requests could not be answered either)",
+                    "\n  {} later model requests could not be answered either (the run's replay record has each diagnosis):",
                     misses.len() - 1
                 ));
+                for miss in &misses[1..] {
+                    text.push_str(&format!(
+                        "\n    model request {} {}",
+                        miss.request, miss.reason
+                    ));
+                }
             }
             return Some(text);
         }

@@ -707,3 +707,32 @@ fn replies_without_recorded_usage_make_the_usage_unknown() {
     assert_eq!(r.replies_without_usage(), 0);
     assert!(!r.usage_unknown());
 }
+
+/// Every miss of a run is in its failure text: the first with its whole diagnosis, each later
+/// one with its request number and reason.
+#[test]
+fn every_miss_is_named_in_the_failure() {
+    let r = responder();
+    let mut first = request(vec![]);
+    first.messages[1] = json!({"role": "user", "content": "Make the files."});
+    assert!(matches!(r.answer(&first), Reply::Error { .. }));
+    let mut second = request(vec![]);
+    second.messages[1] = json!({"role": "user", "content": "Make no file."});
+    assert!(matches!(r.answer(&second), Reply::Error { .. }));
+    assert_eq!(r.misses().len(), 2);
+    let failure = r.failure(true).unwrap();
+    assert!(
+        failure.starts_with("replay mismatch: model request 1 matches no recorded conversation"),
+        "{failure}"
+    );
+    assert!(
+        failure.contains(r#"request:  user "Make the files.""#),
+        "{failure}"
+    );
+    assert!(
+        failure.ends_with(
+            "\n  1 later model requests could not be answered either (the run's replay record has each diagnosis):\n    model request 2 matches no recorded conversation"
+        ),
+        "{failure}"
+    );
+}

@@ -10,7 +10,7 @@ use super::side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 use super::{ENV_EVIDENCE_FILE, Mode, TestConfig};
 use crate::eval::{CopilotEval, CopilotEvalBuilder};
 use crate::model_server::{DEFAULT_MODEL, ModelServer, Script, ServerConfig};
-use crate::report::{Property, RecordingOutcome, ReplayRecord, RunRecord};
+use crate::report::{Property, RecordingOutcome, RunRecord};
 use crate::result::CopilotResult;
 use crate::run::{RunOptions, run_turns};
 
@@ -314,14 +314,9 @@ impl EvalContext {
                     let cassette = self.inner.config.cassette_path_for_run(index);
                     match super::record::plan(policy, cassette) {
                         super::record::Plan::Replay(cassette) => {
-                            let (result, unconsumed) =
-                                super::replay::run(eval, &prompts, &cassette)
-                                    .await
-                                    .unwrap_or_else(|e| self.setup_failure(e));
-                            let replay = ReplayRecord {
-                                cassette: cassette.display().to_string(),
-                                unconsumed,
-                            };
+                            let (result, replay) = super::replay::run(eval, &prompts, &cassette)
+                                .await
+                                .unwrap_or_else(|e| self.setup_failure(e));
                             (result, "replay", Some(replay))
                         }
                         super::record::Plan::Record(cassette) => {
@@ -355,17 +350,10 @@ impl EvalContext {
                             cassette.display()
                         ));
                     }
-                    let (result, unconsumed) = super::replay::run(eval, &prompts, &cassette)
+                    let (result, replay) = super::replay::run(eval, &prompts, &cassette)
                         .await
                         .unwrap_or_else(|e| self.setup_failure(e));
-                    (
-                        result,
-                        "replay",
-                        Some(ReplayRecord {
-                            cassette: cassette.display().to_string(),
-                            unconsumed,
-                        }),
-                    )
+                    (result, "replay", Some(replay))
                 }
             },
         };

@@ -392,6 +392,12 @@ pub struct ReplayRecord {
     pub cassette: String,
     /// Recorded conversations the run did not consume (as the replay engine names them).
     pub unconsumed: Vec<String>,
+    /// Every model request of the run that the cassette could not answer, in arrival order,
+    /// each with its whole diagnosis (the request number and why, then for each recorded
+    /// conversation where the request departs from it); the run's `error` has the first in
+    /// full. Absent when every request was answered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub misses: Vec<String>,
 }
 
 /// One message of the root agent's conversation.
