@@ -257,6 +257,36 @@ impl ReplayResponder {
             .collect()
     }
 
+    /// When the run used some recorded conversations and left others wholly unused: a line
+    /// saying how to split a cassette that holds several sessions (one session per file: the
+    /// test's second run replays `<stem>-2.yaml`). Empty otherwise.
+    fn split_hint(&self) -> String {
+        let state = self.lock();
+        let total = state.stored.len();
+        let unused: Vec<String> = state
+            .stored
+            .iter()
+            .enumerate()
+            .filter(|(_, stored)| !stored.served.iter().any(|served| *served))
+            .map(|(c, _)| (c + 1).to_string())
+            .collect();
+        if unused.is_empty() || unused.len() == total {
+            return String::new();
+        }
+        let path = &self.cassette.path;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let next = path.with_file_name(format!("{stem}-2.yaml"));
+        format!(
+            "\n  conversation {} of {total} was not used at all: a cassette replays ONE session; if this file holds several recorded sessions, split it: keep the conversations this run used in {} and move the unused ones into {} (the cassette of the test's second run), and so on",
+            unused.join(", "),
+            path.display(),
+            next.display()
+        )
+    }
+
     /// The answer to one request (the work of [`Responder::respond`]).
     pub(crate) fn answer(&self, request: &ModelRequest) -> Reply {
         let mut state = self.lock();
@@ -675,13 +705,16 @@ impl ReplayCheck for ReplayResponder {
             return None;
         }
         let unconsumed = self.unconsumed();
-        (!unconsumed.is_empty()).then(|| {
-            format!(
-                "replay mismatch: the session ended before the cassette {} was fully replayed ({} model requests answered); recorded replies never requested:\n  {}",
-                self.cassette.path.display(),
-                self.requests(),
-                unconsumed.join("\n  ")
-            )
-        })
+        if unconsumed.is_empty() {
+            return None;
+        }
+        let mut text = format!(
+            "replay mismatch: the session ended before the cassette {} was fully replayed ({} model requests answered); recorded replies never requested:\n  {}",
+            self.cassette.path.display(),
+            self.requests(),
+            unconsumed.join("\n  ")
+        );
+        text.push_str(&self.split_hint());
+        Some(text)
     }
 }

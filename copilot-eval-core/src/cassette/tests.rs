@@ -736,3 +736,27 @@ fn every_miss_is_named_in_the_failure() {
         "{failure}"
     );
 }
+
+/// A cassette of two independent sessions, replayed by one run: the failure says how to split
+/// it (one session per file, the second run's file named).
+#[test]
+fn an_unused_session_in_a_cassette_says_how_to_split_the_file() {
+    let two_sessions = "conversations:\n  - messages:\n      - role: system\n        content: ${system}\n      - role: user\n        content: Make the file.\n      - role: assistant\n        content: Made.\n  - messages:\n      - role: system\n        content: ${system}\n      - role: user\n        content: Say bye.\n      - role: assistant\n        content: Bye.\n";
+    let r = ReplayResponder::new(Arc::new(
+        Cassette::parse(two_sessions, Path::new("dir/greets.yaml")).unwrap(),
+    ));
+    assert_eq!(
+        turn(r.answer(&request(vec![]))).text_content(),
+        Some("Made.")
+    );
+    let failure = r.failure(true).unwrap();
+    assert!(
+        failure.ends_with("\n  conversation 2 of 2 was not used at all: a cassette replays ONE session; if this file holds several recorded sessions, split it: keep the conversations this run used in dir/greets.yaml and move the unused ones into dir/greets-2.yaml (the cassette of the test's second run), and so on"),
+        "{failure}"
+    );
+    // A run that used nothing gets no split advice (the whole file is unused).
+    let r = ReplayResponder::new(Arc::new(
+        Cassette::parse(two_sessions, Path::new("dir/greets.yaml")).unwrap(),
+    ));
+    assert!(!r.failure(true).unwrap().contains("split it"));
+}
