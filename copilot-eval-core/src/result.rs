@@ -163,7 +163,8 @@ pub struct CopilotResult {
     pub success: bool,
     /// Why the run ended.
     pub stop_reason: StopReason,
-    /// What went wrong, when something did (several causes are joined with `; `).
+    /// What went wrong, when something did (several causes are joined with `; `; a cause next
+    /// to one of several lines, such as a replay diagnosis, is on a line of its own).
     pub error: Option<String>,
     /// The root agent's conversation: the prompt and each assistant message.
     pub turns: Vec<Turn>,
@@ -185,8 +186,14 @@ pub struct CopilotResult {
     /// Every subagent dispatch with the subagent's own tool calls and answer, in dispatch order
     /// ([`crate::evidence::subagents`]).
     pub subagent_invocations: Vec<SubagentInvocation>,
-    /// One entry per model call, in order.
+    /// One entry per model call, in order, as the runtime reported it.
     pub usage: Vec<Usage>,
+    /// `true` when the token counts in `usage` are not real: a cassette replay served at least
+    /// one reply that has no recorded `usage:` (the copilot-sdk recordings, hand-written
+    /// cassettes), which the loopback server answers with its made-up default (100 in, 20 out).
+    /// The artifacts then say the run's tokens are `unknown` and do not price it. Scripted and
+    /// live runs: `false`.
+    pub usage_unknown: bool,
     /// Whole run, from the call to the return (includes startup and cleanup), ms.
     pub duration_ms: u64,
     /// Phase timings.
@@ -299,12 +306,14 @@ impl CopilotResult {
         Ok(found)
     }
 
-    /// Total input tokens over every model call.
+    /// Total input tokens over every model call (made up when
+    /// [`usage_unknown`](Self::usage_unknown)).
     pub fn total_input_tokens(&self) -> u64 {
         self.usage.iter().map(|u| u.input_tokens).sum()
     }
 
-    /// Total output tokens over every model call.
+    /// Total output tokens over every model call (made up when
+    /// [`usage_unknown`](Self::usage_unknown)).
     pub fn total_output_tokens(&self) -> u64 {
         self.usage.iter().map(|u| u.output_tokens).sum()
     }
@@ -324,6 +333,64 @@ impl CopilotResult {
             ));
         }
         Ok(self.working_directory.join(path))
+    }
+}
+
+/// One prompt of a run and what answered it, from [`CopilotResult::prompt_turns`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptTurn<'a> {
+    /// Which prompt it is: 1 for the first prompt the session received.
+    pub number: usize,
+    /// The prompt's text as the session received it (the root `user.message`).
+    pub prompt: &'a str,
+    /// The root agent's messages that answered it, in order (up to the next prompt).
+    pub messages: &'a [Turn],
+    /// The answer to this prompt: the text of its last message when that message requested no
+    /// tools and has text; `None` when the turn ended without one.
+    pub response: Option<&'a str>,
+    /// The root agent's tool calls requested in [`messages`](Self::messages), in order (a
+    /// subagent's own calls are under its dispatch, [`CopilotResult::subagent_invocations`]).
+    pub tool_calls: Vec<&'a ToolCall>,
+}
+
+/// Multi-turn helpers.
+impl CopilotResult {
+    /// The run's conversation split by prompt: one entry per root user message (each prompt of
+    /// [`run_turns`](crate::run_turns) or `ctx.run_turns`), with the assistant messages and
+    /// tool calls that answered it. A run that stopped before a prompt was sent has fewer
+    /// entries than prompts.
+    pub fn prompt_turns(&self) -> Vec<PromptTurn<'_>> {
+        let starts: Vec<usize> = self
+            .turns
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.role == Role::User)
+            .map(|(i, _)| i)
+            .collect();
+        starts
+            .iter()
+            .enumerate()
+            .map(|(n, &start)| {
+                let end = starts.get(n + 1).copied().unwrap_or(self.turns.len());
+                let messages = &self.turns[start + 1..end];
+                let response = messages
+                    .last()
+                    .filter(|m| m.tool_call_ids.is_empty() && !m.content.is_empty())
+                    .map(|m| m.content.as_str());
+                let tool_calls = messages
+                    .iter()
+                    .flat_map(|m| m.tool_call_ids.iter())
+                    .filter_map(|id| self.tool_calls.iter().find(|c| &c.id == id))
+                    .collect();
+                PromptTurn {
+                    number: n + 1,
+                    prompt: &self.turns[start].content,
+                    messages,
+                    response,
+                    tool_calls,
+                }
+            })
+            .collect()
     }
 }
 
@@ -413,6 +480,7 @@ mod tests {
             skill_invocations: vec![],
             subagent_invocations: vec![],
             usage: vec![],
+            usage_unknown: false,
             duration_ms: 0,
             timings: Timings::default(),
             working_directory: dir.to_path_buf(),
@@ -428,6 +496,43 @@ mod tests {
             raw_events: vec![],
             configuration: Value::Null,
         }
+    }
+
+    #[test]
+    fn prompt_turns_split_the_conversation_by_prompt() {
+        let mut r = result_in(Path::new("."));
+        let turn = |role: Role, content: &str, ids: &[&str]| Turn {
+            role,
+            content: content.into(),
+            tool_call_ids: ids.iter().map(|s| s.to_string()).collect(),
+        };
+        r.turns = vec![
+            turn(Role::User, "Create a.txt.", &[]),
+            turn(Role::Assistant, "", &["c1"]),
+            turn(Role::Assistant, "Created it.", &[]),
+            turn(Role::User, "What is in it?", &[]),
+            turn(Role::Assistant, "Nothing yet.", &[]),
+            turn(Role::User, "Stop.", &[]),
+            turn(Role::Assistant, "", &["c1"]),
+        ];
+        let turns = r.prompt_turns();
+        assert_eq!(turns.len(), 3);
+        assert_eq!(
+            (turns[0].number, turns[0].prompt, turns[0].response),
+            (1, "Create a.txt.", Some("Created it."))
+        );
+        assert_eq!(turns[0].messages.len(), 2);
+        assert_eq!(turns[0].tool_calls.len(), 1);
+        assert_eq!(turns[0].tool_calls[0].id, "c1");
+        assert_eq!(
+            (turns[1].number, turns[1].prompt, turns[1].response),
+            (2, "What is in it?", Some("Nothing yet."))
+        );
+        assert!(turns[1].tool_calls.is_empty());
+        // A turn that ended on a tool request has no answer.
+        assert_eq!((turns[2].prompt, turns[2].response), ("Stop.", None));
+        r.turns.clear();
+        assert!(r.prompt_turns().is_empty());
     }
 
     #[test]

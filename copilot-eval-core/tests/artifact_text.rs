@@ -57,6 +57,7 @@ fn run(stop: String, model: String, prompt: String, response: String) -> RunReco
     RunRecord {
         eval_name: "e".into(),
         mode: "replay".into(),
+        prompts: vec![prompt.clone()],
         prompt,
         model_requested: Some(model.clone()),
         model_used: Some(model),

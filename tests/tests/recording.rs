@@ -586,10 +586,12 @@ fn rename_ids(value: &mut Value, ids: &[&str]) {
     }
 }
 
-const QUICKSTART_LIVE: [&str; 3] = [
+const QUICKSTART_LIVE: [&str; 4] = [
     "creates_a_greeting_file",
     "follows_the_release_notes_skill",
     "looks_up_a_release_with_a_custom_tool",
+    // A conversation of two prompts: recorded into one cassette, replayed as one session.
+    "remembers_the_file_it_wrote",
 ];
 
 /// `cargo copilot-eval --record` end to end on the quick-start example: a loopback server
@@ -643,7 +645,7 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
     let recorded = report.expect("record results");
     assert_eq!(recorded.mode, "record");
     assert!(
-        stderr.contains("cassettes: 3 recorded, 0 kept (replayed), 0 not written"),
+        stderr.contains("cassettes: 4 recorded, 0 kept (replayed), 0 not written"),
         "{stderr}"
     );
     for name in QUICKSTART_LIVE {
@@ -669,6 +671,32 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
             "{name}: a URL was recorded:\n{text}"
         );
     }
+    // The conversation of two prompts is one run and one cassette of one conversation that
+    // holds both prompts, in order.
+    let conversation = recorded
+        .tests
+        .iter()
+        .find(|t| t.name == "remembers_the_file_it_wrote")
+        .unwrap();
+    assert_eq!(conversation.runs.len(), 1);
+    assert_eq!(conversation.runs[0].prompts.len(), 2);
+    assert_eq!(
+        conversation.runs[0]
+            .recording
+            .as_ref()
+            .unwrap()
+            .conversations,
+        1
+    );
+    let recorded_prompts: Vec<String> = Cassette::load(&cassette("remembers_the_file_it_wrote"))
+        .unwrap()
+        .conversations[0]
+        .messages
+        .iter()
+        .filter(|m| m.role == copilot_eval_core::cassette::Role::User)
+        .filter_map(|m| m.content.clone())
+        .collect();
+    assert_eq!(recorded_prompts, conversation.runs[0].prompts);
     // The scripted eval stays scripted and writes nothing.
     let scripted = recorded
         .tests

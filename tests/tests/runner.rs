@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use copilot_eval_core::report::{ErrorKind, Outcome};
+use copilot_eval_core::report::{ErrorKind, Outcome, TokenUsage};
 use copilot_eval_e2e::runtime_for;
 
 mod support;
@@ -48,6 +48,7 @@ fn discovery_lists_only_the_eval_tests() {
         [
             "copilot-eval-fixture: tests::unit_eval",
             "copilot-eval-fixture::evals: aborts",
+            "copilot-eval-fixture::evals: converses_in_two_turns",
             "copilot-eval-fixture::evals: fails_an_assertion",
             "copilot-eval-fixture::evals: greets_by_case::bye",
             "copilot-eval-fixture::evals: greets_by_case::hello",
@@ -64,7 +65,7 @@ fn discovery_lists_only_the_eval_tests() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("13 eval tests (3 other tests not listed"),
+        stderr.contains("14 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 
@@ -403,6 +404,62 @@ fn each_case_of_a_matrix_is_its_own_eval() {
     assert_eq!(run.report.tests.len(), 1, "{}", run.stderr);
 }
 
+/// A conversation (`ctx.run_turns`, two prompts in one session) is ONE run in the artifacts:
+/// its prompts, each message numbered by the prompt it is or answers, the tokens and stop
+/// reason of the whole session, and one run in the JUnit properties.
+#[test]
+fn a_conversation_is_one_run_in_the_artifacts() {
+    if runtime_for("a_conversation_is_one_run_in_the_artifacts").is_none() {
+        return;
+    }
+    let run = copilot_eval(&["--exact", "converses_in_two_turns"], &[]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let test = run.test("converses_in_two_turns");
+    assert_eq!(test.outcome, Outcome::Passed, "{:?}", test.message);
+    let [conversation] = test.runs.as_slice() else {
+        panic!("one run: {:#?}", test.runs)
+    };
+    assert_eq!(conversation.mode, "scripted");
+    assert_eq!(conversation.stop_reason, "completed");
+    assert_eq!(
+        conversation.prompts,
+        ["Create notes.txt saying first.", "What does notes.txt say?"]
+    );
+    assert_eq!(conversation.prompt, "Create notes.txt saying first.");
+    let turns: Vec<(&str, Option<u64>, &str)> = conversation
+        .turns
+        .iter()
+        .map(|t| (t.role.as_str(), t.prompt, t.content.as_str()))
+        .collect();
+    assert_eq!(
+        turns,
+        [
+            ("user", Some(1), "Create notes.txt saying first."),
+            ("assistant", Some(1), ""),
+            ("assistant", Some(1), "Created the file."),
+            ("user", Some(2), "What does notes.txt say?"),
+            ("assistant", Some(2), "It says first."),
+        ]
+    );
+    // Three model calls over the two prompts, counted once, in the one run.
+    assert_eq!(conversation.totals.model_calls, 3);
+    assert_eq!(conversation.usage.len(), 3);
+    assert_eq!(run.report.totals.runs, 1);
+    assert_eq!(run.report.totals.stop_reasons.get("completed"), Some(&1));
+    assert_eq!(
+        test.properties[0].value,
+        serde_json::json!(["Created the file.", "It says first."])
+    );
+    assert_eq!(
+        run.junit_property("converses_in_two_turns", "copilot_eval.runs"),
+        "1"
+    );
+    assert_eq!(
+        run.junit_property("converses_in_two_turns", "copilot_eval.tool_calls"),
+        "1"
+    );
+}
+
 /// `--exact`: a filter selects only the eval whose path it equals (`passes`, not
 /// `nested::passes_in_a_module`).
 #[test]
@@ -461,7 +518,31 @@ fn a_replay_mismatch_is_an_infrastructure_error_exit_3() {
     assert_eq!(test.error_kind, Some(ErrorKind::Run), "{test:#?}");
     assert_eq!(test.runs[0].stop_reason, "replay_mismatch");
     assert_eq!(test.runs[0].mode, "replay");
-    assert!(test.runs[0].replay.is_some());
+    // Every miss of the run is in its replay record, with its whole diagnosis.
+    let replay = test.runs[0].replay.as_ref().unwrap();
+    let [miss] = replay.misses.as_slice() else {
+        panic!("one miss: {:#?}", replay.misses)
+    };
+    assert!(
+        miss.starts_with("model request 1 matches no recorded conversation")
+            && miss.contains("Say goodbye."),
+        "{miss}"
+    );
+    // The runtime's own session error is on a line of its own, after the diagnosis.
+    let error = test.runs[0].error.as_deref().unwrap();
+    let session_error = error
+        .lines()
+        .position(|line| line.starts_with("session.error: "))
+        .unwrap_or_else(|| panic!("no line of its own for the session error:\n{error}"));
+    assert!(session_error > 0, "{error}");
+    assert!(
+        error
+            .lines()
+            .filter(|line| line.contains("session.error"))
+            .count()
+            == 1,
+        "{error}"
+    );
     let message = test.message.as_deref().unwrap();
     assert!(
         message.contains("stopped with replay_mismatch"),
@@ -510,7 +591,8 @@ fn the_quickstart_example_replays_offline_exit_0() {
             "creates_a_greeting_file",
             "follows_the_release_notes_skill",
             "loads_the_repository_configuration",
-            "looks_up_a_release_with_a_custom_tool"
+            "looks_up_a_release_with_a_custom_tool",
+            "remembers_the_file_it_wrote"
         ]
     );
     for test in &run.report.tests {
@@ -538,6 +620,83 @@ fn the_quickstart_example_replays_offline_exit_0() {
     }
     let skill = run.test("follows_the_release_notes_skill");
     assert_eq!(skill.runs[0].skills_invoked, ["release-notes"]);
+    // The conversation: one run of two prompts, replayed from one cassette, with the tokens
+    // its cassette recorded.
+    let conversation = &run.test("remembers_the_file_it_wrote").runs;
+    assert_eq!(conversation.len(), 1);
+    assert_eq!(conversation[0].prompts.len(), 2);
+    assert_eq!(conversation[0].totals.model_calls, 3);
+    assert_eq!(
+        (
+            conversation[0].totals.input_tokens,
+            conversation[0].totals.output_tokens
+        ),
+        (5210 + 5302 + 5331, 61 + 14 + 16)
+    );
+    assert_eq!(conversation[0].totals.tokens, TokenUsage::Reported);
+    assert_eq!(
+        run.junit_property("remembers_the_file_it_wrote", "copilot_eval.tokens.input"),
+        "15843"
+    );
+    // The other cassettes recorded no usage: their tokens are unknown in the JSON (0 counts
+    // flagged `unknown`, not the replay server's made-up 100/20 per call), not priced, and
+    // `unknown` in the JUnit and the summary.
+    for name in [
+        "creates_a_greeting_file",
+        "follows_the_release_notes_skill",
+        "looks_up_a_release_with_a_custom_tool",
+    ] {
+        let test = run.test(name);
+        let totals = &test.runs[0].totals;
+        assert_eq!(totals.tokens, TokenUsage::Unknown, "{name}");
+        assert_eq!(
+            (totals.input_tokens, totals.output_tokens),
+            (0, 0),
+            "{name}"
+        );
+        assert!(
+            totals.model_calls > 0,
+            "{name}: the calls themselves are known"
+        );
+        assert!(
+            test.runs[0]
+                .usage
+                .iter()
+                .all(|u| u.input_tokens == 0 && u.output_tokens == 0),
+            "{name}: {:?}",
+            test.runs[0].usage
+        );
+        assert_eq!(totals.estimated_cost, None, "{name}");
+        let cost = test.cost.as_ref().unwrap();
+        assert_eq!(
+            (cost.usage_unknown_runs, cost.estimated_cost),
+            (1, None),
+            "{name}"
+        );
+        assert_eq!(
+            run.junit_property(name, "copilot_eval.tokens.input"),
+            "unknown",
+            "{name}"
+        );
+        assert_eq!(
+            run.junit_property(name, "copilot_eval.cost.estimated"),
+            "unknown",
+            "{name}"
+        );
+    }
+    let json: serde_json::Value = serde_json::from_str(&run.json).unwrap();
+    assert_eq!(
+        json["tests"][0]["runs"][0]["totals"]["tokens"], "unknown",
+        "{}",
+        json["tests"][0]["runs"][0]["totals"]
+    );
+    assert_eq!(run.report.totals.cost.usage_unknown_runs, 3);
+    assert!(
+        run.stderr
+            .contains("unknown in 3 runs (replayed from cassettes without recorded usage)"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(run.junit.test_suites.len(), 1);
     assert_eq!(run.junit.test_suites[0].name.as_str(), "quickstart::evals");
 }

@@ -57,7 +57,9 @@
 //! An assistant message may carry `usage:`, the token counts the model service reported for
 //! that reply ([`Message::usage`]; written when recording, optional, never matched); a replay
 //! answers with them, or with [`DEFAULT_USAGE`](crate::model_server::DEFAULT_USAGE) (100 in,
-//! 20 out) when the message has none, as in the copilot-sdk recordings.
+//! 20 out) when the message has none, as in the copilot-sdk recordings. Those counts are made up,
+//! so the run's usage is unknown: [`ReplayResponder::replies_without_usage`] counts such
+//! replies, and the run's result then has `usage_unknown` (its artifacts say `unknown`).
 //!
 //! Placeholders stand for what differs between machines: `${system}` (the runtime's whole system
 //! prompt), `${workdir}` (the session working directory, in every spelling),

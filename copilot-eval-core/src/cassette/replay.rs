@@ -122,6 +122,8 @@ struct State {
     issued: u64,
     misses: Vec<ReplayMiss>,
     injected: Vec<InjectedCall>,
+    /// Replies served without recorded `usage` (answered with the server's made-up default).
+    without_usage: usize,
     /// The working directory the run gave the runtime, when the run said
     /// ([`ReplayCheck::working_directory`]).
     workdir: Option<PathBuf>,
@@ -189,6 +191,7 @@ impl ReplayResponder {
                 issued: 0,
                 misses: Vec::new(),
                 injected: Vec::new(),
+                without_usage: 0,
                 workdir: None,
             }),
         }
@@ -211,6 +214,14 @@ impl ReplayResponder {
     /// How many model requests arrived so far.
     pub fn requests(&self) -> usize {
         self.lock().requests
+    }
+
+    /// How many replies were served from recorded messages without `usage:` (the copilot-sdk
+    /// recordings, hand-written cassettes): the server answered them with its made-up
+    /// [`DEFAULT_USAGE`](crate::model_server::DEFAULT_USAGE), so the run's token counts are
+    /// unknown ([`ReplayCheck::usage_unknown`]).
+    pub fn replies_without_usage(&self) -> usize {
+        self.lock().without_usage
     }
 
     /// One line per recorded conversation with a reply that was never served, in file order:
@@ -244,6 +255,36 @@ impl ReplayResponder {
                 ))
             })
             .collect()
+    }
+
+    /// When the run used some recorded conversations and left others wholly unused: a line
+    /// saying how to split a cassette that holds several sessions (one session per file: the
+    /// test's second run replays `<stem>-2.yaml`). Empty otherwise.
+    fn split_hint(&self) -> String {
+        let state = self.lock();
+        let total = state.stored.len();
+        let unused: Vec<String> = state
+            .stored
+            .iter()
+            .enumerate()
+            .filter(|(_, stored)| !stored.served.iter().any(|served| *served))
+            .map(|(c, _)| (c + 1).to_string())
+            .collect();
+        if unused.is_empty() || unused.len() == total {
+            return String::new();
+        }
+        let path = &self.cassette.path;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let next = path.with_file_name(format!("{stem}-2.yaml"));
+        format!(
+            "\n  conversation {} of {total} was not used at all: a cassette replays ONE session; if this file holds several recorded sessions, split it: keep the conversations this run used in {} and move the unused ones into {} (the cassette of the test's second run), and so on",
+            unused.join(", "),
+            path.display(),
+            next.display()
+        )
     }
 
     /// The answer to one request (the work of [`Responder::respond`]).
@@ -324,6 +365,9 @@ impl ReplayResponder {
             }
         }
         state.issued += turn.tool_calls().len() as u64;
+        if reply.usage.is_none() {
+            state.without_usage += 1;
+        }
         Reply::Message(turn)
     }
 
@@ -635,15 +679,25 @@ impl ReplayCheck for ReplayResponder {
         self.lock().workdir = Some(dir.to_path_buf());
     }
 
+    fn usage_unknown(&self) -> bool {
+        self.replies_without_usage() > 0
+    }
+
     fn failure(&self, turns_finished: bool) -> Option<String> {
         let misses = self.misses();
         if let Some(first) = misses.first() {
             let mut text = format!("replay mismatch: {first}");
             if misses.len() > 1 {
                 text.push_str(&format!(
-                    "\n  ({} later model requests could not be answered either)",
+                    "\n  {} later model requests could not be answered either (the run's replay record has each diagnosis):",
                     misses.len() - 1
                 ));
+                for miss in &misses[1..] {
+                    text.push_str(&format!(
+                        "\n    model request {} {}",
+                        miss.request, miss.reason
+                    ));
+                }
             }
             return Some(text);
         }
@@ -651,13 +705,16 @@ impl ReplayCheck for ReplayResponder {
             return None;
         }
         let unconsumed = self.unconsumed();
-        (!unconsumed.is_empty()).then(|| {
-            format!(
-                "replay mismatch: the session ended before the cassette {} was fully replayed ({} model requests answered); recorded replies never requested:\n  {}",
-                self.cassette.path.display(),
-                self.requests(),
-                unconsumed.join("\n  ")
-            )
-        })
+        if unconsumed.is_empty() {
+            return None;
+        }
+        let mut text = format!(
+            "replay mismatch: the session ended before the cassette {} was fully replayed ({} model requests answered); recorded replies never requested:\n  {}",
+            self.cassette.path.display(),
+            self.requests(),
+            unconsumed.join("\n  ")
+        );
+        text.push_str(&self.split_hint());
+        Some(text)
     }
 }

@@ -683,3 +683,80 @@ fn every_spelling_of_a_symlinked_working_directory_becomes_the_placeholder() {
     let context = Context::for_request(&request, None);
     assert!(context.workdirs.is_empty() && context.workdir.is_none());
 }
+
+/// A reply served without recorded `usage:` makes the run's token usage unknown (the server
+/// answers it with its made-up default); with recorded usage everywhere it is known.
+#[test]
+fn replies_without_recorded_usage_make_the_usage_unknown() {
+    let r = responder();
+    assert!(!r.usage_unknown(), "nothing served yet");
+    turn(r.answer(&request(vec![])));
+    assert_eq!(r.replies_without_usage(), 1);
+    assert!(r.usage_unknown());
+
+    let with_usage = CASSETTE.replace(
+        "      - role: assistant\n        content: \"I'll make it. \"\n      - role: assistant\n",
+        "      - role: assistant\n        content: \"I'll make it. \"\n        usage: {input_tokens: 7, output_tokens: 3, cache_read_tokens: 0, cache_write_tokens: 0}\n      - role: assistant\n",
+    );
+    assert_ne!(with_usage, CASSETTE);
+    let r = ReplayResponder::new(Arc::new(
+        Cassette::parse(&with_usage, Path::new("usage.yaml")).unwrap(),
+    ));
+    let t = turn(r.answer(&request(vec![])));
+    assert_eq!(t.usage().input_tokens, 7);
+    assert_eq!(r.replies_without_usage(), 0);
+    assert!(!r.usage_unknown());
+}
+
+/// Every miss of a run is in its failure text: the first with its whole diagnosis, each later
+/// one with its request number and reason.
+#[test]
+fn every_miss_is_named_in_the_failure() {
+    let r = responder();
+    let mut first = request(vec![]);
+    first.messages[1] = json!({"role": "user", "content": "Make the files."});
+    assert!(matches!(r.answer(&first), Reply::Error { .. }));
+    let mut second = request(vec![]);
+    second.messages[1] = json!({"role": "user", "content": "Make no file."});
+    assert!(matches!(r.answer(&second), Reply::Error { .. }));
+    assert_eq!(r.misses().len(), 2);
+    let failure = r.failure(true).unwrap();
+    assert!(
+        failure.starts_with("replay mismatch: model request 1 matches no recorded conversation"),
+        "{failure}"
+    );
+    assert!(
+        failure.contains(r#"request:  user "Make the files.""#),
+        "{failure}"
+    );
+    assert!(
+        failure.ends_with(
+            "\n  1 later model requests could not be answered either (the run's replay record has each diagnosis):\n    model request 2 matches no recorded conversation"
+        ),
+        "{failure}"
+    );
+}
+
+/// A cassette of two independent sessions, replayed by one run: the failure says how to split
+/// it (one session per file, the second run's file named).
+#[test]
+fn an_unused_session_in_a_cassette_says_how_to_split_the_file() {
+    let two_sessions = "conversations:\n  - messages:\n      - role: system\n        content: ${system}\n      - role: user\n        content: Make the file.\n      - role: assistant\n        content: Made.\n  - messages:\n      - role: system\n        content: ${system}\n      - role: user\n        content: Say bye.\n      - role: assistant\n        content: Bye.\n";
+    let r = ReplayResponder::new(Arc::new(
+        Cassette::parse(two_sessions, Path::new("dir/greets.yaml")).unwrap(),
+    ));
+    assert_eq!(
+        turn(r.answer(&request(vec![]))).text_content(),
+        Some("Made.")
+    );
+    let failure = r.failure(true).unwrap();
+    assert!(
+        failure.ends_with("\n  conversation 2 of 2 was not used at all: a cassette replays ONE session; if this file holds several recorded sessions, split it: keep the conversations this run used in dir/greets.yaml and move the unused ones into dir/greets-2.yaml (the cassette of the test's second run), and so on"),
+        "{failure}"
+    );
+    // A run that used nothing gets no split advice (the whole file is unused).
+    let r = ReplayResponder::new(Arc::new(
+        Cassette::parse(two_sessions, Path::new("dir/greets.yaml")).unwrap(),
+    ));
+    assert!(!r.failure(true).unwrap().contains("split it"));
+}

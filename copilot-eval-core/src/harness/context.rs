@@ -10,9 +10,9 @@ use super::side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 use super::{ENV_EVIDENCE_FILE, Mode, TestConfig};
 use crate::eval::{CopilotEval, CopilotEvalBuilder};
 use crate::model_server::{DEFAULT_MODEL, ModelServer, Script, ServerConfig};
-use crate::report::{Property, RecordingOutcome, ReplayRecord, RunRecord};
+use crate::report::{Property, RecordingOutcome, RunRecord};
 use crate::result::CopilotResult;
-use crate::run::{RunOptions, run_with};
+use crate::run::{RunOptions, run_turns};
 
 /// The context of one eval test: a fresh working directory, an eval builder pre-filled from the
 /// attribute, [`run`](Self::run) (the engine, recording each run's evidence for the artifacts)
@@ -207,12 +207,62 @@ impl EvalContext {
     /// existing cassette cannot be loaded, or a completed run's recording cannot be made into a
     /// cassette or written; `COPILOT_EVAL_LIVE_BASE_URL` is not a loopback URL.
     pub async fn run(&self, eval: &CopilotEval, prompt: impl Into<String>) -> CopilotResult {
-        let prompt = prompt.into();
+        self.run_prompts(eval, vec![prompt.into()]).await
+    }
+
+    /// Run `eval` on several prompts in ONE session (a conversation): each prompt is sent once
+    /// the previous turn went idle; after a `session.error` no further prompt is sent (see
+    /// [`run_turns`](crate::run_turns)). The whole conversation is one run: one result (read
+    /// each prompt's answer and tool calls with
+    /// [`CopilotResult::prompt_turns`]), one run record in the artifacts (its `prompts`, and
+    /// each message's `prompt` number in `turns`), one cassette (`<test>.yaml` for the test's
+    /// first run, as [`run`](Self::run)), recorded and replayed as one session. `timeout_s`
+    /// bounds all turns together. Otherwise as [`run`](Self::run).
+    ///
+    /// ```no_run
+    /// # async fn example(ctx: copilot_eval_core::harness::EvalContext) {
+    /// let eval = ctx.eval().build().unwrap();
+    /// let result = ctx
+    ///     .run_turns(&eval, ["Create notes.txt saying hi.", "What did you write?"])
+    ///     .await;
+    /// let turns = result.prompt_turns();
+    /// assert_eq!(turns[1].prompt, "What did you write?");
+    /// # }
+    /// ```
+    ///
+    /// Panics: as [`run`](Self::run); also when `prompts` is empty (a mistake in the test:
+    /// nothing would be sent).
+    pub async fn run_turns<I, S>(&self, eval: &CopilotEval, prompts: I) -> CopilotResult
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let prompts: Vec<String> = prompts.into_iter().map(Into::into).collect();
+        if prompts.is_empty() {
+            self.setup_failure(format!(
+                "ctx.run_turns({:?}, ..) was given no prompt; pass at least one",
+                eval.name()
+            ));
+        }
+        self.run_prompts(eval, prompts).await
+    }
+
+    /// The work of [`run`](Self::run) and [`run_turns`](Self::run_turns): `prompts` holds at
+    /// least one prompt.
+    async fn run_prompts(&self, eval: &CopilotEval, prompts: Vec<String>) -> CopilotResult {
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
             evidence.deadline_unix_ms =
                 unix_ms(SystemTime::now() + Duration::from_secs_f64(eval.timeout_s()));
-            evidence.running = Some(format!("{}: {prompt}", eval.name()));
+            let more = match prompts.len() {
+                0 | 1 => String::new(),
+                n => format!(" (+{} more prompts)", n - 1),
+            };
+            evidence.running = Some(format!(
+                "{}: {}{more}",
+                eval.name(),
+                prompts.first().map(String::as_str).unwrap_or_default()
+            ));
         }
         self.save();
         let script = self.inner.script.lock().expect("script lock").clone();
@@ -232,7 +282,7 @@ impl EvalContext {
                 };
                 let overruns = script.overruns();
                 let mut result =
-                    run_with(eval, &prompt, &RunOptions::offline(server.base_url())).await;
+                    run_turns(eval, &prompts, &RunOptions::offline(server.base_url())).await;
                 if script.overruns() > overruns
                     && result.stop_reason == crate::StopReason::ExecutionError
                 {
@@ -251,7 +301,7 @@ impl EvalContext {
                 Mode::Live => {
                     let options =
                         super::record::live_options().unwrap_or_else(|e| self.setup_failure(e));
-                    (run_with(eval, &prompt, &options).await, "live", None)
+                    (run_turns(eval, &prompts, &options).await, "live", None)
                 }
                 Mode::Record(policy) => {
                     let index = self
@@ -264,20 +314,16 @@ impl EvalContext {
                     let cassette = self.inner.config.cassette_path_for_run(index);
                     match super::record::plan(policy, cassette) {
                         super::record::Plan::Replay(cassette) => {
-                            let (result, unconsumed) = super::replay::run(eval, &prompt, &cassette)
+                            let (result, replay) = super::replay::run(eval, &prompts, &cassette)
                                 .await
                                 .unwrap_or_else(|e| self.setup_failure(e));
-                            let replay = ReplayRecord {
-                                cassette: cassette.display().to_string(),
-                                unconsumed,
-                            };
                             (result, "replay", Some(replay))
                         }
                         super::record::Plan::Record(cassette) => {
                             let test = self.test_name();
                             let (result, record, fatal) = super::record::record_run(
                                 eval,
-                                &prompt,
+                                &prompts,
                                 &cassette,
                                 &test,
                                 index + 1,
@@ -304,21 +350,14 @@ impl EvalContext {
                             cassette.display()
                         ));
                     }
-                    let (result, unconsumed) = super::replay::run(eval, &prompt, &cassette)
+                    let (result, replay) = super::replay::run(eval, &prompts, &cassette)
                         .await
                         .unwrap_or_else(|e| self.setup_failure(e));
-                    (
-                        result,
-                        "replay",
-                        Some(ReplayRecord {
-                            cassette: cassette.display().to_string(),
-                            unconsumed,
-                        }),
-                    )
+                    (result, "replay", Some(replay))
                 }
             },
         };
-        let mut record = RunRecord::from_result(&result, mode, &prompt);
+        let mut record = RunRecord::from_conversation(&result, mode, &prompts);
         record.replay = replay;
         let recording_failure = recording
             .as_ref()

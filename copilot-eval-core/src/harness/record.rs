@@ -12,7 +12,7 @@ use crate::cassette::{Cassette, CassetteHeader, Recorder, temp_folders, volatile
 use crate::eval::CopilotEval;
 use crate::report::{RecordingOutcome, Redactor, SuiteReport};
 use crate::result::{CopilotResult, StopReason};
-use crate::run::{RunOptions, run_with};
+use crate::run::{RunOptions, run_turns};
 
 /// Environment variable choosing which cassettes a record run writes (with
 /// `COPILOT_EVAL_MODE=record`): `missing` (the default when unset or empty) or `all`
@@ -159,7 +159,7 @@ pub(crate) fn plan(policy: RecordPolicy, cassette: PathBuf) -> Plan {
     }
 }
 
-/// Run `eval` on `prompt` live while recording, then write the cassette at `cassette` when the
+/// Run `eval` on `prompts` (one session) live while recording, then write the cassette at `cassette` when the
 /// run completed (stop reason `completed`, whatever the test checks afterwards). The comment at
 /// the top of the file names `test` and the run's number (`run`, from 1).
 ///
@@ -170,14 +170,14 @@ pub(crate) fn plan(policy: RecordPolicy, cassette: PathBuf) -> Plan {
 /// Errors: the live target is invalid ([`ENV_LIVE_BASE_URL`]).
 pub(crate) async fn record_run(
     eval: &CopilotEval,
-    prompt: &str,
+    prompts: &[String],
     cassette: &Path,
     test: &str,
     run: usize,
 ) -> Result<(CopilotResult, RecordingOutcome, bool), String> {
     let recorder = Recorder::new();
     let options = live_options()?.record(recorder.clone());
-    let result = run_with(eval, prompt, &options).await;
+    let result = run_turns(eval, prompts, &options).await;
     let mut recording = RecordingOutcome {
         cassette: cassette.display().to_string(),
         written: false,

@@ -4,26 +4,32 @@ use std::path::Path;
 
 use crate::cassette::ReplaySession;
 use crate::eval::CopilotEval;
+use crate::report::ReplayRecord;
 use crate::result::CopilotResult;
-use crate::run::run_with;
+use crate::run::run_turns;
 
-/// Run `eval` on `prompt` offline against the cassette at `path`: start a
+/// Run `eval` on `prompts` (one session) offline against the cassette at `path`: start a
 /// [`ReplaySession`], run through its options (a miss or an unconsumed recording ends the run
-/// with `replay_mismatch`), stop its server; return the result and the recorded conversations
-/// the run did not consume.
+/// with `replay_mismatch`), stop its server; return the run's replay record (the cassette, the
+/// recorded conversations the run did not consume, and every miss's diagnosis) with the
+/// result.
 ///
 /// Errors (setup errors of the test): the cassette cannot be read or is malformed (the message
 /// names file, line and column), or its loopback server cannot start.
 pub(crate) async fn run(
     eval: &CopilotEval,
-    prompt: &str,
+    prompts: &[String],
     path: &Path,
-) -> Result<(CopilotResult, Vec<String>), String> {
+) -> Result<(CopilotResult, ReplayRecord), String> {
     let session = ReplaySession::start(path)
         .await
         .map_err(|e| format!("replay mode: {e}; no live request was made"))?;
-    let result = run_with(eval, prompt, &session.run_options()).await;
-    let unconsumed = session.unconsumed();
+    let result = run_turns(eval, prompts, &session.run_options()).await;
+    let replay = ReplayRecord {
+        cassette: path.display().to_string(),
+        unconsumed: session.unconsumed(),
+        misses: session.misses().iter().map(ToString::to_string).collect(),
+    };
     session.shutdown().await;
-    Ok((result, unconsumed))
+    Ok((result, replay))
 }

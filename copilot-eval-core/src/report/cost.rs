@@ -31,9 +31,20 @@ pub struct CostTotals {
     /// `null` when a call could not be priced (see `unpriced_models`) or nothing was priced.
     pub estimated_cost: Option<f64>,
     /// Models (with what is missing) whose calls could not be priced, e.g.
-    /// `gpt-x: not in the pricing table`.
+    /// `gpt-x: not in the pricing table`, or
+    /// `claude-sonnet-4.5: token usage unknown (replayed from a cassette without recorded usage)`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unpriced_models: Vec<String>,
+    /// Runs whose token counts are unknown (`totals.tokens` = `unknown`: replays of cassettes
+    /// without recorded usage). Their tokens are not in the sums above (so with any such run the
+    /// token sums cover only the other runs) and their cost is not estimated (`estimated_cost`
+    /// is then `null`). Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub usage_unknown_runs: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Default for CostTotals {
@@ -51,6 +62,7 @@ impl Default for CostTotals {
             premium_requests: None,
             estimated_cost: None,
             unpriced_models: Vec::new(),
+            usage_unknown_runs: 0,
         }
     }
 }
@@ -82,6 +94,7 @@ impl CostTotals {
                 premium_requests: t.premium_requests,
                 estimated_cost: t.estimated_cost,
                 unpriced_models: Vec::new(),
+                usage_unknown_runs: u64::from(!t.tokens.is_reported()),
             });
         }
         totals
@@ -102,6 +115,7 @@ impl CostTotals {
     /// `unpriced_models` are merged without duplicates.
     pub fn add(&mut self, other: &CostTotals) {
         self.model_calls += other.model_calls;
+        self.usage_unknown_runs += other.usage_unknown_runs;
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
@@ -135,10 +149,26 @@ pub(crate) fn round_amount(value: f64) -> f64 {
 
 /// Price every run of `test` with `table` (each run's `totals.estimated_cost`) and set
 /// `test.cost` to the test's sums, with the calls that could not be priced in
-/// `unpriced_models`.
+/// `unpriced_models`. A run whose tokens are unknown (`totals.tokens`) is not priced: its
+/// estimate is `None` and its model is listed as `<model>: token usage unknown (...)`.
 pub fn price_test(table: &PricingTable, test: &mut TestRecord) {
     let mut unpriced: Vec<String> = Vec::new();
     for run in &mut test.runs {
+        if !run.totals.tokens.is_reported() {
+            run.totals.estimated_cost = None;
+            let model = run
+                .model_used
+                .as_deref()
+                .or(run.model_requested.as_deref())
+                .unwrap_or("(unknown model)");
+            let text = format!(
+                "{model}: token usage unknown (replayed from a cassette without recorded usage)"
+            );
+            if !unpriced.contains(&text) {
+                unpriced.push(text);
+            }
+            continue;
+        }
         match estimate_run(table, run) {
             Ok(cost) => run.totals.estimated_cost = Some(round_amount(cost)),
             Err(missing) => {
@@ -259,6 +289,7 @@ output = 0
             eval_name: "e".into(),
             mode: "replay".into(),
             prompt: "p".into(),
+            prompts: Vec::new(),
             model_requested: Some("m".into()),
             model_used: Some("m".into()),
             success: true,
@@ -427,5 +458,43 @@ output = 0
         assert!(props.contains(&("copilot_eval.cost.estimated", "unknown".to_owned())));
         assert!(props.contains(&("copilot_eval.premium_requests", "unknown".to_owned())));
         assert!(props.contains(&("copilot_eval.model_calls", "1".to_owned())));
+    }
+
+    /// A replay of a cassette without recorded usage: its tokens are unknown, so the run is not
+    /// priced, its model is listed with why, the sums say how many runs they leave out, and the
+    /// JUnit token properties say `unknown`.
+    #[test]
+    fn a_run_whose_tokens_are_unknown_is_not_priced() {
+        let t = table();
+        let mut replayed = run(vec![usage(Some("m"), 0, 0, 0, 0)], Some(0.0));
+        replayed.totals.tokens = crate::report::TokenUsage::Unknown;
+        let mut unknown = test_record(vec![replayed]);
+        price_test(&t, &mut unknown);
+        assert_eq!(unknown.runs[0].totals.estimated_cost, None);
+        let cost = unknown.cost.clone().unwrap();
+        assert_eq!(cost.estimated_cost, None);
+        assert_eq!(cost.usage_unknown_runs, 1);
+        assert_eq!(
+            cost.unpriced_models,
+            ["m: token usage unknown (replayed from a cassette without recorded usage)"]
+        );
+        let json = serde_json::to_value(&unknown.runs[0].totals).unwrap();
+        assert_eq!(json["tokens"], "unknown");
+        let props = super::super::junit::junit_properties(&cost);
+        assert!(props.contains(&("copilot_eval.tokens.cache_read", "unknown".to_owned())));
+        assert!(props.contains(&("copilot_eval.cost.estimated", "unknown".to_owned())));
+
+        let mut priced = test_record(vec![run(vec![usage(Some("m"), 100, 0, 0, 0)], Some(1.0))]);
+        price_test(&t, &mut priced);
+        assert_eq!(priced.cost.as_ref().unwrap().usage_unknown_runs, 0);
+        let json = serde_json::to_value(&priced.runs[0].totals).unwrap();
+        assert!(json.get("tokens").is_none(), "known tokens carry no flag");
+        let totals = SuiteTotals::of(&[priced, unknown]);
+        assert_eq!(totals.cost.usage_unknown_runs, 1);
+        assert_eq!(
+            totals.cost.input_tokens, 100,
+            "only the known runs are summed"
+        );
+        assert_eq!(totals.cost.estimated_cost, None);
     }
 }

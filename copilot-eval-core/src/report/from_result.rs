@@ -5,8 +5,15 @@ use super::*;
 impl RunRecord {
     /// Mirror `result` for the artifacts. `mode` is `live`, `replay` or `scripted`; `prompt` is
     /// the prompt that was sent. Credential-like keys of the configuration are replaced by
-    /// `[redacted]`.
+    /// `[redacted]`. A run of several prompts: [`from_conversation`](Self::from_conversation).
     pub fn from_result(result: &CopilotResult, mode: &str, prompt: &str) -> Self {
+        Self::from_conversation(result, mode, &[prompt.to_owned()])
+    }
+
+    /// [`from_result`](Self::from_result) for a run that sent `prompts` in one session, in
+    /// order: `prompt` is the first, `prompts` all of them, and each message of `turns` has the
+    /// number of the prompt it is or answers.
+    pub fn from_conversation(result: &CopilotResult, mode: &str, prompts: &[String]) -> Self {
         let tool_calls: Vec<ToolCallRecord> = result
             .tool_calls
             .iter()
@@ -31,15 +38,17 @@ impl RunRecord {
                 cut_for_model_full_bytes: c.cut_for_model.map(|c| c.full_bytes),
             })
             .collect();
+        // Made-up counts (a replay without recorded usage) are written as 0, flagged unknown.
+        let known = |count: u64| if result.usage_unknown { 0 } else { count };
         let usage: Vec<UsageRecord> = result
             .usage
             .iter()
             .map(|u| UsageRecord {
                 model: u.model.clone(),
-                input_tokens: u.input_tokens,
-                output_tokens: u.output_tokens,
-                cache_read_tokens: u.cache_read_tokens,
-                cache_write_tokens: u.cache_write_tokens,
+                input_tokens: known(u.input_tokens),
+                output_tokens: known(u.output_tokens),
+                cache_read_tokens: known(u.cache_read_tokens),
+                cache_write_tokens: known(u.cache_write_tokens),
                 cost: u.cost,
                 duration_ms: u.duration_ms,
                 agent_id: u.agent_id.clone(),
@@ -47,6 +56,11 @@ impl RunRecord {
             .collect();
         let costs: Vec<f64> = usage.iter().filter_map(|u| u.cost).collect();
         let totals = RunTotals {
+            tokens: if result.usage_unknown {
+                TokenUsage::Unknown
+            } else {
+                TokenUsage::Reported
+            },
             model_calls: usage.len() as u64,
             input_tokens: usage.iter().map(|u| u.input_tokens).sum(),
             output_tokens: usage.iter().map(|u| u.output_tokens).sum(),
@@ -100,7 +114,8 @@ impl RunRecord {
         RunRecord {
             eval_name: result.eval_name.clone(),
             mode: mode.to_owned(),
-            prompt: prompt.to_owned(),
+            prompt: prompts.first().cloned().unwrap_or_default(),
+            prompts: prompts.to_vec(),
             model_requested: result.model_requested.clone(),
             model_used: result.model_used.clone(),
             success: result.success,
@@ -115,13 +130,19 @@ impl RunRecord {
             turns: result
                 .turns
                 .iter()
-                .map(|t| TurnRecord {
-                    role: match t.role {
-                        Role::User => "user".to_owned(),
-                        Role::Assistant => "assistant".to_owned(),
-                    },
-                    content: t.content.clone(),
-                    tool_call_ids: t.tool_call_ids.clone(),
+                .scan(0u64, |prompt, t| {
+                    if t.role == Role::User {
+                        *prompt += 1;
+                    }
+                    Some(TurnRecord {
+                        role: match t.role {
+                            Role::User => "user".to_owned(),
+                            Role::Assistant => "assistant".to_owned(),
+                        },
+                        content: t.content.clone(),
+                        tool_call_ids: t.tool_call_ids.clone(),
+                        prompt: (*prompt > 0).then_some(*prompt),
+                    })
                 })
                 .collect(),
             tool_calls,

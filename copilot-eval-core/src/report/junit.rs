@@ -12,7 +12,8 @@
 //! | `not_run` | `<skipped message="…">` |
 //!
 //! Each test case carries `<properties>`: `copilot_eval.model` (the models used, comma-separated),
-//! `copilot_eval.tokens.input`, `copilot_eval.tokens.output`, `copilot_eval.tool_calls`,
+//! `copilot_eval.tokens.input`, `copilot_eval.tokens.output` (`unknown` when a run's tokens are
+//! unknown: a replay of a cassette without recorded usage), `copilot_eval.tool_calls`,
 //! `copilot_eval.stop_reason` (one per run, comma-separated), `copilot_eval.runs`, and every
 //! `record_property` observation as `property.<name>` with its JSON text as value. Tests that ran
 //! also carry their cost (`copilot_eval.model_calls`, `copilot_eval.tokens.cache_read`,
@@ -121,22 +122,28 @@ fn test_case(test: &TestRecord) -> TestCase {
             models.push(m);
         }
     }
-    let input: u64 = test.runs.iter().map(|r| r.totals.input_tokens).sum();
-    let output: u64 = test.runs.iter().map(|r| r.totals.output_tokens).sum();
+    // A sum with a run whose tokens are unknown is unknown.
+    let tokens = |count: fn(&super::RunTotals) -> u64| {
+        if test.runs.iter().any(|r| !r.totals.tokens.is_reported()) {
+            "unknown".to_owned()
+        } else {
+            test.runs
+                .iter()
+                .map(|r| count(&r.totals))
+                .sum::<u64>()
+                .to_string()
+        }
+    };
+    let input = tokens(|t| t.input_tokens);
+    let output = tokens(|t| t.output_tokens);
     let tool_calls: u64 = test.runs.iter().map(|r| r.totals.tool_calls).sum();
     let stops: Vec<&str> = test.runs.iter().map(|r| r.stop_reason.as_str()).collect();
     case.add_property(Property::new(
         "copilot_eval.model",
         xml_text(&models.join(",")),
     ));
-    case.add_property(Property::new(
-        "copilot_eval.tokens.input",
-        input.to_string(),
-    ));
-    case.add_property(Property::new(
-        "copilot_eval.tokens.output",
-        output.to_string(),
-    ));
+    case.add_property(Property::new("copilot_eval.tokens.input", input));
+    case.add_property(Property::new("copilot_eval.tokens.output", output));
     case.add_property(Property::new(
         "copilot_eval.tool_calls",
         tool_calls.to_string(),
@@ -173,15 +180,22 @@ fn test_case(test: &TestRecord) -> TestCase {
 /// `copilot_eval.cost.estimated` (numbers as text; an unknown value is `unknown`).
 pub fn junit_properties(cost: &CostTotals) -> Vec<(&'static str, String)> {
     let known = |value: Option<f64>| value.map(format_amount).unwrap_or_else(|| "unknown".into());
+    let tokens = |count: u64| {
+        if cost.usage_unknown_runs > 0 {
+            "unknown".to_owned()
+        } else {
+            count.to_string()
+        }
+    };
     vec![
         ("copilot_eval.model_calls", cost.model_calls.to_string()),
         (
             "copilot_eval.tokens.cache_read",
-            cost.cache_read_tokens.to_string(),
+            tokens(cost.cache_read_tokens),
         ),
         (
             "copilot_eval.tokens.cache_write",
-            cost.cache_write_tokens.to_string(),
+            tokens(cost.cache_write_tokens),
         ),
         ("copilot_eval.cost.reported", known(cost.reported_cost)),
         (

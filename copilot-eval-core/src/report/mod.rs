@@ -126,9 +126,10 @@ pub struct SuiteTotals {
     pub not_run: u64,
     /// Eval runs over all tests.
     pub runs: u64,
-    /// Input tokens over all runs.
+    /// Input tokens over all runs whose tokens are known (`cost.usage_unknown_runs` counts the
+    /// others).
     pub input_tokens: u64,
-    /// Output tokens over all runs.
+    /// Output tokens over all runs whose tokens are known.
     pub output_tokens: u64,
     /// Tool calls over all runs.
     pub tool_calls: u64,
@@ -267,16 +268,21 @@ pub struct CapturedOutput {
     pub stderr: String,
 }
 
-/// One eval run: `ctx.run(&eval, prompt)` inside a test, mirrored from the engine's
-/// `CopilotResult` without the raw event stream.
+/// One eval run: `ctx.run(&eval, prompt)` or `ctx.run_turns(&eval, prompts)` (a conversation
+/// in one session) inside a test, mirrored from the engine's `CopilotResult` without the raw
+/// event stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunRecord {
     /// The eval's name (`name` key of the attribute, else the test function's name).
     pub eval_name: String,
     /// Where model requests went: `live`, `replay` or `scripted`.
     pub mode: String,
-    /// The prompt sent.
+    /// The prompt sent (the first one, for a run of several prompts).
     pub prompt: String,
+    /// Every prompt sent in the run's session, in order (one for `ctx.run`, each of
+    /// `ctx.run_turns`); absent in files written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<String>,
     /// The model the eval requested (`None`: the runtime's default).
     pub model_requested: Option<String>,
     /// The model that served the last model call, else the session's selected model.
@@ -303,7 +309,7 @@ pub struct RunRecord {
     /// The eval configuration (names only for tools, agents and MCP servers; credential-like
     /// keys removed).
     pub configuration: Value,
-    /// The root agent's conversation.
+    /// The root agent's conversation: every prompt and every assistant message, in order.
     pub turns: Vec<TurnRecord>,
     /// Every tool call, main agent and subagents, in request order.
     pub tool_calls: Vec<ToolCallRecord>,
@@ -386,6 +392,12 @@ pub struct ReplayRecord {
     pub cassette: String,
     /// Recorded conversations the run did not consume (as the replay engine names them).
     pub unconsumed: Vec<String>,
+    /// Every model request of the run that the cassette could not answer, in arrival order,
+    /// each with its whole diagnosis (the request number and why, then for each recorded
+    /// conversation where the request departs from it); the run's `error` has the first in
+    /// full. Absent when every request was answered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub misses: Vec<String>,
 }
 
 /// One message of the root agent's conversation.
@@ -397,6 +409,10 @@ pub struct TurnRecord {
     pub content: String,
     /// Ids of the tool calls this message requested.
     pub tool_call_ids: Vec<String>,
+    /// The number (from 1) of the prompt in `prompts` this message is (`user`) or answers
+    /// (`assistant`); absent for a message before the first prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<u64>,
 }
 
 /// One tool call.
@@ -446,7 +462,7 @@ pub struct PermissionRecord {
     pub feedback: Option<String>,
 }
 
-/// Token usage of one model call.
+/// Token usage of one model call (all counts 0 when the run's `totals.tokens` is `unknown`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct UsageRecord {
     /// The model that served the call.
@@ -467,9 +483,34 @@ pub struct UsageRecord {
     pub agent_id: Option<String>,
 }
 
+/// Whether a run's token counts are known.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenUsage {
+    /// The counts are what the model service reported (live), what the cassette recorded
+    /// (replay), or what the test's script says (scripted).
+    #[default]
+    Reported,
+    /// Nobody knows them: the run replayed a cassette with replies that have no recorded
+    /// `usage:`. The run's token counts are written as 0 and not priced.
+    Unknown,
+}
+
+impl TokenUsage {
+    /// Whether the counts are known (`reported`).
+    pub fn is_reported(&self) -> bool {
+        *self == Self::Reported
+    }
+}
+
 /// Sums over one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunTotals {
+    /// `unknown` when the run's token counts are not known (a replay of a cassette without
+    /// recorded usage): every token count of the run, here and in `usage`, is then 0 and means
+    /// nothing, and `estimated_cost` is `null`. Absent when the counts are known.
+    #[serde(default, skip_serializing_if = "TokenUsage::is_reported")]
+    pub tokens: TokenUsage,
     /// Model calls (`usage` entries).
     pub model_calls: u64,
     /// Input tokens.

@@ -11,6 +11,7 @@ pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
         eval_name: "e".into(),
         mode: "replay".into(),
         prompt: "p".into(),
+        prompts: vec!["p".into()],
         model_requested: Some("claude-sonnet-4.5".into()),
         model_used: Some("claude-sonnet-4.5".into()),
         success: stop == "completed",

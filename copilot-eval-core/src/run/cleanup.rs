@@ -199,6 +199,7 @@ pub(super) fn settle(
     {
         run.fail(StopReason::ReplayMismatch, failure);
     }
+    run.usage_unknown = replay.is_some_and(|r| r.usage_unknown());
     run.tool_calls_admitted = controls.admitted();
     run.denials = controls.denied();
     if let Err(e) = home.close() {

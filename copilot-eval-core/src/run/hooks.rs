@@ -24,6 +24,14 @@ pub trait ReplayCheck: Send + Sync + std::fmt::Debug {
     /// session starts. The replay uses it to know every spelling of the directory, also when
     /// the system prompt does not state it (`replace` mode). Default: ignored.
     fn working_directory(&self, _dir: &Path) {}
+
+    /// Whether the token usage the runtime reported for this run was made up by the replay
+    /// rather than recorded: at least one reply was served without recorded usage (the server
+    /// then answers with its default). Asked once, after cleanup; `true` sets the result's
+    /// `usage_unknown`. Default: `false`.
+    fn usage_unknown(&self) -> bool {
+        false
+    }
 }
 
 /// What the request proxy ([`RequestProxy`](super::proxy::RequestProxy)) hands every model

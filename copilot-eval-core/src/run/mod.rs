@@ -252,5 +252,35 @@ pub async fn run_turns(
         home,
     );
     run.timings.cleanup_ms = cleanup_started.elapsed().as_millis() as u64;
-    run.finish(working_directory, started)
+    let mut result = run.finish(working_directory, started);
+    if options.target == Target::Live {
+        add_auth_hint(&mut result);
+    }
+    result
+}
+
+/// What a live run's error says when the runtime could not authenticate
+/// ([`add_auth_hint`]).
+pub const AUTH_HINT: &str = "the live run could not authenticate to GitHub Copilot: set GITHUB_TOKEN or GH_TOKEN to a token the Copilot runtime accepts (`cargo copilot-eval doctor` checks the setup), or run offline against the recorded cassettes with `cargo copilot-eval --replay`";
+
+/// Texts of the runtime's errors that mean it had no usable credential, lowercase (runtime
+/// 1.0.102 says `No GitHub OAuth token or Copilot HMAC key provided` without one).
+const AUTH_FAILURES: [&str; 4] = [
+    "no github oauth token",
+    "not authenticated",
+    "unauthorized",
+    "authentication failed",
+];
+
+/// Appends [`AUTH_HINT`] as a cause of its own to the error of a failed live run whose error
+/// says the runtime could not authenticate.
+fn add_auth_hint(result: &mut CopilotResult) {
+    let Some(error) = result.error.as_mut() else {
+        return;
+    };
+    let lower = error.to_lowercase();
+    if AUTH_FAILURES.iter().any(|marker| lower.contains(marker)) {
+        error.push_str("; ");
+        error.push_str(AUTH_HINT);
+    }
 }

@@ -40,6 +40,8 @@ pub(super) struct RunState {
     /// True while the MCP check before the prompt waits for the runtime's servers (a timeout
     /// then ends the run as `mcp_setup_error` naming the servers still starting).
     pub(super) mcp_checking: bool,
+    /// Whether the replay made the token usage up ([`super::ReplayCheck::usage_unknown`]).
+    pub(super) usage_unknown: bool,
 }
 
 impl RunState {
@@ -66,6 +68,7 @@ impl RunState {
             mcp_configured: eval.mcp_servers.keys().cloned().collect(),
             mcp_checked: Vec::new(),
             mcp_checking: false,
+            usage_unknown: false,
         }
     }
 
@@ -128,7 +131,7 @@ impl RunState {
             stop_reason = stop_reason.max(StopReason::CleanupError);
             push(format!("cleanup: {e}"));
         }
-        let error = (!errors.is_empty()).then(|| errors.join("; "));
+        let error = (!errors.is_empty()).then(|| join_causes(&errors));
         let success = stop_reason == StopReason::Completed && error.is_none();
         let evidence_complete = capture_errors.is_empty();
         CopilotResult {
@@ -146,6 +149,7 @@ impl RunState {
             skill_invocations: evidence.skill_invocations,
             subagent_invocations: evidence.subagent_invocations,
             usage: evidence.usage,
+            usage_unknown: self.usage_unknown,
             duration_ms: started.elapsed().as_millis() as u64,
             timings: self.timings,
             working_directory,
@@ -164,6 +168,21 @@ impl RunState {
     }
 }
 
+/// The causes of a run's failure as one text: joined with `; `, except that a cause next to one
+/// that spans several lines (a replay diagnosis) starts a line of its own, so that it is never
+/// glued to the end of the other's last line.
+pub(super) fn join_causes(causes: &[String]) -> String {
+    let mut text = String::new();
+    for (i, cause) in causes.iter().enumerate() {
+        if i > 0 {
+            let multiline = cause.contains('\n') || causes[i - 1].contains('\n');
+            text.push_str(if multiline { "\n" } else { "; " });
+        }
+        text.push_str(cause);
+    }
+    text
+}
+
 /// The stop reason and error text of a control stop.
 pub(super) fn control_stop(stop: &ControlStop) -> (StopReason, String) {
     match stop {
@@ -178,5 +197,27 @@ pub(super) fn control_stop(stop: &ControlStop) -> (StopReason, String) {
             StopReason::RequestAuditError,
             format!("request audit: {message}"),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::join_causes;
+
+    /// A cause after a diagnosis of several lines (a replay mismatch) starts a line of its own;
+    /// one-line causes share a line.
+    #[test]
+    fn a_cause_after_a_diagnosis_is_on_its_own_line() {
+        let causes = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(join_causes(&causes(&["a", "b"])), "a; b");
+        assert_eq!(
+            join_causes(&causes(&[
+                "replay mismatch: model request 1 ...\n    request:  user \"x\"",
+                "session.error: query: Execution failed",
+                "cleanup: slow",
+            ])),
+            "replay mismatch: model request 1 ...\n    request:  user \"x\"\nsession.error: query: Execution failed; cleanup: slow"
+        );
+        assert_eq!(join_causes(&[]), "");
     }
 }

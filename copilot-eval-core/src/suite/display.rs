@@ -132,10 +132,21 @@ pub fn summary(report: &SuiteReport) -> String {
             .collect();
         out.push_str(&format!("  stop reasons: {}\n", reasons.join(", ")));
     }
+    let unknown = t.cost.usage_unknown_runs;
+    let tokens = if unknown == 0 {
+        format!("{} input, {} output", t.input_tokens, t.output_tokens)
+    } else if unknown >= t.runs {
+        "unknown (replayed from cassettes without recorded usage)".to_owned()
+    } else {
+        format!(
+            "{} input, {} output in the runs that report them, unknown in {} (replayed from cassettes without recorded usage)",
+            t.input_tokens,
+            t.output_tokens,
+            count(unknown, "run", "runs")
+        )
+    };
     out.push_str(&format!(
-        "  tokens: {} input, {} output; {} in {}\n",
-        t.input_tokens,
-        t.output_tokens,
+        "  tokens: {tokens}; {} in {}\n",
         count(t.tool_calls, "tool call", "tool calls"),
         count(t.runs, "run", "runs")
     ));
@@ -174,11 +185,16 @@ pub fn cost_summary_line(report: &SuiteReport) -> String {
         None if cost.unpriced_models.is_empty() => "unknown".to_owned(),
         None => format!("unknown (not priced: {})", cost.unpriced_models.join(", ")),
     };
+    let cache = match cost.usage_unknown_runs {
+        0 => format!(
+            "{} read, {} written tokens",
+            cost.cache_read_tokens, cost.cache_write_tokens
+        ),
+        n => format!("tokens unknown in {}", count(n, "run", "runs")),
+    };
     let mut out = format!(
-        "  cost: {} (cache: {} read, {} written tokens); premium requests: {premium} (reported); estimated: {} (pricing: {pricing})\n",
+        "  cost: {} (cache: {cache}); premium requests: {premium} (reported); estimated: {} (pricing: {pricing})\n",
         count(cost.model_calls, "model call", "model calls"),
-        cost.cache_read_tokens,
-        cost.cache_write_tokens,
         estimated.trim_end()
     );
     if let Some(reason) = report

@@ -162,3 +162,37 @@ async fn loads_the_repository_configuration(ctx: EvalContext) {
         Some("REVIEWED: no changes")
     );
 }
+
+/// A conversation: two prompts in ONE session, the second relying on what the first did. It is
+/// one run in the results (its `prompts`, and each message numbered by the prompt it answers)
+/// and one cassette; each prompt's answer and tool calls are read from `prompt_turns`.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn remembers_the_file_it_wrote(ctx: EvalContext) {
+    let eval = ctx.eval().build().unwrap();
+    let result = ctx
+        .run_turns(
+            &eval,
+            [
+                "Create a file called 'todo.txt' with the content 'Ship 2.4.1'.",
+                "Which file did you just create, and what does it say?",
+            ],
+        )
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+
+    // Independent verification: the file on disk.
+    let todo = std::fs::read_to_string(ctx.workdir().join("todo.txt")).expect("todo.txt");
+    assert_eq!(todo.trim_end(), "Ship 2.4.1");
+
+    // Each prompt's own evidence: the first wrote the file, the second answered from memory.
+    let turns = result.prompt_turns();
+    assert_eq!(turns.len(), 2, "{:#?}", result.turns);
+    assert!(turns[0].tool_calls.iter().any(|call| call.name == "create"));
+    assert!(turns[1].tool_calls.is_empty(), "{:#?}", turns[1].tool_calls);
+    let answer = turns[1].response.unwrap_or_default();
+    ctx.record_property("second_answer", answer);
+    assert!(
+        answer.contains("todo.txt") && answer.contains("Ship 2.4.1"),
+        "{answer}"
+    );
+}
