@@ -166,6 +166,27 @@ fn the_html_report_renders_the_suite_in_a_real_browser() {
         run.stderr
     );
 
+    // `merge --html` writes the same page from the merged results (one unsharded input: the
+    // same report).
+    let merged = out.path().join("merged/report.html");
+    let output = std::process::Command::new(support::command_path())
+        .args(["copilot-eval", "merge"])
+        .arg(run.scratch.path().join("results/nested/native.json"))
+        .arg("--html")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&merged).unwrap(),
+        std::fs::read_to_string(&html).unwrap()
+    );
+
     let profile = tempfile::tempdir().unwrap();
     let marker = profile.path().to_str().unwrap().to_owned();
     let browser = Browser::new(
