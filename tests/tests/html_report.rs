@@ -187,14 +187,25 @@ fn the_html_report_renders_the_suite_in_a_real_browser() {
         std::fs::read_to_string(&html).unwrap()
     );
 
+    // The browser's private folder: its profile, and its TMPDIR (where Chromium leaves its
+    // singleton socket folder when killed), both removed with it.
     let profile = tempfile::tempdir().unwrap();
     let marker = profile.path().to_str().unwrap().to_owned();
+    let browser_tmp = profile.path().join("tmp");
+    std::fs::create_dir(&browser_tmp).unwrap();
     let browser = Browser::new(
         LaunchOptions::default_builder()
             .path(Some(chrome))
             .headless(true)
             .sandbox(false)
-            .user_data_dir(Some(profile.path().to_path_buf()))
+            .user_data_dir(Some(profile.path().join("data")))
+            .process_envs(Some(
+                [(
+                    "TMPDIR".to_owned(),
+                    browser_tmp.to_str().unwrap().to_owned(),
+                )]
+                .into(),
+            ))
             .window_size(Some((1280, 1600)))
             .idle_browser_timeout(BROWSER_TIMEOUT)
             .build()
