@@ -31,7 +31,7 @@ enum Cargo {
     version,
     about = "Test GitHub Copilot skills, custom agents, MCP servers and instructions with real Copilot runtime sessions.",
     long_about = "Build the test targets, find the #[copilot_eval] tests (never the crate's other tests), run \
-each once in its own process, and write JSON and JUnit artifacts.\n\n\
+each once in its own process, and write JSON, JUnit and HTML artifacts.\n\n\
 Exit status: 0 every eval passed; 1 an eval failed its checks; 2 invalid command line; \
 3 an eval hit an infrastructure error (setup, runtime, transport, audit, cleanup, replay \
 mismatch, crash, kill) or was not run after one; 4 no eval test matched; 5 the build, the \
@@ -60,6 +60,10 @@ struct RunArgs {
     /// Write JUnit XML here (one testsuite per test binary, one testcase per eval test).
     #[arg(long, value_name = "PATH")]
     junit: Option<PathBuf>,
+    /// Write the HTML report here: one self-contained page (summary, outcome filter, each eval's
+    /// timeline, a duration and token chart), from the same data as --json.
+    #[arg(long, value_name = "PATH")]
+    html: Option<PathBuf>,
     /// Run at most N eval tests at a time [default: the number of CPUs available to this process].
     #[arg(short = 'j', long, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..))]
@@ -123,7 +127,7 @@ enum Command {
     /// copilot-eval-core dev-dependency, and `results/` to .gitignore; never overwrites a file.
     Init(init::InitArgs),
     /// Merge the JSON results of several shards (--partition) into one report: the tests in
-    /// list order, totals summed again; writes --json and --junit like a suite run.
+    /// list order, totals summed again; writes --json, --junit and --html like a suite run.
     Merge(merge::MergeArgs),
     /// Replay the selected evals with the pinned runtime and with --runtime-version X (same
     /// cassettes) and report, per eval, what drifts and its first difference; exit 0 when
@@ -233,6 +237,7 @@ fn run_command(args: RunArgs) -> u8 {
         filters: args.filters,
         json: args.json,
         junit: args.junit,
+        html: args.html,
         jobs: args.jobs.map_or_else(suite::default_jobs, usize::from),
         mode,
         list_only: args.list,

@@ -1,4 +1,4 @@
-//! `cargo copilot-eval merge IN.json... --json OUT --junit OUT`: one report from the JSON
+//! `cargo copilot-eval merge IN.json... --json OUT --junit OUT --html OUT`: one report from the JSON
 //! results of several shards (`copilot_eval_core::report::merge`).
 
 use std::path::PathBuf;
@@ -19,6 +19,9 @@ pub(crate) struct MergeArgs {
     /// Write the merged JUnit XML here.
     #[arg(long, value_name = "PATH")]
     junit: Option<PathBuf>,
+    /// Write the merged HTML report here.
+    #[arg(long, value_name = "PATH")]
+    html: Option<PathBuf>,
     /// Merge shards whose results record no runtime version (no runtime resolved for them);
     /// without it such a shard is refused, as it may have run on another runtime.
     #[arg(long)]
@@ -54,6 +57,7 @@ pub(crate) fn run(args: MergeArgs) -> u8 {
     let paths = ArtifactPaths {
         json: args.json,
         junit: args.junit,
+        html: args.html,
     };
     if !write_artifacts(&merged, &paths, &Redactor::from_env()) {
         status = exit_code::SUITE_ERROR;

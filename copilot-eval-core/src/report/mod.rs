@@ -8,13 +8,15 @@
 //! ([`harness`](crate::harness)), so both sides share one definition.
 //!
 //! Architecture: the runner ([`suite`](crate::suite)) builds one [`SuiteReport`] from the test
-//! processes' evidence; [`write_json`] and [`write_junit`] (module [`junit`]) are separate writers
-//! over that same record. Both write atomically (a temporary file in the destination folder, then
+//! processes' evidence; [`write_json`], [`write_junit`] (module [`junit`]) and
+//! [`html::write_html`] (the page for a person) are separate writers over that same record. Both write atomically (a temporary file in the destination folder, then
 //! a rename), create missing parent folders, and pass every string through [`Redactor`] first, so
 //! credential values found in the environment are never written.
 
 mod cost;
 mod from_result;
+#[cfg(feature = "runner")]
+pub mod html;
 #[cfg(feature = "runner")]
 pub mod junit;
 #[cfg(feature = "runner")]

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use crate::report::html::write_html;
 use crate::report::{Redactor, SuiteReport, write_json, write_junit};
 
 /// Where to write a report's artifacts; `None` skips that artifact.
@@ -13,6 +14,8 @@ pub struct ArtifactPaths {
     pub json: Option<PathBuf>,
     /// The JUnit XML (`--junit`).
     pub junit: Option<PathBuf>,
+    /// The HTML report for a person (`--html`; see [`crate::report::html`]).
+    pub html: Option<PathBuf>,
 }
 
 /// Write every requested artifact of `report` (each atomically, secrets redacted by `redactor`),
@@ -20,13 +23,15 @@ pub struct ArtifactPaths {
 /// when any artifact could not be written; the others are still written.
 pub fn write_artifacts(report: &SuiteReport, paths: &ArtifactPaths, redactor: &Redactor) -> bool {
     let mut all_written = true;
-    for (path, json) in [(&paths.json, true), (&paths.junit, false)] {
+    type Writer = fn(&std::path::Path, &SuiteReport, &Redactor) -> std::io::Result<()>;
+    let writers: [(&Option<PathBuf>, Writer); 3] = [
+        (&paths.json, write_json),
+        (&paths.junit, write_junit),
+        (&paths.html, write_html),
+    ];
+    for (path, write) in writers {
         let Some(path) = path else { continue };
-        let written = if json {
-            write_json(path, report, redactor)
-        } else {
-            write_junit(path, report, redactor)
-        };
+        let written = write(path, report, redactor);
         match written {
             Ok(()) => eprintln!("  wrote {}", path.display()),
             Err(error) => {

@@ -86,6 +86,8 @@ pub struct SuiteOptions {
     pub json: Option<PathBuf>,
     /// Where to write the JUnit XML, if anywhere.
     pub junit: Option<PathBuf>,
+    /// Where to write the HTML report, if anywhere.
+    pub html: Option<PathBuf>,
     /// At most this many tests at a time (>= 1).
     pub jobs: usize,
     /// `live` or `replay`.
@@ -123,6 +125,7 @@ impl SuiteOptions {
             filters: Vec::new(),
             json: None,
             junit: None,
+            html: None,
             jobs: 1,
             mode: Mode::Live,
             list_only: false,
@@ -207,6 +210,7 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
     let paths = artifacts::ArtifactPaths {
         json: options.json.clone(),
         junit: options.junit.clone(),
+        html: options.html.clone(),
     };
     if !artifacts::write_artifacts(&report, &paths, &Redactor::from_env()) {
         status = exit_code::SUITE_ERROR;

@@ -281,6 +281,7 @@ pub fn run_drift(options: &DriftOptions) -> u8 {
             no_fail_fast: true,
             json: None,
             junit: None,
+            html: None,
             list_only: false,
             runtime: Some(path.clone()),
             ..options.suite.clone()

@@ -1,0 +1,172 @@
+//! The page's data and its text (what the browser does with it is checked in
+//! `tests/tests/html_report.rs`).
+
+use serde_json::json;
+
+use super::view::{CallView, Page};
+use super::*;
+use crate::report::tests::run;
+use crate::report::{
+    CostTotals, Outcome, PermissionRecord, RuntimeInfo, SuiteTotals, TestRecord, ToolCallRecord,
+    ToolInfo,
+};
+
+fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> TestRecord {
+    TestRecord {
+        name: name.into(),
+        test_id: format!("{name}::__copilot_eval"),
+        binary: "pkg::evals".into(),
+        outcome,
+        error_kind: None,
+        duration_ms: 100,
+        message: None,
+        properties: vec![],
+        runs: if outcome == Outcome::NotRun {
+            vec![]
+        } else {
+            vec![run("completed", input)]
+        },
+        workdir: None,
+        cassette: None,
+        exit: None,
+        output: None,
+        cost: (outcome != Outcome::NotRun).then(|| CostTotals {
+            estimated_cost: estimated,
+            ..CostTotals::zero()
+        }),
+    }
+}
+
+fn report(tests: Vec<TestRecord>) -> SuiteReport {
+    SuiteReport {
+        schema_version: crate::report::SCHEMA_VERSION.into(),
+        tool: ToolInfo {
+            name: "copilot-eval".into(),
+            version: "0.1.0".into(),
+        },
+        runtime: RuntimeInfo::default(),
+        mode: "replay".into(),
+        started_at: "2026-01-31T09:15:02Z".into(),
+        duration_ms: 4000,
+        totals: SuiteTotals::of(&tests),
+        cost_control: None,
+        partition: None,
+        tests,
+    }
+}
+
+fn call(id: &str, denied: Option<&str>, permission: Option<PermissionRecord>) -> ToolCallRecord {
+    ToolCallRecord {
+        id: id.into(),
+        name: "bash".into(),
+        arguments: json!({"command": "ls"}),
+        result: None,
+        success: Some(denied.is_none()),
+        error: None,
+        agent_id: None,
+        duration_ms: Some(3),
+        completed: true,
+        denied: denied.map(str::to_owned),
+        permission,
+        cut_for_model_full_bytes: None,
+    }
+}
+
+/// The chart: highest cost first, unknown cost after every known one, not-run evals left out.
+#[test]
+fn the_chart_is_sorted_by_cost_with_unknown_last() {
+    let page = Page::of(&report(vec![
+        test("cheap", Outcome::Passed, Some(0.01), 10),
+        test("unknown", Outcome::Failed, None, 500),
+        test("dear", Outcome::Passed, Some(0.5), 20),
+        test("skipped", Outcome::NotRun, None, 0),
+    ]));
+    let order: Vec<&str> = page.chart.rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(order, ["dear", "cheap", "unknown"]);
+    assert_eq!(page.chart.rows[2].cost, "unknown");
+    // Bars are scaled to the largest: the unknown-cost eval has the most tokens.
+    assert_eq!(page.chart.rows[2].tokens_width, page.chart.bar_width);
+    assert!(page.chart.rows[0].tokens_width < page.chart.bar_width);
+    assert_eq!(page.chart.rows[0].anchor, "eval-2");
+}
+
+/// Who denied a call: the budget, a call after the stop, a guard, or the permission layer.
+#[test]
+fn a_denied_call_names_who_denied_it() {
+    let mut record = run("tool_budget_exceeded", 1);
+    let refused = PermissionRecord {
+        kind: "shell".into(),
+        by: "permission_handler".into(),
+        outcome: Some("denied-interactively-by-user".into()),
+        approved: false,
+        feedback: Some("not here".into()),
+    };
+    record.tool_calls = vec![
+        call("1", None, None),
+        call("2", Some("no shell in this eval"), None),
+        call(
+            "3",
+            Some("tool-call budget of 2 exhausted; bash was not run"),
+            None,
+        ),
+        call("4", Some("the eval stopped; bash was not run"), None),
+        call("5", None, Some(refused)),
+    ];
+    let mut placed = Default::default();
+    let views: Vec<CallView> = record
+        .tool_calls
+        .iter()
+        .map(|c| CallView::of(c, &record, &mut placed, 0))
+        .collect();
+    let who: Vec<(&str, Option<&str>, Option<&str>)> = views
+        .iter()
+        .map(|v| (v.status, v.denied_by.as_deref(), v.reason.as_deref()))
+        .collect();
+    assert_eq!(
+        who,
+        [
+            ("admitted", None, None),
+            ("denied", Some("guard"), Some("no shell in this eval")),
+            (
+                "denied",
+                Some("budget"),
+                Some("tool-call budget of 2 exhausted; bash was not run")
+            ),
+            (
+                "denied",
+                Some("stop"),
+                Some("the eval stopped; bash was not run")
+            ),
+            ("denied", Some("permission_handler"), Some("not here")),
+        ]
+    );
+}
+
+/// Markup from a model is escaped, long texts are folded, and the file is written through the
+/// artifacts' redaction.
+#[test]
+fn model_text_is_escaped_folded_and_redacted() {
+    let secret = "ghp_abcdefghijklmnop0123";
+    let mut passed = test("markup", Outcome::Passed, Some(0.1), 5);
+    passed.runs[0].final_response = Some(format!("<script>alert(1)</script></div> {secret}"));
+    passed.runs[0].turns = vec![crate::report::TurnRecord {
+        role: "assistant".into(),
+        content: "line\n".repeat(40),
+        tool_call_ids: vec![],
+        prompt: Some(1),
+    }];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out/report.html");
+    write_html(
+        &path,
+        &report(vec![passed]),
+        &Redactor::with_secrets([secret.to_owned()]),
+    )
+    .unwrap();
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;&lt;&#x2f;div&gt;"));
+    assert_eq!(html.matches("<script>").count(), 1, "only the page's own");
+    assert!(!html.contains(secret));
+    assert!(html.contains("[redacted]"));
+    assert!(html.contains("(200 characters)"), "the long turn is folded");
+}

@@ -1,0 +1,77 @@
+//! How the page writes numbers, durations and texts: `unknown` for what is not known (never 0),
+//! and which texts are folded.
+
+use serde_json::Value;
+
+/// Texts longer than this many characters, or with more than [`FOLD_LINES`] lines, are folded.
+pub(super) const FOLD_CHARS: usize = 600;
+/// Texts with more lines than this are folded.
+pub(super) const FOLD_LINES: usize = 12;
+
+/// Whether `text` is folded in the page (more than [`FOLD_CHARS`] characters or
+/// [`FOLD_LINES`] lines).
+pub(super) fn is_long(text: &str) -> bool {
+    text.chars().count() > FOLD_CHARS || text.lines().count() > FOLD_LINES
+}
+
+/// The first non-empty line of a folded text, at most 120 characters.
+pub(super) fn preview(text: &str) -> String {
+    shorten(
+        text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""),
+        120,
+    )
+}
+
+/// `text` cut to `max` characters, with `…` when cut.
+pub(super) fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+/// `1.23 s` or `45 ms`.
+pub(super) fn duration(ms: u64) -> String {
+    if ms >= 1000 {
+        format!("{:.2} s", ms as f64 / 1000.0)
+    } else {
+        format!("{ms} ms")
+    }
+}
+
+/// A duration that may be unknown.
+pub(super) fn maybe_duration(ms: Option<u64>) -> String {
+    ms.map_or_else(|| "unknown".to_owned(), duration)
+}
+
+/// A number that may be unknown (`unknown`, never 0).
+pub(super) fn maybe_number(value: Option<f64>, unit: &str) -> String {
+    let Some(v) = value else {
+        return "unknown".to_owned();
+    };
+    // At most 4 decimals, without trailing zeros: `0`, `1.5`, `0.0036`.
+    let mut text = format!("{v:.4}");
+    if text.contains('.') {
+        text = text.trim_end_matches('0').trim_end_matches('.').to_owned();
+    }
+    if unit.is_empty() {
+        text
+    } else {
+        format!("{text} {unit}")
+    }
+}
+
+pub(super) fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+pub(super) fn text_of(value: Option<&Value>) -> Option<String> {
+    value.and_then(|v| match v {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    })
+}

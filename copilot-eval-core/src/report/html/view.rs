@@ -1,0 +1,726 @@
+//! What the HTML template shows, computed from the report's own records (never from another
+//! source): the summary numbers, the chart's bars, and each run's timeline with the tool calls
+//! nested under the turn (or the subagent dispatch) that requested them.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::text::{duration, maybe_duration, maybe_number, pretty, text_of};
+use crate::report::{CostTotals, Outcome, RunRecord, SuiteReport, TestRecord, ToolCallRecord};
+
+/// The whole page.
+#[derive(Debug, Serialize)]
+pub(super) struct Page {
+    pub title: String,
+    pub summary: Summary,
+    pub chart: Chart,
+    pub tests: Vec<TestView>,
+}
+
+/// The numbers at the top.
+#[derive(Debug, Serialize)]
+pub(super) struct Summary {
+    pub tests: u64,
+    pub passed: u64,
+    pub failed: u64,
+    pub error: u64,
+    pub not_run: u64,
+    pub runs: u64,
+    pub duration: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub tool_calls: u64,
+    pub estimated_cost: String,
+    pub reported_cost: String,
+    pub premium_requests: String,
+    pub unpriced_models: Vec<String>,
+    pub mode: String,
+    pub runtime: String,
+    pub tool: String,
+    pub started_at: String,
+    pub pricing: Option<String>,
+    pub cap_reached: Option<String>,
+    pub partition: Option<String>,
+    pub stop_reasons: Vec<(String, u64)>,
+}
+
+/// The inline SVG chart: one row per eval that ran, sorted by cost (highest first; unknown cost
+/// last), each with a duration bar and a token bar scaled to the largest of its kind.
+#[derive(Debug, Serialize)]
+pub(super) struct Chart {
+    pub width: u32,
+    pub height: u32,
+    pub label_width: u32,
+    pub bar_width: u32,
+    pub rows: Vec<ChartRow>,
+}
+
+/// One eval in the chart.
+#[derive(Debug, Serialize)]
+pub(super) struct ChartRow {
+    pub anchor: String,
+    pub name: String,
+    pub outcome: &'static str,
+    pub y: u32,
+    pub duration_width: u32,
+    pub tokens_width: u32,
+    pub duration: String,
+    pub tokens: u64,
+    pub cost: String,
+}
+
+/// One eval test.
+#[derive(Debug, Serialize)]
+pub(super) struct TestView {
+    pub anchor: String,
+    pub name: String,
+    pub binary: String,
+    pub test_id: String,
+    pub outcome: &'static str,
+    pub error_kind: Option<String>,
+    pub duration: String,
+    pub message: Option<String>,
+    pub message_line: Option<String>,
+    pub stop_reasons: Vec<String>,
+    pub tokens: u64,
+    pub cost: String,
+    pub properties: Vec<(String, String)>,
+    pub workdir: Option<String>,
+    pub cassette: Option<String>,
+    pub exit: Option<String>,
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+    pub runs: Vec<RunView>,
+}
+
+/// One eval run of a test.
+#[derive(Debug, Serialize)]
+pub(super) struct RunView {
+    pub index: usize,
+    pub eval_name: String,
+    pub mode: String,
+    pub prompt: String,
+    pub model_requested: Option<String>,
+    pub model_used: Option<String>,
+    pub success: bool,
+    pub stop_reason: String,
+    pub error: Option<String>,
+    pub duration: String,
+    pub timings: Vec<(String, String)>,
+    pub tool_calls_admitted: u32,
+    pub timeline: Vec<Entry>,
+    pub final_response: Option<String>,
+    pub usage: Vec<UsageView>,
+    pub totals: String,
+    pub audit: Vec<AuditView>,
+    pub skills_invoked: Vec<String>,
+    pub skill_invocations: Vec<String>,
+    pub skill_discovery: Option<String>,
+    pub mcp_servers: Vec<String>,
+    pub capture_errors: Vec<String>,
+    pub cleanup_errors: Vec<String>,
+    pub tool_handler_failures: Vec<String>,
+    pub replay: Option<String>,
+    pub recording: Option<String>,
+    pub working_directory: String,
+    pub configuration: String,
+}
+
+/// One step of a run's timeline: a message of the conversation with the tool calls it
+/// requested, or the calls no message requested.
+#[derive(Debug, Serialize)]
+pub(super) struct Entry {
+    pub kind: &'static str,
+    pub text: String,
+    pub calls: Vec<CallView>,
+}
+
+/// One tool call, with the subagent it dispatched (if any) and that subagent's own calls.
+#[derive(Debug, Serialize)]
+pub(super) struct CallView {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+    pub result: Option<String>,
+    pub error: Option<String>,
+    pub duration: String,
+    /// `admitted`, `denied`, `failed` or `incomplete`.
+    pub status: &'static str,
+    /// For a denied call: `budget`, `guard`, `stop` (denied after the run stopped) or the
+    /// permission layer that refused it (`permission_handler`, `auto_confirm`).
+    pub denied_by: Option<String>,
+    pub reason: Option<String>,
+    pub permission: Option<String>,
+    pub cut_for_model_full_bytes: Option<u64>,
+    pub subagent: Option<SubagentView>,
+}
+
+/// A subagent dispatch nested under its `task` call.
+#[derive(Debug, Serialize)]
+pub(super) struct SubagentView {
+    pub name: String,
+    pub status: String,
+    pub model: Option<String>,
+    pub prompt: Option<String>,
+    pub duration: String,
+    pub error: Option<String>,
+    pub final_response: Option<String>,
+    pub calls: Vec<CallView>,
+}
+
+/// One model call's usage.
+#[derive(Debug, Serialize)]
+pub(super) struct UsageView {
+    pub model: String,
+    pub agent: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub cost: String,
+    pub duration: String,
+}
+
+/// One audited model request.
+#[derive(Debug, Serialize)]
+pub(super) struct AuditView {
+    pub model: String,
+    pub agent: String,
+    pub tools: String,
+    pub tool_count: usize,
+    pub reasoning_effort: String,
+    pub image_details: String,
+    pub instructions_sha256: String,
+}
+
+impl Page {
+    /// The page for `report` (already redacted by the caller).
+    pub(super) fn of(report: &SuiteReport) -> Self {
+        let currency = report
+            .cost_control
+            .as_ref()
+            .map(|c| c.currency.clone())
+            .unwrap_or_default();
+        let cost = &report.totals.cost;
+        let summary = Summary {
+            tests: report.totals.tests,
+            passed: report.totals.passed,
+            failed: report.totals.failed,
+            error: report.totals.error,
+            not_run: report.totals.not_run,
+            runs: report.totals.runs,
+            duration: duration(report.duration_ms),
+            input_tokens: report.totals.input_tokens,
+            output_tokens: report.totals.output_tokens,
+            tool_calls: report.totals.tool_calls,
+            estimated_cost: maybe_number(cost.estimated_cost, &currency),
+            reported_cost: maybe_number(cost.reported_cost, ""),
+            premium_requests: maybe_number(cost.premium_requests, ""),
+            unpriced_models: cost.unpriced_models.clone(),
+            mode: report.mode.clone(),
+            runtime: match (&report.runtime.version, &report.runtime.error) {
+                (Some(version), _) => version.clone(),
+                (None, Some(error)) => format!("none ({error})"),
+                (None, None) => "unknown".to_owned(),
+            },
+            tool: format!("{} {}", report.tool.name, report.tool.version),
+            started_at: report.started_at.clone(),
+            pricing: report.cost_control.as_ref().map(|c| c.pricing.clone()),
+            cap_reached: report
+                .cost_control
+                .as_ref()
+                .and_then(|c| c.cap_reached.clone()),
+            partition: report.partition.as_ref().map(ToString::to_string),
+            stop_reasons: report
+                .totals
+                .stop_reasons
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+        };
+        Page {
+            title: format!(
+                "copilot-eval report: {} tests, {} passed, {} failed, {} errors, {} not run",
+                summary.tests, summary.passed, summary.failed, summary.error, summary.not_run
+            ),
+            summary,
+            chart: Chart::of(&report.tests, &currency),
+            tests: report
+                .tests
+                .iter()
+                .enumerate()
+                .map(|(i, t)| TestView::of(i, t, &currency))
+                .collect(),
+        }
+    }
+}
+
+/// The estimated cost of a test, else its reported cost, for sorting (unknown: `None`).
+fn sort_cost(cost: Option<&CostTotals>) -> Option<f64> {
+    cost.and_then(|c| c.estimated_cost.or(c.reported_cost))
+}
+
+fn cost_label(cost: Option<&CostTotals>, currency: &str) -> String {
+    match cost {
+        None => "unknown".to_owned(),
+        Some(c) => match (c.estimated_cost, c.reported_cost) {
+            (Some(e), _) => maybe_number(Some(e), currency),
+            (None, Some(r)) => format!("{} reported", maybe_number(Some(r), "")),
+            (None, None) => "unknown".to_owned(),
+        },
+    }
+}
+
+impl Chart {
+    const ROW: u32 = 34;
+    const TOP: u32 = 28;
+
+    fn of(tests: &[TestRecord], currency: &str) -> Self {
+        let mut ran: Vec<(usize, &TestRecord)> = tests
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.outcome != Outcome::NotRun)
+            .collect();
+        // Highest cost first; unknown cost after every known one; then by tokens, then by name.
+        ran.sort_by(|(_, a), (_, b)| {
+            let (ca, cb) = (sort_cost(a.cost.as_ref()), sort_cost(b.cost.as_ref()));
+            let by_cost = match (ca, cb) {
+                (Some(x), Some(y)) => y.total_cmp(&x),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            };
+            by_cost
+                .then_with(|| tokens(b).cmp(&tokens(a)))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        let bar_width = 360;
+        let max_ms = ran
+            .iter()
+            .map(|(_, t)| t.duration_ms)
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let max_tokens = ran.iter().map(|(_, t)| tokens(t)).max().unwrap_or(0).max(1);
+        let scale = |v: u64, max: u64| ((v as f64 / max as f64) * f64::from(bar_width)) as u32;
+        let rows: Vec<ChartRow> = ran
+            .iter()
+            .enumerate()
+            .map(|(row, (i, t))| ChartRow {
+                anchor: test_anchor(*i),
+                name: t.name.clone(),
+                outcome: t.outcome.as_str(),
+                y: Self::TOP + row as u32 * Self::ROW,
+                duration_width: scale(t.duration_ms, max_ms).max(1),
+                tokens_width: scale(tokens(t), max_tokens),
+                duration: duration(t.duration_ms),
+                tokens: tokens(t),
+                cost: cost_label(t.cost.as_ref(), currency),
+            })
+            .collect();
+        let label_width = 260;
+        Chart {
+            width: label_width + bar_width + 200,
+            height: Self::TOP + rows.len() as u32 * Self::ROW + 8,
+            label_width,
+            bar_width,
+            rows,
+        }
+    }
+}
+
+/// The id of the eval's section in the page.
+fn test_anchor(index: usize) -> String {
+    format!("eval-{index}")
+}
+
+fn tokens(test: &TestRecord) -> u64 {
+    test.runs
+        .iter()
+        .map(|r| r.totals.input_tokens + r.totals.output_tokens)
+        .sum()
+}
+
+impl TestView {
+    fn of(index: usize, test: &TestRecord, currency: &str) -> Self {
+        let mut stop_reasons: Vec<String> =
+            test.runs.iter().map(|r| r.stop_reason.clone()).collect();
+        stop_reasons.dedup();
+        TestView {
+            anchor: test_anchor(index),
+            name: test.name.clone(),
+            binary: test.binary.clone(),
+            test_id: test.test_id.clone(),
+            outcome: test.outcome.as_str(),
+            error_kind: test
+                .error_kind
+                .and_then(|k| serde_json::to_value(k).ok())
+                .and_then(|v| v.as_str().map(str::to_owned)),
+            duration: duration(test.duration_ms),
+            message: test.message.clone(),
+            message_line: test
+                .message
+                .as_deref()
+                .and_then(|m| m.lines().find(|l| !l.trim().is_empty()))
+                .map(str::to_owned),
+            stop_reasons,
+            tokens: tokens(test),
+            cost: if test.outcome == Outcome::NotRun {
+                "not run".to_owned()
+            } else {
+                cost_label(test.cost.as_ref(), currency)
+            },
+            properties: test
+                .properties
+                .iter()
+                .map(|p| (p.name.clone(), pretty(&p.value)))
+                .collect(),
+            workdir: test.workdir.clone(),
+            cassette: test.cassette.clone(),
+            exit: test.exit.as_ref().map(|e| {
+                let mut parts = Vec::new();
+                if let Some(code) = e.code {
+                    parts.push(format!("exit code {code}"));
+                }
+                if let Some(signal) = e.signal {
+                    parts.push(format!("signal {signal}"));
+                }
+                if e.killed_by_runner {
+                    parts.push("killed by the runner".to_owned());
+                }
+                parts.join(", ")
+            }),
+            stdout: test
+                .output
+                .as_ref()
+                .map(|o| o.stdout.clone())
+                .filter(|s| !s.is_empty()),
+            stderr: test
+                .output
+                .as_ref()
+                .map(|o| o.stderr.clone())
+                .filter(|s| !s.is_empty()),
+            runs: test
+                .runs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| RunView::of(i + 1, r))
+                .collect(),
+        }
+    }
+}
+
+impl RunView {
+    fn of(index: usize, run: &RunRecord) -> Self {
+        let mut placed = BTreeSet::new();
+        let mut timeline: Vec<Entry> = run
+            .turns
+            .iter()
+            .map(|turn| Entry {
+                kind: if turn.role == "user" {
+                    "user"
+                } else {
+                    "assistant"
+                },
+                text: turn.content.clone(),
+                calls: turn
+                    .tool_call_ids
+                    .iter()
+                    .filter_map(|id| run.tool_calls.iter().find(|c| &c.id == id))
+                    .map(|c| CallView::of(c, run, &mut placed, 0))
+                    .collect(),
+            })
+            .collect();
+        if !run.turns.iter().any(|t| t.role == "user") {
+            timeline.insert(
+                0,
+                Entry {
+                    kind: "user",
+                    text: run.prompt.clone(),
+                    calls: Vec::new(),
+                },
+            );
+        }
+        // Root-agent calls no message named (and subagent calls whose dispatch is unknown).
+        let rest: Vec<CallView> = run
+            .tool_calls
+            .iter()
+            .filter(|c| c.agent_id.is_none() || !dispatched(run, c.agent_id.as_deref()))
+            .filter(|c| !placed.contains(&c.id))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|c| CallView::of(c, run, &mut placed, 0))
+            .collect();
+        if !rest.is_empty() {
+            timeline.push(Entry {
+                kind: "calls",
+                text: String::new(),
+                calls: rest,
+            });
+        }
+        let t = &run.totals;
+        RunView {
+            index,
+            eval_name: run.eval_name.clone(),
+            mode: run.mode.clone(),
+            prompt: run.prompt.clone(),
+            model_requested: run.model_requested.clone(),
+            model_used: run.model_used.clone(),
+            success: run.success,
+            stop_reason: run.stop_reason.clone(),
+            error: run.error.clone(),
+            duration: duration(run.duration_ms),
+            timings: [
+                ("runtime start", run.timings.runtime_start_ms),
+                ("session creation", run.timings.create_session_ms),
+                ("turns", run.timings.turns_ms),
+                ("cleanup", Some(run.timings.cleanup_ms)),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), maybe_duration(v)))
+            .collect(),
+            tool_calls_admitted: run.tool_calls_admitted,
+            timeline,
+            final_response: run.final_response.clone(),
+            usage: run
+                .usage
+                .iter()
+                .map(|u| UsageView {
+                    model: u.model.clone().unwrap_or_else(|| "unknown".to_owned()),
+                    agent: u.agent_id.clone().unwrap_or_else(|| "main".to_owned()),
+                    input_tokens: u.input_tokens,
+                    output_tokens: u.output_tokens,
+                    cache_read_tokens: u.cache_read_tokens,
+                    cache_write_tokens: u.cache_write_tokens,
+                    cost: maybe_number(u.cost, ""),
+                    duration: maybe_duration(u.duration_ms),
+                })
+                .collect(),
+            totals: format!(
+                "{} model calls, {} input / {} output tokens ({} cache read, {} cache write), {} tool calls, premium requests {}, estimated cost {}",
+                t.model_calls,
+                t.input_tokens,
+                t.output_tokens,
+                t.cache_read_tokens,
+                t.cache_write_tokens,
+                t.tool_calls,
+                maybe_number(t.premium_requests, ""),
+                maybe_number(t.estimated_cost, "")
+            ),
+            audit: audit_rows(run.audit.as_ref()),
+            skills_invoked: run.skills_invoked.clone(),
+            skill_invocations: run
+                .skill_invocations
+                .iter()
+                .map(|s| {
+                    let name = text_of(s.get("name")).unwrap_or_default();
+                    match text_of(s.get("path")) {
+                        Some(path) => format!("{name} ({path})"),
+                        None => name,
+                    }
+                })
+                .collect(),
+            skill_discovery: run.skill_discovery.as_ref().map(pretty),
+            mcp_servers: run
+                .mcp_servers
+                .iter()
+                .map(|m| {
+                    let mut line = format!("{}: {}", m.name, m.status);
+                    if let Some(count) = m.tool_count {
+                        line.push_str(&format!(", {count} tools"));
+                    }
+                    if let Some(error) = &m.error {
+                        line.push_str(&format!(" ({error})"));
+                    }
+                    line
+                })
+                .collect(),
+            capture_errors: run.capture_errors.clone(),
+            cleanup_errors: run.cleanup_errors.clone(),
+            tool_handler_failures: run.tool_handler_failures.clone(),
+            replay: run.replay.as_ref().map(|r| {
+                if r.unconsumed.is_empty() {
+                    r.cassette.clone()
+                } else {
+                    format!("{} (unconsumed: {})", r.cassette, r.unconsumed.join(", "))
+                }
+            }),
+            recording: run.recording.as_ref().map(|r| {
+                let mut line = format!(
+                    "{}: {} ({} conversations, {} model requests)",
+                    r.cassette,
+                    if r.written { "written" } else { "not written" },
+                    r.conversations,
+                    r.model_requests
+                );
+                if let Some(error) = &r.error {
+                    line.push_str(&format!("; {error}"));
+                }
+                line
+            }),
+            working_directory: run.working_directory.clone(),
+            configuration: pretty(&run.configuration),
+        }
+    }
+}
+
+/// Whether some subagent dispatch of `run` has this agent id (its calls are then shown nested
+/// under the dispatch).
+fn dispatched(run: &RunRecord, agent: Option<&str>) -> bool {
+    run.subagent_invocations.iter().any(|s| {
+        s.get("agent_id").and_then(Value::as_str) == agent
+            && s.get("dispatch_tool_call_id")
+                .and_then(Value::as_str)
+                .is_some()
+    })
+}
+
+/// How deep subagents may nest in the page (a guard against a malformed record that names itself
+/// as its own parent).
+const MAX_DEPTH: usize = 8;
+
+impl CallView {
+    pub(super) fn of(
+        call: &ToolCallRecord,
+        run: &RunRecord,
+        placed: &mut BTreeSet<String>,
+        depth: usize,
+    ) -> Self {
+        placed.insert(call.id.clone());
+        let permission_refused = call.permission.as_ref().filter(|p| !p.approved);
+        let (status, denied_by, reason) = match (&call.denied, permission_refused) {
+            (Some(reason), _) => (
+                "denied",
+                Some(denied_by(reason).to_owned()),
+                Some(reason.clone()),
+            ),
+            (None, Some(p)) => (
+                "denied",
+                Some(p.by.clone()),
+                p.feedback.clone().or_else(|| p.outcome.clone()),
+            ),
+            (None, None) if !call.completed => ("incomplete", None, None),
+            (None, None) if call.success == Some(false) => ("failed", None, None),
+            (None, None) => ("admitted", None, None),
+        };
+        let subagent = (depth < MAX_DEPTH)
+            .then(|| {
+                run.subagent_invocations.iter().find(|s| {
+                    s.get("dispatch_tool_call_id").and_then(Value::as_str) == Some(call.id.as_str())
+                })
+            })
+            .flatten()
+            .map(|s| {
+                let agent = s.get("agent_id").and_then(Value::as_str);
+                let calls = match agent {
+                    Some(agent) => run
+                        .tool_calls
+                        .iter()
+                        .filter(|c| c.agent_id.as_deref() == Some(agent))
+                        .filter(|c| !placed.contains(&c.id))
+                        .collect::<Vec<_>>(),
+                    None => Vec::new(),
+                };
+                SubagentView {
+                    name: text_of(s.get("display_name"))
+                        .or_else(|| text_of(s.get("name")))
+                        .unwrap_or_else(|| "subagent".to_owned()),
+                    status: text_of(s.get("status")).unwrap_or_else(|| "unknown".to_owned()),
+                    model: text_of(s.get("model")),
+                    prompt: text_of(s.get("prompt")),
+                    duration: maybe_duration(s.get("duration_ms").and_then(Value::as_u64)),
+                    error: text_of(s.get("error")),
+                    final_response: text_of(s.get("final_response")),
+                    calls: calls
+                        .into_iter()
+                        .map(|c| CallView::of(c, run, placed, depth + 1))
+                        .collect(),
+                }
+            });
+        CallView {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: pretty(&call.arguments),
+            result: call.result.clone(),
+            error: call.error.clone(),
+            duration: maybe_duration(call.duration_ms),
+            status,
+            denied_by,
+            reason,
+            permission: call.permission.as_ref().map(|p| {
+                format!(
+                    "{} request answered by {}: {}",
+                    p.kind,
+                    p.by,
+                    p.outcome.as_deref().unwrap_or(if p.approved {
+                        "approved"
+                    } else {
+                        "no answer"
+                    })
+                )
+            }),
+            cut_for_model_full_bytes: call.cut_for_model_full_bytes,
+            subagent,
+        }
+    }
+}
+
+/// Who denied a call, from the reason the run's pre-tool hook recorded: `budget` (the call past
+/// `max_tool_calls`), `stop` (a call after the run stopped), else `guard` (a pre-tool guard, or
+/// the permission layer's refusal of a guard's `ask`).
+fn denied_by(reason: &str) -> &'static str {
+    if reason.starts_with("tool-call budget of ") {
+        "budget"
+    } else if reason.starts_with("the eval stopped; ") {
+        "stop"
+    } else {
+        "guard"
+    }
+}
+
+fn audit_rows(audit: Option<&Value>) -> Vec<AuditView> {
+    let Some(Value::Array(records)) = audit else {
+        return Vec::new();
+    };
+    records
+        .iter()
+        .map(|r| {
+            let tools: Vec<String> = r
+                .get("tools")
+                .and_then(Value::as_array)
+                .map(|t| t.iter().filter_map(|v| text_of(Some(v))).collect())
+                .unwrap_or_default();
+            let subagent = r.get("subagent").and_then(Value::as_bool).unwrap_or(false);
+            AuditView {
+                model: text_of(r.get("model")).unwrap_or_default(),
+                agent: if subagent {
+                    format!(
+                        "subagent {}",
+                        text_of(r.get("agent_id")).unwrap_or_default()
+                    )
+                } else {
+                    "main".to_owned()
+                },
+                tool_count: tools.len(),
+                tools: tools.join(", "),
+                reasoning_effort: text_of(r.get("reasoning_effort"))
+                    .unwrap_or_else(|| "none".to_owned()),
+                image_details: r
+                    .get("image_details")
+                    .and_then(Value::as_array)
+                    .filter(|d| !d.is_empty())
+                    .map(|d| {
+                        d.iter()
+                            .map(|v| text_of(Some(v)).unwrap_or_else(|| "default".to_owned()))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_else(|| "no images".to_owned()),
+                instructions_sha256: text_of(r.get("instructions_sha256"))
+                    .unwrap_or_else(|| "none".to_owned()),
+            }
+        })
+        .collect()
+}

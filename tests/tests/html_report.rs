@@ -1,0 +1,418 @@
+//! The HTML report (`cargo copilot-eval --html PATH`) opened in a real headless browser:
+//! Debian's Chromium, driven over the DevTools protocol (`headless_chrome`). Every check reads
+//! the page as the browser rendered it (the DOM after the page's script ran, visibility as laid
+//! out), never the HTML text.
+//!
+//! The suite: the fixture crate's scripted evals, replayed offline with fail-fast on, in list
+//! order: `fails_an_assertion` (failed), `guards_and_delegates` (passed: a guard denies one
+//! call, a subagent makes its own, the answer holds markup), `missing_cassette` (error: it stops
+//! the suite), `nested::passes_in_a_module` (not run).
+//!
+//! Chromium: found as `$CHROME`, else `chromium` on `PATH` (`.ci/run` installs Debian's
+//! package). Without it the test is skipped with a line saying so, unless
+//! `COPILOT_EVAL_REQUIRE_RUNTIME=1` (CI), where it fails. The browser runs headless, with
+//! `--no-sandbox` (the tests run as root) and a private user-data folder; the test checks that
+//! no browser process is left. Set `COPILOT_EVAL_HTML_SCREENSHOT=PATH` to also keep the
+//! screenshot there (how `docs/html-report.png` was made).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use copilot_eval_core::report::Outcome;
+use copilot_eval_e2e::runtime_for;
+use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
+use headless_chrome::{Browser, LaunchOptions, Tab};
+use serde_json::Value;
+
+mod support;
+
+/// The fixture's final answer of `guards_and_delegates` (its `MARKUP_ANSWER`).
+const MARKUP_ANSWER: &str = "Reviewed. <script>document.title = 'injected'</script> and </div><b id=\"injected\">not bold</b>";
+
+/// Waits of the browser (page load, element lookups): generous, as the machine is shared.
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The Chromium to drive: `$CHROME`, else `chromium` or `chromium-browser` on `PATH`; `None`
+/// (after a skip line) when there is none and the runtime is not required.
+fn chromium(test: &str) -> Option<PathBuf> {
+    let on_path = |name: &str| {
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    };
+    let found = std::env::var_os("CHROME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| on_path("chromium"))
+        .or_else(|| on_path("chromium-browser"));
+    if found.is_none() {
+        assert!(
+            std::env::var("COPILOT_EVAL_REQUIRE_RUNTIME").as_deref() != Ok("1"),
+            "{test} needs Chromium: apt-get install chromium (or set CHROME)"
+        );
+        eprintln!("skipped {test}: no Chromium; apt-get install chromium (or set CHROME)");
+    }
+    found
+}
+
+/// Evaluate `expression` in the page; it must produce a string (the tests wrap objects in
+/// `JSON.stringify`). Panics with the page's exception when it throws.
+fn eval_str(tab: &Tab, expression: &str) -> String {
+    let result = tab
+        .evaluate(expression, false)
+        .unwrap_or_else(|e| panic!("evaluating {expression}: {e}"));
+    match result.value {
+        Some(Value::String(text)) => text,
+        other => panic!(
+            "{expression} gave {other:?} ({:?})",
+            result.description.unwrap_or_default()
+        ),
+    }
+}
+
+/// [`eval_str`] of `JSON.stringify(expression)`, parsed.
+fn eval_json(tab: &Tab, expression: &str) -> Value {
+    serde_json::from_str(&eval_str(tab, &format!("JSON.stringify({expression})"))).unwrap()
+}
+
+/// The selector of the eval section named `name`.
+fn eval_selector(name: &str) -> String {
+    format!("details.eval[data-name=\"{name}\"]")
+}
+
+/// Processes whose command line mentions `marker` (the browser's private user-data folder).
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(marker) {
+            found.push(format!(
+                "{}: {cmdline}",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    found
+}
+
+/// The PNG's size, how many distinct colours its pixels have, and the share of its pixels that
+/// have the most common colour (the background).
+fn decode_png(bytes: &[u8]) -> (u32, u32, usize, f64) {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let mut reader = decoder.read_info().expect("the screenshot is a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a sane PNG size")];
+    let info = reader.next_frame(&mut pixels).expect("the PNG decodes");
+    let channels = info.color_type.samples();
+    let mut colours: std::collections::HashMap<&[u8], usize> = Default::default();
+    for pixel in pixels[..info.buffer_size()].chunks_exact(channels) {
+        *colours.entry(pixel).or_default() += 1;
+    }
+    let total = (info.width * info.height) as f64;
+    let background = colours.values().copied().max().unwrap_or(0) as f64;
+    (info.width, info.height, colours.len(), background / total)
+}
+
+#[test]
+fn the_html_report_renders_the_suite_in_a_real_browser() {
+    let test = "the_html_report_renders_the_suite_in_a_real_browser";
+    if runtime_for(test).is_none() {
+        return;
+    }
+    let Some(chrome) = chromium(test) else {
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("nested/report.html");
+    let html_arg = html.to_str().unwrap();
+    let run = support::fixture(
+        &[
+            "-j",
+            "1",
+            "--html",
+            html_arg,
+            "--exact",
+            "fails_an_assertion",
+            "guards_and_delegates",
+            "missing_cassette",
+            "nested::passes_in_a_module",
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    let outcomes: Vec<(&str, Outcome)> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| (t.name.as_str(), t.outcome))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("fails_an_assertion", Outcome::Failed),
+            ("guards_and_delegates", Outcome::Passed),
+            ("missing_cassette", Outcome::Error),
+            ("nested::passes_in_a_module", Outcome::NotRun),
+        ],
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!("wrote {html_arg}")),
+        "{}",
+        run.stderr
+    );
+
+    // `merge --html` writes the same page from the merged results (one unsharded input: the
+    // same report).
+    let merged = out.path().join("merged/report.html");
+    let output = std::process::Command::new(support::command_path())
+        .args(["copilot-eval", "merge"])
+        .arg(run.scratch.path().join("results/nested/native.json"))
+        .arg("--html")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&merged).unwrap(),
+        std::fs::read_to_string(&html).unwrap()
+    );
+
+    // The browser's private folder: its profile, and its TMPDIR (where Chromium leaves its
+    // singleton socket folder when killed), both removed with it.
+    let profile = tempfile::tempdir().unwrap();
+    let marker = profile.path().to_str().unwrap().to_owned();
+    let browser_tmp = profile.path().join("tmp");
+    std::fs::create_dir(&browser_tmp).unwrap();
+    let browser = Browser::new(
+        LaunchOptions::default_builder()
+            .path(Some(chrome))
+            .headless(true)
+            .sandbox(false)
+            .user_data_dir(Some(profile.path().join("data")))
+            .process_envs(Some(
+                [(
+                    "TMPDIR".to_owned(),
+                    browser_tmp.to_str().unwrap().to_owned(),
+                )]
+                .into(),
+            ))
+            .window_size(Some((1280, 1600)))
+            .idle_browser_timeout(BROWSER_TIMEOUT)
+            .build()
+            .unwrap(),
+    )
+    .expect("Chromium starts headless");
+    let pid = browser.get_process_id();
+    let tab = browser.new_tab().unwrap();
+    tab.set_default_timeout(BROWSER_TIMEOUT);
+    tab.navigate_to(&format!("file://{}", html.display()))
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    tab.wait_for_element("#shown").unwrap();
+
+    // The page's script ran (it fills in how many evals are shown) and the markup in the model's
+    // answer did not run (it would set the title).
+    assert_eq!(
+        eval_str(&tab, "document.getElementById('shown').textContent"),
+        "4 of 4 evals shown"
+    );
+    assert!(
+        eval_str(&tab, "document.title").starts_with("copilot-eval report: 4 tests"),
+        "{}",
+        eval_str(&tab, "document.title")
+    );
+
+    // The counts at the top, as rendered.
+    let counts = eval_json(
+        &tab,
+        "['tests','passed','failed','error','not_run'].map(k => document.getElementById('count-' + k).innerText)",
+    );
+    assert_eq!(counts, serde_json::json!(["4", "1", "1", "1", "1"]));
+    assert_eq!(
+        eval_str(&tab, "document.getElementById('runtime').innerText"),
+        "1.0.102"
+    );
+
+    // The failing eval's failure message is shown on its closed section's summary line.
+    let failed = eval_selector("fails_an_assertion");
+    let line = eval_str(
+        &tab,
+        &format!("document.querySelector('{failed} > summary').innerText"),
+    );
+    assert!(line.contains("failed"), "{line}");
+    assert!(
+        line.contains("the scripted model answers wrongly on purpose"),
+        "{line}"
+    );
+
+    // Opening an eval shows its timeline: hidden while closed, visible after a click.
+    let guarded = eval_selector("guards_and_delegates");
+    let timeline_visible =
+        format!("String(document.querySelector('{guarded} .timeline').checkVisibility())");
+    assert_eq!(eval_str(&tab, &timeline_visible), "false");
+    tab.find_element(&format!("{guarded} > summary"))
+        .unwrap()
+        .click()
+        .unwrap();
+    assert_eq!(
+        eval_str(
+            &tab,
+            &format!("String(document.querySelector('{guarded}').open)")
+        ),
+        "true"
+    );
+    assert_eq!(eval_str(&tab, &timeline_visible), "true");
+    let timeline = eval_str(
+        &tab,
+        &format!("document.querySelector('{guarded} .timeline').innerText"),
+    );
+    assert!(
+        timeline.contains("Review the change and write review.txt."),
+        "the prompt: {timeline}"
+    );
+
+    // The denied call is marked denied, by the guard, with its reason; the admitted ones are not.
+    let calls = eval_json(
+        &tab,
+        &format!(
+            "Array.from(document.querySelectorAll('{guarded} .timeline li.call')).map(c => ({{
+                tool: c.querySelector('.tool').innerText,
+                status: c.querySelector('.call-head .status').innerText,
+                reason: (c.querySelector(':scope > .reason') || {{innerText: ''}}).innerText,
+                nested: c.parentElement.closest('.subagent') !== null,
+                visible: c.checkVisibility()
+            }}))"
+        ),
+    );
+    let calls = calls.as_array().unwrap();
+    assert_eq!(calls.len(), 3, "{calls:#?}");
+    assert_eq!(calls[0]["tool"], "create");
+    assert_eq!(calls[0]["status"], "denied by guard");
+    assert_eq!(
+        calls[0]["reason"],
+        "fixture guard: forbidden.txt stays unwritten"
+    );
+    assert_eq!(calls[0]["visible"], true);
+    assert_eq!(calls[1]["tool"], "task");
+    assert_eq!(calls[1]["status"], "admitted");
+    // The subagent's own call, nested under the dispatch.
+    assert_eq!(calls[2]["tool"], "create");
+    assert_eq!(calls[2]["status"], "admitted");
+    assert_eq!(calls[2]["nested"], true, "{calls:#?}");
+    assert_eq!(calls[0]["nested"], false);
+
+    // The answer's markup is text: shown as written, no element made from it, no script run.
+    let answer = eval_str(
+        &tab,
+        &format!("document.querySelector('{guarded} .final .answer').innerText"),
+    );
+    assert_eq!(answer.trim(), MARKUP_ANSWER);
+    assert_eq!(
+        eval_str(&tab, "String(document.querySelectorAll('script').length)"),
+        "1",
+        "only the page's own script"
+    );
+    assert_eq!(
+        eval_str(&tab, "String(document.getElementById('injected'))"),
+        "null"
+    );
+    // The audit rows are there (the eval audits its requests): one per model request.
+    assert_eq!(
+        eval_str(
+            &tab,
+            &format!("String(document.querySelectorAll('{guarded} table.audit tr').length - 1)")
+        ),
+        "5"
+    );
+
+    // The outcome filter and the search, as a person uses them.
+    tab.find_element("#filter input[value=passed]")
+        .unwrap()
+        .click()
+        .unwrap();
+    assert_eq!(
+        eval_str(
+            &tab,
+            &format!("String(document.querySelector('{guarded}').checkVisibility())")
+        ),
+        "false"
+    );
+    assert_eq!(
+        eval_str(&tab, "document.getElementById('shown').textContent"),
+        "3 of 4 evals shown"
+    );
+    tab.find_element("#search")
+        .unwrap()
+        .type_into("nested")
+        .unwrap();
+    assert_eq!(
+        eval_str(&tab, "document.getElementById('shown').textContent"),
+        "1 of 4 evals shown"
+    );
+    tab.find_element("#filter input[value=passed]")
+        .unwrap()
+        .click()
+        .unwrap();
+    let search = tab.find_element("#search").unwrap();
+    search.focus().unwrap();
+    tab.evaluate("document.getElementById('search').select()", false)
+        .unwrap();
+    tab.press_key("Backspace").unwrap();
+    assert_eq!(
+        eval_str(&tab, "document.getElementById('shown').textContent"),
+        "4 of 4 evals shown"
+    );
+
+    // A screenshot of the page with the guarded eval open: produced, and not blank.
+    tab.evaluate("window.scrollTo(0, 0)", false).unwrap();
+    let png = tab
+        .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
+        .unwrap();
+    let (width, height, colours, background) = decode_png(&png);
+    assert!(width >= 800 && height >= 600, "{width}x{height}");
+    eprintln!("screenshot: {width}x{height}, {colours} colours, background {background:.3}");
+    assert!(
+        colours > 16 && background < 0.9,
+        "the screenshot is blank or nearly so: {colours} colours, {:.1}% of it the background colour",
+        background * 100.0
+    );
+    if let Some(keep) = std::env::var_os("COPILOT_EVAL_HTML_SCREENSHOT") {
+        std::fs::write(&keep, &png).unwrap();
+    }
+
+    // No browser process is left: the main one is reaped when the browser is dropped; its
+    // helpers end when it does (waited for, bounded). The private profile's path finds them.
+    assert!(
+        !processes_with(&marker).is_empty(),
+        "the browser's processes are found by their profile folder"
+    );
+    drop(tab);
+    drop(browser);
+    if let Some(pid) = pid {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(stat.is_empty(), "Chromium {pid} is still there: {stat}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = processes_with(&marker);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "browser processes left: {left:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
