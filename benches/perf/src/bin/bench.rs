@@ -25,6 +25,7 @@ struct Sample {
 }
 
 /// Run `command` to its end and measure it with `wait4` (its own and its descendants' usage).
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
 fn measure(name: &str, command: &mut Command) -> Sample {
     use std::io::Read;
     let started = Instant::now();
