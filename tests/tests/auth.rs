@@ -25,12 +25,27 @@ async fn a_live_run_without_a_token_fails_fast_with_the_auth_hint() {
                 || (key.starts_with("COPILOT_") && key != "COPILOT_EVAL_REQUIRE_RUNTIME")
         })
         .collect();
+    let signed_out_gh = tempfile::tempdir().unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let gh = signed_out_gh.path().join("gh");
+        std::fs::write(&gh, "#!/bin/sh\necho 'not logged in' >&2\nexit 1\n").unwrap();
+        std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     // SAFETY: this test binary runs this single test, and nothing else reads or writes the
     // environment while it changes.
     unsafe {
         for key in &credentials {
             std::env::remove_var(key);
         }
+        // No signed-in GitHub CLI user either: a stand-in `gh` first on PATH that is signed out.
+        std::env::set_var(
+            "PATH",
+            std::env::join_paths(std::iter::once(signed_out_gh.path().to_path_buf()).chain(
+                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+            ))
+            .unwrap(),
+        );
         // Loopback only, whatever the runtime finds (a closed port: every request fails).
         std::env::set_var("COPILOT_API_URL", "http://127.0.0.1:9");
         std::env::set_var("COPILOT_DEBUG_GITHUB_API_URL", "http://127.0.0.1:9");

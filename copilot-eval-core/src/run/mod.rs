@@ -260,8 +260,8 @@ pub async fn run_turns(
 }
 
 /// What a live run's error says when the runtime could not authenticate
-/// ([`add_auth_hint`]).
-pub const AUTH_HINT: &str = "the live run could not authenticate to GitHub Copilot: set GITHUB_TOKEN or GH_TOKEN to a token the Copilot runtime accepts (`cargo copilot-eval doctor` checks the setup), or run offline against the recorded cassettes with `cargo copilot-eval --replay`";
+/// (`add_auth_hint`).
+pub const AUTH_HINT: &str = "the live run could not authenticate to GitHub Copilot: set GITHUB_TOKEN or GH_TOKEN to a token the Copilot runtime accepts, or sign in with `gh auth login` (`cargo copilot-eval doctor` checks the setup), or run offline against the recorded cassettes with `cargo copilot-eval --replay`";
 
 /// Texts of the runtime's errors that mean it had no usable credential, lowercase (runtime
 /// 1.0.102 says `No GitHub OAuth token or Copilot HMAC key provided` without one).
