@@ -188,7 +188,7 @@ fn drift_names_the_quickstart_eval_that_changes_under_an_older_runtime() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("  1 of 4 evals drift; 1 by changed evidence\n"),
+        stderr.contains("  1 of 5 evals drift; 1 by changed evidence\n"),
         "{stderr}"
     );
 
