@@ -149,10 +149,17 @@ pub(crate) fn changed(recorded: &PromptParts, request: &PromptParts) -> Vec<Stri
 mod tests {
     use super::*;
 
+    /// The working directory the test prompts name: a folder under the system's temporary one.
+    fn workdir() -> String {
+        std::env::temp_dir().join("w").display().to_string()
+    }
+
     /// A main-agent prompt in runtime 1.0.102's layout (shortened).
     fn main_prompt(instructions: &str, custom: &str, agent: &str, skills: &str) -> String {
+        let work = workdir();
+        let home = std::env::temp_dir().join("home-1").display().to_string();
         format!(
-            "You are GitHub Copilot.\n<environment_context>\n* Current working directory: /tmp/w\n</environment_context>\n<tools>\n<skill>\n<available_skills>\n<skill>\n  <name>cloud</name>\n  <description>Builtin.</description>\n  <location>builtin</location>\n</skill>\n{skills}</available_skills>\n</skill>\n</tools>\n\n{custom}\n<system_notifications>\nThe runtime may send notifications.\n</system_notifications>\n\n{instructions}\n<exploration_and_reading_files>\nFiles are truncated.\n</exploration_and_reading_files>\n<session_context>\nSession folder: /tmp/home-1/session-state/5f45b499-74b4-411b-9969-a2fc1daca794\n</session_context>\n{agent}<tool_calling>\nCall tools.\n</tool_calling>\n"
+            "You are GitHub Copilot.\n<environment_context>\n* Current working directory: {work}\n</environment_context>\n<tools>\n<skill>\n<available_skills>\n<skill>\n  <name>cloud</name>\n  <description>Builtin.</description>\n  <location>builtin</location>\n</skill>\n{skills}</available_skills>\n</skill>\n</tools>\n\n{custom}\n<system_notifications>\nThe runtime may send notifications.\n</system_notifications>\n\n{instructions}\n<exploration_and_reading_files>\nFiles are truncated.\n</exploration_and_reading_files>\n<session_context>\nSession folder: {home}/session-state/5f45b499-74b4-411b-9969-a2fc1daca794\n</session_context>\n{agent}<tool_calling>\nCall tools.\n</tool_calling>\n"
         )
     }
 
@@ -231,15 +238,14 @@ mod tests {
 
     #[test]
     fn dynamic_parts_and_the_working_directory_do_not_count() {
-        let one = main_prompt("Work in /tmp/w only.", "", "", "");
+        let work = workdir();
+        let other = std::env::temp_dir().join("other").display().to_string();
+        let one = main_prompt(&format!("Work in {work} only."), "", "", "");
         let two = one
-            .replace("/tmp/w", "/home/u/other")
+            .replace(&work, &other)
             .replace("home-1", "home-2")
             .replace("5f45b499", "0000aaaa");
-        assert_eq!(
-            prompt_parts(&one, &["/tmp/w".to_owned()]),
-            prompt_parts(&two, &["/home/u/other".to_owned()])
-        );
+        assert_eq!(prompt_parts(&one, &[work]), prompt_parts(&two, &[other]));
         // Without the working directory's spellings the instructions differ.
         assert_ne!(prompt_parts(&one, &[]), prompt_parts(&two, &[]));
     }

@@ -181,14 +181,18 @@ pub fn volatile_values(
 mod tests {
     use super::*;
 
-    const CASSETTE: &str = "# comment line\nconversations:\n  - messages:\n      - role: system\n        content: ${system}\n      - role: user\n        content: Read ${workdir}/a.txt.\n      - role: assistant\n        tool_calls:\n          - id: toolcall_0\n            type: function\n            function:\n              name: view\n              arguments: '{\"path\":\"/tmp/other-7/b.txt\"}'\n      - role: tool\n        tool_call_id: toolcall_0\n        content: |-\n          first line\n          request id 5f45b499-74b4-411b-9969-a2fc1daca794\n          at 2026-12-01T01:37:00.699+00:00 (1796089073561)\n      - role: assistant\n        content: Session 5f45b499-74b4-411b-9969-a2fc1daca794 is fine.\n";
+    /// A cassette whose tool call reads `STRAY` (replaced by a path under the system's temporary
+    /// folder, built at run time).
+    const CASSETTE: &str = "# comment line\nconversations:\n  - messages:\n      - role: system\n        content: ${system}\n      - role: user\n        content: Read ${workdir}/a.txt.\n      - role: assistant\n        tool_calls:\n          - id: toolcall_0\n            type: function\n            function:\n              name: view\n              arguments: '{\"path\":\"STRAY\"}'\n      - role: tool\n        tool_call_id: toolcall_0\n        content: |-\n          first line\n          request id 5f45b499-74b4-411b-9969-a2fc1daca794\n          at 2026-12-01T01:37:00.699+00:00 (1796089073561)\n      - role: assistant\n        content: Session 5f45b499-74b4-411b-9969-a2fc1daca794 is fine.\n";
 
     #[test]
     fn each_kind_is_found_on_its_line_and_placeholders_are_not() {
+        let temp = std::env::temp_dir();
+        let stray = temp.join("other-7").join("b.txt").display().to_string();
         let found = volatile_values(
-            CASSETTE,
+            &CASSETTE.replace("STRAY", &stray),
             Path::new("c.yaml"),
-            &temp_folders(Path::new("/tmp")),
+            &temp_folders(&temp),
         )
         .unwrap();
         let seen: Vec<(u32, VolatileKind, &str, &str)> = found
@@ -201,7 +205,7 @@ mod tests {
                 (
                     14,
                     VolatileKind::TempPath,
-                    "/tmp/other-7/b.txt",
+                    stray.as_str(),
                     "tool-call arguments"
                 ),
                 (
@@ -231,8 +235,12 @@ mod tests {
     #[test]
     fn a_normalised_cassette_has_nothing_to_report() {
         let clean = "conversations:\n  - messages:\n      - role: system\n        content: ${system}\n      - role: user\n        content: Read ${workdir}/a.txt, all 2026 lines of it.\n      - role: tool\n        tool_call_id: toolcall_0\n        content: 'Saved to: ${tool_output_file}'\n      - role: assistant\n        content: Done.\n";
-        let found =
-            volatile_values(clean, Path::new("c.yaml"), &temp_folders(Path::new("/tmp"))).unwrap();
+        let found = volatile_values(
+            clean,
+            Path::new("c.yaml"),
+            &temp_folders(&std::env::temp_dir()),
+        )
+        .unwrap();
         assert!(found.is_empty(), "{found:?}");
     }
 }
