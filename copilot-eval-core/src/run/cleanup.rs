@@ -24,6 +24,9 @@ const COMPLETION_BOUND: Duration = Duration::from_secs(10);
 /// is never cancelled, but one that never returns must not hold the run forever: past this
 /// bound the run goes on without it and reports a cleanup error naming it.
 const DRAIN_BOUND: Duration = Duration::from_secs(20);
+/// How long cleanup waits for a killed runtime process to have exited (a large process can take
+/// a moment to release its memory, longer on a loaded machine).
+const EXIT_BOUND: Duration = Duration::from_secs(15);
 
 /// Stop everything the execution started, in order, each runtime-facing step bounded.
 ///
@@ -228,28 +231,45 @@ fn has_open_tool_calls(log: &Mutex<Vec<LoggedEvent>>) -> bool {
 }
 
 /// Every process whose environment carries this run's private home is the runtime or one of its
-/// children. Any still alive now outlived the stop: kill it and report it.
+/// children. Any still alive now outlived the stop: kill it and report it. Then wait (bounded)
+/// until the runtime and every process killed here have exited: a process that was just killed
+/// loses its environment before it is gone, so the environment alone cannot say it has ended.
 async fn kill_leftovers(run: &mut RunState, home: &std::path::Path) {
     let marker = format!("COPILOT_HOME={}", home.display());
+    let mut watched: Vec<u32> = run.runtime_pid.into_iter().collect();
     // A stopped process can take a moment to be reaped.
     let mut left = runtime::processes_with_env(&marker);
     for _ in 0..20 {
         if left.is_empty() {
-            return;
+            break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
         left = runtime::processes_with_env(&marker);
     }
-    for pid in &left {
-        #[cfg(unix)]
-        // SAFETY: kill(2) with a pid we just read from /proc; no memory is involved.
-        unsafe {
-            libc::kill(*pid as libc::pid_t, libc::SIGKILL);
+    if !left.is_empty() {
+        for pid in &left {
+            #[cfg(unix)]
+            // SAFETY: kill(2) with a pid we just read from /proc; no memory is involved.
+            unsafe {
+                libc::kill(*pid as libc::pid_t, libc::SIGKILL);
+            }
         }
+        run.cleanup_errors.push(format!(
+            "runtime processes outlived the stop and were killed: {left:?}"
+        ));
+        watched.extend(&left);
     }
-    run.cleanup_errors.push(format!(
-        "runtime processes outlived the stop and were killed: {left:?}"
-    ));
+    let deadline = tokio::time::Instant::now() + EXIT_BOUND;
+    watched.retain(|pid| runtime::process_alive(*pid));
+    while !watched.is_empty() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        watched.retain(|pid| runtime::process_alive(*pid));
+    }
+    if !watched.is_empty() {
+        run.cleanup_errors.push(format!(
+            "runtime processes {watched:?} were killed but had not exited {EXIT_BOUND:?} later"
+        ));
+    }
 }
 
 #[cfg(test)]

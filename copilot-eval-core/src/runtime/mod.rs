@@ -557,6 +557,12 @@ pub fn processes_with_env(marker: &str) -> Vec<u32> {
     found
 }
 
+/// Whether process `pid` exists and has not ended (a zombie, `Z`, or dead, `X`, process has
+/// ended), read from `/proc/<pid>/stat`. Always `false` where `/proc` cannot be read.
+pub fn process_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok() && !is_zombie(pid)
+}
+
 fn is_zombie(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
