@@ -122,6 +122,12 @@ async fn planted_configuration_reaches_default_mode_but_not_empty_mode() {
         "user-level instructions"
     );
     assert!(default.hook_ran, "the repository file hook ran");
+    // A user-level skill in the home is the one plant that needs config discovery (docs/guide.md
+    // "Seeding the home" says so); its control is the test below.
+    assert!(
+        !default.first_request.contains(USER_SKILL),
+        "the planted user-level skill loaded without config discovery: update docs/guide.md"
+    );
     assert!(
         !default.tool_names.is_empty(),
         "the runtime's tools are offered"
