@@ -88,6 +88,7 @@ pub mod report;
 pub mod result;
 pub mod run;
 pub mod runtime;
+mod secrets;
 pub mod skills;
 #[cfg(feature = "runner")]
 pub mod suite;

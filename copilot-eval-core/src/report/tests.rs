@@ -279,3 +279,14 @@ fn times_are_rfc3339_utc() {
         "2000-02-29T00:00:00Z"
     );
 }
+
+/// A credential this process obtained outside its environment (a `gh auth token` answer) is
+/// redacted by the artifacts' redactor like an environment token.
+#[test]
+fn an_obtained_credential_is_redacted_in_artifacts() {
+    crate::secrets::remember("gho_remembered_for_the_test");
+    assert_eq!(
+        Redactor::from_env().redact_str("token gho_remembered_for_the_test!"),
+        "token [redacted]!"
+    );
+}

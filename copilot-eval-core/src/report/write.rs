@@ -45,9 +45,10 @@ impl Redactor {
     /// Shortest value treated as a secret, in bytes.
     pub const MIN_SECRET_LEN: usize = 12;
 
-    /// A redactor for the secrets in this process's environment.
+    /// A redactor for the secrets in this process's environment, and for every credential this
+    /// process obtained some other way (the GitHub CLI's token of a live run).
     pub fn from_env() -> Self {
-        let mut secrets = Vec::new();
+        let mut secrets = crate::secrets::obtained();
         for (name, value) in std::env::vars_os() {
             let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
                 continue;

@@ -224,7 +224,9 @@ const GH_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
 /// The token of the user signed in to the GitHub CLI: `gh auth token --hostname github.com`,
 /// `gh` found on `path` (a `PATH` value), run with this process's environment (so the user's
 /// own `GH_CONFIG_DIR`, not a run's private one). `None` when there is no `gh`, it fails, prints
-/// nothing, or takes longer than 10 s (then it is killed).
+/// nothing, or takes longer than 10 s (then it is killed). A token found is added to this
+/// process's obtained secrets (`crate::secrets`), which the artifacts' redactor treats like an
+/// environment token.
 pub(crate) fn gh_token(path: Option<&std::ffi::OsStr>) -> Option<String> {
     let program = std::env::split_paths(path?)
         .map(|dir| dir.join(if cfg!(windows) { "gh.exe" } else { "gh" }))
@@ -253,8 +255,11 @@ pub(crate) fn gh_token(path: Option<&std::ffi::OsStr>) -> Option<String> {
     let mut out = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take()?, &mut out).ok()?;
     let token = out.trim();
-    (status.success() && !token.is_empty() && !token.contains(char::is_whitespace))
-        .then(|| token.to_owned())
+    let valid = status.success() && !token.is_empty() && !token.contains(char::is_whitespace);
+    valid.then(|| {
+        crate::secrets::remember(token);
+        token.to_owned()
+    })
 }
 
 /// Copy the files and folders under `from` into `to` (which exists), recursively.
@@ -323,6 +328,8 @@ mod tests {
             gh_token(Some(&path_with(gh.path()))).as_deref(),
             Some("gho_standin123")
         );
+        // Never written: every artifact this process writes redacts it from now on.
+        assert!(crate::secrets::obtained().contains(&"gho_standin123".to_owned()));
         // Not signed in: gh exits 1 with a message on stderr.
         let signed_out = stand_in_gh("echo 'no oauth token' >&2; exit 1");
         assert_eq!(gh_token(Some(&path_with(signed_out.path()))), None);

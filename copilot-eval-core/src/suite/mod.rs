@@ -292,6 +292,11 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
     let mut records: Vec<Option<TestRecord>> = vec![None; list.tests.len()];
     let mut display = Display::new(list.tests.len(), options.plain);
     let mut cost = crate::cost::CostControl::new(&options.cost);
+    if matches!(options.mode, Mode::Live | Mode::Record(_)) {
+        // A live run's token may come from `gh` instead of the environment: asking once here
+        // puts it on this process's redaction list too (the test processes ask on their own).
+        let _ = crate::run::live_token();
+    }
     let redactor = Redactor::from_env();
     match &scratch {
         Err(e) => {
