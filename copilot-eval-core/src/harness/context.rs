@@ -58,6 +58,7 @@ impl EvalContext {
     /// Panics (after recording a setup error in the evidence when possible): the working
     /// directory cannot be created, or `COPILOT_EVAL_MODE` holds an unknown value.
     pub fn new(config: TestConfig) -> EvalContext {
+        super::orphan::watch_runner();
         let evidence_file = std::env::var_os(ENV_EVIDENCE_FILE)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);

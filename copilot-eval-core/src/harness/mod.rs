@@ -48,6 +48,7 @@
 //! `cargo test -- --ignored` run them too (live unless `COPILOT_EVAL_MODE=replay`).
 
 mod context;
+mod orphan;
 mod record;
 mod replay;
 mod side_file;
@@ -62,6 +63,7 @@ use futures::FutureExt;
 use crate::eval::{CopilotEval, CopilotEvalBuilder};
 
 pub use context::EvalContext;
+pub use orphan::ENV_RUNNER_PID;
 pub use record::{
     ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, ENV_RECORD_STRICT, RecordPolicy,
     cassette_root, is_ci, record_strict, recording_refused, recording_summary,

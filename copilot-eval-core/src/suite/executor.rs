@@ -118,6 +118,10 @@ pub async fn run_one(
         .env(ENV_MODE, options.mode.as_str())
         .env(ENV_EVIDENCE_FILE, &evidence_path)
         .env(ENV_SUITE_PROCESS, &marker)
+        .env(
+            crate::harness::ENV_RUNNER_PID,
+            std::process::id().to_string(),
+        )
         .env_remove(ENV_RECORD)
         .stdin(Stdio::null())
         .stdout(Stdio::from(out))

@@ -1,0 +1,93 @@
+//! A runner that dies without cleaning up (SIGKILL) takes its test processes with it: each test
+//! process watches its parent and, once the runner is gone, kills its own process group (itself,
+//! its runtime, MCP servers and tool processes).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use copilot_eval_core::runtime::processes_with_env_prefix;
+use copilot_eval_core::suite::executor::ENV_SUITE_PROCESS;
+use copilot_eval_e2e::runtime_for;
+
+mod support;
+
+/// The fixture's `hangs_after_a_run` finishes its run, records a property, then sleeps 600 s
+/// (the cleanup bound is 600 s too, so only the runner's death can end it early). Once its
+/// evidence holds the property (an event, not a delay) the runner is SIGKILLed; every process
+/// carrying the runner's suite marker must be gone within a bound far below those 600 s.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_runner_leaves_no_test_process() {
+    if runtime_for("a_killed_runner_leaves_no_test_process").is_none() {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut runner = Command::new(support::command_path())
+        .args([
+            "copilot-eval",
+            "--replay",
+            "--plain",
+            "-p",
+            support::FIXTURE,
+        ])
+        .args(["--cleanup-bound-s", "600", "hangs_after_a_run"])
+        .current_dir(support::workspace_root())
+        .env("TMPDIR", &tmp)
+        .env_remove("COPILOT_EVAL_MODE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cargo-copilot-eval starts");
+    let marker = format!("{ENV_SUITE_PROCESS}={}-", runner.id());
+    let startup = Instant::now() + Duration::from_secs(600);
+    loop {
+        let recorded = std::fs::read_dir(&tmp)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|d| {
+                d.file_name()
+                    .to_string_lossy()
+                    .starts_with("copilot-eval-suite-")
+            })
+            .any(|d| {
+                std::fs::read_to_string(d.path().join("0.evidence.json"))
+                    .is_ok_and(|t| t.contains("first_run_success"))
+            });
+        if recorded {
+            break;
+        }
+        assert!(
+            Instant::now() < startup,
+            "the eval never recorded its property"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let tests = processes_with_env_prefix(&marker);
+    assert!(
+        !tests.is_empty(),
+        "the test process runs (and carries the marker) before the runner is killed"
+    );
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    // Ample next to the watcher's 100 ms, and far below the test's 600 s sleep.
+    let bound = Instant::now() + Duration::from_secs(60);
+    let mut left = processes_with_env_prefix(&marker);
+    while !left.is_empty() && Instant::now() < bound {
+        std::thread::sleep(Duration::from_millis(100));
+        left = processes_with_env_prefix(&marker);
+    }
+    for pid in &left {
+        // Do not leave them behind for the next test.
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    assert!(
+        left.is_empty(),
+        "processes of the killed runner still running 60 s later: {left:?}"
+    );
+}
