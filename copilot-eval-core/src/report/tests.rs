@@ -290,3 +290,18 @@ fn an_obtained_credential_is_redacted_in_artifacts() {
         "token [redacted]!"
     );
 }
+
+/// A folder on the way to an artifact that is a regular file: the error names that file (the
+/// operating system's own "File exists" does not say which part of the path is in the way).
+#[test]
+fn a_file_in_the_way_of_the_artifact_folder_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("results");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let error = write_atomically(&blocker.join("nested/r.json"), b"{}").unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains(&format!("{} is a file, not a folder", blocker.display())),
+        "{message}"
+    );
+}

@@ -140,7 +140,21 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         _ => std::path::PathBuf::from("."),
     };
     std::fs::create_dir_all(&parent).map_err(|e| {
-        std::io::Error::new(e.kind(), format!("creating {}: {e}", parent.display()))
+        // "File exists" alone does not say which part of the path is in the way.
+        let in_the_way = parent
+            .ancestors()
+            .find(|a| a.is_file() || (a.exists() && !a.is_dir()));
+        match in_the_way {
+            Some(file) => std::io::Error::new(
+                e.kind(),
+                format!(
+                    "creating {}: {} is a file, not a folder (move it, or choose another path)",
+                    parent.display(),
+                    file.display()
+                ),
+            ),
+            None => std::io::Error::new(e.kind(), format!("creating {}: {e}", parent.display())),
+        }
     })?;
     let name = path
         .file_name()
