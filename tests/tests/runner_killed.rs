@@ -42,30 +42,7 @@ fn a_killed_runner_leaves_no_test_process() {
         .spawn()
         .expect("cargo-copilot-eval starts");
     let marker = format!("{ENV_SUITE_PROCESS}={}-", runner.id());
-    let startup = Instant::now() + Duration::from_secs(600);
-    loop {
-        let recorded = std::fs::read_dir(&tmp)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|d| {
-                d.file_name()
-                    .to_string_lossy()
-                    .starts_with("copilot-eval-suite-")
-            })
-            .any(|d| {
-                std::fs::read_to_string(d.path().join("0.evidence.json"))
-                    .is_ok_and(|t| t.contains("first_run_success"))
-            });
-        if recorded {
-            break;
-        }
-        assert!(
-            Instant::now() < startup,
-            "the eval never recorded its property"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    support::wait_for_first_evidence(&tmp, "first_run_success", Duration::from_secs(600));
     let tests = processes_with_env_prefix(&marker);
     assert!(
         !tests.is_empty(),

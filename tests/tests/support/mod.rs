@@ -205,3 +205,33 @@ pub fn fixture(args: &[&str], env: &[(&str, &str)]) -> SuiteRun {
     let args = [&["-p", FIXTURE][..], args].concat();
     copilot_eval(&workspace_root(), &args, env)
 }
+
+/// Wait until the evidence side file of the suite's first test (`0.evidence.json` in a
+/// `copilot-eval-suite-*` scratch folder under `tmp`, the runner's `TMPDIR`) mentions `needle`
+/// (an event, not a delay), at most `bound`; panics naming `needle` past it.
+pub fn wait_for_first_evidence(tmp: &Path, needle: &str, bound: std::time::Duration) {
+    let until = std::time::Instant::now() + bound;
+    loop {
+        let found = std::fs::read_dir(tmp)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|d| {
+                d.file_name()
+                    .to_string_lossy()
+                    .starts_with("copilot-eval-suite-")
+            })
+            .any(|d| {
+                std::fs::read_to_string(d.path().join("0.evidence.json"))
+                    .is_ok_and(|t| t.contains(needle))
+            });
+        if found {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the first test's evidence never mentioned {needle} within {bound:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
