@@ -672,6 +672,10 @@ mod tests {
                 "WebSocket transport receive failed",
                 "websocket_closed_mid_response_blocks_all_further_inference",
             ),
+            (
+                "WebSocket transport send failed",
+                "a_websocket_send_that_fails_fails_the_audit",
+            ),
         ];
         let docs = include_str!("../../docs/audit.md");
         let table = docs

@@ -19,6 +19,7 @@ use copilot_eval_core::report::{
     Outcome, Redactor, RunRecord, RuntimeInfo, SCHEMA_VERSION, SuiteReport, SuiteTotals,
     TestRecord, ToolInfo, write_json, write_junit,
 };
+use copilot_eval_core::run::TestFaults;
 use copilot_eval_core::{CopilotResult, RunOptions, StopReason, run_with};
 use copilot_eval_e2e::{
     Offline, assert_no_runtime_left, processes_with_env, runtime_for, runtime_processes,
@@ -48,13 +49,25 @@ async fn run_row(
     prompt: &str,
     runtime: &Path,
 ) -> CopilotResult {
+    run_row_with(row, offline, eval, prompt, runtime, |options| options).await
+}
+
+/// [`run_row`] with the run options changed by `options` (e.g. test-only faults, a recorder).
+async fn run_row_with(
+    row: &str,
+    offline: &Offline,
+    eval: CopilotEvalBuilder,
+    prompt: &str,
+    runtime: &Path,
+    options: impl FnOnce(RunOptions) -> RunOptions,
+) -> CopilotResult {
     let eval = eval.build().unwrap();
     let timeout = Duration::from_secs_f64(eval.timeout_s());
     let started = Instant::now();
     let result = run_with(
         &eval,
         prompt,
-        &RunOptions::offline(offline.server.base_url()).runtime_path(runtime),
+        &options(RunOptions::offline(offline.server.base_url()).runtime_path(runtime)),
     )
     .await;
     let elapsed = started.elapsed();
@@ -257,8 +270,9 @@ async fn http_429_with_retry_after_is_retried_and_recovers() {
     assert!(first.path.ends_with("/chat/completions"), "{first:?}");
 }
 
-/// The connection cut mid-stream (status and first bytes sent, then the connection closed): the
-/// runtime treats it as a transient failure, asks again and the run completes.
+/// The connection reset mid-stream (status and first bytes sent, then a TCP reset; the unit test
+/// `a_disconnect_resets_the_connection_mid_body` shows a client reads `ECONNRESET`): the runtime
+/// treats it as a transient failure, asks again and the run completes.
 #[tokio::test]
 async fn connection_cut_mid_stream() {
     let Some(runtime) = runtime_for("connection_cut_mid_stream") else {
@@ -281,6 +295,11 @@ async fn connection_cut_mid_stream() {
         Some("recovered after the cut")
     );
     assert_eq!(model_statuses(&offline), [200, 200]);
+    assert_eq!(
+        offline.server.connections_reset(),
+        1,
+        "the cut connection was reset"
+    );
 }
 
 /// An SSE stream whose frames are not JSON: the runtime treats the failed parse as a transient
@@ -606,6 +625,218 @@ async fn a_tool_handler_that_hangs() {
         .find(|c| c.name == "hang")
         .expect("the hanging call is in the evidence");
     assert!(!call.completed, "{call:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults inside the run: test-only knobs (`RunOptions::test_faults`) reach the moments a real
+// runtime and a scripted model cannot force
+// ---------------------------------------------------------------------------------------------
+
+/// A tool that returns once `ready` holds (checked every 20 ms, at most 60 s; then it fails).
+fn tool_waiting_for(
+    name: &'static str,
+    ready: impl Fn() -> bool + Send + Sync + 'static,
+) -> copilot_eval_core::sdk::Tool {
+    let ready = Arc::new(ready);
+    copilot_eval_core::tools::function_tool(
+        name,
+        "Returns once the test is ready.",
+        json!({"type": "object", "properties": {}}),
+        move |_| {
+            let ready = ready.clone();
+            async move {
+                let deadline = Instant::now() + Duration::from_secs(60);
+                while !ready() {
+                    if Instant::now() > deadline {
+                        return Err("the test never became ready".into());
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Ok("ready".to_owned())
+            }
+        },
+    )
+}
+
+/// The event subscription lags: it holds 16 events and the recorder reads nothing until the
+/// tool handler runs, by which time the runtime has sent more (about 35). The run reports
+/// the loss (a capture error with the number of events lost, `evidence_complete` false) instead
+/// of silently missing evidence, and otherwise goes on: the turn ends and the answer is kept.
+#[tokio::test]
+async fn event_stream_lag_is_reported() {
+    let Some(runtime) = runtime_for("event_stream_lag_is_reported") else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("release", json!({})))
+        .turn(ScriptedTurn::text("done after the lag"));
+    let offline = offline(&runtime, script, WireApi::ChatCompletions).await;
+    let hold = Arc::new(tokio::sync::Notify::new());
+    let release = hold.clone();
+    let eval = offline
+        .eval()
+        .timeout_s(LONG_TIMEOUT_S)
+        .tool(tool_waiting_for("release", move || {
+            release.notify_one();
+            true
+        }));
+    let faults = TestFaults {
+        event_buffer: Some(16),
+        hold_event_recorder: Some(hold),
+        ..TestFaults::default()
+    };
+    let result = &run_row_with(
+        "event_stream_lag",
+        &offline,
+        eval,
+        "Release.",
+        &runtime.path,
+        |options| options.test_faults(faults),
+    )
+    .await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(result.final_response.as_deref(), Some("done after the lag"));
+    let lost: u64 = result
+        .capture_errors
+        .iter()
+        .filter_map(|e| e.strip_prefix("the event subscription lagged: "))
+        .map(|rest| rest.split(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert!(lost > 0, "the lag is reported: {:?}", result.capture_errors);
+    assert!(!result.evidence_complete);
+}
+
+/// The event recorder does not end after the runtime stopped (it hangs after the turn's
+/// `session.idle`): cleanup stops it after 2 s and the run reports that events may be missing
+/// (a capture error, `evidence_complete` false). The turn itself completed; a cassette recorded
+/// in the same run is whole (it is built from the model exchanges, not from the events).
+#[tokio::test]
+async fn an_event_recorder_that_does_not_end_is_stopped_and_reported() {
+    let Some(runtime) = runtime_for("an_event_recorder_that_does_not_end_is_stopped_and_reported")
+    else {
+        return;
+    };
+    let script = Script::new([]).turn(ScriptedTurn::text("done before the hang"));
+    let offline = offline(&runtime, script, WireApi::ChatCompletions).await;
+    let eval = offline.eval().timeout_s(LONG_TIMEOUT_S);
+    let recorder = copilot_eval_core::cassette::Recorder::new();
+    let tap = recorder.clone();
+    let faults = TestFaults {
+        event_recorder_hangs_after_idle: true,
+        ..TestFaults::default()
+    };
+    let result = &run_row_with(
+        "event_recorder_hangs",
+        &offline,
+        eval,
+        "Say it.",
+        &runtime.path,
+        |options| options.record(tap).test_faults(faults),
+    )
+    .await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(
+        result.final_response.as_deref(),
+        Some("done before the hang")
+    );
+    assert!(
+        result.capture_errors.iter().any(|e| e.starts_with(
+            "the event recorder had not reached the end of the event stream 2s after the runtime stopped"
+        )),
+        "{:?}",
+        result.capture_errors
+    );
+    assert!(!result.evidence_complete);
+    assert_eq!(recorder.model_requests(), 1);
+    let cassette = recorder
+        .cassette(Default::default(), &Redactor::default())
+        .expect("the recorded exchanges make a cassette");
+    let text = cassette.to_text("recorded by the faults test").unwrap();
+    assert!(text.contains("done before the hang"), "{text}");
+}
+
+/// A send to the upstream WebSocket that fails: the server resets the connection after its first
+/// turn (a tool call); the tool returns once the reset happened, and the proxy's reader (test-only
+/// knob) reads the upstream again only after the runtime's next message was sent, so that the
+/// send is what meets the broken connection. The audit fails the run (`request_audit_error`,
+/// `WebSocket transport send failed`), nothing reaches the server after the reset, the tool call
+/// is kept as completed and no process is left.
+#[tokio::test]
+async fn a_websocket_send_that_fails_fails_the_audit() {
+    let Some(runtime) = runtime_for("a_websocket_send_that_fails_fails_the_audit") else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("after_reset", json!({})))
+        .turn(ScriptedTurn::text("never"));
+    let offline = Arc::new(
+        Offline::with_config(
+            &runtime,
+            ServerConfig::new(Arc::new(script))
+                .wire_api(WireApi::WebSocketResponses)
+                .reset_websocket_after_turns(1),
+        )
+        .await,
+    );
+    let watched = offline.clone();
+    let eval = offline
+        .eval()
+        .audit_requests(true)
+        .timeout_s(LONG_TIMEOUT_S)
+        .tool(tool_waiting_for("after_reset", move || {
+            watched.server.connections_reset() >= 1
+        }));
+    let faults = TestFaults {
+        websocket_reader_waits_for_send: true,
+        ..TestFaults::default()
+    };
+    let result = &run_row_with(
+        "websocket_send_failed",
+        &offline,
+        eval,
+        "Go.",
+        &runtime.path,
+        |options| options.test_faults(faults),
+    )
+    .await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::RequestAuditError,
+        "{:?}",
+        result.error
+    );
+    let error = result.error.as_deref().unwrap_or_default();
+    assert!(
+        error.starts_with("request audit: WebSocket transport send failed"),
+        "{error}"
+    );
+    assert_eq!(
+        offline.server.model_requests().len(),
+        1,
+        "nothing reached the server after the reset"
+    );
+    assert_eq!(offline.server.connections_reset(), 1);
+    let call = result
+        .tool_calls
+        .iter()
+        .find(|c| c.name == "after_reset")
+        .expect("the call is in the evidence");
+    assert!(call.completed, "{call:?}");
+    assert!(
+        result.final_response.is_none(),
+        "{:?}",
+        result.final_response
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,11 +4,12 @@
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use super::conn::ResetOnClose;
 use super::convert;
 use super::render::{self, TurnRender};
 use super::script::{BINARY_FRAME_BYTES, Reply};
@@ -83,23 +84,32 @@ fn stalled_response(shared: Arc<Shared>) -> Response {
         .expect("a static response builds")
 }
 
-/// A `200` whose body breaks off after its first bytes: the connection is cut mid-response.
-fn cut_response() -> Response {
-    let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
-        Ok(Bytes::from_static(b"data: {\"id\":\"cut\"")),
-        Err(std::io::Error::other(
+/// A `200` whose body breaks off after its first bytes: the status line and the first SSE bytes
+/// are flushed to the client (the body is pending once after them, which makes hyper write them
+/// out), then the body fails, hyper drops the connection, and `conn` makes that close a TCP
+/// reset: the client's next read fails with `ECONNRESET`.
+fn cut_response(conn: &ResetOnClose) -> Response {
+    conn.reset_on_close();
+    let first = futures::stream::once(async {
+        Ok::<Bytes, std::io::Error>(Bytes::from_static(b"data: {\"id\":\"cut\""))
+    });
+    let cut = futures::stream::once(async {
+        tokio::task::yield_now().await;
+        Err::<Bytes, std::io::Error>(std::io::Error::other(
             "copilot-eval model server cut the response",
-        )),
-    ];
+        ))
+    });
     Response::builder()
         .status(200)
         .header("content-type", "text/event-stream")
-        .body(axum::body::Body::from_stream(futures::stream::iter(chunks)))
+        .body(axum::body::Body::from_stream(futures::StreamExt::chain(
+            first, cut,
+        )))
         .expect("a static response builds")
 }
 
 /// The HTTP rendering of a fault reply ([`Outcome::Fault`]) and the status it is logged with.
-fn fault_response(shared: Arc<Shared>, fault: Reply) -> (u16, Response) {
+fn fault_response(shared: Arc<Shared>, conn: &ResetOnClose, fault: Reply) -> (u16, Response) {
     match fault {
         Reply::RateLimited {
             retry_after_s,
@@ -144,7 +154,7 @@ fn fault_response(shared: Arc<Shared>, fault: Reply) -> (u16, Response) {
             (200, response)
         }
         // A close code has no HTTP form: the connection is cut as for `Disconnect`.
-        Reply::WebSocketClose { .. } | Reply::Disconnect => (200, cut_response()),
+        Reply::WebSocketClose { .. } | Reply::Disconnect => (200, cut_response(conn)),
         Reply::Message(_) | Reply::Error { .. } | Reply::RetryableError { .. } => (
             500,
             error_response(500, "copilot-eval model server: not a fault reply", false),
@@ -175,10 +185,11 @@ fn json_object_request(
 /// format: an answer is rendered by `answer` (given the render context, with ids
 /// `{id_prefix}{n}`) and logged `200`; an error is sent with its status (and
 /// `x-should-retry: false` unless retryable); a hang waits for shutdown (then `503`); a
-/// disconnect cuts the body; a stall sends a first SSE comment and then nothing; a fault reply
-/// is rendered by [`fault_response`].
+/// disconnect cuts the body and resets the connection (`conn`); a stall sends a first SSE
+/// comment and then nothing; a fault reply is rendered by [`fault_response`].
 async fn answer_turn(
     shared: Arc<Shared>,
+    conn: &ResetOnClose,
     index: usize,
     request: ModelRequest,
     id_prefix: &str,
@@ -204,14 +215,14 @@ async fn answer_turn(
         // Both send the status line `200` before they break off: logged as such.
         Outcome::Disconnect => {
             shared.set_status(index, 200);
-            cut_response()
+            cut_response(conn)
         }
         Outcome::Stall => {
             shared.set_status(index, 200);
             stalled_response(shared)
         }
         Outcome::Fault(fault) => {
-            let (status, response) = fault_response(shared.clone(), fault);
+            let (status, response) = fault_response(shared.clone(), conn, fault);
             shared.set_status(index, status);
             response
         }
@@ -220,6 +231,7 @@ async fn answer_turn(
 
 pub(super) async fn chat_completions(
     State(shared): State<Arc<Shared>>,
+    ConnectInfo(conn): ConnectInfo<ResetOnClose>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
@@ -245,7 +257,7 @@ pub(super) async fn chat_completions(
         interaction_type: header_value(&headers, "x-interaction-type"),
         body: body.clone(),
     };
-    answer_turn(shared, index, request, "chatcmpl-", |render| {
+    answer_turn(shared, &conn, index, request, "chatcmpl-", |render| {
         if streaming {
             let text: String = render::chat_completion_chunks(render)
                 .iter()
@@ -261,6 +273,7 @@ pub(super) async fn chat_completions(
 
 pub(super) async fn responses_http(
     State(shared): State<Arc<Shared>>,
+    ConnectInfo(conn): ConnectInfo<ResetOnClose>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
@@ -284,7 +297,7 @@ pub(super) async fn responses_http(
     request.initiator = header_value(&headers, "x-initiator");
     request.interaction_type = header_value(&headers, "x-interaction-type");
     let store = shared.clone();
-    answer_turn(shared, index, request, "resp_", |render| {
+    answer_turn(shared, &conn, index, request, "resp_", |render| {
         store.store_conversation(&render.id, items, render::responses_output_items(render));
         if streaming {
             let text: String = render::responses_events(render)

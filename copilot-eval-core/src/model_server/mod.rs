@@ -163,6 +163,7 @@
 //! # }
 //! ```
 
+mod conn;
 pub(crate) mod convert;
 mod http;
 mod render;

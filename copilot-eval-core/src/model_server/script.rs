@@ -57,7 +57,8 @@ pub enum Reply {
     /// connections are closed. Use it to exercise timeouts and aborts.
     Hang,
     /// Starts answering, then drops the connection mid-response: over HTTP the status line and
-    /// the first bytes of the body arrive, then the connection is cut; over WebSocket the first
+    /// the first bytes of the body arrive, then the connection is reset (a TCP `RST`, not a
+    /// `FIN`: the client's next read fails with `ECONNRESET`); over WebSocket the first
     /// event (`response.created`) arrives, then the socket is dropped without a close frame. Use
     /// it to exercise transport failures.
     Disconnect,

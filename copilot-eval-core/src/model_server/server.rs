@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -14,12 +14,12 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::conn::{ResetOnClose, ResettableListener};
 use super::convert;
 use super::http::{chat_completions, json_response, responses_http};
 use super::render::{self, IssuedCall, TurnRender};
@@ -63,6 +63,8 @@ pub(super) struct Shared {
     next_call: AtomicU64,
     next_id: AtomicU64,
     shutdown: watch::Receiver<bool>,
+    /// Connections closed with a TCP reset so far.
+    resets: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -85,6 +87,7 @@ impl ModelServer {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
+        let resets = Arc::new(AtomicUsize::new(0));
         let shared = Arc::new(Shared {
             config,
             base_url: format!("http://{addr}"),
@@ -94,6 +97,7 @@ impl ModelServer {
             next_call: AtomicU64::new(1),
             next_id: AtomicU64::new(1),
             shutdown: shutdown_rx.clone(),
+            resets: resets.clone(),
         });
         let app = Router::new()
             .route("/copilot_internal/user", get(user))
@@ -103,11 +107,9 @@ impl ModelServer {
             .fallback(not_found)
             .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
             .with_state(shared.clone());
-        // A turn is many small SSE / WebSocket writes: without TCP_NODELAY, Nagle's algorithm
-        // and delayed ACKs add about 40 ms to every WebSocket turn.
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
+        // Every request learns how to end its connection with a reset (`Reply::Disconnect`).
+        let listener = ResettableListener { listener, resets };
+        let app = app.into_make_service_with_connect_info::<ResetOnClose>();
         let mut signal = shutdown_rx;
         let task = tokio::spawn(async move {
             let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
@@ -155,6 +157,13 @@ impl ModelServer {
     /// The model-turn requests passed to the responder so far, in arrival order.
     pub fn model_requests(&self) -> Vec<ModelRequest> {
         lock(&self.shared.model_log).clone()
+    }
+
+    /// Connections the server has ended with a TCP reset (`RST`) so far: a
+    /// [`Reply::Disconnect`] over HTTP, and a WebSocket connection after
+    /// [`ServerConfig::reset_websocket_after_turns`]. Counted when the socket is closed.
+    pub fn connections_reset(&self) -> usize {
+        self.shared.resets.load(Ordering::SeqCst)
     }
 
     /// Requests answered `404` so far (paths the server does not serve), in arrival order.

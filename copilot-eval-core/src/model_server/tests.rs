@@ -953,3 +953,120 @@ fn text_pieces_concatenate_to_the_text() {
     }
     assert_eq!(super::render::text_pieces("a b c").len(), 3);
 }
+
+/// Sends `body` as one `POST path` over a raw TCP connection (`connection: close`) and reads
+/// until the connection ends: the bytes received, and the error that ended the reading (`None`:
+/// an orderly end of stream, a FIN).
+async fn raw_exchange(
+    server: &ModelServer,
+    path: &str,
+    body: &Value,
+) -> (String, Option<std::io::ErrorKind>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = body.to_string();
+    let mut stream = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let ended = loop {
+        match stream.read(&mut buffer).await {
+            Ok(0) => break None,
+            Ok(read) => seen.extend_from_slice(&buffer[..read]),
+            Err(e) => break Some(e.kind()),
+        }
+    };
+    (String::from_utf8_lossy(&seen).into_owned(), ended)
+}
+
+/// `Reply::Disconnect` over HTTP (Chat Completions and Responses): the status line and the
+/// first SSE bytes reach the client, then the connection is reset (`RST`, not `FIN`): the
+/// client's read fails with `ECONNRESET`. An ordinary answer on the same server ends with an
+/// orderly close (end of stream, no error).
+#[tokio::test]
+async fn a_disconnect_resets_the_connection_mid_body() {
+    bounded(async {
+        let script = Script::new([])
+            .disconnect()
+            .disconnect()
+            .turn(ScriptedTurn::text("whole"));
+        let (server, _) = start(WireApi::ChatCompletions, script).await;
+        let chat = chat_body(json!([{"role": "user", "content": "hi"}]), true);
+        let responses = json!({"model": "gpt-test", "stream": true, "input": [{"role": "user", "content": "hi"}]});
+        for (path, body) in [("/chat/completions", &chat), ("/responses", &responses)] {
+            let (seen, ended) = raw_exchange(&server, path, body).await;
+            assert!(seen.starts_with("HTTP/1.1 200"), "{path}: {seen}");
+            assert!(seen.contains("data: {\"id\":\"cut\""), "{path}: {seen}");
+            assert_eq!(
+                ended,
+                Some(std::io::ErrorKind::ConnectionReset),
+                "{path}: the connection ends with a reset; received {seen:?}"
+            );
+        }
+        assert_eq!(server.connections_reset(), 2);
+        let (seen, ended) = raw_exchange(&server, "/chat/completions", &chat).await;
+        assert!(seen.contains("whole"), "{seen}");
+        assert_eq!(ended, None, "an ordinary answer ends with a FIN: {seen}");
+        assert_eq!(server.connections_reset(), 2);
+        server.shutdown().await;
+    })
+    .await;
+}
+
+/// `reset_websocket_after_turns(1)`: the first turn is answered whole, then the connection is
+/// reset (no close frame): the client's next read fails with `ECONNRESET`, and a write after
+/// that fails too. Without the setting the connection stays open for the next turn.
+#[tokio::test]
+async fn a_websocket_is_reset_after_its_configured_turns() {
+    bounded(async {
+        let message = json!({"type": "response.create", "model": "gpt-test", "input": [{"role": "user", "content": "hi"}]});
+        let script = Script::new([])
+            .turn(ScriptedTurn::text("first"))
+            .turn(ScriptedTurn::text("second"));
+        let script = Arc::new(script);
+        let server = ModelServer::start(
+            ServerConfig::new(script.clone())
+                .wire_api(WireApi::WebSocketResponses)
+                .model("gpt-test")
+                .reset_websocket_after_turns(1),
+        )
+        .await
+        .unwrap();
+        let mut socket = connect(&server).await;
+        let events = ws_turn(&mut socket, &message).await;
+        assert_eq!(events.last().unwrap()["type"], "response.completed");
+        match socket.next().await {
+            Some(Err(tungstenite::Error::Io(e))) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}")
+            }
+            other => panic!("expected a connection reset, got {other:?}"),
+        }
+        assert_eq!(server.connections_reset(), 1);
+        let sent = socket
+            .send(tungstenite::Message::Text(message.to_string().into()))
+            .await;
+        assert!(sent.is_err(), "a send after the reset fails: {sent:?}");
+        server.shutdown().await;
+
+        // The control: without the setting, the second turn is answered on the same socket.
+        let (server, _) = start(
+            WireApi::WebSocketResponses,
+            Script::new([])
+                .turn(ScriptedTurn::text("first"))
+                .turn(ScriptedTurn::text("second")),
+        )
+        .await;
+        let mut socket = connect(&server).await;
+        ws_turn(&mut socket, &message).await;
+        let events = ws_turn(&mut socket, &message).await;
+        assert_eq!(events.last().unwrap()["type"], "response.completed");
+        assert_eq!(server.connections_reset(), 0);
+        server.shutdown().await;
+    })
+    .await;
+}

@@ -168,6 +168,7 @@ pub struct ServerConfig {
     pub(super) login: String,
     pub(super) vision: bool,
     pub(super) refuse_websocket: bool,
+    pub(super) reset_websocket_after: Option<usize>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -191,6 +192,7 @@ impl ServerConfig {
             login: "copilot-eval".to_owned(),
             vision: false,
             refuse_websocket: false,
+            reset_websocket_after: None,
         }
     }
 
@@ -205,6 +207,14 @@ impl ServerConfig {
     /// meet an upstream that refuses the connection).
     pub fn refuse_websocket(mut self) -> Self {
         self.refuse_websocket = true;
+        self
+    }
+
+    /// End every WebSocket connection with a TCP reset (`RST`, no close frame) right after the
+    /// last event of its `turns`-th answered turn (an upstream that goes away between two
+    /// messages of the runtime). Unset: connections stay open.
+    pub fn reset_websocket_after_turns(mut self, turns: usize) -> Self {
+        self.reset_websocket_after = Some(turns);
         self
     }
 

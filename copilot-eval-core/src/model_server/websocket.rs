@@ -4,13 +4,14 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, Method, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use super::conn::ResetOnClose;
 use super::http::error_response;
 use super::render;
 use super::script::{BINARY_FRAME_BYTES, Reply};
@@ -24,6 +25,7 @@ const STALL_MARKER: &str = "copilot-eval.stall";
 
 pub(super) async fn responses_ws(
     State(shared): State<Arc<Shared>>,
+    ConnectInfo(conn): ConnectInfo<ResetOnClose>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
@@ -44,7 +46,7 @@ pub(super) async fn responses_ws(
             shared.set_status(index, 101);
             upgrade
                 .max_message_size(MAX_BODY_BYTES)
-                .on_upgrade(move |socket| websocket_session(shared, socket, uri, pairs))
+                .on_upgrade(move |socket| websocket_session(shared, socket, conn, uri, pairs))
         }
         Err(rejection) => {
             let response = rejection.into_response();
@@ -54,13 +56,17 @@ pub(super) async fn responses_ws(
     }
 }
 
-/// Serves one WebSocket connection: each text message is one turn, answered in order.
+/// Serves one WebSocket connection: each text message is one turn, answered in order. With
+/// [`ServerConfig::reset_websocket_after_turns`](super::ServerConfig::reset_websocket_after_turns),
+/// the connection is reset after that many answered turns.
 async fn websocket_session(
     shared: Arc<Shared>,
     mut socket: WebSocket,
+    conn: ResetOnClose,
     uri: Uri,
     headers: Vec<(String, String)>,
 ) {
+    let mut answered = 0;
     loop {
         let message = tokio::select! {
             message = socket.recv() => message,
@@ -112,6 +118,12 @@ async fn websocket_session(
             // A stalled stream: nothing more until the server shuts down.
             shared.stopped().await;
             break;
+        }
+        answered += 1;
+        if shared.config.reset_websocket_after == Some(answered) {
+            // Dropping the socket closes the connection, with a reset.
+            conn.reset_on_close();
+            return;
         }
     }
     let _ = socket.send(Message::Close(None)).await;

@@ -27,6 +27,9 @@ const DRAIN_BOUND: Duration = Duration::from_secs(20);
 /// How long cleanup waits for a killed runtime process to have exited (a large process can take
 /// a moment to release its memory, longer on a loaded machine).
 const EXIT_BOUND: Duration = Duration::from_secs(15);
+/// How long cleanup waits, once the runtime stopped, for the event recorder to reach the end of
+/// the event stream before stopping it.
+const RECORDER_BOUND: Duration = Duration::from_secs(2);
 
 /// Stop everything the execution started, in order, each runtime-facing step bounded.
 ///
@@ -152,15 +155,19 @@ pub(super) async fn cleanup(
             }
         }
     }
-    // The recorder ends when the stream closes; give it a moment, then stop it.
+    // The recorder ends when the stream closes; give it a moment, then stop it. Whatever it had
+    // not recorded by then is lost: the evidence is incomplete, and the result says so.
     let recorder = slots.recorder.lock().expect("slot").take();
     if let Some(recorder) = recorder {
         let abort = recorder.abort_handle();
-        if tokio::time::timeout(Duration::from_secs(2), recorder)
+        if tokio::time::timeout(RECORDER_BOUND, recorder)
             .await
             .is_err()
         {
             abort.abort();
+            run.capture_errors.lock().expect("errors lock").push(format!(
+                "the event recorder had not reached the end of the event stream {RECORDER_BOUND:?} after the runtime stopped; it was stopped, and any event it had not recorded is missing"
+            ));
         }
     }
     // 6. No runtime process may outlive the run.
@@ -287,6 +294,7 @@ mod tests {
         let options = ProxyOptions {
             audit,
             image_detail: None,
+            reader_waits_for_send: false,
         };
         let proxy = RequestProxy::new(options, controls.clone());
         let home = tempfile::tempdir().unwrap();

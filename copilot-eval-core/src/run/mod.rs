@@ -45,9 +45,12 @@ mod prepare;
 pub mod proxy;
 mod session;
 mod state;
+mod test_faults;
 
 pub use hooks::{ExchangeTap, ReplayCheck};
 pub(crate) use prepare::{client_options, gh_token, live_token};
+#[doc(hidden)]
+pub use test_faults::TestFaults;
 
 use controls::Controls;
 use prepare::{Prepared, SetupFailure};
@@ -76,6 +79,7 @@ pub struct RunOptions {
     home_seed: Option<PathBuf>,
     replay: Option<Arc<dyn ReplayCheck>>,
     tap: Option<Arc<dyn ExchangeTap>>,
+    faults: TestFaults,
 }
 
 impl RunOptions {
@@ -88,6 +92,7 @@ impl RunOptions {
             home_seed: None,
             replay: None,
             tap: None,
+            faults: TestFaults::default(),
         }
     }
 
@@ -104,6 +109,7 @@ impl RunOptions {
             home_seed: None,
             replay: None,
             tap: None,
+            faults: TestFaults::default(),
         }
     }
 
@@ -138,6 +144,13 @@ impl RunOptions {
     /// [`Recorder::cassette`](crate::cassette::Recorder::cassette).
     pub fn record(mut self, recorder: Arc<dyn ExchangeTap>) -> Self {
         self.tap = Some(recorder);
+        self
+    }
+
+    /// Test-only: break parts of the run's own machinery ([`TestFaults`]).
+    #[doc(hidden)]
+    pub fn test_faults(mut self, faults: TestFaults) -> Self {
+        self.faults = faults;
         self
     }
 }
@@ -217,6 +230,7 @@ pub async fn run_turns(
     let proxy_options = ProxyOptions {
         audit: eval.audit_requests,
         image_detail: eval.image_detail,
+        reader_waits_for_send: options.faults.websocket_reader_waits_for_send,
     };
     let proxy =
         (eval.max_tool_calls.is_some() || proxy_options.inspects() || options.tap.is_some())
@@ -234,6 +248,7 @@ pub async fn run_turns(
         &working_directory,
         client_options,
         &options.target,
+        &options.faults,
         &controls,
         &slots,
         &mut run,

@@ -66,6 +66,11 @@ pub struct ProxyOptions {
     pub audit: bool,
     /// Rewrite every OpenAI image part's `detail` to this value.
     pub image_detail: Option<ImageDetail>,
+    /// Test-only ([`TestFaults::websocket_reader_waits_for_send`](super::TestFaults)): after
+    /// each complete upstream WebSocket response, read the upstream again only once the
+    /// runtime's next message was sent (or failed) or the socket is being closed.
+    #[doc(hidden)]
+    pub reader_waits_for_send: bool,
 }
 
 impl ProxyOptions {
@@ -334,10 +339,9 @@ impl ProxySocket {
             tap.ws_request(socket, text.as_str());
         }
         self.upstream.in_flight.store(true, Ordering::SeqCst);
-        self.upstream
-            .send(outgoing)
-            .await
-            .map_err(|e| shared.transport_error(format!("WebSocket transport send failed: {e}")))
+        let sent = self.upstream.send(outgoing).await;
+        self.upstream.sends.send_modify(|n| *n += 1);
+        sent.map_err(|e| shared.transport_error(format!("WebSocket transport send failed: {e}")))
     }
 }
 
@@ -380,6 +384,9 @@ struct Upstream {
     closing: AtomicBool,
     /// Its id with the tap, when the run records.
     recording: Option<u64>,
+    /// Send attempts so far, and one more once it is being closed (see
+    /// [`ProxyOptions::reader_waits_for_send`]).
+    sends: tokio::sync::watch::Sender<u64>,
 }
 
 impl Upstream {
@@ -410,14 +417,24 @@ impl Upstream {
             in_flight: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             recording: shared.tap.as_ref().map(|t| t.websocket()),
+            sends: tokio::sync::watch::Sender::new(0),
         });
         let watcher = upstream.clone();
+        let mut sends = upstream.sends.subscribe();
         let reader = tokio::spawn(async move {
+            // Set after a complete response when the reader waits for the next send (test-only).
+            let mut wait_for_send_after = None;
             loop {
+                if let Some(before) = wait_for_send_after.take() {
+                    let _ = sends.wait_for(|n| *n > before).await;
+                }
                 match read.next().await {
                     Some(Ok(Message::Text(text))) => {
                         if is_terminal_event(&text) {
                             watcher.in_flight.store(false, Ordering::SeqCst);
+                            if shared.options.reader_waits_for_send {
+                                wait_for_send_after = Some(*sends.borrow_and_update());
+                            }
                         }
                         if let (Some(tap), Some(socket)) = (&shared.tap, watcher.recording) {
                             tap.ws_event(socket, text.as_str());
@@ -474,6 +491,7 @@ impl Upstream {
 
     async fn close(&self) {
         self.closing.store(true, Ordering::SeqCst);
+        self.sends.send_modify(|n| *n += 1);
         if let Some(mut sink) = self.sink.lock().await.take() {
             let _ = sink.send(Message::Close(None)).await;
             let _ = sink.close().await;

@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use super::controls::{ControlHooks, Controls};
 use super::state::{RunState, control_stop};
+use super::test_faults::TestFaults;
 use super::{OFFLINE_TOKEN, Target, live_token};
 use crate::error::ConfigError;
 use crate::eval::{ClientMode, CopilotEval, EMPTY_MODE_SETTINGS, check_empty_mode};
@@ -238,6 +239,7 @@ pub(super) async fn drive(
     working_directory: &std::path::Path,
     client_options: ClientOptions,
     target: &Target,
+    faults: &TestFaults,
     controls: &Arc<Controls>,
     slots: &Slots,
     run: &mut RunState,
@@ -252,7 +254,7 @@ pub(super) async fn drive(
         }
         outcome = tokio::time::timeout_at(
             deadline.into(),
-            execute(eval, prompts, working_directory, client_options, target, controls, slots, run),
+            execute(eval, prompts, working_directory, client_options, target, faults, controls, slots, run),
         ) => match outcome {
             Ok(Ok(())) => None,
             Ok(Err(error)) => Some((StopReason::ExecutionError, error)),
@@ -289,13 +291,14 @@ async fn execute(
     working_directory: &std::path::Path,
     client_options: ClientOptions,
     target: &Target,
+    faults: &TestFaults,
     controls: &Arc<Controls>,
     slots: &Slots,
     run: &mut RunState,
 ) -> Result<(), String> {
     let mut config =
         session_config(eval, working_directory, controls).map_err(|e| e.to_string())?;
-    config.event_buffer_capacity = Some(EVENT_BUFFER);
+    config.event_buffer_capacity = Some(faults.event_buffer.unwrap_or(EVENT_BUFFER));
     config = match target {
         Target::Offline { .. } => config.with_github_token(OFFLINE_TOKEN),
         Target::Live => match live_token() {
@@ -331,6 +334,7 @@ async fn execute(
         run.log.clone(),
         run.capture_errors.clone(),
         progress_tx,
+        faults.clone(),
     ));
     *slots.recorder.lock().expect("slot") = Some(recorder);
     let session = Arc::new(
@@ -506,14 +510,24 @@ async fn wait_until_done(
     }
 }
 
-/// Copy every event of the live subscription into the log until the stream closes.
+/// Copy every event of the live subscription into the log until the stream closes. Events the
+/// subscription dropped because the recorder fell behind (`Lagged`) are reported as a capture
+/// error with their number (the evidence is then incomplete). `faults` (test-only) can hold the
+/// recorder before its first read, or make it hang after the first root `session.idle`.
 async fn record(
     mut subscription: github_copilot_sdk::EventSubscription,
     log: Arc<Mutex<Vec<LoggedEvent>>>,
     capture_errors: Arc<Mutex<Vec<String>>>,
     progress: watch::Sender<Progress>,
+    faults: TestFaults,
 ) {
+    if let Some(hold) = &faults.hold_event_recorder {
+        hold.notified().await;
+    }
     loop {
+        if faults.event_recorder_hangs_after_idle && progress.borrow().idles > 0 {
+            std::future::pending::<()>().await;
+        }
         match subscription.recv().await {
             Ok(event) => {
                 let received = Instant::now();
@@ -548,8 +562,9 @@ async fn record(
             Err(e) => match e.kind() {
                 RecvErrorKind::Lagged(lagged) => {
                     capture_errors.lock().expect("lock").push(format!(
-                        "the event subscription lagged: {} events were lost",
-                        lagged.skipped()
+                        "the event subscription lagged: {} events were lost (the recorder fell more than {} events behind the runtime)",
+                        lagged.skipped(),
+                        faults.event_buffer.unwrap_or(EVENT_BUFFER)
                     ))
                 }
                 _ => return,
