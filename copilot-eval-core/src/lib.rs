@@ -96,8 +96,8 @@ pub mod tools;
 
 pub use error::ConfigError;
 pub use eval::{
-    ClientMode, CopilotEval, ImageDetail, PreToolGuard, ReasoningEffort, SYSTEM_PROMPT_SECTIONS,
-    SectionAction, SystemMessageMode, guard_fn,
+    AgentMode, ClientMode, CopilotEval, ImageDetail, PreToolGuard, Prompt, ReasoningEffort,
+    SYSTEM_PROMPT_SECTIONS, SectionAction, SystemMessageMode, guard_fn,
 };
 pub use result::{CopilotResult, PromptTurn, StopReason, ToolCall, Turn, Usage};
 pub use run::{RunOptions, run, run_turns, run_with};

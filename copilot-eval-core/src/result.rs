@@ -166,6 +166,9 @@ pub struct CopilotResult {
     /// What went wrong, when something did (several causes are joined with `; `; a cause next
     /// to one of several lines, such as a replay diagnosis, is on a line of its own).
     pub error: Option<String>,
+    /// The prompts the run was given, in order, with their options (attachments, agent mode):
+    /// attachment paths as the test gave them, each selection's `text` read from its file.
+    pub prompts: Vec<crate::eval::Prompt>,
     /// The root agent's conversation: the prompt and each assistant message.
     pub turns: Vec<Turn>,
     /// Every tool call observed, main agent and subagents, in request order.
@@ -459,6 +462,7 @@ mod tests {
             success: true,
             stop_reason: StopReason::Completed,
             error: None,
+            prompts: vec![],
             turns: vec![],
             tool_calls: vec![ToolCall {
                 id: "c1".into(),

@@ -58,6 +58,7 @@ fn run(stop: String, model: String, prompt: String, response: String) -> RunReco
         eval_name: "e".into(),
         mode: "replay".into(),
         prompts: vec![prompt.clone()],
+        prompt_options: Vec::new(),
         prompt,
         model_requested: Some(model.clone()),
         model_used: Some(model),

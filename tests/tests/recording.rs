@@ -586,12 +586,14 @@ fn rename_ids(value: &mut Value, ids: &[&str]) {
     }
 }
 
-const QUICKSTART_LIVE: [&str; 4] = [
+const QUICKSTART_LIVE: [&str; 5] = [
     "creates_a_greeting_file",
     "follows_the_release_notes_skill",
     "looks_up_a_release_with_a_custom_tool",
     // A conversation of two prompts: recorded into one cassette, replayed as one session.
     "remembers_the_file_it_wrote",
+    // A prompt with a file and a selection attached.
+    "writes_the_selected_version",
 ];
 
 /// `cargo copilot-eval --record` end to end on the quick-start example: a loopback server
@@ -645,7 +647,7 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
     let recorded = report.expect("record results");
     assert_eq!(recorded.mode, "record");
     assert!(
-        stderr.contains("cassettes: 4 recorded, 0 kept (replayed), 0 not written"),
+        stderr.contains("cassettes: 5 recorded, 0 kept (replayed), 0 not written"),
         "{stderr}"
     );
     for name in QUICKSTART_LIVE {

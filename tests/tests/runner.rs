@@ -593,7 +593,8 @@ fn the_quickstart_example_replays_offline_exit_0() {
             "follows_the_release_notes_skill",
             "loads_the_repository_configuration",
             "looks_up_a_release_with_a_custom_tool",
-            "remembers_the_file_it_wrote"
+            "remembers_the_file_it_wrote",
+            "writes_the_selected_version"
         ]
     );
     for test in &run.report.tests {
@@ -619,6 +620,18 @@ fn the_quickstart_example_replays_offline_exit_0() {
             Vec::<String>::new()
         );
     }
+    // The prompt's attachments are in the run record, the selection with the text it sent.
+    let attached = &run.test("writes_the_selected_version").runs[0];
+    assert_eq!(attached.prompt_options.len(), 1);
+    let options = serde_json::to_value(&attached.prompt_options[0]).unwrap();
+    assert_eq!(
+        options,
+        serde_json::json!({"prompt": 1, "attachments": [
+            {"type": "file", "path": "CHANGELOG.md"},
+            {"type": "selection", "path": "CHANGELOG.md", "start_line": 3, "end_line": 3,
+             "text": "## 2.4.1 - 2026-11-02"}
+        ]})
+    );
     let skill = run.test("follows_the_release_notes_skill");
     assert_eq!(skill.runs[0].skills_invoked, ["release-notes"]);
     // The conversation: one run of two prompts, replayed from one cassette, with the tokens

@@ -170,6 +170,7 @@ mod prompt;
 mod record;
 mod replay;
 mod scan;
+mod session_folder;
 mod tap_impl;
 mod write;
 

@@ -12,7 +12,7 @@ use super::prompt::PromptParts;
 
 /// Version of the normaliser list ([`NORMALIZERS`]). Raised whenever an entry is added, removed
 /// or changes what it does; a mismatch diagnosis names it.
-pub const NORMALIZERS_VERSION: u32 = 3;
+pub const NORMALIZERS_VERSION: u32 = 4;
 
 /// Whether a normaliser belongs to the cassette format itself or compensates drift between the
 /// runtime that recorded a cassette and the runtime that replays it.
@@ -66,10 +66,10 @@ pub const NORMALIZERS: &[Normalizer] = &[
     },
     Normalizer {
         name: "datetime_prefix",
-        version: 1,
+        version: 2,
         kind: NormalizerKind::Format,
         runtime_versions: "all 1.0.x (measured on 1.0.102)",
-        description: "a leading `<current_datetime>...</current_datetime>` and the line breaks after it are removed from user messages",
+        description: "a `<current_datetime>...</current_datetime>` at the start of a user message, or right after the `<ide_selection>` block a selection attachment puts first, is removed with the line breaks after it",
         apply: datetime_prefix,
     },
     Normalizer {
@@ -79,6 +79,14 @@ pub const NORMALIZERS: &[Normalizer] = &[
         runtime_versions: "all; the directory is the one the run gave the runtime, in every spelling (as given and canonical, e.g. `/var/...` and `/private/var/...`), and the system prompt's `Current working directory: <path>` line (1.0.102) when it has one",
         description: "every spelling of the session working directory becomes `${workdir}` in message texts and in the string values of tool-call arguments (longest spelling first)",
         apply: workdir,
+    },
+    Normalizer {
+        name: "session_folder",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "1.0.102 (a prompt sent in plan mode names `<runtime home>/session-state/<session id>/plan.md`)",
+        description: "in user messages, the run's session folder (`<folder>/session-state/<uuid>`) becomes `${session_folder}`",
+        apply: super::session_folder::session_folder,
     },
     Normalizer {
         name: "tool_output_file",
@@ -498,12 +506,17 @@ fn datetime_prefix(messages: &mut Vec<NormalMessage>, _: &Context) {
         let Some(content) = &message.content else {
             continue;
         };
-        if let Some(rest) = content.strip_prefix(OPEN)
-            && let Some(end) = rest.find(CLOSE)
+        // Leading, or right after the selection block a selection attachment puts first.
+        let at = content.find(OPEN).filter(|&at| {
+            let head = content[..at].trim_end();
+            head.is_empty()
+                || head.starts_with("<ide_selection>") && head.ends_with("</ide_selection>")
+        });
+        if let Some(at) = at
+            && let Some(end) = content[at..].find(CLOSE)
         {
-            let stripped = rest[end + CLOSE.len()..]
-                .trim_start_matches(['\n', '\r'])
-                .to_owned();
+            let tail = content[at + end + CLOSE.len()..].trim_start_matches(['\n', '\r']);
+            let stripped = format!("{}{tail}", &content[..at]);
             message.content = Some(stripped).filter(|c| !c.is_empty());
         }
     }

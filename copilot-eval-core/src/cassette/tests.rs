@@ -177,6 +177,28 @@ fn normalised(messages: Vec<Value>, workdir: Option<&str>) -> Vec<NormalMessage>
 }
 
 #[test]
+fn the_datetime_after_a_selection_and_the_session_folder_are_normalised() {
+    let home = std::env::temp_dir().join("copilot-eval-home-Xy12");
+    let request = vec![
+        json!({"role": "user", "content": "<ide_selection>\nFile: a.rs (line 2)\n</ide_selection>\n\n<current_datetime>2026-12-01T07:27:46.804+00:00</current_datetime>\n\nRead it."}),
+        json!({"role": "user", "content": format!("<current_datetime>x</current_datetime>\n\nSave the plan to: {}/session-state/285e2773-2840-49fa-89fe-ab46aab131bd/plan.md", home.display())}),
+        json!({"role": "user", "content": "Before <current_datetime>x</current_datetime> is kept."}),
+    ];
+    let contents: Vec<Option<String>> = normalised(request, None)
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        contents,
+        [
+            Some("<ide_selection>\nFile: a.rs (line 2)\n</ide_selection>\n\nRead it.".to_owned()),
+            Some("Save the plan to: ${session_folder}/plan.md".to_owned()),
+            Some("Before <current_datetime>x</current_datetime> is kept.".to_owned()),
+        ]
+    );
+}
+
+#[test]
 fn the_list_is_named_versioned_and_starts_its_compat_entries_with_the_measured_drift() {
     let compat: Vec<&str> = NORMALIZERS
         .iter()

@@ -23,6 +23,7 @@ use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig, SessionCo
 mod builder;
 mod guard;
 mod options;
+mod prompt;
 #[cfg(test)]
 mod tests;
 
@@ -33,6 +34,7 @@ pub use options::{
     SystemMessageMode,
 };
 pub(crate) use options::{EMPTY_MODE_SETTINGS, check_empty_mode};
+pub use prompt::{AgentMode, Attachment, GitHubReference, GitHubReferenceKind, Prompt};
 
 /// Default `timeout_s`: 300 seconds.
 pub const DEFAULT_TIMEOUT_S: f64 = 300.0;

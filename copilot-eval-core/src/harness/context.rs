@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 use super::{ENV_EVIDENCE_FILE, Mode, TestConfig};
-use crate::eval::{CopilotEval, CopilotEvalBuilder};
+use crate::eval::{CopilotEval, CopilotEvalBuilder, Prompt};
 use crate::model_server::{DEFAULT_MODEL, ModelServer, Script, ServerConfig};
 use crate::report::{Property, RecordingOutcome, RunRecord};
 use crate::result::CopilotResult;
@@ -190,7 +190,11 @@ impl EvalContext {
         self.save();
     }
 
-    /// Run `eval` on `prompt` once (no retry) and record the run for the artifacts. Model
+    /// Run `eval` on `prompt` once (no retry) and record the run for the artifacts. `prompt` is a
+    /// `&str`, a `String` or a [`Prompt`] with attachments (paths relative to
+    /// [`workdir`](Self::workdir)) and an agent mode; its options are in the result's `prompts`
+    /// and the run record's `prompt_options`. A missing attachment ends the run with
+    /// `execution_error` naming the path, before the runtime starts. Model
     /// requests go to the script given to [`offline`](Self::offline), else to the test's
     /// cassette in replay mode, else live (see the module documentation).
     ///
@@ -207,7 +211,7 @@ impl EvalContext {
     /// `error`): replay mode and the cassette is missing or cannot be loaded; record mode and an
     /// existing cassette cannot be loaded, or a completed run's recording cannot be made into a
     /// cassette or written; `COPILOT_EVAL_LIVE_BASE_URL` is not a loopback URL.
-    pub async fn run(&self, eval: &CopilotEval, prompt: impl Into<String>) -> CopilotResult {
+    pub async fn run(&self, eval: &CopilotEval, prompt: impl Into<Prompt>) -> CopilotResult {
         self.run_prompts(eval, vec![prompt.into()]).await
     }
 
@@ -218,7 +222,8 @@ impl EvalContext {
     /// [`CopilotResult::prompt_turns`]), one run record in the artifacts (its `prompts`, and
     /// each message's `prompt` number in `turns`), one cassette (`<test>.yaml` for the test's
     /// first run, as [`run`](Self::run)), recorded and replayed as one session. `timeout_s`
-    /// bounds all turns together. Otherwise as [`run`](Self::run).
+    /// bounds all turns together. Each prompt is a `&str`, a `String` or a [`Prompt`] (with its
+    /// own attachments and mode). Otherwise as [`run`](Self::run).
     ///
     /// ```no_run
     /// # async fn example(ctx: copilot_eval_core::harness::EvalContext) {
@@ -236,9 +241,9 @@ impl EvalContext {
     pub async fn run_turns<I, S>(&self, eval: &CopilotEval, prompts: I) -> CopilotResult
     where
         I: IntoIterator<Item = S>,
-        S: Into<String>,
+        S: Into<Prompt>,
     {
-        let prompts: Vec<String> = prompts.into_iter().map(Into::into).collect();
+        let prompts: Vec<Prompt> = prompts.into_iter().map(Into::into).collect();
         if prompts.is_empty() {
             self.setup_failure(format!(
                 "ctx.run_turns({:?}, ..) was given no prompt; pass at least one",
@@ -250,7 +255,7 @@ impl EvalContext {
 
     /// The work of [`run`](Self::run) and [`run_turns`](Self::run_turns): `prompts` holds at
     /// least one prompt.
-    async fn run_prompts(&self, eval: &CopilotEval, prompts: Vec<String>) -> CopilotResult {
+    async fn run_prompts(&self, eval: &CopilotEval, prompts: Vec<Prompt>) -> CopilotResult {
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
             evidence.deadline_unix_ms =
@@ -262,7 +267,7 @@ impl EvalContext {
             evidence.running = Some(format!(
                 "{}: {}{more}",
                 eval.name(),
-                prompts.first().map(String::as_str).unwrap_or_default()
+                prompts.first().map(|p| p.text.as_str()).unwrap_or_default()
             ));
         }
         self.save();
@@ -358,7 +363,8 @@ impl EvalContext {
                 }
             },
         };
-        let mut record = RunRecord::from_conversation(&result, mode, &prompts);
+        let texts: Vec<String> = prompts.iter().map(|p| p.text.clone()).collect();
+        let mut record = RunRecord::from_conversation(&result, mode, &texts);
         record.replay = replay;
         let recording_failure = recording
             .as_ref()

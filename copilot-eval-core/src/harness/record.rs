@@ -170,7 +170,7 @@ pub(crate) fn plan(policy: RecordPolicy, cassette: PathBuf) -> Plan {
 /// Errors: the live target is invalid ([`ENV_LIVE_BASE_URL`]).
 pub(crate) async fn record_run(
     eval: &CopilotEval,
-    prompts: &[String],
+    prompts: &[crate::eval::Prompt],
     cassette: &Path,
     test: &str,
     run: usize,

@@ -18,7 +18,7 @@ use crate::run::run_turns;
 /// names file, line and column), or its loopback server cannot start.
 pub(crate) async fn run(
     eval: &CopilotEval,
-    prompts: &[String],
+    prompts: &[crate::eval::Prompt],
     path: &Path,
 ) -> Result<(CopilotResult, ReplayRecord), String> {
     let session = ReplaySession::start(path)

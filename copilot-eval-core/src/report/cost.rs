@@ -290,6 +290,7 @@ output = 0
             mode: "replay".into(),
             prompt: "p".into(),
             prompts: Vec::new(),
+            prompt_options: Vec::new(),
             model_requested: Some("m".into()),
             model_used: Some("m".into()),
             success: true,

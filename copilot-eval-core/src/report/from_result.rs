@@ -1,6 +1,23 @@
 //! The artifacts' run record built from a run's [`CopilotResult`]: [`RunRecord::from_result`].
 
 use super::*;
+use crate::eval::{AgentMode, Attachment};
+
+/// The options one prompt of a run was sent with ([`crate::eval::Prompt`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PromptOptionsRecord {
+    /// The prompt's number in the run's `prompts` (from 1).
+    pub prompt: u64,
+    /// The agent mode it was sent in (`interactive`, `plan`, `autopilot`, `shell`); absent: the
+    /// session's current mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<AgentMode>,
+    /// Its attachments, in order: `type` is `file`, `directory`, `selection` (with the selected
+    /// `text` read from the file) or `github_reference`; paths as the test gave them, relative
+    /// to the run's `working_directory` unless absolute.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
+}
 
 impl RunRecord {
     /// Mirror `result` for the artifacts. `mode` is `live`, `replay` or `scripted`; `prompt` is
@@ -116,6 +133,17 @@ impl RunRecord {
             mode: mode.to_owned(),
             prompt: prompts.first().cloned().unwrap_or_default(),
             prompts: prompts.to_vec(),
+            prompt_options: result
+                .prompts
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.has_options())
+                .map(|(index, p)| PromptOptionsRecord {
+                    prompt: index as u64 + 1,
+                    mode: p.mode,
+                    attachments: p.attachments.clone(),
+                })
+                .collect(),
             model_requested: result.model_requested.clone(),
             model_used: result.model_used.clone(),
             success: result.success,

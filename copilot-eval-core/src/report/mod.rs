@@ -15,6 +15,7 @@
 
 mod cost;
 mod from_result;
+pub use from_result::PromptOptionsRecord;
 #[cfg(feature = "runner")]
 pub mod html;
 #[cfg(feature = "runner")]
@@ -285,6 +286,10 @@ pub struct RunRecord {
     /// `ctx.run_turns`); absent in files written before it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prompts: Vec<String>,
+    /// The options of each prompt sent with any (attachments, agent mode), by the prompt's
+    /// number in `prompts`; absent when no prompt had options.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompt_options: Vec<PromptOptionsRecord>,
     /// The model the eval requested (`None`: the runtime's default).
     pub model_requested: Option<String>,
     /// The model that served the last model call, else the session's selected model.

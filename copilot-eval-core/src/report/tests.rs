@@ -12,6 +12,7 @@ pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
         mode: "replay".into(),
         prompt: "p".into(),
         prompts: vec!["p".into()],
+        prompt_options: Vec::new(),
         model_requested: Some("claude-sonnet-4.5".into()),
         model_used: Some("claude-sonnet-4.5".into()),
         success: stop == "completed",

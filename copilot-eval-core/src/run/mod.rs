@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::eval::CopilotEval;
+use crate::eval::{CopilotEval, Prompt};
 use crate::result::CopilotResult;
 #[cfg(doc)]
 use crate::result::StopReason;
@@ -155,13 +155,16 @@ impl RunOptions {
     }
 }
 
-/// Run `eval` on `prompt` live (see [`RunOptions::live`]). Exactly one attempt.
-pub async fn run(eval: &CopilotEval, prompt: impl Into<String>) -> CopilotResult {
+/// Run `eval` on `prompt` live (see [`RunOptions::live`]). Exactly one attempt. `prompt` is a
+/// `&str`, a `String` or a [`Prompt`] with attachments and an agent mode.
+pub async fn run(eval: &CopilotEval, prompt: impl Into<Prompt>) -> CopilotResult {
     run_with(eval, prompt, &RunOptions::live()).await
 }
 
 /// Run `eval` on `prompt` with `options`. Exactly one attempt; the runtime process is stopped
-/// before this returns, in every outcome.
+/// before this returns, in every outcome. `prompt` is a `&str`, a `String` or a [`Prompt`]:
+/// its attachments' paths are relative to the eval's working directory, and a missing one ends
+/// the run with `execution_error` naming the path before the runtime starts.
 ///
 /// An offline run against a scripted loopback model (needs the installed runtime, so not run
 /// here):
@@ -183,28 +186,32 @@ pub async fn run(eval: &CopilotEval, prompt: impl Into<String>) -> CopilotResult
 /// ```
 pub async fn run_with(
     eval: &CopilotEval,
-    prompt: impl Into<String>,
+    prompt: impl Into<Prompt>,
     options: &RunOptions,
 ) -> CopilotResult {
-    run_turns(eval, &[prompt.into()], options).await
+    run_turns(eval, [prompt.into()], options).await
 }
 
 /// Run `eval` on several prompts, one turn each, in ONE session: each prompt is sent once the
 /// previous turn went idle. After a `session.error` no further prompt is sent. `timeout_s`
-/// bounds all turns together. No prompt at all is an `execution_error`. Otherwise as
+/// bounds all turns together. No prompt at all is an `execution_error`, and so is an
+/// attachment whose file or folder is missing (checked before anything starts). Each prompt is
+/// a `&str`, a `String` or a [`Prompt`]; `result.prompts` holds them as sent. Otherwise as
 /// [`run_with`].
-pub async fn run_turns(
-    eval: &CopilotEval,
-    prompts: &[String],
-    options: &RunOptions,
-) -> CopilotResult {
+pub async fn run_turns<I>(eval: &CopilotEval, prompts: I, options: &RunOptions) -> CopilotResult
+where
+    I: IntoIterator,
+    I::Item: Into<Prompt>,
+{
     let started = Instant::now();
+    let prompts: Vec<Prompt> = prompts.into_iter().map(Into::into).collect();
     let mut run = RunState::new(eval);
     let Prepared {
         working_directory,
         home,
         client_options,
-    } = match prepare::prepare(eval, prompts, options, &mut run) {
+        prompts,
+    } = match prepare::prepare(eval, prompts.clone(), options, &mut run) {
         Ok(prepared) => prepared,
         Err(SetupFailure {
             reason,
@@ -212,7 +219,9 @@ pub async fn run_turns(
             working_directory,
         }) => {
             run.fail(reason, error);
-            return run.finish(working_directory, started);
+            let mut result = run.finish(working_directory, started);
+            result.prompts = prompts;
+            return result;
         }
     };
 
@@ -244,7 +253,7 @@ pub async fn run_turns(
     let slots = Slots::default();
     let turns_finished = session::drive(
         eval,
-        prompts,
+        &prompts,
         &working_directory,
         client_options,
         &options.target,
@@ -268,6 +277,7 @@ pub async fn run_turns(
     );
     run.timings.cleanup_ms = cleanup_started.elapsed().as_millis() as u64;
     let mut result = run.finish(working_directory, started);
+    result.prompts = prompts;
     if options.target == Target::Live {
         add_auth_hint(&mut result);
     }

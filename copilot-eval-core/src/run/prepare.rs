@@ -11,7 +11,7 @@ use github_copilot_sdk::{CliProgram, ClientOptions};
 
 use super::state::RunState;
 use super::{OFFLINE_TOKEN, RunOptions, Target};
-use crate::eval::CopilotEval;
+use crate::eval::{CopilotEval, Prompt};
 use crate::result::StopReason;
 use crate::runtime;
 
@@ -24,6 +24,8 @@ pub(super) struct Prepared {
     /// The SDK client options (runtime, cwd, environment, token, client mode), without the
     /// request handler.
     pub(super) client_options: ClientOptions,
+    /// The prompts, resolved against the working directory ([`Prompt::resolve`]).
+    pub(super) prompts: Vec<Prompt>,
 }
 
 /// A failure before anything started: the stop reason, its error text, and the working
@@ -48,7 +50,7 @@ impl SetupFailure {
 /// it. Records the skill discovery and the runtime path on `run` as soon as they are known.
 pub(super) fn prepare(
     eval: &CopilotEval,
-    prompts: &[String],
+    prompts: Vec<Prompt>,
     options: &RunOptions,
     run: &mut RunState,
 ) -> Result<Prepared, SetupFailure> {
@@ -89,6 +91,13 @@ pub(super) fn prepare(
     let fail = |error: String| {
         SetupFailure::new(StopReason::ExecutionError, error, working_directory.clone())
     };
+    // Attachments are checked before the runtime starts.
+    let prompts = prompts
+        .iter()
+        .enumerate()
+        .map(|(index, prompt)| prompt.resolve(index + 1, &working_directory))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| fail(format!("a prompt's attachment cannot be sent: {e}")))?;
 
     let runtime_path = match &options.runtime_path {
         Some(path) => path.clone(),
@@ -148,6 +157,7 @@ pub(super) fn prepare(
         working_directory,
         home,
         client_options,
+        prompts,
     })
 }
 

@@ -17,7 +17,7 @@ use super::state::{RunState, control_stop};
 use super::test_faults::TestFaults;
 use super::{OFFLINE_TOKEN, Target, live_token};
 use crate::error::ConfigError;
-use crate::eval::{ClientMode, CopilotEval, EMPTY_MODE_SETTINGS, check_empty_mode};
+use crate::eval::{ClientMode, CopilotEval, EMPTY_MODE_SETTINGS, Prompt, check_empty_mode};
 use crate::evidence::{LoggedEvent, mcp};
 use crate::result::{RawEvent, RuntimeStartup, StopReason};
 
@@ -235,7 +235,7 @@ impl MappedFields {
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn drive(
     eval: &CopilotEval,
-    prompts: &[String],
+    prompts: &[Prompt],
     working_directory: &std::path::Path,
     client_options: ClientOptions,
     target: &Target,
@@ -287,7 +287,7 @@ pub(super) async fn drive(
 #[allow(clippy::too_many_arguments)]
 async fn execute(
     eval: &CopilotEval,
-    prompts: &[String],
+    prompts: &[Prompt],
     working_directory: &std::path::Path,
     client_options: ClientOptions,
     target: &Target,
@@ -373,7 +373,7 @@ async fn execute(
                 break;
             }
             session
-                .send(prompt.as_str())
+                .send(prompt.message_options(working_directory))
                 .await
                 .map_err(|e| format!("sending the prompt failed: {e}"))?;
             wait_until_done(progress_rx.clone(), now.idles).await?;

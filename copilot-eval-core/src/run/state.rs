@@ -141,6 +141,7 @@ impl RunState {
             success,
             stop_reason,
             error,
+            prompts: Vec::new(),
             turns: evidence.turns,
             tool_calls: evidence.tool_calls,
             final_response: evidence.final_response,

@@ -14,6 +14,7 @@
 use std::sync::{Arc, Mutex};
 
 use copilot_eval_core::copilot_eval;
+use copilot_eval_core::eval::{Attachment, Prompt};
 use copilot_eval_core::harness::EvalContext;
 use copilot_eval_core::tools::function_tool;
 use serde_json::json;
@@ -194,5 +195,39 @@ async fn remembers_the_file_it_wrote(ctx: EvalContext) {
     assert!(
         answer.contains("todo.txt") && answer.contains("Ship 2.4.1"),
         "{answer}"
+    );
+}
+
+/// A prompt with attachments: the changelog as a file (the runtime lists it for the model to
+/// read) and one of its lines as a selection (its text goes into the prompt). Attachment paths
+/// are relative to the working directory; the result's `prompts` and the run record's
+/// `prompt_options` say what was attached.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn writes_the_selected_version(ctx: EvalContext) {
+    std::fs::write(
+        ctx.workdir().join("CHANGELOG.md"),
+        "# Changelog\n\n## 2.4.1 - 2026-11-02\n- Faster startup\n\n## 2.4.0 - 2026-10-01\n- First release\n",
+    )
+    .unwrap();
+    let eval = ctx.eval().build().unwrap();
+    let prompt = Prompt::new("Write the version number of the selected release to version.txt.")
+        .attach_file("CHANGELOG.md")
+        .attach_selection("CHANGELOG.md", 3, 3);
+    let result = ctx.run(&eval, prompt).await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+
+    // Independent verification: the file on disk.
+    let version = std::fs::read_to_string(ctx.workdir().join("version.txt")).expect("version.txt");
+    ctx.record_property("version", &version);
+    assert_eq!(version.trim_end(), "2.4.1");
+    // The selection as the run sent it: the line's text, read from the file.
+    assert_eq!(
+        result.prompts[0].attachments[1],
+        Attachment::Selection {
+            path: "CHANGELOG.md".into(),
+            start_line: 3,
+            end_line: 3,
+            text: Some("## 2.4.1 - 2026-11-02".into()),
+        }
     );
 }
