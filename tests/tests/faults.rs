@@ -957,30 +957,7 @@ fn a_signal_to_the_runner_with_an_eval_in_flight() {
         let runner = child.id();
         // The event: the test process's evidence holds the property it records after its run.
         let tmp = scratch.path().join("tmp");
-        let startup = Instant::now() + Duration::from_secs(600);
-        loop {
-            let recorded = std::fs::read_dir(&tmp)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .filter(|d| {
-                    d.file_name()
-                        .to_string_lossy()
-                        .starts_with("copilot-eval-suite-")
-                })
-                .any(|d| {
-                    std::fs::read_to_string(d.path().join("0.evidence.json"))
-                        .is_ok_and(|t| t.contains("first_run_success"))
-                });
-            if recorded {
-                break;
-            }
-            assert!(
-                Instant::now() < startup,
-                "SIG{signal}: the eval never recorded its property"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        support::wait_for_first_evidence(&tmp, "first_run_success", Duration::from_secs(600));
         let sent = Instant::now();
         let status = Command::new("kill")
             .args([&format!("-{signal}"), &runner.to_string()])

@@ -5,9 +5,8 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use copilot_eval_core::runtime::processes_with_env_prefix;
 use copilot_eval_core::suite::executor::ENV_SUITE_PROCESS;
-use copilot_eval_e2e::runtime_for;
+use copilot_eval_e2e::{processes_with_env, runtime_for};
 
 mod support;
 
@@ -43,7 +42,7 @@ fn a_killed_runner_leaves_no_test_process() {
         .expect("cargo-copilot-eval starts");
     let marker = format!("{ENV_SUITE_PROCESS}={}-", runner.id());
     support::wait_for_first_evidence(&tmp, "first_run_success", Duration::from_secs(600));
-    let tests = processes_with_env_prefix(&marker);
+    let tests = processes_with_env(&marker);
     assert!(
         !tests.is_empty(),
         "the test process runs (and carries the marker) before the runner is killed"
@@ -52,10 +51,10 @@ fn a_killed_runner_leaves_no_test_process() {
     runner.wait().unwrap();
     // Ample next to the watcher's 100 ms, and far below the test's 600 s sleep.
     let bound = Instant::now() + Duration::from_secs(60);
-    let mut left = processes_with_env_prefix(&marker);
+    let mut left = processes_with_env(&marker);
     while !left.is_empty() && Instant::now() < bound {
         std::thread::sleep(Duration::from_millis(100));
-        left = processes_with_env_prefix(&marker);
+        left = processes_with_env(&marker);
     }
     for pid in &left {
         // Do not leave them behind for the next test.

@@ -535,14 +535,6 @@ pub fn processes_with_env(marker: &str) -> Vec<u32> {
     processes_whose_env(|kv| kv == marker.as_bytes())
 }
 
-/// Process ids of live processes with an environment entry (`KEY=VALUE`) that starts with
-/// `prefix` (Linux only, like [`processes_with_env`]): for markers that end in a part the caller
-/// does not know, e.g. `COPILOT_EVAL_SUITE_PROCESS=<runner pid>-` for every test process of one
-/// runner.
-pub fn processes_with_env_prefix(prefix: &str) -> Vec<u32> {
-    processes_whose_env(|kv| kv.starts_with(prefix.as_bytes()))
-}
-
 fn processes_whose_env(matches: impl Fn(&[u8]) -> bool) -> Vec<u32> {
     let mut found = Vec::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
