@@ -87,6 +87,7 @@ fn run(stop: String, model: String, prompt: String, response: String) -> RunReco
         audit: None,
         replay: None,
         recording: None,
+        label: None,
     }
 }
 
@@ -106,6 +107,7 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
         exit: None,
         output: None,
         cost: None,
+        comparisons: Vec::new(),
     }
 }
 

@@ -589,6 +589,7 @@ fn the_quickstart_example_replays_offline_exit_0() {
     assert_eq!(
         names,
         [
+            "compares_with_and_without_the_skill",
             "creates_a_greeting_file",
             "follows_the_release_notes_skill",
             "loads_the_repository_configuration",

@@ -47,6 +47,7 @@
 //! `--exact <test id> --ignored`; `cargo nextest run --run-ignored only` and
 //! `cargo test -- --ignored` run them too (live unless `COPILOT_EVAL_MODE=replay`).
 
+pub mod compare;
 mod context;
 mod record;
 mod replay;
@@ -61,6 +62,7 @@ use futures::FutureExt;
 
 use crate::eval::{CopilotEval, CopilotEvalBuilder};
 
+pub use compare::{Comparison, Side, Verdict};
 pub use context::EvalContext;
 pub use record::{
     ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, ENV_RECORD_STRICT, RecordPolicy,

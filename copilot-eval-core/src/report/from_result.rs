@@ -178,6 +178,7 @@ impl RunRecord {
                 .flatten(),
             replay: None,
             recording: None,
+            label: None,
         }
     }
 

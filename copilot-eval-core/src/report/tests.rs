@@ -45,6 +45,7 @@ pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
         audit: None,
         replay: None,
         recording: None,
+        label: None,
     }
 }
 
@@ -67,6 +68,7 @@ fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunRecord>) -> Tes
         exit: None,
         output: None,
         cost: None,
+        comparisons: Vec::new(),
     }
 }
 

@@ -34,6 +34,7 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
             estimated_cost: estimated,
             ..CostTotals::zero()
         }),
+        comparisons: Vec::new(),
     }
 }
 
