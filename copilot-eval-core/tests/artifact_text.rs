@@ -88,6 +88,7 @@ fn run(stop: String, model: String, prompt: String, response: String) -> RunReco
         audit: None,
         replay: None,
         recording: None,
+        label: None,
     }
 }
 
@@ -107,6 +108,7 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
         exit: None,
         output: None,
         cost: None,
+        comparisons: Vec::new(),
     }
 }
 

@@ -116,6 +116,7 @@ fn evidence_seed() -> &'static str {
         workdir: Some("/w".into()),
         workdir_kept: false,
         cassette: "/c.yaml".into(),
+        comparisons: Vec::new(),
     };
     Box::leak(
         serde_json::to_string_pretty(&evidence)
@@ -140,6 +141,7 @@ fn results_seed() -> &'static str {
         exit: None,
         output: None,
         cost: None,
+        comparisons: Vec::new(),
     }];
     let report = SuiteReport {
         schema_version: SCHEMA_VERSION.into(),

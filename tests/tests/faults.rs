@@ -124,6 +124,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         exit: None,
         output: None,
         cost: None,
+        comparisons: Vec::new(),
     };
     let tests = vec![test];
     let report = SuiteReport {

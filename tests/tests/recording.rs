@@ -594,6 +594,8 @@ const QUICKSTART_LIVE: [&str; 5] = [
     "remembers_the_file_it_wrote",
     // A prompt with a file and a selection attached.
     "writes_the_selected_version",
+    // A comparison: two runs, each recorded into its own cassette (`<name>.yaml`, `<name>-2.yaml`).
+    "compares_with_and_without_the_skill",
 ];
 
 /// `cargo copilot-eval --record` end to end on the quick-start example: a loopback server
@@ -611,9 +613,15 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
     let examples = workspace_root().join("examples/quickstart/tests/cassettes/evals");
     let mut stand_in =
         Cassette::load(&examples.join(format!("{}.yaml", QUICKSTART_LIVE[0]))).unwrap();
-    for name in &QUICKSTART_LIVE[1..] {
-        let other = Cassette::load(&examples.join(format!("{name}.yaml"))).unwrap();
-        stand_in.conversations.extend(other.conversations);
+    for name in QUICKSTART_LIVE {
+        for file in [format!("{name}.yaml"), format!("{name}-2.yaml")] {
+            let path = examples.join(file);
+            if path == examples.join(format!("{}.yaml", QUICKSTART_LIVE[0])) || !path.exists() {
+                continue;
+            }
+            let other = Cassette::load(&path).unwrap();
+            stand_in.conversations.extend(other.conversations);
+        }
     }
     let responder = Arc::new(copilot_eval_core::cassette::ReplayResponder::new(Arc::new(
         stand_in,
@@ -647,7 +655,7 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
     let recorded = report.expect("record results");
     assert_eq!(recorded.mode, "record");
     assert!(
-        stderr.contains("cassettes: 5 recorded, 0 kept (replayed), 0 not written"),
+        stderr.contains("cassettes: 7 recorded, 0 kept (replayed), 0 not written"),
         "{stderr}"
     );
     for name in QUICKSTART_LIVE {
@@ -719,16 +727,31 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
     assert_eq!(status, 0, "{stderr}");
     let replayed = report.expect("replay results");
     for name in QUICKSTART_LIVE {
-        let live_run = &recorded.tests.iter().find(|t| t.name == name).unwrap().runs[0];
-        let replay_run = &replayed.tests.iter().find(|t| t.name == name).unwrap().runs[0];
-        assert_eq!(replay_run.mode, "replay");
-        assert!(replay_run.replay.as_ref().unwrap().unconsumed.is_empty());
-        assert_eq!(
-            comparable_run(live_run),
-            comparable_run(replay_run),
-            "{name}: recorded and replayed evidence differ"
-        );
+        let live_runs = &recorded.tests.iter().find(|t| t.name == name).unwrap().runs;
+        let replay_runs = &replayed.tests.iter().find(|t| t.name == name).unwrap().runs;
+        assert_eq!(live_runs.len(), replay_runs.len(), "{name}");
+        for (live_run, replay_run) in live_runs.iter().zip(replay_runs) {
+            assert_eq!(replay_run.mode, "replay");
+            assert!(replay_run.replay.as_ref().unwrap().unconsumed.is_empty());
+            assert_eq!(
+                comparable_run(live_run),
+                comparable_run(replay_run),
+                "{name}: recorded and replayed evidence differ"
+            );
+        }
     }
+    // The comparison's treatment replays its own cassette, the test's second.
+    let treatment = &replayed
+        .tests
+        .iter()
+        .find(|t| t.name == "compares_with_and_without_the_skill")
+        .unwrap()
+        .runs[1];
+    assert_eq!(treatment.label.as_deref(), Some("treatment"));
+    assert_eq!(
+        Path::new(&treatment.replay.as_ref().unwrap().cassette),
+        root.join("tests/cassettes/evals/compares_with_and_without_the_skill-2.yaml")
+    );
 
     // 3. --record=all records again (one eval, filtered).
     let undated = |name: &str| {

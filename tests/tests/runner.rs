@@ -589,6 +589,7 @@ fn the_quickstart_example_replays_offline_exit_0() {
     assert_eq!(
         names,
         [
+            "compares_with_and_without_the_skill",
             "creates_a_greeting_file",
             "follows_the_release_notes_skill",
             "loads_the_repository_configuration",
@@ -699,10 +700,12 @@ fn the_quickstart_example_replays_offline_exit_0() {
         );
     }
     let json: serde_json::Value = serde_json::from_str(&run.json).unwrap();
+    // tests[1] is creates_a_greeting_file (tests[0], the comparison, recorded its usage).
+    assert_eq!(json["tests"][1]["name"], "creates_a_greeting_file");
     assert_eq!(
-        json["tests"][0]["runs"][0]["totals"]["tokens"], "unknown",
+        json["tests"][1]["runs"][0]["totals"]["tokens"], "unknown",
         "{}",
-        json["tests"][0]["runs"][0]["totals"]
+        json["tests"][1]["runs"][0]["totals"]
     );
     assert_eq!(run.report.totals.cost.usage_unknown_runs, 3);
     assert!(

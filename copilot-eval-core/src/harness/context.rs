@@ -106,6 +106,7 @@ impl EvalContext {
             workdir: workdir.as_ref().map(|d| d.path().display().to_string()),
             workdir_kept: false,
             cassette: config.cassette_path().display().to_string(),
+            comparisons: Vec::new(),
         };
         let ctx = EvalContext {
             inner: Arc::new(Inner {
@@ -437,6 +438,14 @@ impl EvalContext {
     /// A copy of the evidence recorded so far.
     pub fn evidence(&self) -> TestEvidence {
         self.inner.evidence.lock().expect("evidence lock").clone()
+    }
+
+    /// Change the evidence with `change`, then write it (for the harness's other modules:
+    /// `compare` labels its runs and adds its comparison).
+    pub(super) fn update_evidence<T>(&self, change: impl FnOnce(&mut TestEvidence) -> T) -> T {
+        let out = change(&mut self.inner.evidence.lock().expect("evidence lock"));
+        self.save();
+        out
     }
 
     /// Write the evidence file, when the runner asked for one. A write failure is printed, not

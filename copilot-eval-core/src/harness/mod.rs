@@ -47,6 +47,7 @@
 //! `--exact <test id> --ignored`; `cargo nextest run --run-ignored only` and
 //! `cargo test -- --ignored` run them too (live unless `COPILOT_EVAL_MODE=replay`).
 
+pub mod compare;
 mod context;
 mod orphan;
 mod record;
@@ -62,6 +63,7 @@ use futures::FutureExt;
 
 use crate::eval::{CopilotEval, CopilotEvalBuilder};
 
+pub use compare::{Comparison, Side, Verdict};
 pub use context::EvalContext;
 pub use orphan::ENV_RUNNER_PID;
 pub use record::{

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{Property, RunRecord};
+use crate::report::{ComparisonRecord, Property, RunRecord};
 
 /// Value of [`TestEvidence::format`]: names this file format and its version.
 pub const EVIDENCE_FORMAT: &str = "copilot-eval-evidence/1";
@@ -57,6 +57,9 @@ pub struct TestEvidence {
     pub workdir_kept: bool,
     /// The test's cassette (absolute path).
     pub cassette: String,
+    /// Each `ctx.compare(..)` of the test, in order (absent in files written before it existed).
+    #[serde(default)]
+    pub comparisons: Vec<ComparisonRecord>,
 }
 
 impl TestEvidence {

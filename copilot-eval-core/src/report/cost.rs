@@ -185,6 +185,10 @@ pub fn price_test(table: &PricingTable, test: &mut TestRecord) {
     let mut totals = CostTotals::of_runs(&test.runs);
     totals.unpriced_models = unpriced;
     test.cost = Some(totals);
+    // A comparison's sides carry their runs' estimates: read them again.
+    for comparison in &mut test.comparisons {
+        comparison.refresh(&test.runs);
+    }
 }
 
 /// The estimated cost of one run with `table`: the sum of [`PricingTable::estimate_call`] over
@@ -326,6 +330,7 @@ output = 0
             audit: None,
             replay: None,
             recording: None,
+            label: None,
         }
     }
 
@@ -345,6 +350,7 @@ output = 0
             exit: None,
             output: None,
             cost: None,
+            comparisons: Vec::new(),
         }
     }
 

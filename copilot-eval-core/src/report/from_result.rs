@@ -206,6 +206,7 @@ impl RunRecord {
                 .flatten(),
             replay: None,
             recording: None,
+            label: None,
         }
     }
 

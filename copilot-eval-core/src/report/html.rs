@@ -18,11 +18,15 @@
 //! their own calls nested, skill invocations, the request audit rows, usage per model call, and
 //! cleanup and capture errors. Long texts are folded (`<details>`).
 //!
-//! Comparisons: each eval's runs stand in a `.runs` row, and the template has an empty block
-//! `comparison` before them, the place for a baseline/treatment view (not built yet).
+//! Comparisons (`ctx.compare`): before an eval's runs, one `table.comparison` per comparison
+//! with a row per measure (outcome, tool calls, files written, model calls, tokens, costs,
+//! duration: baseline, treatment, difference) and a row per criterion (`yes`/`no` per side,
+//! marked `improved` or `regressed`); each side's run is labelled `baseline` / `treatment`
+//! in its heading, and the runs stand side by side in the `.runs` row.
 //!
 //! (Feature `runner`.)
 
+mod compare;
 mod text;
 mod view;
 

@@ -19,6 +19,11 @@
 //! also carry their cost (`copilot_eval.model_calls`, `copilot_eval.tokens.cache_read`,
 //! `copilot_eval.tokens.cache_write`, `copilot_eval.cost.reported`,
 //! `copilot_eval.premium_requests`, `copilot_eval.cost.estimated`: a number, or `unknown`).
+//! A test that compared configurations (`ctx.compare`) carries, per comparison `N` (from 1):
+//! `copilot_eval.run.<run>.label` (`baseline` / `treatment`, for each labelled run),
+//! `copilot_eval.comparison.N.summary` (both sides in one line, then the criteria's verdicts),
+//! `copilot_eval.comparison.N.differences` (treatment minus baseline) and
+//! `copilot_eval.comparison.N.criterion.<name>` (`baseline=yes treatment=no`).
 //! Tests that did not pass carry the tail of their output in `<system-out>` / `<system-err>`.
 //!
 //! Every text is valid XML 1.0 whatever the model, a tool or the test put in it: `quick-junit`
@@ -159,6 +164,36 @@ fn test_case(test: &TestRecord) -> TestCase {
     if let Some(cost) = &test.cost {
         for (name, value) in junit_properties(cost) {
             case.add_property(Property::new(name, value));
+        }
+    }
+    for (index, run) in test.runs.iter().enumerate() {
+        if let Some(label) = &run.label {
+            case.add_property(Property::new(
+                format!("copilot_eval.run.{}.label", index + 1),
+                xml_text(label),
+            ));
+        }
+    }
+    for (index, comparison) in test.comparisons.iter().enumerate() {
+        let prefix = format!("copilot_eval.comparison.{}", index + 1);
+        case.add_property(Property::new(
+            format!("{prefix}.summary"),
+            xml_text(&comparison.summary),
+        ));
+        case.add_property(Property::new(
+            format!("{prefix}.differences"),
+            xml_text(&comparison.differences_line()),
+        ));
+        let yes = |met: bool| if met { "yes" } else { "no" };
+        for criterion in &comparison.criteria {
+            case.add_property(Property::new(
+                xml_text(&format!("{prefix}.criterion.{}", criterion.name)),
+                format!(
+                    "baseline={} treatment={}",
+                    yes(criterion.baseline),
+                    yes(criterion.treatment)
+                ),
+            ));
         }
     }
     for property in &test.properties {

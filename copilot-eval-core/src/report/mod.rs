@@ -13,6 +13,7 @@
 //! a rename), create missing parent folders, and pass every string through [`Redactor`] first, so
 //! credential values found in the environment are never written.
 
+mod compare;
 mod cost;
 mod from_result;
 pub use from_result::PromptOptionsRecord;
@@ -33,6 +34,9 @@ use serde_json::Value;
 use crate::evidence::Role;
 use crate::result::CopilotResult;
 
+pub use compare::{
+    BASELINE, ComparisonDifferences, ComparisonRecord, ComparisonSide, CriterionRecord, TREATMENT,
+};
 pub use cost::{CostTotals, estimate_run, price_test};
 #[cfg(feature = "runner")]
 pub use write::write_junit;
@@ -220,8 +224,14 @@ pub struct TestRecord {
     pub message: Option<String>,
     /// Observations the test recorded with `ctx.record_property(name, value)`, in order.
     pub properties: Vec<Property>,
-    /// Every eval run of the test, in order (a baseline and a treatment are two runs).
+    /// Every eval run of the test, in order (a baseline and a treatment are two runs, labelled
+    /// by their `label`).
     pub runs: Vec<RunRecord>,
+    /// Each `ctx.compare(&baseline, &treatment, prompt)` of the test, in order: both sides (by
+    /// their run number in `runs`), their differences and the criteria's verdicts. Absent when
+    /// the test compared nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comparisons: Vec<ComparisonRecord>,
     /// The test's working directory, when it was kept (the test did not pass).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workdir: Option<String>,
@@ -278,6 +288,10 @@ pub struct CapturedOutput {
 pub struct RunRecord {
     /// The eval's name (`name` key of the attribute, else the test function's name).
     pub eval_name: String,
+    /// `baseline` or `treatment` for a side of a comparison (`ctx.compare`; the test's
+    /// `comparisons` has the pair); absent for other runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// Where model requests went: `live`, `replay` or `scripted`.
     pub mode: String,
     /// The prompt sent (the first one, for a run of several prompts).

@@ -46,6 +46,7 @@ pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
         audit: None,
         replay: None,
         recording: None,
+        label: None,
     }
 }
 
@@ -68,6 +69,7 @@ fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunRecord>) -> Tes
         exit: None,
         output: None,
         cost: None,
+        comparisons: Vec::new(),
     }
 }
 

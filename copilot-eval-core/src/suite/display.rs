@@ -111,8 +111,8 @@ pub fn finished_line(record: &TestRecord) -> String {
     line
 }
 
-/// The summary printed at the end: counts, stop reasons, tokens, and the tests that did not
-/// pass.
+/// The summary printed at the end: counts, stop reasons, tokens, cost, each comparison
+/// (`ctx.compare`: [`comparison_lines`]), and the tests that did not pass.
 pub fn summary(report: &SuiteReport) -> String {
     let t = &report.totals;
     let mut out = format!(
@@ -151,6 +151,7 @@ pub fn summary(report: &SuiteReport) -> String {
         count(t.runs, "run", "runs")
     ));
     out.push_str(&cost_summary_line(report));
+    out.push_str(&comparison_lines(report));
     for test in report.tests.iter().filter(|t| t.outcome != Outcome::Passed) {
         let first = test
             .message
@@ -203,6 +204,29 @@ pub fn cost_summary_line(report: &SuiteReport) -> String {
         .and_then(|c| c.cap_reached.as_ref())
     {
         out.push_str(&format!("  cap: {reason}\n"));
+    }
+    out
+}
+
+/// Two lines per comparison of the suite's tests, in test order:
+/// `  compare <binary> <test>: baseline (run 1): ...; treatment (run 2): ...; criteria: ...`
+/// then `          differences: outcome same; tool calls +1 (...); ...; duration +0.4 s (1.2 s ->
+/// 1.6 s)` (treatment minus baseline). Empty when no test compared.
+pub fn comparison_lines(report: &SuiteReport) -> String {
+    let mut out = String::new();
+    for test in &report.tests {
+        for comparison in &test.comparisons {
+            out.push_str(&format!(
+                "  compare {} {}: {}\n          differences: {}; duration {:+.1} s ({:.1} s -> {:.1} s)\n",
+                test.binary,
+                test.name,
+                comparison.summary,
+                comparison.differences_line(),
+                comparison.differences.duration_ms as f64 / 1000.0,
+                comparison.baseline.duration_ms as f64 / 1000.0,
+                comparison.treatment.duration_ms as f64 / 1000.0,
+            ));
+        }
     }
     out
 }

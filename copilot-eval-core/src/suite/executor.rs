@@ -83,6 +83,7 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
         exit: None,
         output: None,
         cost: None,
+        comparisons: Vec::new(),
     }
 }
 
@@ -206,6 +207,7 @@ pub async fn run_one(
             !evidence.runs.is_empty() && evidence.runs.iter().all(|r| r.mode == "scripted");
         record.properties = evidence.properties;
         record.runs = evidence.runs;
+        record.comparisons = evidence.comparisons;
         if options.mode != Mode::Live && !scripted_only {
             record.cassette = Some(evidence.cassette);
         }
@@ -491,6 +493,7 @@ mod tests {
             workdir: None,
             workdir_kept: false,
             cassette: "c.yaml".to_owned(),
+            comparisons: Vec::new(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! Quick-start eval tests, written the way a user writes them.
 //!
-//! Run them offline against their cassettes (`tests/cassettes/evals/<test>.yaml`):
+//! Run them offline against their cassettes (`tests/cassettes/evals/<test>.yaml`; a test's second
+//! run, such as the treatment of a comparison, replays `<test>-2.yaml`):
 //!
 //! ```sh
 //! cargo copilot-eval -p quickstart --replay --json results/native.json --junit results/junit.xml
@@ -229,5 +230,61 @@ async fn writes_the_selected_version(ctx: EvalContext) {
             end_line: 3,
             text: Some("## 2.4.1 - 2026-11-02".into()),
         }
+    );
+}
+
+/// Comparing configurations: the same prompt with and without the release-notes skill, each
+/// side in its own working directory, judged by the same criterion. The baseline (no skill)
+/// answers plainly; the treatment loads the skill and follows its house style. The results
+/// show both runs labelled `baseline` / `treatment` and their differences; each side replays
+/// its own cassette (`compares_with_and_without_the_skill.yaml`, then `...-2.yaml`).
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn compares_with_and_without_the_skill(ctx: EvalContext) {
+    use copilot_eval_core::harness::Side;
+
+    // Each side gets its own folder; only the treatment's holds the skill.
+    let baseline_dir = Side::Baseline.workdir(&ctx);
+    let treatment_dir = Side::Treatment.workdir(&ctx);
+    let skills = treatment_dir.join(".skills");
+    std::fs::create_dir_all(skills.join("release-notes")).unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/skills/release-notes/SKILL.md"),
+        skills.join("release-notes/SKILL.md"),
+    )
+    .unwrap();
+    let baseline = ctx.eval().working_directory(&baseline_dir).build().unwrap();
+    let treatment = ctx
+        .eval()
+        .working_directory(&treatment_dir)
+        .skill_directory(&skills)
+        .build()
+        .unwrap();
+
+    let comparison = ctx
+        .compare(
+            &baseline,
+            &treatment,
+            "Announce version 2.4.1 of ferris-cli in one line.",
+        )
+        .await;
+
+    // The same criteria for both sides: each closure is applied to the baseline and to the
+    // treatment, and both verdicts go to the results.
+    let completed = comparison.check("completed", |result| result.success);
+    let house_style = comparison.check("starts with the house tag line", |result| {
+        result
+            .final_response
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("SHIPPED-WITH-CARE")
+    });
+    assert!(completed.both(), "{}", comparison.summary());
+    assert!(house_style.improved(), "{}", comparison.summary());
+    // The skill is what made the difference: only the treatment loaded it.
+    assert_eq!(
+        comparison.differences().tools_only_in_treatment,
+        ["skill"],
+        "{}",
+        comparison.summary()
     );
 }

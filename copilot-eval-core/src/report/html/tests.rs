@@ -34,6 +34,7 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
             estimated_cost: estimated,
             ..CostTotals::zero()
         }),
+        comparisons: Vec::new(),
     }
 }
 
@@ -169,4 +170,38 @@ fn model_text_is_escaped_folded_and_redacted() {
     assert!(!html.contains(secret));
     assert!(html.contains("[redacted]"));
     assert!(html.contains("(200 characters)"), "the long turn is folded");
+}
+
+/// A comparison: its table (baseline, treatment, difference per measure; a changed row marked;
+/// a criterion the treatment alone meets marked `improved`) before the runs, each run labelled.
+#[test]
+fn a_comparison_is_a_table_before_its_labelled_runs() {
+    let mut compared = test("compared", Outcome::Passed, Some(0.1), 100);
+    let mut treatment = run("completed", 300);
+    treatment.tool_calls = vec![call("1", None, None)];
+    treatment.totals.tool_calls = 1;
+    compared.runs[0].totals.tool_calls = 0;
+    compared.runs[0].label = Some("baseline".into());
+    treatment.label = Some("treatment".into());
+    compared.runs.push(treatment);
+    let mut record = crate::report::ComparisonRecord::new(
+        "Announce it.",
+        (1, &compared.runs[0], vec![]),
+        (2, &compared.runs[1], vec!["notes.md".into()]),
+    );
+    record.add_criterion(crate::report::CriterionRecord {
+        name: "tagged".into(),
+        baseline: false,
+        treatment: true,
+    });
+    compared.comparisons = vec![record];
+    let html = to_html(&report(vec![compared])).unwrap();
+    let table = html.find("<table class=\"comparison\"").expect("the table");
+    let first_run = html.find("<section class=\"run").unwrap();
+    assert!(table < first_run, "the table comes before the runs");
+    assert!(html.contains("<tr class=\"measure changed\" data-measure=\"tool calls\"><th>tool calls</th><td>0</td><td>1 (bash ×1)</td><td>+1 (only treatment: bash)</td></tr>"), "{html}");
+    assert!(html.contains("<tr class=\"measure changed\" data-measure=\"files written\"><th>files written</th><td>none</td><td>notes.md</td><td>only treatment: notes.md</td></tr>"), "{html}");
+    assert!(html.contains("<tr class=\"criterion improved\" data-criterion=\"tagged\"><th>criterion: tagged</th><td class=\"met no\">no</td><td class=\"met yes\">yes</td><td>improved</td></tr>"), "{html}");
+    assert!(html.contains("data-run=\"1\" data-label=\"baseline\""));
+    assert!(html.contains("<h3>run 2 <span class=\"side treatment\">treatment</span>: "));
 }

@@ -93,12 +93,15 @@ pub(super) struct TestView {
     pub stdout: Option<String>,
     pub stderr: Option<String>,
     pub runs: Vec<RunView>,
+    pub comparisons: Vec<super::compare::ComparisonView>,
 }
 
 /// One eval run of a test.
 #[derive(Debug, Serialize)]
 pub(super) struct RunView {
     pub index: usize,
+    /// `baseline` or `treatment` for a side of a comparison.
+    pub label: Option<String>,
     pub eval_name: String,
     pub mode: String,
     pub prompt: String,
@@ -408,6 +411,12 @@ impl TestView {
                 .enumerate()
                 .map(|(i, r)| RunView::of(i + 1, r))
                 .collect(),
+            comparisons: test
+                .comparisons
+                .iter()
+                .enumerate()
+                .map(|(i, c)| super::compare::ComparisonView::of(i + 1, c))
+                .collect(),
         }
     }
 }
@@ -463,6 +472,7 @@ impl RunView {
         let t = &run.totals;
         RunView {
             index,
+            label: run.label.clone(),
             eval_name: run.eval_name.clone(),
             mode: run.mode.clone(),
             prompt: run.prompt.clone(),

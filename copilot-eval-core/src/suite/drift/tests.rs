@@ -168,6 +168,7 @@ fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
         exit: None,
         output: None,
         cost: None,
+        comparisons: Vec::new(),
     }
 }
 

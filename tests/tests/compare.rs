@@ -1,0 +1,443 @@
+//! Comparing configurations (`ctx.compare`) end to end, through the real `cargo copilot-eval`,
+//! the real runtime and the quick-start's `compares_with_and_without_the_skill` (the same prompt
+//! with and without the release-notes skill):
+//!
+//! - recorded with a scripted model standing in for the model service (`--record`): each side
+//!   records its own cassette, `<test>.yaml` for the baseline and `<test>-2.yaml` for the
+//!   treatment, and the recordings are the example's committed cassettes (set
+//!   `COPILOT_EVAL_UPDATE_CASSETTES=1` to write them there instead, then re-run);
+//! - replayed offline (`--replay`): the JSON (valid against the committed schema) has both runs
+//!   labelled and the comparison's differences and verdicts, the JUnit has them as properties,
+//!   the terminal summary has the comparison's lines, and the HTML page, rendered in Chromium
+//!   when there is one, shows the comparison table and the two labelled runs side by side.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use copilot_eval_core::model_server::{
+    ModelServer, Script, ScriptedTurn, ScriptedUsage, ServerConfig,
+};
+use copilot_eval_e2e::runtime_for;
+use serde_json::json;
+
+mod support;
+
+use support::{command_path, workspace_root};
+
+const EVAL: &str = "compares_with_and_without_the_skill";
+const MODEL: &str = "claude-sonnet-4.5";
+
+fn usage(input_tokens: u64, output_tokens: u64) -> ScriptedUsage {
+    ScriptedUsage {
+        input_tokens,
+        output_tokens,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+    }
+}
+
+/// The model's side of the example: the baseline (no skill) answers plainly; the treatment
+/// loads the skill, then answers in its house style. Distinct usage on every reply, so the
+/// replay reports known tokens.
+fn script() -> Script {
+    Script::new([])
+        .turn(ScriptedTurn::text("ferris-cli 2.4.1 is out.").with_usage(usage(5120, 9)))
+        .turn(
+            ScriptedTurn::tool_call("skill", json!({"skill": "release-notes"}))
+                .with_usage(usage(5480, 18)),
+        )
+        .turn(
+            ScriptedTurn::text("SHIPPED-WITH-CARE\n- ferris-cli 2.4.1 is out.")
+                .with_usage(usage(5630, 14)),
+        )
+}
+
+/// The cassette file without its comment lines and its `recorded:` date.
+fn undated(path: &Path) -> String {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim_start().starts_with("recorded:"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_side_of_a_comparison_records_its_own_cassette_with_a_scripted_model() {
+    if runtime_for("each_side_of_a_comparison_records_its_own_cassette_with_a_scripted_model")
+        .is_none()
+    {
+        return;
+    }
+    let server = ModelServer::start(ServerConfig::new(Arc::new(script())).model(MODEL))
+        .await
+        .unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("cassette-root");
+    let json = scratch.path().join("record.json");
+    let mut command = std::process::Command::new(command_path());
+    command
+        .args([
+            "copilot-eval",
+            "-p",
+            "quickstart",
+            "--plain",
+            "--record=all",
+        ])
+        .arg("--cassette-root")
+        .arg(&root)
+        .arg("--json")
+        .arg(&json)
+        .args(["--exact", EVAL])
+        .current_dir(workspace_root())
+        .env("TMPDIR", scratch.path())
+        .env_remove("CI")
+        .env_remove("COPILOT_EVAL_MODE")
+        .env(
+            copilot_eval_core::harness::ENV_LIVE_BASE_URL,
+            server.base_url(),
+        );
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    server.shutdown().await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("cassettes: 2 recorded, 0 kept (replayed), 0 not written"),
+        "{stderr}"
+    );
+    let report: copilot_eval_core::report::SuiteReport =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let test = &report.tests[0];
+    let folder = root.join("tests/cassettes/evals");
+    let expected = [
+        (
+            "baseline",
+            folder.join(format!("{EVAL}.yaml")),
+            "ferris-cli 2.4.1 is out.",
+        ),
+        (
+            "treatment",
+            folder.join(format!("{EVAL}-2.yaml")),
+            "SHIPPED-WITH-CARE",
+        ),
+    ];
+    assert_eq!(test.runs.len(), 2);
+    for (run, (label, cassette, answer)) in test.runs.iter().zip(&expected) {
+        assert_eq!(run.label.as_deref(), Some(*label));
+        let recording = run.recording.as_ref().expect("a recording");
+        assert!(recording.written, "{label}: {recording:?}");
+        assert_eq!(
+            Path::new(&recording.cassette),
+            cassette.as_path(),
+            "{label}"
+        );
+        let text = std::fs::read_to_string(cassette).unwrap();
+        assert!(text.contains(answer), "{label}: {text}");
+    }
+    // Only the treatment's cassette holds the skill's call.
+    assert!(!undated(&expected[0].1).contains("name: skill"));
+    assert!(undated(&expected[1].1).contains("name: skill"));
+
+    let committed = workspace_root().join("examples/quickstart/tests/cassettes/evals");
+    let update = std::env::var("COPILOT_EVAL_UPDATE_CASSETTES").as_deref() == Ok("1");
+    for (label, recorded, _) in &expected {
+        let target = committed.join(recorded.file_name().unwrap());
+        if update {
+            let body = std::fs::read_to_string(recorded).unwrap();
+            let body: Vec<&str> = body.lines().filter(|l| !l.starts_with('#')).collect();
+            std::fs::write(
+                &target,
+                format!(
+                    "# Cassette of the {label} of quickstart's `{EVAL}`, recorded by\n# tests/tests/compare.rs with a scripted model standing in for the model service.\n{}\n",
+                    body.join("\n")
+                ),
+            )
+            .unwrap();
+        }
+        assert_eq!(
+            undated(recorded),
+            undated(&target),
+            "{label}: the recording differs from {} (re-record with COPILOT_EVAL_UPDATE_CASSETTES=1)",
+            target.display()
+        );
+    }
+}
+
+/// The Chromium to drive (`$CHROME`, else `chromium` on `PATH`); `None` after a skip line when
+/// there is none and the runtime is not required (as in `html_report.rs`).
+fn chromium(test: &str) -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("CHROME")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| {
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .map(|dir| dir.join("chromium"))
+                .find(|p| p.is_file())
+        });
+    if found.is_none() {
+        assert!(
+            std::env::var("COPILOT_EVAL_REQUIRE_RUNTIME").as_deref() != Ok("1"),
+            "{test} needs Chromium: apt-get install chromium (or set CHROME)"
+        );
+        eprintln!("skipped the page check of {test}: no Chromium");
+    }
+    found
+}
+
+/// Open `html` in headless Chromium, open the comparison's eval, and return what the page
+/// shows: the comparison table's rows (each a list of cell texts, the row's class first) and
+/// each run's label with its box (left, top).
+fn rendered(chrome: std::path::PathBuf, html: &Path) -> serde_json::Value {
+    use headless_chrome::{Browser, LaunchOptions};
+    let profile = tempfile::tempdir().unwrap();
+    let browser_tmp = profile.path().join("tmp");
+    std::fs::create_dir(&browser_tmp).unwrap();
+    let browser = Browser::new(
+        LaunchOptions::default_builder()
+            .path(Some(chrome))
+            .headless(true)
+            .sandbox(false)
+            .user_data_dir(Some(profile.path().join("data")))
+            .process_envs(Some(
+                [(
+                    "TMPDIR".to_owned(),
+                    browser_tmp.to_str().unwrap().to_owned(),
+                )]
+                .into(),
+            ))
+            .window_size(Some((1280, 1600)))
+            .idle_browser_timeout(std::time::Duration::from_secs(90))
+            .build()
+            .unwrap(),
+    )
+    .expect("Chromium starts headless");
+    let tab = browser.new_tab().unwrap();
+    tab.set_default_timeout(std::time::Duration::from_secs(90));
+    tab.navigate_to(&format!("file://{}", html.display()))
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    tab.wait_for_element("#shown").unwrap();
+    let script = format!(
+        r#"JSON.stringify((() => {{
+            const eval_ = document.querySelector('details.eval[data-name="{EVAL}"]');
+            eval_.querySelector('summary').click();
+            const rows = [...eval_.querySelectorAll('table.comparison tr')].map(tr =>
+                [tr.className, ...[...tr.children].map(c => c.innerText.trim())]);
+            const runs = [...eval_.querySelectorAll('section.run')].map(s => {{
+                const box = s.getBoundingClientRect();
+                return [s.dataset.label, s.querySelector('h3').innerText, Math.round(box.left), Math.round(box.top), box.width > 0];
+            }});
+            return {{ rows, runs }};
+        }})())"#
+    );
+    let result = tab.evaluate(&script, false).unwrap();
+    let text = result.value.and_then(|v| v.as_str().map(str::to_owned));
+    drop(tab);
+    drop(browser);
+    serde_json::from_str(&text.expect("the page script returns a string")).unwrap()
+}
+
+#[test]
+fn a_comparison_replays_offline_with_both_runs_labelled_in_every_artifact() {
+    let test = "a_comparison_replays_offline_with_both_runs_labelled_in_every_artifact";
+    if runtime_for(test).is_none() {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
+    let html_arg = html.to_str().unwrap();
+    // `support::copilot_eval` adds --replay and checks the JSON against the committed schema.
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &["-p", "quickstart", "--html", html_arg, "--exact", EVAL],
+        &[],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let record = run.test(EVAL);
+
+    // Both runs, labelled, each replayed from its own cassette.
+    let sides: Vec<(Option<&str>, &str, String)> = record
+        .runs
+        .iter()
+        .map(|r| {
+            let cassette = r.replay.as_ref().expect("replayed").cassette.clone();
+            let file = Path::new(&cassette)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (r.label.as_deref(), r.mode.as_str(), file)
+        })
+        .collect();
+    assert_eq!(
+        sides,
+        [
+            (Some("baseline"), "replay", format!("{EVAL}.yaml")),
+            (Some("treatment"), "replay", format!("{EVAL}-2.yaml")),
+        ]
+    );
+    assert!(record.runs[0].working_directory.ends_with("/baseline"));
+    assert!(record.runs[1].working_directory.ends_with("/treatment"));
+
+    // The comparison: sides, differences and verdicts, from the recorded usage.
+    assert_eq!(record.comparisons.len(), 1, "{record:#?}");
+    let c = &record.comparisons[0];
+    assert_eq!(
+        c.prompt,
+        "Announce version 2.4.1 of ferris-cli in one line."
+    );
+    assert_eq!((c.baseline.run, c.treatment.run), (1, 2));
+    assert_eq!(c.baseline.tool_calls, 0);
+    assert_eq!(c.treatment.tools.get("skill"), Some(&1));
+    assert_eq!(
+        (c.baseline.input_tokens, c.baseline.output_tokens),
+        (Some(5120), Some(9))
+    );
+    assert_eq!(
+        (c.treatment.input_tokens, c.treatment.output_tokens),
+        (Some(5480 + 5630), Some(18 + 14))
+    );
+    let d = &c.differences;
+    assert!(!d.outcome_changed);
+    assert_eq!(d.tool_calls, 1);
+    assert_eq!(d.model_calls, 1);
+    assert_eq!(d.tools_only_in_treatment, ["skill"]);
+    assert!(d.tools_only_in_baseline.is_empty());
+    assert_eq!(d.input_tokens, Some(5480 + 5630 - 5120));
+    assert_eq!(d.output_tokens, Some(18 + 14 - 9));
+    assert_eq!(
+        d.duration_ms,
+        record.runs[1].duration_ms as i64 - record.runs[0].duration_ms as i64
+    );
+    // The runner priced both runs; the comparison carries the estimates.
+    let (b, t) = (
+        record.runs[0].totals.estimated_cost.expect("priced"),
+        record.runs[1].totals.estimated_cost.expect("priced"),
+    );
+    assert_eq!(c.baseline.estimated_cost, Some(b));
+    let difference = d.estimated_cost.expect("both priced");
+    assert!(
+        (difference - (t - b)).abs() < 1e-9,
+        "{difference} vs {}",
+        t - b
+    );
+    let verdicts: Vec<(&str, bool, bool)> = c
+        .criteria
+        .iter()
+        .map(|k| (k.name.as_str(), k.baseline, k.treatment))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("completed", true, true),
+            ("starts with the house tag line", false, true)
+        ]
+    );
+    let json: serde_json::Value = serde_json::from_str(&run.json).unwrap();
+    assert_eq!(json["tests"][0]["runs"][1]["label"], "treatment");
+    assert_eq!(
+        json["tests"][0]["comparisons"][0]["differences"]["tools_only_in_treatment"],
+        json!(["skill"])
+    );
+
+    // JUnit: the labels, the summary, the differences and each criterion.
+    assert_eq!(
+        run.junit_property(EVAL, "copilot_eval.run.1.label"),
+        "baseline"
+    );
+    assert_eq!(
+        run.junit_property(EVAL, "copilot_eval.run.2.label"),
+        "treatment"
+    );
+    assert_eq!(
+        run.junit_property(EVAL, "copilot_eval.comparison.1.summary"),
+        c.summary
+    );
+    assert_eq!(
+        run.junit_property(
+            EVAL,
+            "copilot_eval.comparison.1.criterion.starts with the house tag line"
+        ),
+        "baseline=no treatment=yes"
+    );
+    let differences = run.junit_property(EVAL, "copilot_eval.comparison.1.differences");
+    assert_eq!(
+        differences,
+        format!(
+            "outcome same; tool calls +1 (tools only in treatment: skill); files written: none differ; model calls +1; tokens +5990 input, +23 output; estimated cost +{}",
+            copilot_eval_core::cost::format_amount(difference)
+        )
+    );
+
+    // The terminal summary's comparison lines.
+    assert_eq!(
+        c.summary,
+        "baseline (run 1): completed, 0 tool calls, 0 files written, 5129 tokens; \
+         treatment (run 2): completed, 1 tool call (skill 1), 0 files written, 11142 tokens; \
+         criteria: completed: baseline yes, treatment yes; starts with the house tag line: baseline no, treatment yes"
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "  compare quickstart::evals {EVAL}: {}\n          differences: {differences}; duration {:+.1} s ({:.1} s -> {:.1} s)\n",
+            c.summary,
+            d.duration_ms as f64 / 1000.0,
+            c.baseline.duration_ms as f64 / 1000.0,
+            c.treatment.duration_ms as f64 / 1000.0,
+        )),
+        "{}",
+        run.stderr
+    );
+
+    // The page: the comparison table and the two labelled runs side by side.
+    let Some(chrome) = chromium(test) else {
+        return;
+    };
+    let page = rendered(chrome, &html);
+    let rows = page["rows"].as_array().unwrap();
+    let row = |what: &str| {
+        rows.iter()
+            .find(|r| r[1] == what)
+            .unwrap_or_else(|| panic!("no row {what}: {rows:#?}"))
+            .clone()
+    };
+    assert_eq!(
+        row("tool calls"),
+        json!([
+            "measure changed",
+            "tool calls",
+            "0",
+            "1 (skill ×1)",
+            "+1 (only treatment: skill)"
+        ])
+    );
+    assert_eq!(
+        row("outcome"),
+        json!(["measure", "outcome", "completed", "completed", "same"])
+    );
+    assert_eq!(
+        row("criterion: starts with the house tag line"),
+        json!([
+            "criterion improved",
+            "criterion: starts with the house tag line",
+            "no",
+            "yes",
+            "improved"
+        ])
+    );
+    let runs = page["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{page}");
+    assert_eq!(runs[0][0], "baseline");
+    assert_eq!(runs[1][0], "treatment");
+    assert!(
+        runs[0][1].as_str().unwrap().starts_with("run 1 baseline"),
+        "{page}"
+    );
+    assert_eq!(runs[0][4], true, "visible once the eval is opened: {page}");
+    assert!(
+        runs[0][2].as_i64() < runs[1][2].as_i64() && runs[0][3] == runs[1][3],
+        "side by side, baseline left: {page}"
+    );
+}
