@@ -586,7 +586,7 @@ fn rename_ids(value: &mut Value, ids: &[&str]) {
     }
 }
 
-const QUICKSTART_LIVE: [&str; 5] = [
+const QUICKSTART_LIVE: [&str; 6] = [
     "creates_a_greeting_file",
     "follows_the_release_notes_skill",
     "looks_up_a_release_with_a_custom_tool",
