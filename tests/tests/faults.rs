@@ -1247,7 +1247,7 @@ fn an_unwritable_evidence_file() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains("copilot-eval: cannot write the evidence file")
-            && stderr.contains(&blocker.display().to_string()),
+            && stderr.contains(&format!("{} is a file, not a folder", blocker.display())),
         "{stderr}"
     );
     assert!(!evidence.exists());
