@@ -586,7 +586,7 @@ fn rename_ids(value: &mut Value, ids: &[&str]) {
     }
 }
 
-const QUICKSTART_LIVE: [&str; 6] = [
+const QUICKSTART_LIVE: [&str; 8] = [
     "creates_a_greeting_file",
     "follows_the_release_notes_skill",
     "looks_up_a_release_with_a_custom_tool",
@@ -596,7 +596,16 @@ const QUICKSTART_LIVE: [&str; 6] = [
     "writes_the_selected_version",
     // A comparison: two runs, each recorded into its own cassette (`<name>.yaml`, `<name>-2.yaml`).
     "compares_with_and_without_the_skill",
+    // The two cases of a case matrix: each its own test and cassette (`<function>/<label>.yaml`).
+    "says_hello_in::french",
+    "says_hello_in::german",
 ];
+
+/// A quick-start test's cassette file name without `.yaml`, relative to the cassette folder:
+/// the test's name, a case's `function::label` as `function/label`.
+fn cassette_stem(name: &str) -> String {
+    name.replace("::", "/")
+}
 
 /// `cargo copilot-eval --record` end to end on the quick-start example: a loopback server
 /// answering like the model service did (from the example's hand-written cassettes) stands in
@@ -614,7 +623,8 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
     let mut stand_in =
         Cassette::load(&examples.join(format!("{}.yaml", QUICKSTART_LIVE[0]))).unwrap();
     for name in QUICKSTART_LIVE {
-        for file in [format!("{name}.yaml"), format!("{name}-2.yaml")] {
+        let stem = cassette_stem(name);
+        for file in [format!("{stem}.yaml"), format!("{stem}-2.yaml")] {
             let path = examples.join(file);
             if path == examples.join(format!("{}.yaml", QUICKSTART_LIVE[0])) || !path.exists() {
                 continue;
@@ -641,7 +651,12 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
             ("GITHUB_TOKEN", CANARY.to_owned()),
         ]
     };
-    let cassette = |name: &str| root.join(format!("tests/cassettes/evals/{name}.yaml"));
+    let cassette = |name: &str| {
+        root.join(format!(
+            "tests/cassettes/evals/{}.yaml",
+            cassette_stem(name)
+        ))
+    };
 
     // 1. Record into an empty cassette root.
     let (status, stderr, report) = quickstart(
@@ -655,7 +670,7 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
     let recorded = report.expect("record results");
     assert_eq!(recorded.mode, "record");
     assert!(
-        stderr.contains("cassettes: 7 recorded, 0 kept (replayed), 0 not written"),
+        stderr.contains("cassettes: 9 recorded, 0 kept (replayed), 0 not written"),
         "{stderr}"
     );
     for name in QUICKSTART_LIVE {

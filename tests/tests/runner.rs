@@ -595,6 +595,8 @@ fn the_quickstart_example_replays_offline_exit_0() {
             "loads_the_repository_configuration",
             "looks_up_a_release_with_a_custom_tool",
             "remembers_the_file_it_wrote",
+            "says_hello_in::french",
+            "says_hello_in::german",
             "writes_the_selected_version"
         ]
     );
@@ -611,7 +613,7 @@ fn the_quickstart_example_replays_offline_exit_0() {
         assert!(
             test.cassette
                 .as_deref()
-                .is_some_and(|c| c.ends_with(&format!("{}.yaml", test.name))),
+                .is_some_and(|c| c.ends_with(&format!("{}.yaml", test.name.replace("::", "/")))),
             "{:?}",
             test.cassette
         );
@@ -707,10 +709,19 @@ fn the_quickstart_example_replays_offline_exit_0() {
         "{}",
         json["tests"][1]["runs"][0]["totals"]
     );
-    assert_eq!(run.report.totals.cost.usage_unknown_runs, 3);
+    // The case matrix: each case its own test, with its own values and cassette.
+    for (case, word) in [("french", "Bonjour"), ("german", "Hallo")] {
+        let name = format!("says_hello_in::{case}");
+        let test = run.test(&name);
+        assert_eq!(test.properties[0].name, "word");
+        assert_eq!(test.properties[0].value, word, "{name}");
+        assert_eq!(test.runs[0].tool_calls.len(), 1, "{name}");
+    }
+    // Three cassettes above and the two cases' recorded no usage.
+    assert_eq!(run.report.totals.cost.usage_unknown_runs, 5);
     assert!(
         run.stderr
-            .contains("unknown in 3 runs (replayed from cassettes without recorded usage)"),
+            .contains("unknown in 5 runs (replayed from cassettes without recorded usage)"),
         "{}",
         run.stderr
     );

@@ -151,17 +151,17 @@ fn three_shards_of_the_example_merge_into_the_unsharded_artifacts() {
         .iter()
         .map(|p| read_report(p).tests.len())
         .collect();
-    assert_eq!(sizes, [3, 2, 2]);
+    assert_eq!(sizes, [3, 3, 3]);
     let (merged_json, merged_junit) = (path(dir, "merged.json"), path(dir, "merged.xml"));
     let mut args = vec!["merge"];
     args.extend(shard_json.iter().map(String::as_str));
     args.extend(["--json", &merged_json, "--junit", &merged_junit]);
     let (status, _, stderr) = copilot_eval(&args, dir);
     assert_eq!(status, 0, "{stderr}");
-    assert!(stderr.contains("7 tests: 7 passed"), "{stderr}");
+    assert!(stderr.contains("9 tests: 9 passed"), "{stderr}");
 
     let (full, merged) = (read_report(&full_json), read_report(&merged_json));
-    assert_eq!(merged.totals.tests, 7);
+    assert_eq!(merged.totals.tests, 9);
     assert_eq!(
         comparable(&merged),
         comparable(&full),
@@ -204,7 +204,7 @@ fn three_shards_of_the_example_merge_into_the_unsharded_artifacts() {
     let allowed = [&with_unknown[..], &["--allow-unknown-runtime"]].concat();
     let (status, _, stderr) = copilot_eval(&allowed, dir);
     assert_eq!(status, 0, "{stderr}");
-    assert!(stderr.contains("7 tests: 7 passed"), "{stderr}");
+    assert!(stderr.contains("9 tests: 9 passed"), "{stderr}");
     // One shard twice; another schema version.
     let (status, _, stderr) = copilot_eval(&["merge", &shard_json[0], &shard_json[0]], dir);
     assert_eq!(status, 5, "{stderr}");
@@ -300,8 +300,8 @@ fn the_example_evals_pass_under_cargo_nextest_in_replay_mode() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "shard {k}/2:\n{stderr}");
         let shard = nextest_cases(&junit);
-        // Seven evals in two shards: four, then three.
-        let expected = if k == 1 { 4 } else { 3 };
+        // Nine evals (two of them the cases of a case matrix) in two shards: five, then four.
+        let expected = if k == 1 { 5 } else { 4 };
         assert_eq!(shard.len(), expected, "shard {k}/2: {shard:?}\n{stderr}");
         cases.extend(shard);
     }
@@ -313,6 +313,8 @@ fn the_example_evals_pass_under_cargo_nextest_in_replay_mode() {
         "loads_the_repository_configuration",
         "looks_up_a_release_with_a_custom_tool",
         "remembers_the_file_it_wrote",
+        "says_hello_in::french",
+        "says_hello_in::german",
         "writes_the_selected_version",
     ]
     .iter()

@@ -106,7 +106,8 @@ pub struct GitHubReference {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Attachment {
-    /// A file; the runtime reads it and puts its content in the model request.
+    /// A file. Runtime 1.0.102 lists it in the prompt (its path and line count) for the model
+    /// to read with its tools; it does not put the file's content in the model request.
     File {
         /// The file.
         path: PathBuf,

@@ -233,6 +233,30 @@ async fn writes_the_selected_version(ctx: EvalContext) {
     );
 }
 
+/// A case matrix: one function, one eval test per case (`says_hello_in::french`,
+/// `says_hello_in::german`). Each case is listed, filtered, reported and capped on its own and
+/// replays its own cassette (`says_hello_in/french.yaml`, `says_hello_in/german.yaml`).
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+#[case::french("French", "Bonjour")]
+#[case::german("German", "Hallo")]
+async fn says_hello_in(ctx: EvalContext, language: &str, word: &str) {
+    let eval = ctx.eval().build().unwrap();
+    let result = ctx
+        .run(
+            &eval,
+            format!(
+                "Create a file called 'hello.txt' holding only the word for 'hello' in {language}."
+            ),
+        )
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+
+    // Independent verification: the file on disk.
+    let written = std::fs::read_to_string(ctx.workdir().join("hello.txt")).expect("hello.txt");
+    ctx.record_property("word", &written);
+    assert_eq!(written.trim_end(), word);
+}
+
 /// Comparing configurations: the same prompt with and without the release-notes skill, each
 /// side in its own working directory, judged by the same criterion. The baseline (no skill)
 /// answers plainly; the treatment loads the skill and follows its house style. The results

@@ -156,13 +156,35 @@ pub fn schema_problems(value: &Value) -> Vec<String> {
 /// artifacts (in nested folders that do not exist yet) and TMPDIR in a fresh scratch folder;
 /// check the JSON against the committed schema and parse both artifacts back.
 pub fn copilot_eval(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> SuiteRun {
+    suite_run(cwd, &["--replay"], args, env)
+}
+
+/// [`copilot_eval`] in live mode (no `--replay`), with no token in the environment and
+/// `COPILOT_EVAL_LIVE_BASE_URL` pointing at a closed loopback port: any live model request
+/// fails, so only tests that script their model can pass.
+pub fn copilot_eval_live_unreachable(cwd: &Path, args: &[&str]) -> SuiteRun {
+    let env = [("COPILOT_EVAL_LIVE_BASE_URL", "http://127.0.0.1:9")];
+    suite_run(cwd, &[], args, &env)
+}
+
+/// The work of [`copilot_eval`]: `mode` is `["--replay"]` or empty (live). In live mode the
+/// tokens of the environment are removed.
+fn suite_run(cwd: &Path, mode: &[&str], args: &[&str], env: &[(&str, &str)]) -> SuiteRun {
     let scratch = tempfile::tempdir().unwrap();
     let json = scratch.path().join("results/nested/native.json");
     let junit = scratch.path().join("results/junit.xml");
     let tmp = scratch.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let output = Command::new(command_path())
-        .args(["copilot-eval", "--replay", "--plain"])
+    let mut command = Command::new(command_path());
+    if mode.is_empty() {
+        for token in ["GITHUB_TOKEN", "GH_TOKEN", "COPILOT_GITHUB_TOKEN"] {
+            command.env_remove(token);
+        }
+    }
+    let output = command
+        .arg("copilot-eval")
+        .args(mode)
+        .arg("--plain")
         .args(["--cleanup-bound-s", "2"])
         .arg("--json")
         .arg(&json)

@@ -1,0 +1,1 @@
+//! copilot-eval's authoring features with a scripted model: see `tests/evals.rs`.

@@ -1,0 +1,198 @@
+//! The authoring features of copilot-eval with a scripted model: a conversation of several
+//! prompts, a prompt with attachments, a case matrix and a baseline/treatment comparison.
+//!
+//! Each test scripts its model with `ctx.offline(..)`: the real Copilot runtime runs the session
+//! and its tools, and a loopback model server answers with the script's turns, in order. Scripted
+//! tests are offline in every mode (no cassette is read, no live request is made), so they run
+//! the same with or without `--replay`:
+//!
+//! ```sh
+//! cargo copilot-eval -p scripted --json results/scripted.json --junit results/scripted.xml
+//! ```
+//!
+//! The same features replayed from recorded cassettes are in `examples/quickstart`.
+
+use std::path::Path;
+
+use copilot_eval_core::copilot_eval;
+use copilot_eval_core::eval::{Attachment, Prompt};
+use copilot_eval_core::harness::{EvalContext, Side};
+use copilot_eval_core::model_server::{Script, ScriptedTurn};
+use serde_json::json;
+
+/// The model's turn that creates `file` holding `text` with the runtime's own `create` tool.
+fn create(file: &Path, text: &str) -> ScriptedTurn {
+    ScriptedTurn::tool_call(
+        "create",
+        json!({"path": file.to_str().unwrap(), "file_text": text}),
+    )
+}
+
+/// A conversation: two prompts in one session. The script answers the first prompt with a
+/// tool call and a reply, the second with a reply only; `prompt_turns` splits the one run by
+/// prompt.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn remembers_the_file_it_wrote(ctx: EvalContext) {
+    let todo = ctx.workdir().join("todo.txt");
+    ctx.offline(
+        Script::new([])
+            .turn(create(&todo, "Ship 2.4.1"))
+            .turn(ScriptedTurn::text("Created todo.txt."))
+            .turn(ScriptedTurn::text(
+                "I created todo.txt; it says \"Ship 2.4.1\".",
+            )),
+    );
+    let eval = ctx.eval().build().unwrap();
+    let result = ctx
+        .run_turns(
+            &eval,
+            [
+                "Create a file called 'todo.txt' with the content 'Ship 2.4.1'.",
+                "Which file did you just create, and what does it say?",
+            ],
+        )
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+
+    // Independent verification: the file the runtime's tool wrote.
+    assert_eq!(std::fs::read_to_string(&todo).unwrap(), "Ship 2.4.1");
+    // Each prompt's own evidence.
+    let turns = result.prompt_turns();
+    assert_eq!(turns.len(), 2, "{:#?}", result.turns);
+    assert_eq!(turns[0].tool_calls.len(), 1);
+    assert_eq!(turns[0].tool_calls[0].name, "create");
+    assert!(turns[1].tool_calls.is_empty(), "{:#?}", turns[1].tool_calls);
+    ctx.record_property("second_answer", turns[1].response);
+    assert_eq!(
+        turns[1].response,
+        Some("I created todo.txt; it says \"Ship 2.4.1\".")
+    );
+}
+
+/// A prompt with a file and a selection attached. The run reads the selection's text from the
+/// file when it sends the prompt; the result's `prompts` say what was attached.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn writes_the_selected_version(ctx: EvalContext) {
+    std::fs::write(
+        ctx.workdir().join("CHANGELOG.md"),
+        "# Changelog\n\n## 2.4.1 - 2026-11-02\n- Faster startup\n\n## 2.4.0 - 2026-10-01\n- First release\n",
+    )
+    .unwrap();
+    let version_file = ctx.workdir().join("version.txt");
+    ctx.offline(
+        Script::new([])
+            .turn(create(&version_file, "2.4.1"))
+            .turn(ScriptedTurn::text("Wrote 2.4.1 to version.txt.")),
+    );
+    let eval = ctx.eval().build().unwrap();
+    let prompt = Prompt::new("Write the version number of the selected release to version.txt.")
+        .attach_file("CHANGELOG.md")
+        .attach_selection("CHANGELOG.md", 3, 3);
+    let result = ctx.run(&eval, prompt).await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+
+    assert_eq!(std::fs::read_to_string(&version_file).unwrap(), "2.4.1");
+    assert_eq!(
+        result.prompts[0].attachments,
+        [
+            Attachment::File {
+                path: "CHANGELOG.md".into()
+            },
+            Attachment::Selection {
+                path: "CHANGELOG.md".into(),
+                start_line: 3,
+                end_line: 3,
+                text: Some("## 2.4.1 - 2026-11-02".into()),
+            },
+        ]
+    );
+}
+
+/// A case matrix: one eval test per case (`says_hello_in::french`, `says_hello_in::german`),
+/// each listed, filtered, reported and capped on its own.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+#[case::french("French", "Bonjour")]
+#[case::german("German", "Hallo")]
+async fn says_hello_in(ctx: EvalContext, language: &str, word: &str) {
+    let file = ctx.workdir().join("hello.txt");
+    ctx.offline(
+        Script::new([])
+            .turn(create(&file, word))
+            .turn(ScriptedTurn::text(format!(
+                "Created hello.txt with \"{word}\"."
+            ))),
+    );
+    let eval = ctx.eval().build().unwrap();
+    let result = ctx
+        .run(
+            &eval,
+            format!(
+                "Create a file called 'hello.txt' holding only the word for 'hello' in {language}."
+            ),
+        )
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    let written = std::fs::read_to_string(&file).unwrap();
+    ctx.record_property("word", &written);
+    assert_eq!(written, word);
+}
+
+/// A baseline and a treatment on the same prompt, each in its own working directory, judged by
+/// the same criteria. One script serves both sides in order: the baseline's reply first, then
+/// the treatment's, which loads the skill before answering in its house style.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn compares_with_and_without_the_skill(ctx: EvalContext) {
+    ctx.offline(
+        Script::new([])
+            .turn(ScriptedTurn::text("ferris-cli 2.4.1 is out."))
+            .turn(ScriptedTurn::tool_call(
+                "skill",
+                json!({"skill": "release-notes"}),
+            ))
+            .turn(ScriptedTurn::text(
+                "SHIPPED-WITH-CARE\n- ferris-cli 2.4.1 is out.",
+            )),
+    );
+    // Only the treatment's folder holds the skill.
+    let baseline_dir = Side::Baseline.workdir(&ctx);
+    let treatment_dir = Side::Treatment.workdir(&ctx);
+    let skill = treatment_dir.join(".skills/release-notes");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: release-notes\ndescription: Writes release notes in the team's house style\n---\n\n\
+         Every answer about a release starts with the tag line `SHIPPED-WITH-CARE` on its own line.\n",
+    )
+    .unwrap();
+    let baseline = ctx.eval().working_directory(&baseline_dir).build().unwrap();
+    let treatment = ctx
+        .eval()
+        .working_directory(&treatment_dir)
+        .skill_directory(treatment_dir.join(".skills"))
+        .build()
+        .unwrap();
+
+    let comparison = ctx
+        .compare(
+            &baseline,
+            &treatment,
+            "Announce version 2.4.1 of ferris-cli in one line.",
+        )
+        .await;
+    let completed = comparison.check("completed", |result| result.success);
+    let house_style = comparison.check("starts with the house tag line", |result| {
+        result
+            .final_response
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("SHIPPED-WITH-CARE")
+    });
+    assert!(completed.both(), "{}", comparison.summary());
+    assert!(house_style.improved(), "{}", comparison.summary());
+    assert_eq!(
+        comparison.differences().tools_only_in_treatment,
+        ["skill"],
+        "{}",
+        comparison.summary()
+    );
+}

@@ -1,0 +1,115 @@
+//! The `scripted` example (examples/scripted): the authoring features — a conversation, a prompt
+//! with attachments, a case matrix and a baseline/treatment comparison — with a scripted model,
+//! run by the real `cargo copilot-eval` in replay mode and in live mode with nothing live
+//! reachable. Both runs pass, make no live call and write the same evidence; the artifacts
+//! validate against the published schema and show each feature. (The same features replayed
+//! from recorded cassettes: the quick-start's test in runner.rs.)
+
+mod support;
+
+use copilot_eval_core::report::Outcome;
+use copilot_eval_e2e::runtime_for;
+use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
+
+/// The example's eval tests, in the order of the results.
+const TESTS: [&str; 5] = [
+    "compares_with_and_without_the_skill",
+    "remembers_the_file_it_wrote",
+    "says_hello_in::french",
+    "says_hello_in::german",
+    "writes_the_selected_version",
+];
+
+/// What both runs must show.
+fn check(run: &SuiteRun, mode: &str) {
+    assert_eq!(run.status, 0, "{mode}: {}", run.stderr);
+    assert_eq!(run.report.mode, mode);
+    let names: Vec<&str> = run.report.tests.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, TESTS, "{mode}");
+    for test in &run.report.tests {
+        assert_eq!(test.outcome, Outcome::Passed, "{mode}: {test:#?}");
+        assert_eq!(
+            test.cassette, None,
+            "{mode}: a scripted test reads no cassette"
+        );
+        for record in &test.runs {
+            assert_eq!(record.mode, "scripted", "{mode}: {}", test.name);
+            assert_eq!(record.stop_reason, "completed", "{mode}: {}", test.name);
+        }
+    }
+
+    // The conversation: one run of two prompts, each message numbered by its prompt.
+    let conversation = &run.test("remembers_the_file_it_wrote").runs;
+    assert_eq!(conversation.len(), 1, "{mode}");
+    assert_eq!(conversation[0].prompts.len(), 2, "{mode}");
+    let numbered: Vec<Option<u64>> = conversation[0].turns.iter().map(|t| t.prompt).collect();
+    assert!(
+        numbered.contains(&Some(1)) && numbered.contains(&Some(2)),
+        "{mode}: {numbered:?}"
+    );
+    assert_eq!(
+        run.test("remembers_the_file_it_wrote").properties[0].value,
+        "I created todo.txt; it says \"Ship 2.4.1\".",
+        "{mode}"
+    );
+
+    // The attachments: in the run record, the selection with the text the run sent.
+    let attached = &run.test("writes_the_selected_version").runs[0];
+    assert_eq!(
+        serde_json::to_value(&attached.prompt_options).unwrap(),
+        serde_json::json!([{"prompt": 1, "attachments": [
+            {"type": "file", "path": "CHANGELOG.md"},
+            {"type": "selection", "path": "CHANGELOG.md", "start_line": 3, "end_line": 3,
+             "text": "## 2.4.1 - 2026-11-02"}
+        ]}]),
+        "{mode}"
+    );
+
+    // The case matrix: one test per case, each with its own values, in JSON and JUnit.
+    for (case, word) in [("french", "Bonjour"), ("german", "Hallo")] {
+        let name = format!("says_hello_in::{case}");
+        assert_eq!(run.test(&name).properties[0].value, word, "{mode}");
+        assert_eq!(run.junit_kind(&name), "success", "{mode}");
+    }
+
+    // The comparison: both runs labelled, the criteria judged on both sides.
+    let compared = run.test("compares_with_and_without_the_skill");
+    let labels: Vec<Option<&str>> = compared.runs.iter().map(|r| r.label.as_deref()).collect();
+    assert_eq!(labels, [Some("baseline"), Some("treatment")], "{mode}");
+    assert_eq!(compared.comparisons.len(), 1, "{mode}");
+    let comparison = &compared.comparisons[0];
+    let criteria: Vec<(&str, bool, bool)> = comparison
+        .criteria
+        .iter()
+        .map(|c| (c.name.as_str(), c.baseline, c.treatment))
+        .collect();
+    assert_eq!(
+        criteria,
+        [
+            ("completed", true, true),
+            ("starts with the house tag line", false, true)
+        ],
+        "{mode}"
+    );
+    assert_eq!(
+        run.junit_property(
+            "compares_with_and_without_the_skill",
+            "copilot_eval.comparison.1.criterion.starts with the house tag line"
+        ),
+        "baseline=no treatment=yes",
+        "{mode}"
+    );
+}
+
+#[test]
+fn the_scripted_example_passes_offline_with_and_without_replay() {
+    if runtime_for("the_scripted_example_passes_offline_with_and_without_replay").is_none() {
+        return;
+    }
+    let replayed = copilot_eval(&workspace_root(), &["-p", "scripted"], &[]);
+    check(&replayed, "replay");
+    let live = copilot_eval_live_unreachable(&workspace_root(), &["-p", "scripted"]);
+    check(&live, "live");
+    // Live mode warns before it starts; nothing went live (a live request could not succeed).
+    assert!(live.stderr.contains("live"), "{}", live.stderr);
+}
