@@ -854,34 +854,6 @@ struct RunnerExit {
     stderr: String,
 }
 
-/// Start `cargo copilot-eval --replay --plain ARGS` on the fixture with both artifacts and
-/// TMPDIR in `scratch`.
-fn start_runner(scratch: &Path, args: &[&str]) -> std::process::Child {
-    let tmp = scratch.join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    Command::new(support::command_path())
-        .args([
-            "copilot-eval",
-            "--replay",
-            "--plain",
-            "-p",
-            support::FIXTURE,
-        ])
-        .arg("--json")
-        .arg(scratch.join("results.json"))
-        .arg("--junit")
-        .arg(scratch.join("junit.xml"))
-        .args(args)
-        .current_dir(support::workspace_root())
-        .env("TMPDIR", &tmp)
-        .env_remove("COPILOT_EVAL_MODE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cargo-copilot-eval starts")
-}
-
 /// Wait for `child` to exit (its stderr read on a thread), at most `bound`; a runner still
 /// running then is killed and the test fails.
 fn wait_for_exit(mut child: std::process::Child, bound: Duration) -> RunnerExit {
@@ -951,9 +923,10 @@ fn a_signal_to_the_runner_with_an_eval_in_flight() {
     }
     for signal in ["INT", "TERM"] {
         let scratch = tempfile::tempdir().unwrap();
-        let child = start_runner(
+        let child = support::spawn_fixture_runner(
             scratch.path(),
             &["--cleanup-bound-s", "600", "hangs_after_a_run"],
+            Stdio::piped(),
         );
         let runner = child.id();
         // The event: the test process's evidence holds the property it records after its run.

@@ -21,25 +21,12 @@ fn a_killed_runner_leaves_no_test_process() {
         return;
     }
     let scratch = tempfile::tempdir().unwrap();
+    let mut runner = support::spawn_fixture_runner(
+        scratch.path(),
+        &["--cleanup-bound-s", "600", "hangs_after_a_run"],
+        Stdio::null(),
+    );
     let tmp = scratch.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let mut runner = Command::new(support::command_path())
-        .args([
-            "copilot-eval",
-            "--replay",
-            "--plain",
-            "-p",
-            support::FIXTURE,
-        ])
-        .args(["--cleanup-bound-s", "600", "hangs_after_a_run"])
-        .current_dir(support::workspace_root())
-        .env("TMPDIR", &tmp)
-        .env_remove("COPILOT_EVAL_MODE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("cargo-copilot-eval starts");
     let marker = format!("{ENV_SUITE_PROCESS}={}-", runner.id());
     support::wait_for_first_evidence(&tmp, "first_run_success", Duration::from_secs(600));
     let tests = processes_with_env(&marker);

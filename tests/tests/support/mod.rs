@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
 use copilot_eval_core::report::SuiteReport;
@@ -256,4 +256,27 @@ pub fn wait_for_first_evidence(tmp: &Path, needle: &str, bound: std::time::Durat
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+}
+
+/// Start `cargo copilot-eval --replay --plain -p <fixture> ARGS` in the background, with both
+/// artifacts (`results.json`, `junit.xml`) and TMPDIR (`tmp/`) in `scratch`, stdin and stdout
+/// null and the runner's stderr as `stderr` (for tests that signal or kill the runner).
+pub fn spawn_fixture_runner(scratch: &Path, args: &[&str], stderr: Stdio) -> Child {
+    let tmp = scratch.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    Command::new(command_path())
+        .args(["copilot-eval", "--replay", "--plain", "-p", FIXTURE])
+        .arg("--json")
+        .arg(scratch.join("results.json"))
+        .arg("--junit")
+        .arg(scratch.join("junit.xml"))
+        .args(args)
+        .current_dir(workspace_root())
+        .env("TMPDIR", &tmp)
+        .env_remove("COPILOT_EVAL_MODE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("cargo-copilot-eval starts")
 }
