@@ -51,7 +51,7 @@ fn a_clean_configuration_exits_zero() {
     assert_eq!(out.stdout.lines().count(), 1);
     assert_eq!(
         out.stderr,
-        "lint: 2 files checked (0 skills, 1 agents, 1 instructions): 2 accepted, 0 with errors; 0 errors, 1 warnings\n"
+        "lint: 2 files checked (0 skills, 1 agent, 1 instruction): 2 accepted, 0 with errors; 0 errors, 1 warning\n"
     );
 }
 
@@ -88,7 +88,7 @@ fn errors_exit_one_with_one_line_each() {
         "{}",
         lines[1]
     );
-    assert!(out.stderr.contains("2 files checked (1 skills, 1 agents, 0 instructions): 1 accepted, 1 with errors; 1 errors, 1 warnings"), "{}", out.stderr);
+    assert!(out.stderr.contains("2 files checked (1 skill, 1 agent, 0 instructions): 1 accepted, 1 with errors; 1 error, 1 warning"), "{}", out.stderr);
 
     let quiet = lint(&["--quiet"], &[&root]);
     assert_eq!((quiet.status, quiet.stdout.as_str()), (1, ""));

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use crate::customization::instructions::{self, InstructionsKind};
 use crate::customization::skill::SKILL_FILE;
 use crate::customization::{Problem, Severity, agent, skill};
+use crate::suite::display::count as count_noun;
 
 /// Folder names never descended into.
 const SKIPPED_DIRS: &[&str] = &[".git", "node_modules", "target"];
@@ -89,17 +90,18 @@ pub struct Summary {
 
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = |count: usize, one: &str, many: &str| count_noun(count as u64, one, many);
         write!(
             f,
-            "{} files checked ({} skills, {} agents, {} instructions): {} accepted, {} with errors; {} errors, {} warnings",
-            self.files,
-            self.skills,
-            self.agents,
-            self.instructions,
+            "{} checked ({}, {}, {}): {} accepted, {} with errors; {}, {}",
+            n(self.files, "file", "files"),
+            n(self.skills, "skill", "skills"),
+            n(self.agents, "agent", "agents"),
+            n(self.instructions, "instruction", "instructions"),
             self.accepted,
             self.rejected,
-            self.errors,
-            self.warnings
+            n(self.errors, "error", "errors"),
+            n(self.warnings, "warning", "warnings"),
         )
     }
 }
@@ -388,7 +390,7 @@ mod tests {
         );
         assert_eq!(
             summary.to_string(),
-            "6 files checked (2 skills, 2 agents, 2 instructions): 5 accepted, 1 with errors; 1 errors, 5 warnings"
+            "6 files checked (2 skills, 2 agents, 2 instructions): 5 accepted, 1 with errors; 1 error, 5 warnings"
         );
     }
 
