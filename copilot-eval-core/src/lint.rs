@@ -26,7 +26,6 @@ use std::path::{Path, PathBuf};
 use crate::customization::instructions::{self, InstructionsKind};
 use crate::customization::skill::SKILL_FILE;
 use crate::customization::{Problem, Severity, agent, skill};
-use crate::suite::display::count as count_noun;
 
 /// Folder names never descended into.
 const SKIPPED_DIRS: &[&str] = &[".git", "node_modules", "target"];
@@ -90,7 +89,9 @@ pub struct Summary {
 
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = |count: usize, one: &str, many: &str| count_noun(count as u64, one, many);
+        let n = |count: usize, one: &str, many: &str| {
+            format!("{count} {}", if count == 1 { one } else { many })
+        };
         write!(
             f,
             "{} checked ({}, {}, {}): {} accepted, {} with errors; {}, {}",
