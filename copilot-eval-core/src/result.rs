@@ -228,6 +228,31 @@ pub struct CopilotResult {
     pub raw_events: Vec<RawEvent>,
     /// The eval configuration's snapshot ([`CopilotEval::snapshot`](crate::CopilotEval::snapshot)).
     pub configuration: Value,
+    /// The id of the runtime session the run created or resumed (the SDK's `Session::id`, a
+    /// UUID such as `"0d4f…"`); `None` when the run stopped before the session existed. A
+    /// resumed run has the id of the session it resumed. Resume it later in the same test
+    /// with [`EvalContext::resume`](crate::harness::EvalContext::resume).
+    pub session_id: Option<String>,
+    /// `true` when the run resumed an earlier session instead of creating one
+    /// ([`RunOptions::resume`](crate::RunOptions::resume), `ctx.resume`): its model requests
+    /// carried the earlier conversation as history.
+    pub resumed: bool,
+    /// The test context and run that returned this result (set by the harness; `None` for
+    /// `run_with`): how `ctx.resume` finds the run's kept runtime home.
+    #[serde(skip)]
+    pub(crate) origin: Option<RunOrigin>,
+}
+
+/// Which test context and run a result came from: set by the context on every result it
+/// returns, read by `EvalContext::resume` to find the run's kept home.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RunOrigin {
+    /// The context's process-wide number.
+    pub(crate) context: u64,
+    /// The test path of the context (`module::function`).
+    pub(crate) test: String,
+    /// The run's number among the test's runs, from 1.
+    pub(crate) run: usize,
 }
 
 impl CopilotResult {
@@ -499,6 +524,9 @@ mod tests {
             evidence_complete: true,
             raw_events: vec![],
             configuration: Value::Null,
+            session_id: None,
+            resumed: false,
+            origin: None,
         }
     }
 

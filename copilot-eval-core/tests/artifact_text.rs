@@ -88,6 +88,8 @@ fn run(stop: String, model: String, prompt: String, response: String) -> RunReco
         audit: None,
         replay: None,
         recording: None,
+        session_id: None,
+        resumed_from: None,
         label: None,
     }
 }

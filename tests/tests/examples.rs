@@ -1,5 +1,5 @@
-//! The `scripted` example (examples/scripted): the authoring features — a conversation, a prompt
-//! with attachments, a case matrix and a baseline/treatment comparison — with a scripted model,
+//! The `scripted` example (examples/scripted): the authoring features — a conversation, a
+//! resumed session, a prompt with attachments, a case matrix and a baseline/treatment comparison — with a scripted model,
 //! run by the real `cargo copilot-eval` in replay mode and in live mode with nothing live
 //! reachable. Both runs pass, make no live call and write the same evidence; the artifacts
 //! validate against the published schema and show each feature. (The same features replayed
@@ -12,9 +12,10 @@ use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
 
 /// The example's eval tests, in the order of the results.
-const TESTS: [&str; 5] = [
+const TESTS: [&str; 6] = [
     "compares_with_and_without_the_skill",
     "remembers_the_file_it_wrote",
+    "resumes_the_session_later",
     "says_hello_in::french",
     "says_hello_in::german",
     "writes_the_selected_version",
@@ -50,6 +51,25 @@ fn check(run: &SuiteRun, mode: &str) {
     assert_eq!(
         run.test("remembers_the_file_it_wrote").properties[0].value,
         "I created todo.txt; it says \"Ship 2.4.1\".",
+        "{mode}"
+    );
+
+    // The resumed session: two runs of one session, the second naming the first.
+    let resumed = run.test("resumes_the_session_later");
+    assert_eq!(resumed.runs.len(), 2, "{mode}");
+    let session_id = resumed.runs[0].session_id.clone().expect("a session id");
+    assert_eq!(resumed.runs[0].resumed_from, None, "{mode}");
+    assert_eq!(
+        resumed.runs[1].resumed_from,
+        Some(copilot_eval_core::report::ResumedFrom {
+            run: 1,
+            session_id: session_id.clone()
+        }),
+        "{mode}"
+    );
+    assert_eq!(resumed.runs[1].session_id, Some(session_id), "{mode}");
+    assert_eq!(
+        resumed.properties[0].value, "The code word is PLUM.",
         "{mode}"
     );
 

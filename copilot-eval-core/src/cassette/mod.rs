@@ -137,6 +137,12 @@
 //! listed in a diagnosis. Cassettes therefore do not contain runtime-injected calls (none of the
 //! copilot-sdk recordings do).
 //!
+//! A resumed session's requests carry the earlier sessions' conversation as history. Its server
+//! issues ids after the earlier ones ([`ReplayConfig::earlier_calls`]); the earlier ids are
+//! taken out like injected calls (a recording of the resumed session does not hold them either)
+//! but not reported, and the recorded replies a matching request carries as history count as
+//! served.
+//!
 //! # Misses
 //!
 //! A request that matches nothing is answered at once with HTTP 400 and `x-should-retry: false`
@@ -196,6 +202,7 @@ use crate::run::RunOptions;
 #[derive(Debug, Clone, Default)]
 pub struct ReplayConfig {
     wire_api: Option<WireApi>,
+    earlier_calls: u64,
 }
 
 impl ReplayConfig {
@@ -204,6 +211,15 @@ impl ReplayConfig {
     /// compared in Chat Completions shape.
     pub fn wire_api(mut self, wire_api: WireApi) -> Self {
         self.wire_api = Some(wire_api);
+        self
+    }
+
+    /// Replay a resumed session whose history carries the earlier sessions' tool calls with
+    /// ids `call_1` ..= `call_{calls}`: the server issues ids from `call_{calls + 1}` on and
+    /// the matcher takes those history calls out of each request
+    /// ([`ReplayResponder::earlier_calls`]). Default 0.
+    pub fn earlier_calls(mut self, calls: u64) -> Self {
+        self.earlier_calls = calls;
         self
     }
 }
@@ -239,7 +255,8 @@ impl ReplaySession {
         config: ReplayConfig,
     ) -> Result<ReplaySession, CassetteError> {
         let cassette = Arc::new(Cassette::load(path)?);
-        let responder = Arc::new(ReplayResponder::new(cassette.clone()));
+        let responder =
+            Arc::new(ReplayResponder::new(cassette.clone()).earlier_calls(config.earlier_calls));
         let mut models: Vec<String> = Vec::new();
         for model in cassette.header.model.iter().chain(cassette.models.iter()) {
             if !models.contains(model) {
@@ -250,7 +267,9 @@ impl ReplaySession {
             .wire_api
             .or(cassette.header.wire_format)
             .unwrap_or_default();
-        let mut server_config = ServerConfig::new(responder.clone()).wire_api(wire);
+        let mut server_config = ServerConfig::new(responder.clone())
+            .wire_api(wire)
+            .first_call_id(config.earlier_calls + 1);
         for model in &models {
             server_config = server_config.model(model.clone());
         }

@@ -118,8 +118,13 @@ struct Stored {
 struct State {
     stored: Vec<Stored>,
     requests: usize,
-    /// Tool calls answered so far: the server issued ids `call_1` ..= `call_{issued}`.
+    /// Tool calls answered so far: the server issued ids `call_{earlier + 1}` ..=
+    /// `call_{earlier + issued}`.
     issued: u64,
+    /// Ids `call_1` ..= `call_{earlier}` belong to the earlier sessions of a resumed session
+    /// ([`ReplayResponder::earlier_calls`]): history, taken out like runtime-injected calls
+    /// (a recording does not hold them either) but not reported as injected.
+    earlier: u64,
     misses: Vec<ReplayMiss>,
     injected: Vec<InjectedCall>,
     /// Replies served without recorded `usage` (answered with the server's made-up default).
@@ -189,12 +194,24 @@ impl ReplayResponder {
                 stored,
                 requests: 0,
                 issued: 0,
+                earlier: 0,
                 misses: Vec::new(),
                 injected: Vec::new(),
                 without_usage: 0,
                 workdir: None,
             }),
         }
+    }
+
+    /// For a resumed session: the earlier sessions' tool calls carried as history have ids
+    /// `call_1` ..= `call_{calls}` (the server that answers this session issues ids from
+    /// `call_{calls + 1}` on, [`ServerConfig::first_call_id`](crate::model_server::ServerConfig::first_call_id)).
+    /// They are taken out of each request before matching, like runtime-injected calls (a
+    /// cassette recorded from a resumed session does not hold them either), and are not
+    /// reported as injected.
+    pub fn earlier_calls(self, calls: u64) -> Self {
+        self.lock().earlier = calls;
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -294,14 +311,17 @@ impl ReplayResponder {
         let number = state.requests;
 
         // 1. Runtime-injected calls out, then the comparable, normalised form.
-        let issued = state.issued;
+        let (earlier, issued) = (state.earlier, state.issued);
         let mut messages: Vec<NormalMessage> = request
             .messages
             .iter()
             .map(NormalMessage::from_request)
             .collect();
-        let injected = take_injected(&mut messages, issued, number);
+        let injected = take_injected(&mut messages, earlier, issued, number);
         for call in injected {
+            if call_number(&call.id).is_some_and(|n| n >= 1 && n <= earlier) {
+                continue;
+            }
             if !state.injected.iter().any(|known| known.id == call.id) {
                 state.injected.push(call);
             }
@@ -360,8 +380,17 @@ impl ReplayResponder {
         };
         let served_reply = state.stored[chosen].normal[position].clone();
         for c in candidates {
-            if state.stored[c].normal[position] == served_reply {
-                state.stored[c].served[position] = true;
+            let stored = &mut state.stored[c];
+            if stored.normal[position] == served_reply {
+                stored.served[position] = true;
+            }
+            // The replies the request carries as history matched too: served. In one session
+            // they were served by earlier requests already; a resumed session's first request
+            // carries the earlier session's replies, which this server never served.
+            for i in 0..position {
+                if stored.normal[i].role == "assistant" {
+                    stored.served[i] = true;
+                }
             }
         }
         state.issued += turn.tool_calls().len() as u64;
@@ -456,18 +485,15 @@ fn changed_prompt(stored: &[Stored], request: &[NormalMessage]) -> Option<String
 }
 
 /// Takes runtime-injected calls out of `messages`: assistant tool calls whose id is not one the
-/// server issued (`call_1` ..= `call_{issued}`), the tool results answering them, and assistant
+/// server issued (`call_{earlier + 1}` ..= `call_{earlier + issued}`), the tool results answering them, and assistant
 /// messages left with neither text nor calls.
 fn take_injected(
     messages: &mut Vec<NormalMessage>,
+    earlier: u64,
     issued: u64,
     request: usize,
 ) -> Vec<InjectedCall> {
-    let ours = |id: &str| {
-        id.strip_prefix("call_")
-            .and_then(|n| n.parse::<u64>().ok())
-            .is_some_and(|n| n >= 1 && n <= issued)
-    };
+    let ours = |id: &str| call_number(id).is_some_and(|n| n > earlier && n <= earlier + issued);
     let mut injected: Vec<InjectedCall> = Vec::new();
     for message in messages.iter_mut().filter(|m| m.role == "assistant") {
         message.tool_calls.retain(|call| {
@@ -500,6 +526,11 @@ fn take_injected(
         }
     });
     injected
+}
+
+/// `N` of a server-issued id `call_N`.
+fn call_number(id: &str) -> Option<u64> {
+    id.strip_prefix("call_").and_then(|n| n.parse().ok())
 }
 
 /// The scripted turn for a recorded reply: `${workdir}` resolved in its text and arguments (JSON

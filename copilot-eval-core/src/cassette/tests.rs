@@ -782,3 +782,76 @@ fn an_unused_session_in_a_cassette_says_how_to_split_the_file() {
     ));
     assert!(!r.failure(true).unwrap().contains("split it"));
 }
+
+/// A cassette recorded from a resumed session: the earlier session's conversation is history in
+/// its first request (the earlier session's tool calls are not in it: the recorder keeps only
+/// the calls its own session's model made).
+const RESUMED: &str = r#"
+conversations:
+  - messages:
+      - role: system
+        content: ${system}
+      - role: user
+        content: Make the file.
+      - role: assistant
+        content: Made it.
+      - role: user
+        content: What is in it?
+      - role: assistant
+        tool_calls:
+          - id: toolcall_0
+            type: function
+            function: {name: "${shell}", arguments: '{"command":"cat a.txt"}'}
+      - role: tool
+        tool_call_id: toolcall_0
+        content: x
+      - role: assistant
+        content: It says x.
+"#;
+
+/// The requests of a resumed session: the earlier session's turns (its call `call_1` and its
+/// answer) as history, then the resumed session's own turn; `own` is its messages so far.
+fn resumed_request(own: Vec<Value>) -> ModelRequest {
+    let mut messages = vec![
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "create", "arguments": "{\"path\":\"a.txt\",\"file_text\":\"x\"}"}}]}),
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "Created file a.txt"}),
+        json!({"role": "assistant", "content": "Made it."}),
+        json!({"role": "user", "content": "What is in it?"}),
+    ];
+    messages.extend(own);
+    request(messages)
+}
+
+/// A resumed session replays: replies carried as history count as served (not unconsumed),
+/// and the earlier session's calls (`call_1`) are history, not this server's calls, even
+/// once this server issued `call_2`.
+#[test]
+fn a_resumed_session_replays_with_its_history_served() {
+    let cassette = || Arc::new(Cassette::parse(RESUMED, Path::new("resumed.yaml")).unwrap());
+    let r = ReplayResponder::new(cassette()).earlier_calls(1);
+    let t = turn(r.answer(&resumed_request(vec![])));
+    assert_eq!(t.tool_calls()[0].name, "bash");
+    let own = vec![
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_2", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"cat a.txt\"}"}}]}),
+        json!({"role": "tool", "tool_call_id": "call_2", "content": "x"}),
+    ];
+    let t = turn(r.answer(&resumed_request(own.clone())));
+    assert_eq!(t.text_content(), Some("It says x."));
+    assert!(r.misses().is_empty(), "{:?}", r.misses());
+    assert!(r.unconsumed().is_empty(), "{:?}", r.unconsumed());
+    assert!(r.injected_calls().is_empty(), "{:?}", r.injected_calls());
+    assert_eq!(r.failure(true), None);
+
+    // Without being told, the earlier `call_1` looks like this server's first call once it
+    // issued one, and the request no longer matches the recording.
+    let r = ReplayResponder::new(cassette());
+    turn(r.answer(&resumed_request(vec![])));
+    let own = vec![
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"cat a.txt\"}"}}]}),
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "x"}),
+    ];
+    assert!(matches!(
+        r.answer(&resumed_request(own)),
+        Reply::Error { .. }
+    ));
+}

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 use super::{ENV_EVIDENCE_FILE, Mode, TestConfig};
+use crate::cassette::ReplayConfig;
 use crate::eval::{CopilotEval, CopilotEvalBuilder, Prompt};
 use crate::model_server::{DEFAULT_MODEL, ModelServer, Script, ServerConfig};
 use crate::report::{Property, RecordingOutcome, RunRecord};
@@ -32,6 +33,8 @@ struct Inner {
     evidence_file: Option<PathBuf>,
     evidence: Mutex<TestEvidence>,
     script: Mutex<Option<Arc<Script>>>,
+    /// Every run's runtime home, kept until the test ends ([`super::resume`]).
+    homes: super::resume::Homes,
 }
 
 impl std::fmt::Debug for EvalContext {
@@ -117,6 +120,7 @@ impl EvalContext {
                 evidence_file,
                 evidence: Mutex::new(evidence),
                 script: Mutex::new(None),
+                homes: super::resume::Homes::new(),
             }),
         };
         ctx.save();
@@ -257,6 +261,30 @@ impl EvalContext {
     /// The work of [`run`](Self::run) and [`run_turns`](Self::run_turns): `prompts` holds at
     /// least one prompt.
     async fn run_prompts(&self, eval: &CopilotEval, prompts: Vec<Prompt>) -> CopilotResult {
+        self.run_prompts_with(eval, prompts, None).await
+    }
+
+    /// The runtime homes of the test's runs.
+    pub(super) fn homes(&self) -> &super::resume::Homes {
+        &self.inner.homes
+    }
+
+    /// [`run_prompts`](Self::run_prompts), resuming the earlier session `resume` plans when
+    /// given ([`resume`](Self::resume)). Every run gets its own runtime home, kept until the
+    /// test ends.
+    pub(super) async fn run_prompts_with(
+        &self,
+        eval: &CopilotEval,
+        prompts: Vec<Prompt>,
+        resume: Option<super::resume::ResumePlan>,
+    ) -> CopilotResult {
+        let home = self.homes().create().unwrap_or_else(|e| {
+            self.setup_failure(format!("cannot create the run's runtime home: {e}"))
+        });
+        let earlier_calls = resume.as_ref().map_or(0, |plan| plan.earlier_calls);
+        let adjust =
+            |options: RunOptions| super::resume::options_for(options, &home, resume.as_ref());
+        let replay_config = || ReplayConfig::default().earlier_calls(earlier_calls);
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
             evidence.deadline_unix_ms =
@@ -278,7 +306,9 @@ impl EvalContext {
             Some(script) => {
                 let model = eval.model().unwrap_or(DEFAULT_MODEL).to_owned();
                 let server = match ModelServer::start(
-                    ServerConfig::new(script.clone()).model(model),
+                    ServerConfig::new(script.clone())
+                        .model(model)
+                        .first_call_id(earlier_calls + 1),
                 )
                 .await
                 {
@@ -288,8 +318,12 @@ impl EvalContext {
                     )),
                 };
                 let overruns = script.overruns();
-                let mut result =
-                    run_turns(eval, &prompts, &RunOptions::offline(server.base_url())).await;
+                let mut result = run_turns(
+                    eval,
+                    &prompts,
+                    &adjust(RunOptions::offline(server.base_url())),
+                )
+                .await;
                 if script.overruns() > overruns
                     && result.stop_reason == crate::StopReason::ExecutionError
                 {
@@ -308,7 +342,11 @@ impl EvalContext {
                 Mode::Live => {
                     let options =
                         super::record::live_options().unwrap_or_else(|e| self.setup_failure(e));
-                    (run_turns(eval, &prompts, &options).await, "live", None)
+                    (
+                        run_turns(eval, &prompts, &adjust(options)).await,
+                        "live",
+                        None,
+                    )
                 }
                 Mode::Record(policy) => {
                     let index = self
@@ -321,9 +359,15 @@ impl EvalContext {
                     let cassette = self.inner.config.cassette_path_for_run(index);
                     match super::record::plan(policy, cassette) {
                         super::record::Plan::Replay(cassette) => {
-                            let (result, replay) = super::replay::run(eval, &prompts, &cassette)
-                                .await
-                                .unwrap_or_else(|e| self.setup_failure(e));
+                            let (result, replay) = super::replay::run(
+                                eval,
+                                &prompts,
+                                &cassette,
+                                replay_config(),
+                                &adjust,
+                            )
+                            .await
+                            .unwrap_or_else(|e| self.setup_failure(e));
                             (result, "replay", Some(replay))
                         }
                         super::record::Plan::Record(cassette) => {
@@ -334,6 +378,7 @@ impl EvalContext {
                                 &cassette,
                                 &test,
                                 index + 1,
+                                &adjust,
                             )
                             .await
                             .unwrap_or_else(|e| self.setup_failure(e));
@@ -357,16 +402,19 @@ impl EvalContext {
                             cassette.display()
                         ));
                     }
-                    let (result, replay) = super::replay::run(eval, &prompts, &cassette)
-                        .await
-                        .unwrap_or_else(|e| self.setup_failure(e));
+                    let (result, replay) =
+                        super::replay::run(eval, &prompts, &cassette, replay_config(), &adjust)
+                            .await
+                            .unwrap_or_else(|e| self.setup_failure(e));
                     (result, "replay", Some(replay))
                 }
             },
         };
         let texts: Vec<String> = prompts.iter().map(|p| p.text.clone()).collect();
+        let mut result = result;
         let mut record = RunRecord::from_conversation(&result, mode, &texts);
         record.replay = replay;
+        record.resumed_from = resume.as_ref().map(|plan| plan.from.clone());
         let recording_failure = recording
             .as_ref()
             .filter(|(_, fatal)| *fatal)
@@ -381,6 +429,13 @@ impl EvalContext {
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
             evidence.runs.push(record);
+            let run = evidence.runs.len();
+            self.homes().keep(home, run, &result, earlier_calls);
+            result.origin = Some(crate::result::RunOrigin {
+                context: self.homes().context,
+                test: self.test_name(),
+                run,
+            });
             evidence.running = None;
             evidence.deadline_unix_ms =
                 unix_ms(SystemTime::now() + self.inner.config.test_timeout());
@@ -407,6 +462,8 @@ impl EvalContext {
     /// directory, and write the final evidence.
     pub(crate) fn finish(&self, failure: Option<String>) {
         let failed = failure.is_some();
+        // The runs' runtime homes go with the test.
+        self.homes().clear();
         let kept = if failed {
             let dir = self.inner.workdir.lock().expect("workdir lock").take();
             if let Some(dir) = dir {

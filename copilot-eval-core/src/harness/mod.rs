@@ -52,6 +52,7 @@ mod context;
 mod orphan;
 mod record;
 mod replay;
+mod resume;
 mod side_file;
 
 use std::future::Future;

@@ -167,6 +167,8 @@ pub(crate) fn plan(policy: RecordPolicy, cassette: PathBuf) -> Plan {
 /// cassette was written; `fatal` is true when the run completed but its recording could not be
 /// made into a cassette or written (the test then reports a setup error).
 ///
+/// `adjust` adds the run's home and a session to resume to the run's options.
+///
 /// Errors: the live target is invalid ([`ENV_LIVE_BASE_URL`]).
 pub(crate) async fn record_run(
     eval: &CopilotEval,
@@ -174,9 +176,10 @@ pub(crate) async fn record_run(
     cassette: &Path,
     test: &str,
     run: usize,
+    adjust: &(dyn Fn(RunOptions) -> RunOptions + Sync),
 ) -> Result<(CopilotResult, RecordingOutcome, bool), String> {
     let recorder = Recorder::new();
-    let options = live_options()?.record(recorder.clone());
+    let options = adjust(live_options()?.record(recorder.clone()));
     let result = run_turns(eval, prompts, &options).await;
     let mut recording = RecordingOutcome {
         cassette: cassette.display().to_string(),

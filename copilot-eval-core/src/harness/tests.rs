@@ -311,3 +311,121 @@ mod attribute_keys {
         }
     }
 }
+
+/// `ctx.resume` refuses, naming the fix, a result it cannot resume: one not returned by this
+/// test's ctx, one of another test, one whose run made no session, one whose home is gone (and
+/// every home goes when the test ends). Checked on the plan, before any runtime starts; the
+/// refusal through `ctx.resume` itself is a recorded setup error.
+#[test]
+fn resuming_what_cannot_be_resumed_is_a_setup_error_naming_the_fix() {
+    use crate::result::RunOrigin;
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("evidence.json");
+    let ctx = EvalContext::with_settings(config(), Ok(Mode::Live), Some(file.clone()));
+    let other = EvalContext::with_settings(
+        TestConfig::new("other", "evals::other", "/pkg"),
+        Ok(Mode::Live),
+        None,
+    );
+    let eval = ctx.eval().build().unwrap();
+    let plan_error = |result: &crate::CopilotResult| match ctx.homes().plan("ctx.resume", result) {
+        Ok(_) => panic!("a plan for {:?}", result.origin),
+        Err(e) => e,
+    };
+    let mut result = crate::run::result_for_tests(&eval);
+
+    // Not from a ctx at all (run_with).
+    let error = plan_error(&result);
+    assert!(
+        error.starts_with("ctx.resume: the earlier result was not returned by this test's ctx"),
+        "{error}"
+    );
+    assert!(error.contains("pass a result of ctx.run"), "{error}");
+
+    // From another test.
+    result.origin = Some(RunOrigin {
+        context: other.homes().context,
+        test: other.test_name(),
+        run: 1,
+    });
+    let error = plan_error(&result);
+    assert!(
+        error.contains("comes from run 1 of another test (other)"),
+        "{error}"
+    );
+    assert!(
+        error.contains("run the earlier prompt in this test"),
+        "{error}"
+    );
+
+    // From this test, a run that stopped before its session existed.
+    let origin = RunOrigin {
+        context: ctx.homes().context,
+        test: ctx.test_name(),
+        run: 1,
+    };
+    result.origin = Some(origin.clone());
+    ctx.homes()
+        .keep(ctx.homes().create().unwrap(), 1, &result, 0);
+    let error = plan_error(&result);
+    assert!(
+        error.contains(
+            "run 1 of this test has no session to resume: it stopped with execution_error"
+        ),
+        "{error}"
+    );
+
+    // A run with a session whose home was removed.
+    result.session_id = Some("s-1".to_owned());
+    result.tool_calls.clear();
+    let home = ctx.homes().create().unwrap();
+    let home_path = home.path();
+    ctx.homes().keep(home, 2, &result, 4);
+    result.origin = Some(RunOrigin {
+        run: 2,
+        ..origin.clone()
+    });
+    let plan = ctx.homes().plan("ctx.resume", &result).unwrap();
+    assert_eq!(plan.from.run, 2);
+    assert_eq!(plan.from.session_id, "s-1");
+    assert_eq!(plan.seed, home_path);
+    assert_eq!(
+        plan.earlier_calls, 4,
+        "the history's call ids are carried on"
+    );
+    std::fs::remove_dir_all(&home_path).unwrap();
+    let error = plan_error(&result);
+    assert!(
+        error.contains(&format!(
+            "the runtime home of run 2 ({}) is gone, so its session s-1 cannot be resumed",
+            home_path.display()
+        )),
+        "{error}"
+    );
+    assert!(
+        error.contains("do not delete it during the test"),
+        "{error}"
+    );
+
+    // Through ctx.resume: a setup error in the evidence, and no run.
+    let unwound = catch_unwind(AssertUnwindSafe(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(ctx.resume(&eval, &result, "And now?"))
+    }));
+    assert!(unwound.is_err());
+    let evidence = TestEvidence::read(&file).unwrap();
+    assert!(evidence.setup_error.unwrap().contains("is gone"));
+    assert!(evidence.runs.is_empty());
+
+    // The test's end removes every home.
+    ctx.finish(None);
+    let error = plan_error(&result);
+    assert!(
+        error.contains("the runtime home of run 2 of this test is gone (the test already ended"),
+        "{error}"
+    );
+    other.finish(None);
+}

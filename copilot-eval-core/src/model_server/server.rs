@@ -88,13 +88,14 @@ impl ModelServer {
         let addr = listener.local_addr()?;
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let resets = Arc::new(AtomicUsize::new(0));
+        let first_call_id = config.first_call_id;
         let shared = Arc::new(Shared {
             config,
             base_url: format!("http://{addr}"),
             log: Mutex::new(Vec::new()),
             model_log: Mutex::new(Vec::new()),
             conversations: Mutex::new(HashMap::new()),
-            next_call: AtomicU64::new(1),
+            next_call: AtomicU64::new(first_call_id),
             next_id: AtomicU64::new(1),
             shutdown: shutdown_rx.clone(),
             resets: resets.clone(),

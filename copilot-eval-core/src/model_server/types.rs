@@ -169,6 +169,7 @@ pub struct ServerConfig {
     pub(super) vision: bool,
     pub(super) refuse_websocket: bool,
     pub(super) reset_websocket_after: Option<usize>,
+    pub(super) first_call_id: u64,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -193,7 +194,17 @@ impl ServerConfig {
             vision: false,
             refuse_websocket: false,
             reset_websocket_after: None,
+            first_call_id: 1,
         }
+    }
+
+    /// Number the tool calls this server issues from `call_{first}` on (default `call_1`). A
+    /// server answering a resumed session starts after the ids of the earlier sessions' calls,
+    /// which the session carries as history, so that no id is issued twice in one
+    /// conversation. `0` counts as 1.
+    pub fn first_call_id(mut self, first: u64) -> Self {
+        self.first_call_id = first.max(1);
+        self
     }
 
     /// Advertise vision support for every catalog model (default off). With it on, the runtime

@@ -330,6 +330,8 @@ output = 0
             audit: None,
             replay: None,
             recording: None,
+            session_id: None,
+            resumed_from: None,
             label: None,
         }
     }

@@ -207,6 +207,8 @@ impl RunRecord {
             replay: None,
             recording: None,
             label: None,
+            session_id: result.session_id.clone(),
+            resumed_from: None,
         }
     }
 

@@ -379,6 +379,24 @@ pub struct RunRecord {
     /// Recording details, for runs recorded into a cassette (`cargo copilot-eval --record`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recording: Option<RecordingOutcome>,
+    /// The id of the runtime session the run created or resumed (the result's `session_id`);
+    /// absent when the run stopped before the session existed, and in files written before it
+    /// existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// For a run that resumed an earlier run's session (`ctx.resume`, `ctx.resume_turns`):
+    /// which run of the same test it resumed and that run's session id. Absent for other runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<ResumedFrom>,
+}
+
+/// The earlier run a resumed run continued (`resumed_from` of a [`RunRecord`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ResumedFrom {
+    /// The earlier run's number among the test's `runs`, from 1.
+    pub run: u64,
+    /// The session id of the earlier run (the resumed run's `session_id` is the same).
+    pub session_id: String,
 }
 
 /// What happened to the cassette of a run recorded live (`cargo copilot-eval --record`).

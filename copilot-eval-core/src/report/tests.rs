@@ -46,6 +46,8 @@ pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
         audit: None,
         replay: None,
         recording: None,
+        session_id: None,
+        resumed_from: None,
         label: None,
     }
 }

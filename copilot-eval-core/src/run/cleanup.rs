@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::ReplayCheck;
 use super::controls::{ControlStop, Controls};
 use super::proxy::{ProxyOptions, RequestProxy};
+use super::resume::RunHome;
 use super::session::Slots;
 use super::state::RunState;
 use crate::evidence::LoggedEvent;
@@ -184,7 +185,7 @@ pub(super) fn settle(
     proxy: Option<(&RequestProxy, ProxyOptions)>,
     replay: Option<&dyn ReplayCheck>,
     turns_finished: bool,
-    home: tempfile::TempDir,
+    home: RunHome,
 ) {
     if let Some((proxy, proxy_options)) = proxy {
         run.model_requests_held_back = proxy.held_back();
@@ -307,7 +308,7 @@ mod tests {
             Some((proxy.as_ref(), options)),
             None,
             true,
-            home,
+            RunHome::Temporary(home),
         );
         run.finish(std::path::PathBuf::from("/w"), Instant::now())
     }

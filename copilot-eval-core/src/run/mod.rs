@@ -43,6 +43,7 @@ mod hooks;
 pub mod permissions;
 mod prepare;
 pub mod proxy;
+mod resume;
 mod session;
 mod state;
 mod test_faults;
@@ -77,6 +78,8 @@ pub struct RunOptions {
     pub(crate) target: Target,
     runtime_path: Option<PathBuf>,
     home_seed: Option<PathBuf>,
+    home: Option<PathBuf>,
+    resume: Option<String>,
     replay: Option<Arc<dyn ReplayCheck>>,
     tap: Option<Arc<dyn ExchangeTap>>,
     faults: TestFaults,
@@ -90,6 +93,8 @@ impl RunOptions {
             target: Target::Live,
             runtime_path: None,
             home_seed: None,
+            home: None,
+            resume: None,
             replay: None,
             tap: None,
             faults: TestFaults::default(),
@@ -107,6 +112,8 @@ impl RunOptions {
             },
             runtime_path: None,
             home_seed: None,
+            home: None,
+            resume: None,
             replay: None,
             tap: None,
             faults: TestFaults::default(),
@@ -115,10 +122,33 @@ impl RunOptions {
 
     /// Copy this folder's contents into the run's private runtime home (`COPILOT_HOME`) before
     /// the runtime starts: user-level configuration for the run, such as
-    /// `copilot-instructions.md`, `skills/<name>/SKILL.md` or `hooks/`. The home itself stays
-    /// private and is removed after the run.
+    /// `copilot-instructions.md`, `skills/<name>/SKILL.md` or `hooks/`, or an earlier run's
+    /// kept home to [`resume`](Self::resume) its session from. The home itself stays private
+    /// and is removed after the run (unless given with [`home`](Self::home)).
     pub fn home_seed(mut self, dir: impl Into<PathBuf>) -> Self {
         self.home_seed = Some(dir.into());
+        self
+    }
+
+    /// Use `dir` as the run's runtime home (`COPILOT_HOME`, where the runtime stores its
+    /// sessions) instead of a fresh temporary folder, and leave it in place after the run (the
+    /// caller removes it). The folder is created when missing; a [`home_seed`](Self::home_seed)
+    /// is copied into it. A later run can then resume the run's session from a copy of it
+    /// ([`resume`](Self::resume)).
+    pub fn home(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.home = Some(dir.into());
+        self
+    }
+
+    /// Resume the session with this id (the earlier run's
+    /// [`CopilotResult::session_id`]) instead of creating one: the runtime finds it in its home,
+    /// so the home must hold that session's state, e.g. seeded from the earlier run's kept home
+    /// (`.home_seed(earlier_home)`, see [`home`](Self::home)). The session keeps its id, the
+    /// model sees the earlier conversation as history, and the result has `resumed = true`. A
+    /// session the runtime cannot find or resume ends the run with `execution_error` ("resuming
+    /// the session failed: ...").
+    pub fn resume(mut self, session_id: impl Into<String>) -> Self {
+        self.resume = Some(session_id.into());
         self
     }
 
@@ -257,6 +287,7 @@ where
         &working_directory,
         client_options,
         &options.target,
+        options.resume.as_deref(),
         &options.faults,
         &controls,
         &slots,
@@ -308,4 +339,10 @@ fn add_auth_hint(result: &mut CopilotResult) {
         error.push_str("; ");
         error.push_str(AUTH_HINT);
     }
+}
+
+/// Test-only: the result of a run that never started (no session, no events).
+#[cfg(test)]
+pub(crate) fn result_for_tests(eval: &CopilotEval) -> CopilotResult {
+    RunState::new(eval).finish(PathBuf::new(), Instant::now())
 }

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use github_copilot_sdk::{CliProgram, ClientOptions};
 
+use super::resume::RunHome;
 use super::state::RunState;
 use super::{OFFLINE_TOKEN, RunOptions, Target};
 use crate::eval::{CopilotEval, Prompt};
@@ -19,8 +20,9 @@ use crate::runtime;
 pub(super) struct Prepared {
     /// The workspace: the eval's, or a fresh temporary directory (kept after the run).
     pub(super) working_directory: PathBuf,
-    /// The run's private runtime home (`COPILOT_HOME`), removed after the run.
-    pub(super) home: tempfile::TempDir,
+    /// The run's private runtime home (`COPILOT_HOME`): removed after the run, unless the
+    /// caller gave it ([`RunOptions::home`]).
+    pub(super) home: RunHome,
     /// The SDK client options (runtime, cwd, environment, token, client mode), without the
     /// request handler.
     pub(super) client_options: ClientOptions,
@@ -121,10 +123,21 @@ pub(super) fn prepare(
         Err(e) => tracing::debug!("runtime warm-up: {e}"),
     }
 
-    let home = tempfile::Builder::new()
-        .prefix("copilot-eval-home-")
-        .tempdir()
-        .map_err(|e| fail(format!("cannot create the runtime home: {e}")))?;
+    let home = match &options.home {
+        Some(dir) => std::fs::create_dir_all(dir)
+            .map(|()| RunHome::Kept(dir.clone()))
+            .map_err(|e| {
+                fail(format!(
+                    "cannot create the runtime home {}: {e}",
+                    dir.display()
+                ))
+            })?,
+        None => tempfile::Builder::new()
+            .prefix("copilot-eval-home-")
+            .tempdir()
+            .map(RunHome::Temporary)
+            .map_err(|e| fail(format!("cannot create the runtime home: {e}")))?,
+    };
     let cache = runtime::runtime_cache_dir();
     std::fs::create_dir_all(&cache).map_err(|e| {
         fail(format!(

@@ -239,6 +239,7 @@ pub(super) async fn drive(
     working_directory: &std::path::Path,
     client_options: ClientOptions,
     target: &Target,
+    resume: Option<&str>,
     faults: &TestFaults,
     controls: &Arc<Controls>,
     slots: &Slots,
@@ -254,7 +255,7 @@ pub(super) async fn drive(
         }
         outcome = tokio::time::timeout_at(
             deadline.into(),
-            execute(eval, prompts, working_directory, client_options, target, faults, controls, slots, run),
+            execute(eval, prompts, working_directory, client_options, target, resume, faults, controls, slots, run),
         ) => match outcome {
             Ok(Ok(())) => None,
             Ok(Err(error)) => Some((StopReason::ExecutionError, error)),
@@ -291,6 +292,7 @@ async fn execute(
     working_directory: &std::path::Path,
     client_options: ClientOptions,
     target: &Target,
+    resume: Option<&str>,
     faults: &TestFaults,
     controls: &Arc<Controls>,
     slots: &Slots,
@@ -323,9 +325,13 @@ async fn execute(
     *slots.client.lock().expect("slot") = Some(client.clone());
 
     let t = Instant::now();
-    let prepared = client
-        .prepare_session(config)
-        .map_err(|e| format!("invalid session configuration: {e}"))?;
+    let prepared = match resume {
+        Some(session_id) => {
+            client.prepare_resume_session(super::resume::resume_config(config, session_id))
+        }
+        None => client.prepare_session(config),
+    }
+    .map_err(|e| format!("invalid session configuration: {e}"))?;
     let subscription = prepared.subscribe();
     let (progress_tx, progress_rx) = watch::channel(Progress::default());
     *slots.idle.lock().expect("slot") = Some(progress_rx.clone());
@@ -337,12 +343,14 @@ async fn execute(
         faults.clone(),
     ));
     *slots.recorder.lock().expect("slot") = Some(recorder);
-    let session = Arc::new(
-        prepared
-            .start()
-            .await
-            .map_err(|e| format!("creating the session failed: {e}"))?,
-    );
+    let session = Arc::new(prepared.start().await.map_err(|e| match resume {
+        Some(session_id) => format!(
+            "resuming the session failed: the runtime could not resume session {session_id} from the run's home: {e}"
+        ),
+        None => format!("creating the session failed: {e}"),
+    })?);
+    run.session_id = Some(session.id().to_string());
+    run.resumed = resume.is_some();
     run.timings.create_session_ms = Some(t.elapsed().as_millis() as u64);
     *slots.session.lock().expect("slot") = Some(session.clone());
     // Before the prompt: the runtime must have discovered every requested skill.

@@ -31,6 +31,10 @@ pub(super) struct RunState {
     permission_layer: super::permissions::PermissionLayer,
     pub(super) request_audit: Vec<RequestAudit>,
     pub(super) prompt_sent: bool,
+    /// The id of the session the runtime created or resumed, once it did.
+    pub(super) session_id: Option<String>,
+    /// Whether the session was resumed ([`RunOptions::resume`](super::RunOptions::resume)).
+    pub(super) resumed: bool,
     pub(super) skill_discovery: Option<crate::skills::SkillDiscovery>,
     /// The names of the MCP servers the eval configured, in order.
     pub(super) mcp_configured: Vec<String>,
@@ -64,6 +68,8 @@ impl RunState {
             permission_layer: super::permissions::PermissionLayer::of(eval),
             request_audit: Vec::new(),
             prompt_sent: false,
+            session_id: None,
+            resumed: false,
             skill_discovery: None,
             mcp_configured: eval.mcp_servers.keys().cloned().collect(),
             mcp_checked: Vec::new(),
@@ -165,6 +171,9 @@ impl RunState {
             evidence_complete,
             raw_events: log.into_iter().map(|l| l.event).collect(),
             configuration: self.configuration,
+            session_id: self.session_id,
+            resumed: self.resumed,
+            origin: None,
         }
     }
 }

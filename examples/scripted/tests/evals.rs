@@ -1,5 +1,6 @@
 //! The authoring features of copilot-eval with a scripted model: a conversation of several
-//! prompts, a prompt with attachments, a case matrix and a baseline/treatment comparison.
+//! prompts, a session resumed in a fresh runtime process, a prompt with attachments, a case
+//! matrix and a baseline/treatment comparison.
 //!
 //! Each test scripts its model with `ctx.offline(..)`: the real Copilot runtime runs the session
 //! and its tools, and a loopback model server answers with the script's turns, in order. Scripted
@@ -67,6 +68,29 @@ async fn remembers_the_file_it_wrote(ctx: EvalContext) {
         turns[1].response,
         Some("I created todo.txt; it says \"Ship 2.4.1\".")
     );
+}
+
+/// A session resumed later, in a fresh runtime process: the first run gives the model a fact;
+/// `ctx.resume` continues that session, so the model's request carries the first exchange as
+/// history. The resumed run is a run of its own, with the same session id and `resumed` set
+/// (its run record names the first run in `resumed_from`).
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn resumes_the_session_later(ctx: EvalContext) {
+    ctx.offline(
+        Script::new([])
+            .turn(ScriptedTurn::text("Noted."))
+            .turn(ScriptedTurn::text("The code word is PLUM.")),
+    );
+    let eval = ctx.eval().build().unwrap();
+    let first = ctx
+        .run(&eval, "Remember this: the code word is PLUM.")
+        .await;
+    assert!(first.success, "{}: {:?}", first.stop_reason, first.error);
+    let later = ctx.resume(&eval, &first, "What is the code word?").await;
+    assert!(later.success, "{}: {:?}", later.stop_reason, later.error);
+    assert!(later.resumed);
+    assert_eq!(later.session_id, first.session_id);
+    ctx.record_property("answer", later.final_response.as_deref());
 }
 
 /// A prompt with a file and a selection attached. The run reads the selection's text from the

@@ -1,0 +1,333 @@
+//! Resuming a session in a fresh runtime process, through the real runtime and a scripted
+//! loopback model: in the engine (`RunOptions::home` + `home_seed` + `resume`), the resumed
+//! run's model request carries the earlier turns as history; in a test's context
+//! (`ctx.resume`, `ctx.resume_turns`), the result and the run record say what was resumed,
+//! and a resumed conversation's tool-call ids follow the earlier ones. A session that cannot
+//! be resumed is a named failure. Nothing waits on the clock: every run waits for its
+//! session's events, bounded by an ample timeout.
+
+use std::sync::Arc;
+
+use copilot_eval_core::harness::{EvalContext, TestConfig};
+use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
+use copilot_eval_core::report::ResumedFrom;
+use copilot_eval_core::{CopilotEval, RunOptions, StopReason, run_with};
+use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
+use serde_json::json;
+
+const MODEL: &str = "claude-sonnet-4.5";
+/// Ample for a runtime start and two turns on a loaded machine.
+const TIMEOUT_S: f64 = 120.0;
+
+fn eval(work: &std::path::Path) -> CopilotEval {
+    CopilotEval::builder()
+        .model(MODEL)
+        .working_directory(work)
+        .timeout_s(TIMEOUT_S)
+        .build()
+        .unwrap()
+}
+
+/// The text of a Chat Completions message (a string, or the text parts of a list).
+fn text(message: &serde_json::Value) -> String {
+    match &message["content"] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+#[tokio::test]
+async fn a_resumed_session_sends_the_earlier_turns_as_history() {
+    let Some(runtime) = runtime_for("a_resumed_session_sends_the_earlier_turns_as_history") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let homes = tempfile::tempdir().unwrap();
+    let (first_home, second_home) = (homes.path().join("first"), homes.path().join("second"));
+    let script = Script::new([])
+        .turn(ScriptedTurn::text("Noted."))
+        .turn(ScriptedTurn::text("The code word is PLUM."));
+    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
+        .await
+        .unwrap();
+    let options = || RunOptions::offline(server.base_url()).runtime_path(&runtime.path);
+    let eval = eval(work.path());
+
+    let first = run_with(
+        &eval,
+        "Remember this: the code word is PLUM.",
+        &options().home(&first_home),
+    )
+    .await;
+    assert_eq!(
+        first.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        first.error
+    );
+    assert_no_runtime_left(&first);
+    let session_id = first.session_id.clone().expect("the created session's id");
+    assert!(!first.resumed);
+    assert!(first_home.is_dir(), "a home given to the run is kept");
+    // Where runtime 1.0.102 keeps the session: `session-state/<id>/events.jsonl`.
+    assert!(
+        first_home
+            .join("session-state")
+            .join(&session_id)
+            .join("events.jsonl")
+            .is_file()
+    );
+
+    let second = run_with(
+        &eval,
+        "What is the code word?",
+        &options()
+            .home(&second_home)
+            .home_seed(&first_home)
+            .resume(session_id.clone()),
+    )
+    .await;
+    assert_eq!(
+        second.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        second.error
+    );
+    assert_no_runtime_left(&second);
+    assert_eq!(second.session_id.as_deref(), Some(session_id.as_str()));
+    assert!(second.resumed);
+    assert_eq!(
+        second.final_response.as_deref(),
+        Some("The code word is PLUM.")
+    );
+    // The runtime resumed (its first event), and the result holds only this run's turns.
+    assert_eq!(second.raw_events[0].event_type, "session.resume");
+    let turns: Vec<&str> = second.turns.iter().map(|t| t.content.as_str()).collect();
+    assert_eq!(turns, ["What is the code word?", "The code word is PLUM."]);
+
+    // The resumed run's model request: the earlier prompt and answer, then the new prompt.
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 2, "one model request per run");
+    let conversation: Vec<(String, String)> = requests[1]
+        .messages
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| (m["role"].as_str().unwrap_or("").to_owned(), text(m)))
+        .collect();
+    let roles: Vec<&str> = conversation.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "user"], "{conversation:?}");
+    assert!(
+        conversation[0]
+            .1
+            .contains("Remember this: the code word is PLUM."),
+        "{conversation:?}"
+    );
+    assert_eq!(conversation[1].1, "Noted.");
+    assert!(
+        conversation[2].1.contains("What is the code word?"),
+        "{conversation:?}"
+    );
+    // The first request had no history.
+    assert_eq!(
+        requests[0]
+            .messages
+            .iter()
+            .filter(|m| m["role"] != "system")
+            .count(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_session_the_runtime_cannot_find_is_a_named_execution_error() {
+    let Some(runtime) = runtime_for("a_session_the_runtime_cannot_find_is_a_named_execution_error")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(
+        ServerConfig::new(Arc::new(Script::new([]).turn(ScriptedTurn::text("Hi.")))).model(MODEL),
+    )
+    .await
+    .unwrap();
+    let result = run_with(
+        &eval(work.path()),
+        "Hello?",
+        &RunOptions::offline(server.base_url())
+            .runtime_path(&runtime.path)
+            .home(home.path())
+            .resume("00000000-0000-4000-8000-000000000000"),
+    )
+    .await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ExecutionError,
+        "{:?}",
+        result.error
+    );
+    let error = result.error.clone().unwrap();
+    assert!(
+        error.contains("resuming the session failed: the runtime could not resume session 00000000-0000-4000-8000-000000000000"),
+        "{error}"
+    );
+    assert!(!result.resumed);
+    assert!(server.model_requests().is_empty(), "no prompt was sent");
+    assert_no_runtime_left(&result);
+}
+
+#[tokio::test]
+async fn ctx_resume_continues_an_earlier_run_of_the_same_test() {
+    let Some(_runtime) = runtime_for("ctx_resume_continues_an_earlier_run_of_the_same_test") else {
+        return;
+    };
+    let ctx = EvalContext::new(TestConfig::new(
+        "ctx_resume_continues_an_earlier_run_of_the_same_test",
+        "resume::ctx_resume_continues_an_earlier_run_of_the_same_test",
+        env!("CARGO_MANIFEST_DIR"),
+    ));
+    // Run 1 writes the code word into a file with a tool call (`call_1`); the resumed run
+    // reads it back (its server issues `call_2`: the history already holds `call_1`), then
+    // answers; run 3 resumes run 1 again, in two turns.
+    ctx.offline(
+        Script::new([])
+            .turn(ScriptedTurn::tool_call(
+                "create",
+                json!({"path": ctx.workdir().join("word.txt"), "file_text": "PLUM"}),
+            ))
+            .turn(ScriptedTurn::text("Saved the code word."))
+            .turn(ScriptedTurn::tool_call(
+                "view",
+                json!({"path": ctx.workdir().join("word.txt")}),
+            ))
+            .turn(ScriptedTurn::text("The code word is PLUM."))
+            .turn(ScriptedTurn::text("PLUM."))
+            .turn(ScriptedTurn::text("Still PLUM.")),
+    );
+    let eval = ctx
+        .eval()
+        .model(MODEL)
+        .timeout_s(TIMEOUT_S)
+        .build()
+        .unwrap();
+    let first = ctx
+        .run(&eval, "The code word is PLUM: save it in word.txt.")
+        .await;
+    assert_eq!(
+        first.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        first.error
+    );
+    assert_eq!(first.tool_calls[0].id, "call_1");
+
+    let second = ctx.resume(&eval, &first, "What is the code word?").await;
+    assert_eq!(
+        second.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        second.error
+    );
+    assert!(second.resumed);
+    assert_eq!(second.session_id, first.session_id);
+    assert_eq!(
+        second.final_response.as_deref(),
+        Some("The code word is PLUM.")
+    );
+    assert_eq!(second.tool_calls.len(), 1, "{:?}", second.tool_calls);
+    assert_eq!(
+        second.tool_calls[0].id, "call_2",
+        "after the history's call_1"
+    );
+    assert_eq!(
+        second.tool_calls[0]
+            .result
+            .as_deref()
+            .map(|r| r.contains("PLUM")),
+        Some(true)
+    );
+
+    let third = ctx
+        .resume_turns(&eval, &first, ["And the code word?", "Sure?"])
+        .await;
+    assert_eq!(
+        third.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        third.error
+    );
+    assert!(third.resumed);
+    assert_eq!(third.final_response.as_deref(), Some("Still PLUM."));
+
+    let session_id = first.session_id.clone().unwrap();
+    let runs = ctx.evidence().runs;
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[0].resumed_from, None);
+    assert_eq!(runs[0].session_id.as_deref(), Some(session_id.as_str()));
+    let from_first = Some(ResumedFrom {
+        run: 1,
+        session_id: session_id.clone(),
+    });
+    assert_eq!(runs[1].resumed_from, from_first);
+    assert_eq!(runs[2].resumed_from, from_first);
+    assert_eq!(runs[2].prompts, ["And the code word?", "Sure?"]);
+}
+
+/// A result of another test cannot be resumed: the resume panics (the test's setup error)
+/// naming the fix, and no run is made.
+#[tokio::test]
+async fn ctx_resume_of_another_tests_result_is_a_setup_error() {
+    let Some(_runtime) = runtime_for("ctx_resume_of_another_tests_result_is_a_setup_error") else {
+        return;
+    };
+    let config = |function: &'static str, path: &'static str| {
+        TestConfig::new(function, path, env!("CARGO_MANIFEST_DIR"))
+    };
+    let earlier_test = EvalContext::new(config("earlier", "resume::earlier"));
+    earlier_test.offline(Script::new([]).turn(ScriptedTurn::text("Noted.")));
+    let eval = earlier_test
+        .eval()
+        .model(MODEL)
+        .timeout_s(TIMEOUT_S)
+        .build()
+        .unwrap();
+    let first = earlier_test.run(&eval, "The code word is PLUM.").await;
+    assert_eq!(
+        first.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        first.error
+    );
+
+    let later_test = EvalContext::new(config("later", "resume::later"));
+    later_test.offline(Script::new([]).turn(ScriptedTurn::text("PLUM.")));
+    let resuming = later_test.clone();
+    let outcome = tokio::spawn(async move {
+        resuming
+            .resume(&eval, &first, "What is the code word?")
+            .await
+    })
+    .await;
+    let panic = outcome.expect_err("the resume is refused").into_panic();
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        message
+            .contains("ctx.resume: the earlier result comes from run 1 of another test (earlier)"),
+        "{message}"
+    );
+    assert!(
+        message.contains("run the earlier prompt in this test"),
+        "{message}"
+    );
+    let evidence = later_test.evidence();
+    assert!(evidence.runs.is_empty());
+    assert_eq!(
+        evidence.setup_error.as_deref(),
+        Some(message.trim_start_matches("copilot-eval setup error: "))
+    );
+}
