@@ -248,9 +248,9 @@ pub fn sessions(cassette: &Cassette) -> Vec<Vec<usize>> {
         }
     }
     // Sub-agents that only dispatch each other: sessions of their own.
-    for i in 0..count {
-        if session_of[i].is_none() {
-            session_of[i] = Some(place_root(&mut groups, i));
+    for (i, session) in session_of.iter().enumerate() {
+        if session.is_none() {
+            place_root(&mut groups, i);
         }
     }
     let mut sessions: Vec<Vec<usize>> = groups
