@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+mod cassette;
 mod cost;
 mod doctor;
 mod drift;
@@ -133,6 +134,12 @@ enum Command {
     /// cassettes) and report, per eval, what drifts and its first difference; exit 0 when
     /// nothing drifts, 1 when some eval drifts.
     Drift(drift::DriftArgs),
+    /// Work on cassette files: `cassette split FILE` splits a cassette that holds several
+    /// recorded sessions into one cassette per session.
+    Cassette {
+        #[command(subcommand)]
+        action: cassette::CassetteAction,
+    },
 }
 
 #[derive(Subcommand)]
@@ -181,6 +188,7 @@ fn main() -> ExitCode {
         Some(Command::Init(args)) => ExitCode::from(init::run(args)),
         Some(Command::Merge(args)) => ExitCode::from(merge::run(args)),
         Some(Command::Drift(args)) => ExitCode::from(drift::run(args)),
+        Some(Command::Cassette { action }) => ExitCode::from(cassette::run(action)),
         Some(Command::Schema) => {
             print!("{}", copilot_eval_core::report::json_schema());
             ExitCode::SUCCESS

@@ -169,6 +169,10 @@
 //! with `replay_mismatch` too; its error lists each conversation with unserved replies
 //! ([`ReplaySession::unconsumed`]). After a timeout or another stop the list is not turned into
 //! a failure (the run already failed for its own reason), but `unconsumed` still reports it.
+//!
+//! When the run used some conversations and left others wholly unused, the error ends with how
+//! to split a file that holds several sessions: [`split`] (`cargo copilot-eval cassette split`)
+//! writes one cassette per session, the test's second run's as `<stem>-2.yaml`.
 
 mod format;
 mod normalize;
@@ -177,9 +181,12 @@ mod record;
 mod replay;
 mod scan;
 mod session_folder;
+pub mod split;
 mod tap_impl;
 mod write;
 
+#[cfg(test)]
+mod split_tests;
 #[cfg(test)]
 mod tests;
 

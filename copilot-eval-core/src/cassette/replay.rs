@@ -149,7 +149,7 @@ impl std::fmt::Debug for ReplayResponder {
 }
 
 /// Merges consecutive assistant messages: texts joined in order, tool calls concatenated.
-fn merge_recorded(messages: &[Message]) -> Vec<Message> {
+pub(super) fn merge_recorded(messages: &[Message]) -> Vec<Message> {
     let mut merged: Vec<Message> = Vec::with_capacity(messages.len());
     for message in messages {
         match merged.last_mut() {
@@ -276,20 +276,23 @@ impl ReplayResponder {
 
     /// When the run used some recorded conversations and left others wholly unused: a line
     /// saying how to split a cassette that holds several sessions (one session per file: the
-    /// test's second run replays `<stem>-2.yaml`). Empty otherwise.
+    /// test's second run replays `<stem>-2.yaml`) with `cargo copilot-eval cassette split`, the
+    /// used conversations first. Empty otherwise.
     fn split_hint(&self) -> String {
         let state = self.lock();
         let total = state.stored.len();
-        let unused: Vec<String> = state
-            .stored
-            .iter()
-            .enumerate()
-            .filter(|(_, stored)| !stored.served.iter().any(|served| *served))
-            .map(|(c, _)| (c + 1).to_string())
-            .collect();
-        if unused.is_empty() || unused.len() == total {
+        let (used, unused): (Vec<usize>, Vec<usize>) =
+            (1..=total).partition(|c| state.stored[c - 1].served.iter().any(|served| *served));
+        if unused.is_empty() || used.is_empty() {
             return String::new();
         }
+        let list = |numbers: &[usize], separator: &str| {
+            numbers
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(separator)
+        };
         let path = &self.cassette.path;
         let stem = path
             .file_stem()
@@ -297,8 +300,11 @@ impl ReplayResponder {
             .unwrap_or_default();
         let next = path.with_file_name(format!("{stem}-2.yaml"));
         format!(
-            "\n  conversation {} of {total} was not used at all: a cassette replays ONE session; if this file holds several recorded sessions, split it: keep the conversations this run used in {} and move the unused ones into {} (the cassette of the test's second run), and so on",
-            unused.join(", "),
+            "\n  conversation {} of {total} was not used at all: a cassette replays ONE session; if this file holds several recorded sessions, split it: `cargo copilot-eval cassette split {} --force --session {} --session {}` keeps the conversations this run used in {} and moves the unused ones into {} (the cassette of the test's second run); without --session it finds the sessions itself, one file per session ({stem}-2.yaml, {stem}-3.yaml, ...)",
+            list(&unused, ", "),
+            path.display(),
+            list(&used, ","),
+            list(&unused, ","),
             path.display(),
             next.display()
         )

@@ -773,7 +773,7 @@ fn an_unused_session_in_a_cassette_says_how_to_split_the_file() {
     );
     let failure = r.failure(true).unwrap();
     assert!(
-        failure.ends_with("\n  conversation 2 of 2 was not used at all: a cassette replays ONE session; if this file holds several recorded sessions, split it: keep the conversations this run used in dir/greets.yaml and move the unused ones into dir/greets-2.yaml (the cassette of the test's second run), and so on"),
+        failure.ends_with("\n  conversation 2 of 2 was not used at all: a cassette replays ONE session; if this file holds several recorded sessions, split it: `cargo copilot-eval cassette split dir/greets.yaml --force --session 1 --session 2` keeps the conversations this run used in dir/greets.yaml and moves the unused ones into dir/greets-2.yaml (the cassette of the test's second run); without --session it finds the sessions itself, one file per session (greets-2.yaml, greets-3.yaml, ...)"),
         "{failure}"
     );
     // A run that used nothing gets no split advice (the whole file is unused).
