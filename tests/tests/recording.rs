@@ -192,6 +192,10 @@ fn scrub(value: &mut Value, workdir: &str, agents: &mut Vec<String>) {
                 if key.ends_with("_ms") || key == "timings" || key == "started_at" {
                     continue;
                 }
+                // The runtime picks a new session id for every session it creates.
+                if key == "session_id" && v.is_string() {
+                    v = json!("${session_id}");
+                }
                 if key.ends_with("agent_id")
                     && let Some(id) = v.as_str()
                 {

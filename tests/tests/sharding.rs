@@ -70,6 +70,10 @@ fn scrub(value: &mut Value, workdirs: &[&str], agents: &mut Vec<String>) {
                 if key.ends_with("_ms") || key == "timings" || key == "started_at" {
                     continue;
                 }
+                // The runtime picks a new session id for every session it creates.
+                if key == "session_id" && v.is_string() {
+                    v = json!("${session_id}");
+                }
                 let is_agent = key.ends_with("agent_id") || key == "subagents";
                 let ids: Vec<&mut Value> = match &mut v {
                     Value::String(_) if is_agent => vec![&mut v],
