@@ -148,6 +148,17 @@ impl std::fmt::Debug for ReplayResponder {
     }
 }
 
+/// A recorded conversation as replay compares it: its messages with consecutive assistant
+/// messages merged ([`merge_recorded`]), and the same messages normalised; index `i` of the
+/// second is `merged[i]`.
+pub(super) fn merged_and_normal(messages: &[Message]) -> (Vec<Message>, Vec<NormalMessage>) {
+    let merged = merge_recorded(messages);
+    let mut normal: Vec<NormalMessage> = merged.iter().map(NormalMessage::from_recorded).collect();
+    normalize(&mut normal, &Context::default());
+    debug_assert_eq!(normal.len(), merged.len());
+    (merged, normal)
+}
+
 /// Merges consecutive assistant messages: texts joined in order, tool calls concatenated.
 pub(super) fn merge_recorded(messages: &[Message]) -> Vec<Message> {
     let mut merged: Vec<Message> = Vec::with_capacity(messages.len());
@@ -176,11 +187,7 @@ impl ReplayResponder {
             .conversations
             .iter()
             .map(|conversation| {
-                let merged = merge_recorded(&conversation.messages);
-                let mut normal: Vec<NormalMessage> =
-                    merged.iter().map(NormalMessage::from_recorded).collect();
-                normalize(&mut normal, &Context::default());
-                debug_assert_eq!(normal.len(), merged.len());
+                let (merged, normal) = merged_and_normal(&conversation.messages);
                 Stored {
                     served: vec![false; merged.len()],
                     merged,

@@ -40,8 +40,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::format::{Cassette, CassetteError};
-use super::normalize::{Context, NormalMessage, normalize};
-use super::replay::merge_recorded;
+use super::normalize::NormalMessage;
+use super::replay::merged_and_normal;
 
 /// Why a cassette could not be split ([`split_file`], [`parse_grouping`]).
 #[derive(Debug, thiserror::Error)]
@@ -146,10 +146,7 @@ fn prepare(cassette: &Cassette) -> Vec<Prepared> {
         .conversations
         .iter()
         .map(|conversation| {
-            let merged = merge_recorded(&conversation.messages);
-            let mut normal: Vec<NormalMessage> =
-                merged.iter().map(NormalMessage::from_recorded).collect();
-            normalize(&mut normal, &Context::default());
+            let (_, normal) = merged_and_normal(&conversation.messages);
             let opening = normal
                 .iter()
                 .position(|m| m.role == "assistant")

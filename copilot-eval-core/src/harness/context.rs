@@ -248,14 +248,30 @@ impl EvalContext {
         I: IntoIterator<Item = S>,
         S: Into<Prompt>,
     {
+        let prompts = self.some_prompts("ctx.run_turns", eval, prompts);
+        self.run_prompts(eval, prompts).await
+    }
+
+    /// `prompts` as a list, or the test's setup failure when there is none (`call` names the
+    /// method in the message: nothing would be sent).
+    pub(crate) fn some_prompts<I, S>(
+        &self,
+        call: &str,
+        eval: &CopilotEval,
+        prompts: I,
+    ) -> Vec<Prompt>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Prompt>,
+    {
         let prompts: Vec<Prompt> = prompts.into_iter().map(Into::into).collect();
         if prompts.is_empty() {
             self.setup_failure(format!(
-                "ctx.run_turns({:?}, ..) was given no prompt; pass at least one",
+                "{call}({:?}, ..) was given no prompt; pass at least one",
                 eval.name()
             ));
         }
-        self.run_prompts(eval, prompts).await
+        prompts
     }
 
     /// The work of [`run`](Self::run) and [`run_turns`](Self::run_turns): `prompts` holds at

@@ -227,13 +227,7 @@ impl EvalContext {
         I: IntoIterator<Item = S>,
         S: Into<Prompt>,
     {
-        let prompts: Vec<Prompt> = prompts.into_iter().map(Into::into).collect();
-        if prompts.is_empty() {
-            self.setup_failure(format!(
-                "ctx.resume_turns({:?}, ..) was given no prompt; pass at least one",
-                eval.name()
-            ));
-        }
+        let prompts = self.some_prompts("ctx.resume_turns", eval, prompts);
         self.resume_prompts("ctx.resume_turns", eval, earlier, prompts)
             .await
     }
