@@ -51,31 +51,87 @@ pub enum SplitError {
     /// out. The message names the flag and the fix.
     #[error("{0}")]
     Grouping(String),
-    /// A file the split would write exists, and overwriting was not allowed.
-    #[error("{}", exists_message(path, *is_source))]
+    /// Files the split would write exist, and overwriting was not allowed. The message names
+    /// every one of them (what `--force` would replace).
+    #[error("{}", exists_message(paths, *is_source))]
     Exists {
-        /// The file in the way.
-        path: PathBuf,
-        /// Whether it is the cassette being split (its first session would replace it).
+        /// The files in the way, in session order.
+        paths: Vec<PathBuf>,
+        /// Whether the first of them is the cassette being split (its first session would
+        /// replace it).
         is_source: bool,
     },
-    /// The cassette could not be read, parsed or written.
+    /// A piece could not be written; the pieces in `written` had been written before it (the
+    /// cassette being split is written last, so it is still whole).
+    #[error("{}", write_message(path, written, source))]
+    Write {
+        /// The piece that could not be written.
+        path: PathBuf,
+        /// The pieces written before it.
+        written: Vec<PathBuf>,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The cassette could not be read or parsed.
     #[error(transparent)]
     Cassette(#[from] CassetteError),
 }
 
-fn exists_message(path: &Path, is_source: bool) -> String {
-    if is_source {
-        format!(
+fn path_list(paths: &[PathBuf]) -> String {
+    let texts: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    texts.join(", ")
+}
+
+fn exists_message(paths: &[PathBuf], is_source: bool) -> String {
+    let fix = format!(
+        "pass --force to replace {}, or --out DIR to write the pieces to another folder",
+        if paths.len() == 1 { "it" } else { "them" }
+    );
+    match (is_source, paths) {
+        (true, [file]) => format!(
             "refusing to replace {}, the cassette being split, by its first session: pass --force to split it in place, or --out DIR to write the pieces to another folder",
-            path.display()
-        )
-    } else {
-        format!(
-            "refusing to overwrite {}, which exists: pass --force to replace it, or --out DIR to write the pieces to another folder",
-            path.display()
-        )
+            file.display()
+        ),
+        (true, [file, others @ ..]) => format!(
+            "refusing to replace {}, the cassette being split, by its first session, and to overwrite {}, which exist: {fix}",
+            file.display(),
+            path_list(others)
+        ),
+        _ => format!(
+            "refusing to overwrite {}, which exist{}: {fix}",
+            path_list(paths),
+            if paths.len() == 1 { "s" } else { "" }
+        ),
     }
+}
+
+fn write_message(path: &Path, written: &[PathBuf], source: &std::io::Error) -> String {
+    let mut message = format!("cannot write {}: {source}", path.display());
+    if !written.is_empty() {
+        message.push_str(&format!(
+            "; already written: {} (the cassette being split is unchanged)",
+            path_list(written)
+        ));
+    }
+    message
+}
+
+/// Whether something is at `path`, also when `path` passes through a folder that does not exist
+/// yet (`new/../greets.yaml` is `greets.yaml` once `new` is created).
+fn occupied(path: &Path) -> bool {
+    if path.exists() || path.is_symlink() {
+        return true;
+    }
+    let mut lexical = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::ParentDir if lexical.file_name().is_some() => {
+                lexical.pop();
+            }
+            other => lexical.push(other),
+        }
+    }
+    lexical != path && (lexical.exists() || lexical.is_symlink())
 }
 
 /// One session's cassette, made by [`split`].
@@ -419,8 +475,8 @@ pub fn describe(conversations: &[usize], total: usize) -> String {
 /// `file`'s leading comment and a line naming its conversations; the one that replaces `file`,
 /// if any, is written last, so a failure leaves `file` whole.
 ///
-/// Errors: [`SplitError::Cassette`] (unreadable or malformed cassette, a file that cannot be
-/// written), [`SplitError::Grouping`], [`SplitError::Exists`].
+/// Errors: [`SplitError::Cassette`] (unreadable or malformed cassette),
+/// [`SplitError::Grouping`], [`SplitError::Exists`], [`SplitError::Write`].
 pub fn split_file(file: &Path, options: &SplitOptions) -> Result<SplitOutcome, SplitError> {
     let text = std::fs::read_to_string(file).map_err(|source| CassetteError::Io {
         path: file.to_path_buf(),
@@ -453,14 +509,17 @@ pub fn split_file(file: &Path, options: &SplitOptions) -> Result<SplitOutcome, S
         source.is_some() && std::fs::canonicalize(path).ok().as_deref() == source.as_deref()
     };
     if !options.force {
-        for piece in &pieces {
-            let path = &piece.cassette.path;
-            if path.exists() || path.is_symlink() {
-                return Err(SplitError::Exists {
-                    path: path.clone(),
-                    is_source: is_source(path),
-                });
-            }
+        let mut paths: Vec<PathBuf> = pieces
+            .iter()
+            .map(|piece| piece.cassette.path.clone())
+            .filter(|path| occupied(path))
+            .collect();
+        paths.sort_by_key(|path| !is_source(path));
+        if let Some(first) = paths.first() {
+            return Err(SplitError::Exists {
+                is_source: is_source(first),
+                paths,
+            });
         }
     }
     let comment = leading_comment(&text);
@@ -480,8 +539,17 @@ pub fn split_file(file: &Path, options: &SplitOptions) -> Result<SplitOutcome, S
     }
     let mut order: Vec<usize> = (0..pieces.len()).collect();
     order.sort_by_key(|i| is_source(&pieces[*i].cassette.path));
+    let mut written: Vec<PathBuf> = Vec::new();
     for i in order {
-        Cassette::write_text(&pieces[i].cassette.path, &texts[i])?;
+        let path = &pieces[i].cassette.path;
+        if let Err(source) = crate::report::write_atomically(path, texts[i].as_bytes()) {
+            return Err(SplitError::Write {
+                path: path.clone(),
+                written,
+                source,
+            });
+        }
+        written.push(path.clone());
     }
     Ok(SplitOutcome {
         conversations: total,

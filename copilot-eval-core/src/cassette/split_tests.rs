@@ -219,7 +219,7 @@ fn splitting_in_place_needs_force_and_keeps_the_other_files() {
     let before = std::fs::read_to_string(&file).unwrap();
     let error = split_file(&file, &SplitOptions::default()).unwrap_err();
     assert!(
-        matches!(&error, SplitError::Exists { path, is_source: true } if *path == file),
+        matches!(&error, SplitError::Exists { paths, is_source: true } if *paths == [file.clone()]),
         "{error:?}"
     );
     assert!(
@@ -242,7 +242,7 @@ fn splitting_in_place_needs_force_and_keeps_the_other_files() {
     };
     let error = split_file(&file, &options).unwrap_err();
     assert!(
-        matches!(&error, SplitError::Exists { path, is_source: false } if *path == out.join("greets-2.yaml")),
+        matches!(&error, SplitError::Exists { paths, is_source: false } if *paths == [out.join("greets-2.yaml")]),
         "{error:?}"
     );
     assert!(!out.join("greets.yaml").exists(), "nothing written");
@@ -338,4 +338,69 @@ fn one_session_is_left_alone_and_a_bad_grouping_writes_nothing() {
         assert_eq!(outcome.written[i].cassette.path, path);
         assert_eq!(Cassette::load(&path).unwrap().conversations.len(), 1);
     }
+}
+
+/// Found by a new user's trial: the refusal names every file `--force` would replace; an `--out`
+/// that comes back to the cassette's folder through a folder not created yet is refused like
+/// the folder itself; a piece that cannot be written is a write error naming the pieces already
+/// written (not a read error), and the cassette being split is still whole.
+#[test]
+fn every_file_in_the_way_is_named_and_a_failed_write_says_what_was_written() {
+    let (dir, file) = scratch_file();
+    let before = std::fs::read_to_string(&file).unwrap();
+    let second = dir.path().join("greets-2.yaml");
+    std::fs::write(&second, "keep").unwrap();
+
+    let error = split_file(&file, &SplitOptions::default()).unwrap_err();
+    assert!(
+        matches!(&error, SplitError::Exists { paths, is_source: true } if *paths == [file.clone(), second.clone()]),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains(&format!(
+            "by its first session, and to overwrite {}, which exist: pass --force to replace them",
+            second.display()
+        )),
+        "{error}"
+    );
+
+    let back = SplitOptions {
+        out_dir: Some(dir.path().join("fresh").join("..")),
+        ..SplitOptions::default()
+    };
+    let error = split_file(&file, &back).unwrap_err();
+    assert!(
+        matches!(&error, SplitError::Exists { paths, .. } if paths.len() == 2),
+        "{error:?}"
+    );
+    assert!(!dir.path().join("fresh").exists(), "nothing created");
+    assert_eq!(std::fs::read_to_string(&second).unwrap(), "keep");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+
+    // The second piece's path is a folder: the first piece (to another folder) is written, the
+    // second fails, and the error says both.
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(out.join("greets-2.yaml")).unwrap();
+    let force = SplitOptions {
+        out_dir: Some(out.clone()),
+        force: true,
+        ..SplitOptions::default()
+    };
+    let error = split_file(&file, &force).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        matches!(&error, SplitError::Write { path, written, .. } if *path == out.join("greets-2.yaml") && *written == [out.join("greets.yaml")]),
+        "{error:?}"
+    );
+    assert!(
+        message.starts_with(&format!(
+            "cannot write {}: ",
+            out.join("greets-2.yaml").display()
+        )) && message.ends_with(&format!(
+            "; already written: {} (the cassette being split is unchanged)",
+            out.join("greets.yaml").display()
+        )),
+        "{message}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
 }
