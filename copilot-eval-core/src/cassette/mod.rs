@@ -190,7 +190,7 @@ mod split_tests;
 #[cfg(test)]
 mod tests;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use format::{
@@ -204,6 +204,25 @@ pub use scan::{VolatileKind, VolatileValue, temp_folders, volatile_values};
 
 use crate::model_server::{ModelServer, ServerConfig, WireApi};
 use crate::run::RunOptions;
+
+/// The cassette of a test's run number `run` (1-based), given the first run's cassette `first`:
+/// `first` itself for run 1, then the same path with `-2`, `-3`, ... before the extension
+/// (`greets.yaml`, `greets-2.yaml`; `greets`, `greets-2` without one). What a test's later
+/// runs record and replay, and where `cassette split` writes a file's later sessions.
+pub fn run_cassette_path(first: &Path, run: usize) -> PathBuf {
+    if run <= 1 {
+        return first.to_path_buf();
+    }
+    let stem = first
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let extension = first
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    first.with_file_name(format!("{stem}-{run}{extension}"))
+}
 
 /// Options of a [`ReplaySession`] (builder; the default replays as the cassette says).
 #[derive(Debug, Clone, Default)]

@@ -385,21 +385,10 @@ pub fn parse_grouping(values: &[String], total: usize) -> Result<Vec<Vec<usize>>
 
 /// Where the `index`-th session (from 1) of `file` is written in `out_dir`: the first keeps the
 /// file's name (`greets.yaml`), the next are `greets-2.yaml`, `greets-3.yaml`, ... (the files a
-/// test's second, third, ... run replays).
+/// test's second, third, ... run replays: [`run_cassette_path`](super::run_cassette_path)).
 pub fn piece_path(file: &Path, out_dir: &Path, index: usize) -> PathBuf {
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let extension = file
-        .extension()
-        .map(|e| e.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "yaml".to_owned());
-    if index <= 1 {
-        out_dir.join(format!("{stem}.{extension}"))
-    } else {
-        out_dir.join(format!("{stem}-{index}.{extension}"))
-    }
+    let name = file.file_name().unwrap_or(file.as_os_str());
+    super::run_cassette_path(&out_dir.join(name), index)
 }
 
 /// One cassette per group of `groups` (1-based conversation numbers, as from [`sessions`] or

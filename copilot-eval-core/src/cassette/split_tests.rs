@@ -195,6 +195,15 @@ fn the_pieces_keep_the_header_and_take_the_names_of_later_runs() {
         piece_path(Path::new("a/b.yml"), Path::new("c"), 3),
         Path::new("c/b-3.yml")
     );
+    // The names a test's later runs replay (the harness uses the same function).
+    assert_eq!(
+        piece_path(Path::new("a/b"), Path::new("c"), 1),
+        Path::new("c/b")
+    );
+    assert_eq!(
+        piece_path(Path::new("a/b"), Path::new("c"), 2),
+        Path::new("c/b-2")
+    );
     assert_eq!(describe(&[1, 2, 4], 5), "conversations 1, 2 and 4 of 5");
     assert_eq!(describe(&[3], 3), "conversation 3 of 3");
     assert_eq!(

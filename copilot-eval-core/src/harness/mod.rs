@@ -288,19 +288,7 @@ impl TestConfig {
     /// (`creates_file-2.yaml`), so that a baseline and a treatment each replay their own
     /// recording.
     pub fn cassette_path_for_run(&self, index: usize) -> PathBuf {
-        let first = self.cassette_path();
-        if index == 0 {
-            return first;
-        }
-        let stem = first
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let extension = first
-            .extension()
-            .map(|e| format!(".{}", e.to_string_lossy()))
-            .unwrap_or_default();
-        first.with_file_name(format!("{stem}-{}{extension}", index + 1))
+        crate::cassette::run_cassette_path(&self.cassette_path(), index + 1)
     }
 
     /// The test's deadline outside runs: the `timeout_s` of its eval settings, else (none set,
