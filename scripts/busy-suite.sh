@@ -6,13 +6,13 @@
 # Usage: scripts/busy-suite.sh [cargo test arguments...]   (default: --workspace)
 #        scripts/busy-suite.sh --ci                         (the whole of .ci/run instead)
 #   HOGS=4 scripts/busy-suite.sh -p copilot-eval-e2e --test budgets
-#   NICE=0 scripts/busy-suite.sh ...   (hogs at the tests' own priority; default nice 10)
+#   NICE=10 scripts/busy-suite.sh ...   (the hogs' priority; default 0, the tests' own)
 # Exit status: the tests' (cargo test's, or .ci/run's). The busy loops are stopped on every exit
 # (their pids only).
 set -euo pipefail
 
 hogs=${HOGS:-2}
-niceness=${NICE:-10}
+niceness=${NICE:-0}
 pids=()
 stop_hogs() {
     for pid in "${pids[@]}"; do
