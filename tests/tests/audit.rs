@@ -81,11 +81,25 @@ async fn websocket_continuations_are_audited_message_by_message() {
     assert!(audit.iter().all(|a| a.model == MODEL));
     assert!(audit.iter().all(|a| a.tools.contains(&"note".to_owned())));
     assert!(audit.iter().all(|a| !a.subagent), "main agent requests");
-    assert!(
-        audit
-            .iter()
-            .all(|a| a.interaction_type.as_deref() == Some("conversation-agent"))
+    // The first message of the connection declares its interaction type in its `headers`; the
+    // later ones declare none and keep the request context's.
+    let types: Vec<Option<&str>> = audit
+        .iter()
+        .map(|a| a.interaction_type.as_deref())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            Some("conversation-user"),
+            Some("conversation-agent"),
+            Some("conversation-agent")
+        ]
     );
+    for (record, request) in audit.iter().zip(server.model_requests()) {
+        if request.interaction_type.is_some() {
+            assert_eq!(record.interaction_type, request.interaction_type);
+        }
+    }
     assert!(!audit[0].continuation);
     assert!(
         audit[1..].iter().all(|a| a.continuation),
