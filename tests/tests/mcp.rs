@@ -635,7 +635,10 @@ async fn a_tool_name_over_64_characters_is_shown_cut_and_a_full_name_call_is_a_r
     assert_eq!(state.status, "connected", "{state:?}");
     assert_eq!(state.tools.len(), 1, "{state:?}");
     assert_eq!(
-        (state.tools[0].name.as_str(), state.tools[0].model_name.as_str()),
+        (
+            state.tools[0].name.as_str(),
+            state.tools[0].model_name.as_str()
+        ),
         (LONG_TOOL, seen.as_str())
     );
     assert_eq!(state.warnings.len(), 1, "{state:?}");
@@ -656,7 +659,10 @@ async fn a_tool_name_over_64_characters_is_shown_cut_and_a_full_name_call_is_a_r
     assert_eq!(call.name, full, "the name as the model called it");
     assert_eq!(call.runtime_name.as_deref(), Some(seen.as_str()));
     assert!(
-        call.error.as_deref().unwrap_or("").contains("does not exist"),
+        call.error
+            .as_deref()
+            .unwrap_or("")
+            .contains("does not exist"),
         "{call:?}"
     );
     let error = result.error.clone().unwrap();
@@ -674,7 +680,10 @@ async fn a_tool_name_over_64_characters_is_shown_cut_and_a_full_name_call_is_a_r
     let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
     assert!(record.is_infrastructure_stop());
     let value = serde_json::to_value(&record).unwrap();
-    assert_eq!(value["mcp_servers"][0]["tools"][0]["model_name"], json!(seen));
+    assert_eq!(
+        value["mcp_servers"][0]["tools"][0]["model_name"],
+        json!(seen)
+    );
     assert_eq!(value["tool_calls"][0]["runtime_name"], json!(seen));
     assert!(value["mcp_servers"][0]["warnings"][0].is_string());
 
@@ -699,7 +708,10 @@ async fn a_tool_name_over_64_characters_is_shown_cut_and_a_full_name_call_is_a_r
         result.error
     );
     let call = &result.tool_calls[0];
-    assert_eq!((call.name.as_str(), call.runtime_name.as_deref()), (seen.as_str(), None));
+    assert_eq!(
+        (call.name.as_str(), call.runtime_name.as_deref()),
+        (seen.as_str(), None)
+    );
     assert_eq!(call.result.as_deref(), Some("value-of-k2"));
     assert_eq!(result.mcp_servers[0].warnings.len(), 1, "still warned");
     assert_no_fixture_left(&log);
@@ -746,6 +758,9 @@ async fn an_optional_server_that_cannot_start_is_recorded_and_the_run_goes_on() 
     let value = serde_json::to_value(&record).unwrap();
     assert_eq!(value["mcp_servers"][1]["optional"], json!(true));
     assert_eq!(value["mcp_servers"][0].get("optional"), None);
-    assert_eq!(value["configuration"]["optional_mcp_servers"], json!(["broken"]));
+    assert_eq!(
+        value["configuration"]["optional_mcp_servers"],
+        json!(["broken"])
+    );
     assert_no_fixture_left(&log);
 }

@@ -347,8 +347,8 @@ async fn a_resume_whose_mcp_server_fails_reports_this_runs_state_not_the_first_r
     let homes = tempfile::tempdir().unwrap();
     let (first_home, second_home) = (homes.path().join("first"), homes.path().join("second"));
     let fixture = |args: &[&str]| {
-        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/mcp/stdio-server.js");
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/stdio-server.js");
         let mut all = vec![script.to_string_lossy().into_owned()];
         all.extend(args.iter().map(|a| (*a).to_owned()));
         McpServerConfig::Stdio(McpStdioServerConfig {
@@ -358,10 +358,8 @@ async fn a_resume_whose_mcp_server_fails_reports_this_runs_state_not_the_first_r
         })
     };
     let server = ModelServer::start(
-        ServerConfig::new(Arc::new(
-            Script::new([]).turn(ScriptedTurn::text("Noted.")),
-        ))
-        .model(MODEL),
+        ServerConfig::new(Arc::new(Script::new([]).turn(ScriptedTurn::text("Noted."))))
+            .model(MODEL),
     )
     .await
     .unwrap();
@@ -405,5 +403,9 @@ async fn a_resume_whose_mcp_server_fails_reports_this_runs_state_not_the_first_r
     assert_eq!(state.status, "failed", "{state:?}");
     assert_eq!(state.tool_count, None, "no stale count: {state:?}");
     assert!(state.tools.is_empty(), "{state:?}");
-    assert_eq!(server.model_requests().len(), 1, "no prompt was sent on resume");
+    assert_eq!(
+        server.model_requests().len(),
+        1,
+        "no prompt was sent on resume"
+    );
 }

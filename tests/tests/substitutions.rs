@@ -34,7 +34,12 @@ fn assert_nameless_substitution(result: &CopilotResult, label: &str) {
         result.tool_calls
     );
     assert!(!result.success, "{label}");
-    assert_eq!(result.tool_calls.len(), 1, "{label}: {:#?}", result.tool_calls);
+    assert_eq!(
+        result.tool_calls.len(),
+        1,
+        "{label}: {:#?}",
+        result.tool_calls
+    );
     let call = &result.tool_calls[0];
     assert_eq!(call.name, "", "{label}: the name as the model called it");
     assert_eq!(
@@ -146,7 +151,9 @@ async fn a_nameless_tool_call_recorded_then_replayed_stops_as_a_runtime_substitu
         .cassette(CassetteHeader::default(), &Redactor::default())
         .unwrap();
     let path = scratch.path().join("nameless.yaml");
-    cassette.write(&path, "recorded by the substitutions test").unwrap();
+    cassette
+        .write(&path, "recorded by the substitutions test")
+        .unwrap();
 
     let replay_dir = tempfile::tempdir().unwrap();
     let session = ReplaySession::start(&path).await.unwrap();

@@ -10,7 +10,10 @@ pub const MAX_TOOL_NAME: usize = 64;
 /// `<server>-<tool>`, cut to its first [`MAX_TOOL_NAME`] characters. A model (or a script)
 /// that calls the full name when it is longer gets "Tool '...' does not exist".
 pub fn model_tool_name(server: &str, tool: &str) -> String {
-    format!("{server}-{tool}").chars().take(MAX_TOOL_NAME).collect()
+    format!("{server}-{tool}")
+        .chars()
+        .take(MAX_TOOL_NAME)
+        .collect()
 }
 
 /// The warning for a tool whose full name the runtime cuts, naming the name the model will see;

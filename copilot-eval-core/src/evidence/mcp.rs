@@ -287,7 +287,10 @@ mod tests {
         let seen = model_tool_name("fixture", &tool);
         assert_eq!(seen, format!("fixture-{}", "t".repeat(56)));
         let warning = cut_warning("fixture", &tool).unwrap();
-        assert!(warning.contains(&format!("the model sees it as `{seen}`")), "{warning}");
+        assert!(
+            warning.contains(&format!("the model sees it as `{seen}`")),
+            "{warning}"
+        );
         assert!(warning.contains("has 65 characters"), "{warning}");
     }
 }

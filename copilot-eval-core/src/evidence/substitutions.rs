@@ -139,7 +139,10 @@ mod tests {
             tool_count: Some(1),
             error: None,
             optional: false,
-            tools: vec![McpTool::new("fixture", &long), McpTool::new("fixture", "lookup")],
+            tools: vec![
+                McpTool::new("fixture", &long),
+                McpTool::new("fixture", "lookup"),
+            ],
             warnings: vec![],
         };
         let cut = server.tools[0].model_name.clone();
@@ -170,7 +173,11 @@ mod tests {
             "a call really named invalid_tool_call (no telemetry flag) keeps its name"
         );
         assert_eq!(causes.len(), 2, "{causes:#?}");
-        assert!(causes[0].contains("tool call c1 had no name"), "{}", causes[0]);
+        assert!(
+            causes[0].contains("tool call c1 had no name"),
+            "{}",
+            causes[0]
+        );
         assert!(causes[1].contains(&format!("the runtime gave the model that tool as `{cut}`")));
     }
 }

@@ -245,7 +245,10 @@ fn runtime_substitutions_and_mcp_names_are_shown() {
         html.contains("the runtime called it invalid_tool_call"),
         "{html}"
     );
-    assert!(html.contains("fixture (optional): failed, 1 tools"), "{html}");
+    assert!(
+        html.contains("fixture (optional): failed, 1 tools"),
+        "{html}"
+    );
     assert!(
         html.contains(&format!(
             "seen by the model as `fixture-{}`",

@@ -97,7 +97,10 @@ pub(super) fn mcp_server_line(m: &crate::report::McpServerRecord) -> String {
         .map(|t| format!("`{}` seen by the model as `{}`", t.name, t.model_name))
         .collect();
     if !renamed.is_empty() {
-        line.push_str(&format!("; tools renamed by the runtime: {}", renamed.join(", ")));
+        line.push_str(&format!(
+            "; tools renamed by the runtime: {}",
+            renamed.join(", ")
+        ));
     }
     for warning in &m.warnings {
         line.push_str(&format!("; warning: {warning}"));
