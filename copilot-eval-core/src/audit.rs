@@ -82,7 +82,12 @@ pub struct RequestAudit {
     pub agent_id: Option<String>,
     /// The parent agent's id for a subagent request.
     pub parent_agent_id: Option<String>,
-    /// The runtime's interaction type, e.g. `conversation-agent`, `conversation-subagent`.
+    /// The interaction type the request declares: its `X-Interaction-Type` header (HTTP) or
+    /// its `headers` member (WebSocket, sent with a connection's first message), e.g.
+    /// `conversation-user` for the request that answers a prompt and `conversation-agent` for
+    /// one that goes on after tool results; else the SDK request context's
+    /// (`conversation-agent`, `conversation-subagent`), which runtime 1.0.102 gives every main
+    /// request alike.
     pub interaction_type: Option<String>,
 }
 
@@ -217,12 +222,26 @@ pub fn inspect_websocket(
     if object.contains_key("messages") || !object.contains_key("input") {
         return fail("unsupported WebSocket request: expected a Responses request with input");
     }
+    // The interaction type the message declares (its `headers` member) wins over the context's.
+    let declared = object
+        .get("headers")
+        .and_then(Value::as_object)
+        .and_then(|h| {
+            h.iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case("x-interaction-type"))
+        })
+        .and_then(|(_, value)| value.as_str())
+        .map(str::to_owned);
+    let origin = RequestOrigin {
+        interaction_type: declared.or_else(|| origin.interaction_type.clone()),
+        ..origin.clone()
+    };
     let audit = inspect_payload(
         &mut payload,
         Api::Responses,
         AuditTransport::WebSocket,
         image_detail,
-        origin,
+        &origin,
     )?;
     Ok((payload.to_string(), audit))
 }

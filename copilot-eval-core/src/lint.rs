@@ -423,4 +423,40 @@ mod tests {
         let report = lint(&[p("one"), p("x.agent.md")]);
         assert!(report.is_clean() && report.problems.is_empty());
     }
+
+    /// An agent's MCP server listing a tool whose `<server>-<tool>` name is over 64 characters:
+    /// a warning naming the cut name the model will see (the pinned runtime's cut is checked
+    /// through the runtime in tests/tests/mcp.rs).
+    #[test]
+    fn an_mcp_tool_name_over_64_characters_is_a_warning_naming_the_cut_name() {
+        let long = "look_up_the_value_stored_under_a_key_in_the_fixture_store";
+        let dir = tree(&[(
+            "agents/db.agent.md",
+            format!(
+                "---\ndescription: Db.\nmcp-servers:\n  fixture:\n    command: node\n    tools: [\"lookup\", \"{long}\", \"*\"]\n---\nP.\n"
+            )
+            .as_str(),
+        )]);
+        let report = lint(&[dir.path().to_path_buf()]);
+        let found: Vec<(&str, Option<&str>)> = report
+            .problems
+            .iter()
+            .map(|p| (p.rule, p.field.as_deref()))
+            .collect();
+        assert_eq!(
+            found,
+            [("mcp-tool-name-cut", Some("mcp-servers.fixture.tools"))],
+            "{:#?}",
+            report.problems
+        );
+        let seen: String = format!("fixture-{long}").chars().take(64).collect();
+        assert!(
+            report.problems[0]
+                .message
+                .contains(&format!("the model sees it as `{seen}`")),
+            "{}",
+            report.problems[0]
+        );
+        assert!(report.is_clean(), "a warning, not an error");
+    }
 }

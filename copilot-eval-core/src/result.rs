@@ -33,7 +33,8 @@ pub enum StopReason {
     /// prompt). `skill_discovery` says what was requested and what the runtime saw
     /// ([`crate::skills`]).
     SkillSetupError,
-    /// An MCP server the eval configured (`mcp_server`) was not connected when the runtime
+    /// A required MCP server the eval configured (`mcp_server`; never one added with
+    /// `optional_mcp_server`) was not connected when the runtime
     /// settled its servers, checked after the session is created and before the prompt is sent
     /// (no model request was made): the runtime reported it `failed` (e.g. the command could
     /// not start), `needs-auth`, `not_configured`, `disabled` or `stopped`, or never reported
@@ -56,6 +57,15 @@ pub enum StopReason {
     /// answered 400 at once, ending the turn), or the turns ended before every recorded reply
     /// was served. `error` holds the diagnosis ([`crate::cassette`]).
     ReplayMismatch,
+    /// A tool call failed because of what the runtime itself changed, not because of what the
+    /// model asked: the model called a tool with an empty name (the runtime renamed the call
+    /// `invalid_tool_call` and answered "Tool name is missing or empty"), or the model called
+    /// an MCP tool by its full `<server>-<tool>` name where the runtime had cut that name to 64
+    /// characters (the call failed "Tool ... does not exist"). Such a call has
+    /// [`ToolCall::runtime_name`] set; `error` names each. An infrastructure stop, never
+    /// `completed`: the eval did not test the model. A failed call with any other unknown name
+    /// is the model's own doing and stays for the test to judge.
+    RuntimeSubstitution,
     /// The request audit could not check a model request (an unsupported frame, schema or body,
     /// a WebSocket transport failure, or no model request observed with the audit on); nothing
     /// was forwarded after it.
@@ -77,6 +87,7 @@ impl StopReason {
             Self::ScriptExhausted => "script_exhausted",
             Self::ToolBudgetExceeded => "tool_budget_exceeded",
             Self::ReplayMismatch => "replay_mismatch",
+            Self::RuntimeSubstitution => "runtime_substitution",
             Self::RequestAuditError => "request_audit_error",
             Self::CleanupError => "cleanup_error",
         }
@@ -85,11 +96,12 @@ impl StopReason {
     /// Every reason, from the highest precedence to the lowest. When several causes are seen in
     /// one run, the reason is the one that comes first here (so the same causes always give the
     /// same reason, whatever their timing); the error text keeps every cause, each once.
-    pub const PRECEDENCE: [StopReason; 10] = [
+    pub const PRECEDENCE: [StopReason; 11] = [
         Self::CleanupError,
         Self::RequestAuditError,
         Self::ToolBudgetExceeded,
         Self::ReplayMismatch,
+        Self::RuntimeSubstitution,
         Self::Timeout,
         Self::SkillSetupError,
         Self::McpSetupError,
@@ -502,6 +514,7 @@ mod tests {
                 denied: None,
                 permission: None,
                 cut_for_model: None,
+                runtime_name: None,
             }],
             final_response: None,
             skill_discovery: None,
@@ -582,6 +595,8 @@ mod tests {
         assert_eq!(ReplayMismatch.max(ToolBudgetExceeded), ToolBudgetExceeded);
         assert_eq!(ExecutionError.max(SkillSetupError), SkillSetupError);
         assert_eq!(SkillSetupError.max(Timeout), Timeout);
+        assert_eq!(Timeout.max(RuntimeSubstitution), RuntimeSubstitution);
+        assert_eq!(RuntimeSubstitution.max(ReplayMismatch), ReplayMismatch);
     }
 
     #[test]

@@ -81,11 +81,25 @@ async fn websocket_continuations_are_audited_message_by_message() {
     assert!(audit.iter().all(|a| a.model == MODEL));
     assert!(audit.iter().all(|a| a.tools.contains(&"note".to_owned())));
     assert!(audit.iter().all(|a| !a.subagent), "main agent requests");
-    assert!(
-        audit
-            .iter()
-            .all(|a| a.interaction_type.as_deref() == Some("conversation-agent"))
+    // The first message of the connection declares its interaction type in its `headers`; the
+    // later ones declare none and keep the request context's.
+    let types: Vec<Option<&str>> = audit
+        .iter()
+        .map(|a| a.interaction_type.as_deref())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            Some("conversation-user"),
+            Some("conversation-agent"),
+            Some("conversation-agent")
+        ]
     );
+    for (record, request) in audit.iter().zip(server.model_requests()) {
+        if request.interaction_type.is_some() {
+            assert_eq!(record.interaction_type, request.interaction_type);
+        }
+    }
     assert!(!audit[0].continuation);
     assert!(
         audit[1..].iter().all(|a| a.continuation),
@@ -408,5 +422,40 @@ async fn subagent_requests_are_attributed_to_the_subagent() {
     assert_eq!(
         result.final_response.as_deref(),
         Some("The helper said hello.")
+    );
+}
+
+/// The interaction type the audit records is the one the request declares on the wire (the
+/// `X-Interaction-Type` header the loopback server received), not the SDK context's, which
+/// runtime 1.0.102 gives every main request alike: the request answering the prompt says
+/// `conversation-user`.
+#[tokio::test]
+async fn the_audit_records_the_interaction_type_the_request_declares() {
+    let Some(runtime) = runtime_for("the_audit_records_the_interaction_type_the_request_declares")
+    else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("note", json!({"text": "a"})))
+        .turn(ScriptedTurn::text("noted"));
+    let (result, server) = audited_run(
+        ServerConfig::new(Arc::new(script)),
+        CopilotEval::builder().timeout_s(60.0).tool(note_tool()),
+        "Note a.",
+        &runtime.path,
+    )
+    .await;
+    assert!(result.success, "{:?}", result.error);
+    let audit = &result.request_audit;
+    let requests = server.model_requests();
+    assert_eq!(audit.len(), 2, "{audit:#?}");
+    assert_eq!(requests.len(), 2);
+    for (record, request) in audit.iter().zip(&requests) {
+        assert!(request.interaction_type.is_some(), "{request:?}");
+        assert_eq!(record.interaction_type, request.interaction_type);
+    }
+    assert_eq!(
+        audit[0].interaction_type.as_deref(),
+        Some("conversation-user")
     );
 }

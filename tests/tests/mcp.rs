@@ -11,8 +11,13 @@
 //! call before it reaches the server (stdio and HTTP); a stdio server that cannot start, or an
 //! HTTP server that refuses connections, ends the run as `mcp_setup_error` naming it, before the
 //! prompt is sent; a stdio server that never answers `initialize` ends the run at the eval's
-//! timeout as `mcp_setup_error` naming it (not a bare timeout nor a cleanup error). After every
-//! run, neither the runtime nor a stdio server process is left.
+//! timeout as `mcp_setup_error` naming it (not a bare timeout nor a cleanup error); the same
+//! failing server added with `optional_mcp_server` is recorded `failed` and the run goes on. A
+//! tool whose `<server>-<tool>` name is over 64 characters reaches the model cut to 64 (checked
+//! against the model request's tool list): the evidence lists the tool's advertised and cut
+//! names with a warning, a call of the full name stops the run `runtime_substitution`, a call of
+//! the cut name is served. After every run, neither the runtime nor a stdio server process is
+//! left.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -28,16 +33,28 @@ use serde_json::json;
 /// The stdio fixture as an MCP server configuration: `node stdio-server.js ARGS`, logging to
 /// `log`.
 fn fixture_server(log: &Path, args: &[&str]) -> McpServerConfig {
+    let mut config = fixture_server_with_tool(log, args, "lookup");
+    if let McpServerConfig::Stdio(stdio) = &mut config {
+        stdio.env.remove("MCP_FIXTURE_TOOL");
+    }
+    config
+}
+
+/// The stdio fixture with its one tool named `tool` (`MCP_FIXTURE_TOOL`).
+fn fixture_server_with_tool(log: &Path, args: &[&str], tool: &str) -> McpServerConfig {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/stdio-server.js");
     let mut all = vec![script.to_string_lossy().into_owned()];
     all.extend(args.iter().map(|a| (*a).to_owned()));
     McpServerConfig::Stdio(McpStdioServerConfig {
         command: "node".to_owned(),
         args: all,
-        env: [(
-            "MCP_FIXTURE_LOG".to_owned(),
-            log.to_string_lossy().into_owned(),
-        )]
+        env: [
+            (
+                "MCP_FIXTURE_LOG".to_owned(),
+                log.to_string_lossy().into_owned(),
+            ),
+            ("MCP_FIXTURE_TOOL".to_owned(), tool.to_owned()),
+        ]
         .into(),
         ..Default::default()
     })
@@ -165,7 +182,8 @@ async fn an_offline_eval_calls_a_stdio_mcp_tool_and_gets_its_answer() {
     let value = serde_json::to_value(&record).unwrap();
     assert_eq!(
         value["mcp_servers"],
-        json!([{"name": "fixture", "status": "connected", "tool_count": 1}])
+        json!([{"name": "fixture", "status": "connected", "tool_count": 1,
+            "tools": [{"name": "lookup", "model_name": "fixture-lookup"}]}])
     );
     assert_no_fixture_left(&log);
 }
@@ -252,6 +270,10 @@ async fn a_server_that_cannot_start_ends_the_run_as_a_setup_error_naming_it() {
         result.mcp_servers[1].error.is_some(),
         "{:?}",
         result.mcp_servers
+    );
+    assert!(
+        result.mcp_servers.iter().all(|s| !s.optional),
+        "servers are required by default"
     );
     // Stopped before the prompt: no turn, no model request.
     assert!(result.turns.is_empty(), "{:?}", result.turns);
@@ -571,4 +593,174 @@ async fn a_zero_tool_budget_denies_the_http_mcp_call_before_it_reaches_the_serve
         !log_lines.iter().any(|l| l.starts_with("call ")),
         "the denied call reached the server: {log_lines:?}"
     );
+}
+
+/// A tool name the runtime cuts: `fixture-<tool>` is 71 characters.
+const LONG_TOOL: &str = "look_up_the_value_stored_under_a_key_in_the_fixture_store_please";
+
+#[tokio::test]
+async fn a_tool_name_over_64_characters_is_shown_cut_and_a_full_name_call_is_a_runtime_substitution()
+ {
+    let Some(runtime) = runtime_for(
+        "a_tool_name_over_64_characters_is_shown_cut_and_a_full_name_call_is_a_runtime_substitution",
+    ) else {
+        return;
+    };
+    let full = format!("fixture-{LONG_TOOL}");
+    assert!(full.len() > 64);
+    let seen: String = full.chars().take(64).collect();
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+
+    // The model calls the full name (the rule `<server>-<tool>`): the call fails and the run
+    // stops as the runtime's doing.
+    let offline = Offline::start(
+        &runtime,
+        Script::new([])
+            .turn(ScriptedTurn::tool_call(full.clone(), json!({"key": "k1"})))
+            .turn(ScriptedTurn::text("done")),
+    )
+    .await;
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", fixture_server_with_tool(&log, &[], LONG_TOOL))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    // The oracle: the name the runtime gave the model is the one the evidence derives.
+    let offered = &offline.server.model_requests()[0].tool_names;
+    assert!(offered.contains(&seen), "{offered:?}");
+    assert!(!offered.contains(&full), "{offered:?}");
+    let state = &result.mcp_servers[0];
+    assert_eq!(state.status, "connected", "{state:?}");
+    assert_eq!(state.tools.len(), 1, "{state:?}");
+    assert_eq!(
+        (
+            state.tools[0].name.as_str(),
+            state.tools[0].model_name.as_str()
+        ),
+        (LONG_TOOL, seen.as_str())
+    );
+    assert_eq!(state.warnings.len(), 1, "{state:?}");
+    assert!(
+        state.warnings[0].contains(&format!("the model sees it as `{seen}`")),
+        "{}",
+        state.warnings[0]
+    );
+    assert_eq!(
+        result.stop_reason,
+        StopReason::RuntimeSubstitution,
+        "{:?} {:#?}",
+        result.error,
+        result.tool_calls
+    );
+    assert!(!result.success);
+    let call = &result.tool_calls[0];
+    assert_eq!(call.name, full, "the name as the model called it");
+    assert_eq!(call.runtime_name.as_deref(), Some(seen.as_str()));
+    assert!(
+        call.error
+            .as_deref()
+            .unwrap_or("")
+            .contains("does not exist"),
+        "{call:?}"
+    );
+    let error = result.error.clone().unwrap();
+    assert!(
+        error.contains(&format!(
+            "called `{full}`, the full name of MCP tool `{LONG_TOOL}` of server `fixture`"
+        )),
+        "{error}"
+    );
+    assert!(
+        !fixture_log(&log).iter().any(|l| l.starts_with("call ")),
+        "the call never reached the server"
+    );
+    // The JSON record and the HTML report carry the names and the warning.
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    assert!(record.is_infrastructure_stop());
+    let value = serde_json::to_value(&record).unwrap();
+    assert_eq!(
+        value["mcp_servers"][0]["tools"][0]["model_name"],
+        json!(seen)
+    );
+    assert_eq!(value["tool_calls"][0]["runtime_name"], json!(seen));
+    assert!(value["mcp_servers"][0]["warnings"][0].is_string());
+
+    // The model calls the name it was given: the server answers and the run completes.
+    let offline = Offline::start(
+        &runtime,
+        Script::new([])
+            .turn(ScriptedTurn::tool_call(seen.clone(), json!({"key": "k2"})))
+            .turn(ScriptedTurn::text("done")),
+    )
+    .await;
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", fixture_server_with_tool(&log, &[], LONG_TOOL))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k2.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    let call = &result.tool_calls[0];
+    assert_eq!(
+        (call.name.as_str(), call.runtime_name.as_deref()),
+        (seen.as_str(), None)
+    );
+    assert_eq!(call.result.as_deref(), Some("value-of-k2"));
+    assert_eq!(result.mcp_servers[0].warnings.len(), 1, "still warned");
+    assert_no_fixture_left(&log);
+}
+
+#[tokio::test]
+async fn an_optional_server_that_cannot_start_is_recorded_and_the_run_goes_on() {
+    let Some(runtime) =
+        runtime_for("an_optional_server_that_cannot_start_is_recorded_and_the_run_goes_on")
+    else {
+        return;
+    };
+    let offline = Offline::start(&runtime, lookup_script()).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", fixture_server(&log, &[]))
+        .optional_mcp_server("broken", fixture_server(&log, &["--fail-start"]))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(
+        result.tool_calls_for("fixture-lookup")[0].result.as_deref(),
+        Some("value-of-k1")
+    );
+    let statuses: Vec<(&str, &str, bool)> = result
+        .mcp_servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.status.as_str(), s.optional))
+        .collect();
+    assert_eq!(
+        statuses,
+        [("fixture", "connected", false), ("broken", "failed", true)]
+    );
+    assert!(result.mcp_servers[1].error.is_some());
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    let value = serde_json::to_value(&record).unwrap();
+    assert_eq!(value["mcp_servers"][1]["optional"], json!(true));
+    assert_eq!(value["mcp_servers"][0].get("optional"), None);
+    assert_eq!(
+        value["configuration"]["optional_mcp_servers"],
+        json!(["broken"])
+    );
+    assert_no_fixture_left(&log);
 }

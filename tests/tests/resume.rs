@@ -11,6 +11,7 @@ use std::sync::Arc;
 use copilot_eval_core::harness::{EvalContext, TestConfig};
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::report::ResumedFrom;
+use copilot_eval_core::sdk::{McpServerConfig, McpStdioServerConfig};
 use copilot_eval_core::{CopilotEval, RunOptions, StopReason, run_with};
 use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
 use serde_json::json;
@@ -329,5 +330,82 @@ async fn ctx_resume_of_another_tests_result_is_a_setup_error() {
     assert_eq!(
         evidence.setup_error.as_deref(),
         Some(message.trim_start_matches("copilot-eval setup error: "))
+    );
+}
+
+/// An MCP server that fails when a session is resumed: the resumed run's `mcp_servers` say what
+/// this run's runtime reported (the server `failed`, no tool count), not the tool count of the
+/// first run, and the run ends `mcp_setup_error` naming it.
+#[tokio::test]
+async fn a_resume_whose_mcp_server_fails_reports_this_runs_state_not_the_first_runs() {
+    let Some(runtime) =
+        runtime_for("a_resume_whose_mcp_server_fails_reports_this_runs_state_not_the_first_runs")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let homes = tempfile::tempdir().unwrap();
+    let (first_home, second_home) = (homes.path().join("first"), homes.path().join("second"));
+    let fixture = |args: &[&str]| {
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/stdio-server.js");
+        let mut all = vec![script.to_string_lossy().into_owned()];
+        all.extend(args.iter().map(|a| (*a).to_owned()));
+        McpServerConfig::Stdio(McpStdioServerConfig {
+            command: "node".to_owned(),
+            args: all,
+            ..Default::default()
+        })
+    };
+    let server = ModelServer::start(
+        ServerConfig::new(Arc::new(Script::new([]).turn(ScriptedTurn::text("Noted."))))
+            .model(MODEL),
+    )
+    .await
+    .unwrap();
+    let options = || RunOptions::offline(server.base_url()).runtime_path(&runtime.path);
+    let eval = eval(work.path())
+        .to_builder()
+        .mcp_server("fixture", fixture(&[]))
+        .build()
+        .unwrap();
+    let first = run_with(&eval, "Remember PLUM.", &options().home(&first_home)).await;
+    assert_eq!(
+        first.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        first.error
+    );
+    assert_eq!(first.mcp_servers[0].tool_count, Some(1));
+
+    let broken = eval
+        .to_builder()
+        .mcp_server("fixture", fixture(&["--fail-start"]))
+        .build()
+        .unwrap();
+    let second = run_with(
+        &broken,
+        "What is the code word?",
+        &options()
+            .home(&second_home)
+            .home_seed(&first_home)
+            .resume(first.session_id.clone().unwrap()),
+    )
+    .await;
+    assert_no_runtime_left(&second);
+    assert_eq!(
+        second.stop_reason,
+        StopReason::McpSetupError,
+        "{:?}",
+        second.error
+    );
+    let state = &second.mcp_servers[0];
+    assert_eq!(state.status, "failed", "{state:?}");
+    assert_eq!(state.tool_count, None, "no stale count: {state:?}");
+    assert!(state.tools.is_empty(), "{state:?}");
+    assert_eq!(
+        server.model_requests().len(),
+        1,
+        "no prompt was sent on resume"
     );
 }

@@ -369,6 +369,22 @@ fn mcp_servers(c: &mut Checker<'_>) -> Option<IndexMap<String, McpServerConfig>>
     for (name, server) in servers {
         match mcp_server(&server) {
             Ok(config) => {
+                let tools = match &config {
+                    McpServerConfig::Stdio(s) => s.tools.clone(),
+                    McpServerConfig::Http(h) | McpServerConfig::Sse(h) => h.tools.clone(),
+                    _ => None,
+                };
+                for tool in tools.unwrap_or_default().iter().filter(|t| *t != "*") {
+                    if let Some(warning) = super::mcp_names::cut_warning(&name, tool) {
+                        let line = c.line("mcp-servers");
+                        let file = c.file().to_path_buf();
+                        c.problems.push(
+                            Problem::warning(&file, "mcp-tool-name-cut", warning)
+                                .at(line)
+                                .field(format!("mcp-servers.{name}.tools")),
+                        );
+                    }
+                }
                 out.insert(name, config);
             }
             Err(message) => {

@@ -57,6 +57,7 @@
 //! | `value` | warning | agents (`target`), instructions (`excludeAgent`) | the value is one of the allowed values |
 //! | `model-list` | warning | agents | `model` is one model id (a list is a VS Code feature; the first entry is used) |
 //! | `mcp-server` | error | agents (`mcp-servers`) | each MCP server has a known `type` and the `command` or `url` it needs |
+//! | `mcp-tool-name-cut` | warning | agents (`mcp-servers.*.tools`) | `<server>-<tool>` of each listed tool fits the runtime's 64 characters; the message names the cut name the model will see |
 //! | `apply-to-glob` | warning | path instructions (`applyTo`) | every pattern (split on the commas outside `{...}`) is a valid glob |
 //! | `skill-md-missing` | error (requested skill folders) / warning (lint: a folder under `skills/` with no skill below it) | skills | the folder holds `SKILL.md`, or its subfolders do |
 //! | `skill-name-duplicate` | error | requested skills | two requested skill folders do not define the same skill name |
@@ -71,6 +72,7 @@ use std::path::{Path, PathBuf};
 pub mod agent;
 pub(crate) mod frontmatter;
 pub mod instructions;
+pub mod mcp_names;
 pub mod repo;
 pub mod skill;
 #[cfg(test)]

@@ -55,6 +55,7 @@ impl CopilotEval {
             allowed_tools: self.allowed_tools.clone(),
             excluded_tools: self.excluded_tools.clone(),
             mcp_servers: self.mcp_servers.clone(),
+            optional_mcp_servers: self.optional_mcp_servers.clone(),
             skill_directories: self.skill_directories.clone(),
             disabled_skills: self.disabled_skills.clone(),
             custom_agents: self.custom_agents.clone(),
@@ -91,6 +92,7 @@ pub struct CopilotEvalBuilder {
     allowed_tools: Option<Vec<String>>,
     excluded_tools: Option<Vec<String>>,
     mcp_servers: IndexMap<String, McpServerConfig>,
+    optional_mcp_servers: Vec<String>,
     skill_directories: Vec<PathBuf>,
     disabled_skills: Vec<String>,
     custom_agents: Vec<CustomAgentConfig>,
@@ -207,9 +209,28 @@ impl CopilotEvalBuilder {
         self.excluded_tools = Some(tools.into_iter().map(Into::into).collect());
         self
     }
-    /// Add an MCP server (SDK configuration, passed through). Its tools appear as `name-tool`.
+    /// Add an MCP server (SDK configuration, passed through), required: the runtime gives the
+    /// model its tools as `name-tool`, cut to 64 characters. Before the prompt the run checks
+    /// that the runtime connected it; a server that is not connected ends the run
+    /// `mcp_setup_error` before any model request. Replaces a server of the same name (and makes
+    /// it required).
     pub fn mcp_server(mut self, name: impl Into<String>, config: McpServerConfig) -> Self {
-        self.mcp_servers.insert(name.into(), config);
+        let name = name.into();
+        self.optional_mcp_servers.retain(|n| *n != name);
+        self.mcp_servers.insert(name, config);
+        self
+    }
+    /// Add an MCP server the run may go on without, as the runtime itself does: the check
+    /// before the prompt still records its status (`mcp_servers[].optional` is `true`), but
+    /// only a required server ([`mcp_server`](Self::mcp_server)) that is not connected ends the
+    /// run `mcp_setup_error`; the check does not wait for an optional server still starting.
+    /// Replaces a server of the same name.
+    pub fn optional_mcp_server(mut self, name: impl Into<String>, config: McpServerConfig) -> Self {
+        let name = name.into();
+        if !self.optional_mcp_servers.contains(&name) {
+            self.optional_mcp_servers.push(name.clone());
+        }
+        self.mcp_servers.insert(name, config);
         self
     }
     /// Add a skill directory (a skill folder holding `SKILL.md`, or a folder of skill folders).
@@ -447,6 +468,7 @@ impl CopilotEvalBuilder {
             allowed_tools: self.allowed_tools,
             excluded_tools: self.excluded_tools,
             mcp_servers: self.mcp_servers,
+            optional_mcp_servers: self.optional_mcp_servers,
             skill_directories: self.skill_directories,
             disabled_skills: self.disabled_skills,
             custom_agents: self.custom_agents,

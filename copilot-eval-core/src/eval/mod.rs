@@ -64,6 +64,8 @@ pub struct CopilotEval {
     pub(crate) allowed_tools: Option<Vec<String>>,
     pub(crate) excluded_tools: Option<Vec<String>>,
     pub(crate) mcp_servers: IndexMap<String, McpServerConfig>,
+    /// The names among `mcp_servers` added with `optional_mcp_server`.
+    pub(crate) optional_mcp_servers: Vec<String>,
     pub(crate) skill_directories: Vec<PathBuf>,
     pub(crate) disabled_skills: Vec<String>,
     pub(crate) custom_agents: Vec<CustomAgentConfig>,
@@ -95,6 +97,7 @@ impl fmt::Debug for CopilotEval {
             .field("allowed_tools", &self.allowed_tools)
             .field("excluded_tools", &self.excluded_tools)
             .field("mcp_servers", &self.mcp_servers.keys().collect::<Vec<_>>())
+            .field("optional_mcp_servers", &self.optional_mcp_servers)
             .field("skill_directories", &self.skill_directories)
             .field("disabled_skills", &self.disabled_skills)
             .field(
@@ -152,9 +155,10 @@ impl CopilotEval {
     }
 
     /// A JSON snapshot of the configuration for reports: every plain field, tool and agent names,
-    /// MCP server names only (no commands, environment, URLs or headers).
+    /// MCP server names only (no commands, environment, URLs or headers); the optional MCP
+    /// servers' names under `optional_mcp_servers`, only when there are some.
     pub fn snapshot(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut snapshot = serde_json::json!({
             "name": self.name,
             "model": self.model,
             "instructions": self.instructions,
@@ -186,6 +190,10 @@ impl CopilotEval {
             "hooks": self.hooks.is_some(),
             "pre_tool_guards": self.pre_tool_guards.len(),
             "extra_session_config": self.session_config_fn.is_some(),
-        })
+        });
+        if !self.optional_mcp_servers.is_empty() {
+            snapshot["optional_mcp_servers"] = serde_json::json!(self.optional_mcp_servers);
+        }
+        snapshot
     }
 }

@@ -32,8 +32,16 @@ pub struct Turn {
 pub struct ToolCall {
     /// The tool call id (`toolCallId`).
     pub id: String,
-    /// The tool's name as the model called it (MCP tools are `server-tool`).
+    /// The tool's name as the model called it (MCP tools are `server-tool`); empty when the
+    /// model sent the call without a name.
     pub name: String,
+    /// The name the runtime used instead of `name`, when it substituted one: for a call the
+    /// model sent with an empty name, `invalid_tool_call` (runtime 1.0.102 renames the call and
+    /// answers "Tool name is missing or empty"); for a call of an MCP tool by its full
+    /// `<server>-<tool>` name that the runtime had cut to 64 characters, the cut name it gave
+    /// the model (the call failed "does not exist"). `None` when the runtime took the model's
+    /// name. A failed call with a runtime name ends the run `runtime_substitution`.
+    pub runtime_name: Option<String>,
     /// Arguments as JSON (a string argument payload is parsed; invalid JSON is kept as a string).
     pub arguments: Value,
     /// The result text given back to the model (`result.content`), when completed successfully.

@@ -258,6 +258,7 @@ fn track(
                 denied: None,
                 permission: None,
                 cut_for_model: None,
+                runtime_name: None,
             });
         }
     }

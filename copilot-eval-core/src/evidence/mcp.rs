@@ -9,6 +9,11 @@
 //!
 //! Only the servers the eval configured are listed: the runtime's builtin `github-mcp-server`
 //! (and any other server of its own) is not the eval's and is left out.
+//!
+//! The check before the prompt adds each connected server's tools as the server advertised
+//! them, with the name the runtime gives the model ([`model_tool_name`]: runtime 1.0.102 names
+//! a tool `<server>-<tool>` and cuts that name to [`MAX_TOOL_NAME`] characters), and a warning
+//! for each cut name ([`cut_warning`]).
 
 use serde::Serialize;
 use serde_json::Value;
@@ -32,6 +37,48 @@ pub struct McpServerState {
     pub tool_count: Option<u32>,
     /// The runtime's error text for the last failed status, if any.
     pub error: Option<String>,
+    /// `true` for a server added with `optional_mcp_server`: the run goes on when it is not
+    /// connected (only a required server stops the run before the prompt).
+    pub optional: bool,
+    /// The server's tools, as the check before the prompt listed them (`session.mcp.listTools`),
+    /// in the server's order; empty when the server was not connected or the check did not run.
+    pub tools: Vec<McpTool>,
+    /// What the check before the prompt warns about: each tool whose name the runtime cut
+    /// ([`cut_warning`]).
+    pub warnings: Vec<String>,
+}
+
+/// One tool of a connected MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct McpTool {
+    /// The tool's name as the server advertised it.
+    pub name: String,
+    /// The name the runtime gives the model for it ([`model_tool_name`]); a call must use it.
+    pub model_name: String,
+}
+
+impl McpTool {
+    /// The tool `name` of server `server`, with the name the model sees.
+    pub fn new(server: &str, name: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            model_name: model_tool_name(server, name),
+        }
+    }
+
+    /// The full `<server>-<tool>` name, before the runtime's cut.
+    pub fn full_name(&self, server: &str) -> String {
+        format!("{server}-{}", self.name)
+    }
+}
+
+pub use crate::customization::mcp_names::{MAX_TOOL_NAME, cut_warning, model_tool_name};
+
+/// Mark the servers named in `optional` as optional.
+pub fn mark_optional(states: &mut [McpServerState], optional: &[String]) {
+    for state in states {
+        state.optional = optional.contains(&state.name);
+    }
 }
 
 /// Whether the runtime sent its `session.mcp_servers_loaded` summary, and each configured
@@ -47,6 +94,9 @@ pub fn mcp_servers<'a>(
             status: UNREPORTED.to_owned(),
             tool_count: None,
             error: None,
+            optional: false,
+            tools: Vec::new(),
+            warnings: Vec::new(),
         })
         .collect();
     let mut loaded = false;
@@ -111,12 +161,13 @@ pub fn settled(states: &[McpServerState], loaded: bool) -> bool {
         })
 }
 
-/// The setup error for configured servers that are not `connected`, naming each server and
-/// its status (and the runtime's error text); `None` when every one is connected.
+/// The setup error for required servers that are not `connected`, naming each server and
+/// its status (and the runtime's error text); `None` when every required one is connected (an
+/// optional server may be in any state).
 pub fn setup_error(states: &[McpServerState]) -> Option<String> {
     let bad: Vec<String> = states
         .iter()
-        .filter(|s| s.status != "connected")
+        .filter(|s| !s.optional && s.status != "connected")
         .map(|s| match &s.error {
             Some(error) => format!("`{}` is {} ({error})", s.name, s.status),
             None => format!("`{}` is {}", s.name, s.status),
@@ -209,7 +260,37 @@ mod tests {
             status: "connected".into(),
             tool_count: Some(1),
             error: None,
+            optional: false,
+            tools: Vec::new(),
+            warnings: Vec::new(),
         }];
         assert_eq!(setup_error(&connected), None);
+        let (mut states, _) = mcp_servers(&log, &configured);
+        mark_optional(&mut states, &["b".to_owned()]);
+        assert_eq!(
+            setup_error(&states).unwrap(),
+            "MCP server setup failed before the prompt was sent: `a` is not_configured",
+            "an optional server that is not connected stops nothing"
+        );
+        mark_optional(&mut states, &["a".to_owned(), "b".to_owned()]);
+        assert_eq!(setup_error(&states), None);
+    }
+
+    #[test]
+    fn a_tool_name_over_64_characters_is_cut_with_a_warning() {
+        assert_eq!(model_tool_name("fixture", "lookup"), "fixture-lookup");
+        assert_eq!(cut_warning("fixture", "lookup"), None);
+        let tool = "t".repeat(56);
+        assert_eq!(model_tool_name("fixture", &tool).chars().count(), 64);
+        assert_eq!(cut_warning("fixture", &tool), None, "exactly 64 fits");
+        let tool = "t".repeat(57);
+        let seen = model_tool_name("fixture", &tool);
+        assert_eq!(seen, format!("fixture-{}", "t".repeat(56)));
+        let warning = cut_warning("fixture", &tool).unwrap();
+        assert!(
+            warning.contains(&format!("the model sees it as `{seen}`")),
+            "{warning}"
+        );
+        assert!(warning.contains("has 65 characters"), "{warning}");
     }
 }

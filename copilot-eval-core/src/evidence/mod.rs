@@ -20,6 +20,7 @@
 //! - `session.mcp_*`: the status and tool count of each configured MCP server ([`mcp`]);
 //! - `skill.invoked` and `subagent.*`: skill invocations and subagent dispatches, mapped by
 //!   [`skills`] and [`subagents`];
+//! - what the runtime substituted for the model's tool names ([`substitutions`]);
 //! - `session.shutdown` / `session.usage_checkpoint`: `totalPremiumRequests`, the premium
 //!   requests the session used ([`reported_premium_requests`]).
 //!
@@ -34,6 +35,7 @@ pub mod mcp;
 mod premium;
 pub mod skills;
 pub mod subagents;
+pub mod substitutions;
 
 pub use events::{CutForModel, Permission, RawEvent, Role, ToolCall, Turn, Usage};
 pub use map::{Evidence, LoggedEvent, map_events};

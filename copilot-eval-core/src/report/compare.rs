@@ -368,6 +368,7 @@ mod tests {
             denied: None,
             permission: None,
             cut_for_model_full_bytes: None,
+            runtime_name: None,
         }
     }
 

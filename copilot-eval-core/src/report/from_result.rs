@@ -37,6 +37,7 @@ impl RunRecord {
             .map(|c| ToolCallRecord {
                 id: c.id.clone(),
                 name: c.name.clone(),
+                runtime_name: c.runtime_name.clone(),
                 arguments: c.arguments.clone(),
                 result: c.result.clone(),
                 success: c.success,
@@ -196,6 +197,16 @@ impl RunRecord {
                     status: s.status.clone(),
                     tool_count: s.tool_count,
                     error: s.error.clone(),
+                    optional: s.optional,
+                    tools: s
+                        .tools
+                        .iter()
+                        .map(|t| McpToolRecord {
+                            name: t.name.clone(),
+                            model_name: t.model_name.clone(),
+                        })
+                        .collect(),
+                    warnings: s.warnings.clone(),
                 })
                 .collect(),
             skill_invocations,
@@ -213,7 +224,8 @@ impl RunRecord {
     }
 
     /// Whether this run's stop reason is an infrastructure failure (`execution_error`,
-    /// `cleanup_error`, `request_audit_error`, `replay_mismatch`) rather than a verdict on the task (`completed`,
+    /// `cleanup_error`, `request_audit_error`, `replay_mismatch`, `runtime_substitution`) rather
+    /// than a verdict on the task (`completed`,
     /// `timeout`, `tool_budget_exceeded`).
     pub fn is_infrastructure_stop(&self) -> bool {
         INFRASTRUCTURE_STOPS.contains(&self.stop_reason.as_str())

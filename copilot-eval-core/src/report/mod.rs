@@ -185,8 +185,8 @@ pub enum ErrorKind {
     /// its working directory could not be created.
     Setup,
     /// A run ended on an infrastructure stop reason: `execution_error` (runtime missing or not
-    /// starting, session not created, model or transport error), `cleanup_error`, or
-    /// `request_audit_error` or `replay_mismatch`.
+    /// starting, session not created, model or transport error), `cleanup_error`,
+    /// `request_audit_error`, `replay_mismatch` or `runtime_substitution`.
     Run,
     /// The test process ended abnormally: a signal, an abort, or an exit status libtest does not
     /// use.
@@ -313,7 +313,7 @@ pub struct RunRecord {
     /// Why the run ended ([`crate::StopReason::as_str`]): `completed`, `timeout`,
     /// `execution_error`, `skill_setup_error`, `mcp_setup_error`, `script_exhausted`,
     /// `tool_budget_exceeded`,
-    /// `request_audit_error`, `cleanup_error`, `replay_mismatch`.
+    /// `request_audit_error`, `cleanup_error`, `replay_mismatch`, `runtime_substitution`.
     pub stop_reason: String,
     /// What went wrong, causes joined with `; `.
     pub error: Option<String>,
@@ -459,8 +459,14 @@ pub struct TurnRecord {
 pub struct ToolCallRecord {
     /// The tool call id.
     pub id: String,
-    /// The tool's name (MCP tools are `server-tool`).
+    /// The tool's name as the model called it (MCP tools are `server-tool`; empty when the
+    /// model sent no name).
     pub name: String,
+    /// The name the runtime used instead, when it substituted one: `invalid_tool_call` for a
+    /// nameless call, or the 64-character name it gave an MCP tool the model called by its
+    /// full name (see the stop reason `runtime_substitution`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_name: Option<String>,
     /// Arguments as JSON.
     pub arguments: Value,
     /// The result text given back to the model.
@@ -607,6 +613,27 @@ pub struct McpServerRecord {
     /// The runtime's error text for a failed status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// `true` for a server the eval added with `optional_mcp_server`: the run went on whatever
+    /// its status (absent: required, a server not connected stops the run `mcp_setup_error`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+    /// The server's tools as the check before the prompt listed them: each name as the server
+    /// advertised it and as the runtime gives it to the model (absent when not connected).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<McpToolRecord>,
+    /// The check's warnings, e.g. a tool name the runtime cut to 64 characters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// One tool of a connected MCP server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct McpToolRecord {
+    /// The tool's name as the server advertised it.
+    pub name: String,
+    /// The name the model sees (`<server>-<tool>`, cut to 64 characters by the runtime); a
+    /// call must use it.
+    pub model_name: String,
 }
 
 /// Stop reasons that mean the infrastructure failed, not the task.
@@ -615,6 +642,7 @@ pub const INFRASTRUCTURE_STOPS: &[&str] = &[
     "cleanup_error",
     "request_audit_error",
     "replay_mismatch",
+    "runtime_substitution",
 ];
 
 /// Keys of configuration objects whose values are replaced by `[redacted]` (matched

@@ -40,6 +40,7 @@ use crate::result::StopReason;
 mod cleanup;
 pub mod controls;
 mod hooks;
+mod mcp_check;
 pub mod permissions;
 mod prepare;
 pub mod proxy;

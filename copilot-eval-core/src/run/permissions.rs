@@ -140,6 +140,7 @@ mod tests {
             denied: None,
             permission: None,
             cut_for_model: None,
+            runtime_name: None,
         }
     }
 

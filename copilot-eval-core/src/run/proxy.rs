@@ -247,13 +247,22 @@ impl CopilotRequestHandler for RequestProxy {
                 .get("content-encoding")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
+            // The interaction type the request itself declares wins over the context's.
+            let mut origin = origin(ctx);
+            if let Some(declared) = request
+                .headers
+                .get("x-interaction-type")
+                .and_then(|v| v.to_str().ok())
+            {
+                origin.interaction_type = Some(declared.to_owned());
+            }
             match audit::inspect_http(
                 &request.method,
                 &url_path(&request.url),
                 encoding.as_deref(),
                 &request.body,
                 shared.options.image_detail,
-                &origin(ctx),
+                &origin,
             ) {
                 Ok(HttpVerdict::Catalog) => return forward_http(request).await,
                 Ok(HttpVerdict::Model { body, audit }) => {

@@ -18,7 +18,7 @@ use super::test_faults::TestFaults;
 use super::{OFFLINE_TOKEN, Target, live_token};
 use crate::error::ConfigError;
 use crate::eval::{ClientMode, CopilotEval, EMPTY_MODE_SETTINGS, Prompt, check_empty_mode};
-use crate::evidence::{LoggedEvent, mcp};
+use crate::evidence::LoggedEvent;
 use crate::result::{RawEvent, RuntimeStartup, StopReason};
 
 /// After a `session.error`, how long to wait for the `session.idle` that normally follows.
@@ -269,7 +269,7 @@ pub(super) async fn drive(
     let outcome = match outcome {
         Some((StopReason::Timeout, _)) if run.mcp_checking => Some((
             StopReason::McpSetupError,
-            mcp_timeout_error(run, eval.timeout_s),
+            super::mcp_check::mcp_timeout_error(run, eval.timeout_s),
         )),
         other => other,
     };
@@ -363,8 +363,14 @@ async fn execute(
     }
     // Before the prompt: every MCP server the eval configured must be connected.
     run.mcp_checking = true;
-    let (states, error) =
-        check_mcp(&session, &run.mcp_configured, &run.log, progress_rx.clone()).await;
+    let (states, error) = super::mcp_check::check_mcp(
+        &session,
+        &run.mcp_configured,
+        &run.mcp_optional,
+        &run.log,
+        progress_rx.clone(),
+    )
+    .await;
     run.mcp_checking = false;
     run.mcp_checked = states;
     if let Some(error) = error {
@@ -391,100 +397,6 @@ async fn execute(
     .await;
     run.timings.turns_ms = Some(t.elapsed().as_millis() as u64);
     result
-}
-
-/// The MCP check before the prompt. The runtime starts MCP servers lazily, so first ask it
-/// for its servers (`session.mcp.list`, which starts them and waits for them); then wait on
-/// `session.mcp_*` events for any server
-/// it still reported `pending`; a connected server whose tools were not announced
-/// (`session.mcp_server_tools_loaded`) is asked for them (`session.mcp.listTools`). Returns each
-/// configured server's state and the setup error for those not connected. Nothing to do when
-/// the eval configured no server. Bounded by the eval's timeout around the whole run: when it
-/// elapses here (`RunState::mcp_checking`), [`drive`] ends the run as `mcp_setup_error` naming
-/// the servers still starting ([`mcp_timeout_error`]).
-async fn check_mcp(
-    session: &Session,
-    configured: &[String],
-    log: &Mutex<Vec<LoggedEvent>>,
-    mut progress: watch::Receiver<Progress>,
-) -> (Vec<mcp::McpServerState>, Option<String>) {
-    if configured.is_empty() {
-        return (Vec::new(), None);
-    }
-    let rpc = session.rpc();
-    let listed = match rpc.mcp().list().await {
-        Ok(listed) => listed,
-        Err(e) => {
-            let error = format!(
-                "MCP server setup failed before the prompt was sent: asking the runtime for its MCP servers (session.mcp.list) failed: {e}"
-            );
-            return (Vec::new(), Some(error));
-        }
-    };
-    let listed_state = |name: &str| {
-        listed.servers.iter().find(|s| s.name == name).map(|s| {
-            let status = serde_json::to_value(&s.status)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_else(|| format!("{:?}", s.status));
-            (status, s.error.clone())
-        })
-    };
-    let mut states = loop {
-        progress.borrow_and_update();
-        let (mut states, _) = {
-            let log = log.lock().expect("log lock");
-            mcp::mcp_servers(log.iter().map(|l| &l.event), configured)
-        };
-        // What the events left unreported, the list answer says.
-        for state in states.iter_mut().filter(|s| s.status == mcp::UNREPORTED) {
-            if let Some((status, error)) = listed_state(&state.name) {
-                state.status = status;
-                state.error = error;
-            }
-        }
-        if !states.iter().any(|s| s.status == "pending") {
-            break states;
-        }
-        if progress.changed().await.is_err() {
-            break states;
-        }
-    };
-    for state in states
-        .iter_mut()
-        .filter(|s| s.status == "connected" && s.tool_count.is_none())
-    {
-        let request = github_copilot_sdk::rpc::McpListToolsRequest {
-            server_name: state.name.clone(),
-        };
-        if let Ok(tools) = rpc.mcp().list_tools(request).await {
-            state.tool_count = Some(u32::try_from(tools.tools.len()).unwrap_or(u32::MAX));
-        }
-    }
-    let error = mcp::setup_error(&states);
-    (states, error)
-}
-
-/// The setup error when the eval's timeout elapsed during the MCP check: each configured server
-/// the runtime had not settled (still `pending`, or never reported), by name.
-fn mcp_timeout_error(run: &RunState, timeout_s: f64) -> String {
-    let (states, _) = {
-        let log = run.log.lock().expect("log lock");
-        mcp::mcp_servers(log.iter().map(|l| &l.event), &run.mcp_configured)
-    };
-    let waiting: Vec<String> = states
-        .iter()
-        .filter(|s| s.status == "pending" || s.status == mcp::UNREPORTED)
-        .map(|s| format!("`{}` is {}", s.name, s.status))
-        .collect();
-    format!(
-        "MCP server setup did not finish within the eval's timeout_s ({timeout_s}s), so the prompt was never sent: {} (the runtime was still starting it: a stdio server must answer `initialize`)",
-        if waiting.is_empty() {
-            "no server was reported pending".to_owned()
-        } else {
-            waiting.join("; ")
-        }
-    )
 }
 
 /// Wait for the root `session.idle` that ends the turn (the first after `idles_before` were

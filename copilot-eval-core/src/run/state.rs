@@ -38,6 +38,8 @@ pub(super) struct RunState {
     pub(super) skill_discovery: Option<crate::skills::SkillDiscovery>,
     /// The names of the MCP servers the eval configured, in order.
     pub(super) mcp_configured: Vec<String>,
+    /// The names of the optional ones among them (`optional_mcp_server`).
+    pub(super) mcp_optional: Vec<String>,
     /// The MCP servers' states as the check before the prompt saw them (fills what the event
     /// log leaves unreported).
     pub(super) mcp_checked: Vec<crate::evidence::mcp::McpServerState>,
@@ -72,6 +74,7 @@ impl RunState {
             resumed: false,
             skill_discovery: None,
             mcp_configured: eval.mcp_servers.keys().cloned().collect(),
+            mcp_optional: eval.optional_mcp_servers.clone(),
             mcp_checked: Vec::new(),
             mcp_checking: false,
             usage_unknown: false,
@@ -91,6 +94,7 @@ impl RunState {
         let log = std::mem::take(&mut *self.log.lock().expect("log lock"));
         let mut evidence = map_events(&log);
         let (mut mcp_servers, _) = mcp_servers(log.iter().map(|l| &l.event), &self.mcp_configured);
+        crate::evidence::mcp::mark_optional(&mut mcp_servers, &self.mcp_optional);
         for state in &mut mcp_servers {
             if let Some(checked) = self.mcp_checked.iter().find(|c| c.name == state.name) {
                 if state.status == crate::evidence::mcp::UNREPORTED {
@@ -98,6 +102,8 @@ impl RunState {
                     state.error = checked.error.clone();
                 }
                 state.tool_count = state.tool_count.or(checked.tool_count);
+                state.tools = checked.tools.clone();
+                state.warnings = checked.warnings.clone();
             }
         }
         for denial in &self.denials {
@@ -112,6 +118,11 @@ impl RunState {
             &log,
             self.permission_layer,
         );
+        let substitutions = crate::evidence::substitutions::runtime_substitutions(
+            &mut evidence.tool_calls,
+            log.iter().map(|l| &l.event),
+            &mcp_servers,
+        );
         let mut capture_errors = self.capture_errors.lock().expect("errors lock").clone();
         capture_errors.extend(evidence.capture_errors.iter().cloned());
         let mut errors: Vec<String> = Vec::new();
@@ -124,6 +135,10 @@ impl RunState {
         for (reason, error) in &self.stops {
             stop_reason = stop_reason.max(*reason);
             push(error.clone());
+        }
+        for cause in substitutions {
+            stop_reason = stop_reason.max(StopReason::RuntimeSubstitution);
+            push(cause);
         }
         for e in &evidence.session_errors {
             stop_reason = stop_reason.max(StopReason::ExecutionError);

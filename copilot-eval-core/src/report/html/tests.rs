@@ -70,6 +70,7 @@ fn call(id: &str, denied: Option<&str>, permission: Option<PermissionRecord>) ->
         denied: denied.map(str::to_owned),
         permission,
         cut_for_model_full_bytes: None,
+        runtime_name: None,
     }
 }
 
@@ -204,4 +205,56 @@ fn a_comparison_is_a_table_before_its_labelled_runs() {
     assert!(html.contains("<tr class=\"criterion improved\" data-criterion=\"tagged\"><th>criterion: tagged</th><td class=\"met no\">no</td><td class=\"met yes\">yes</td><td>improved</td></tr>"), "{html}");
     assert!(html.contains("data-run=\"1\" data-label=\"baseline\""));
     assert!(html.contains("<h3>run 2 <span class=\"side treatment\">treatment</span>: "));
+}
+
+/// What the runtime substituted is on the page: a nameless call shown as such with the
+/// runtime's name, and an MCP server's line with `optional`, each tool the runtime renamed and
+/// the check's warning.
+#[test]
+fn runtime_substitutions_and_mcp_names_are_shown() {
+    let mut tested = test("substituted", Outcome::Error, None, 5);
+    let mut nameless = call("1", None, None);
+    nameless.name = String::new();
+    nameless.runtime_name = Some("invalid_tool_call".into());
+    nameless.success = Some(false);
+    tested.runs[0].tool_calls = vec![nameless];
+    tested.runs[0].turns = vec![crate::report::TurnRecord {
+        role: "assistant".into(),
+        content: String::new(),
+        tool_call_ids: vec!["1".into()],
+        prompt: Some(1),
+    }];
+    tested.runs[0].mcp_servers = vec![crate::report::McpServerRecord {
+        name: "fixture".into(),
+        status: "failed".into(),
+        tool_count: Some(1),
+        error: None,
+        optional: true,
+        tools: vec![crate::report::McpToolRecord {
+            name: "t".repeat(60),
+            model_name: format!("fixture-{}", "t".repeat(56)),
+        }],
+        warnings: vec!["cut to 64".into()],
+    }];
+    let html = to_html(&report(vec![tested])).unwrap();
+    assert!(
+        html.contains("<span class=\"tool\">(no name)</span>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("the runtime called it invalid_tool_call"),
+        "{html}"
+    );
+    assert!(
+        html.contains("fixture (optional): failed, 1 tools"),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!(
+            "seen by the model as `fixture-{}`",
+            "t".repeat(56)
+        )),
+        "{html}"
+    );
+    assert!(html.contains("warning: cut to 64"), "{html}");
 }

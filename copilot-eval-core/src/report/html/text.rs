@@ -75,3 +75,35 @@ pub(super) fn text_of(value: Option<&Value>) -> Option<String> {
         other => Some(other.to_string()),
     })
 }
+
+/// One MCP server's line: name, `optional` when it is, status, tool count, error, each tool as
+/// the server named it and as the model sees it when the runtime renamed it (cut to 64
+/// characters), and the check's warnings.
+pub(super) fn mcp_server_line(m: &crate::report::McpServerRecord) -> String {
+    let mut line = format!("{}: {}", m.name, m.status);
+    if m.optional {
+        line = format!("{} (optional): {}", m.name, m.status);
+    }
+    if let Some(count) = m.tool_count {
+        line.push_str(&format!(", {count} tools"));
+    }
+    if let Some(error) = &m.error {
+        line.push_str(&format!(" ({error})"));
+    }
+    let renamed: Vec<String> = m
+        .tools
+        .iter()
+        .filter(|t| t.model_name != format!("{}-{}", m.name, t.name))
+        .map(|t| format!("`{}` seen by the model as `{}`", t.name, t.model_name))
+        .collect();
+    if !renamed.is_empty() {
+        line.push_str(&format!(
+            "; tools renamed by the runtime: {}",
+            renamed.join(", ")
+        ));
+    }
+    for warning in &m.warnings {
+        line.push_str(&format!("; warning: {warning}"));
+    }
+    line
+}

@@ -157,6 +157,8 @@ pub(super) struct CallView {
     pub reason: Option<String>,
     pub permission: Option<String>,
     pub cut_for_model_full_bytes: Option<u64>,
+    /// The name the runtime used instead of the model's (`invalid_tool_call`, a cut MCP name).
+    pub runtime_name: Option<String>,
     pub subagent: Option<SubagentView>,
 }
 
@@ -536,16 +538,7 @@ impl RunView {
             mcp_servers: run
                 .mcp_servers
                 .iter()
-                .map(|m| {
-                    let mut line = format!("{}: {}", m.name, m.status);
-                    if let Some(count) = m.tool_count {
-                        line.push_str(&format!(", {count} tools"));
-                    }
-                    if let Some(error) = &m.error {
-                        line.push_str(&format!(" ({error})"));
-                    }
-                    line
-                })
+                .map(super::text::mcp_server_line)
                 .collect(),
             capture_errors: run.capture_errors.clone(),
             cleanup_errors: run.cleanup_errors.clone(),
@@ -672,6 +665,7 @@ impl CallView {
                 )
             }),
             cut_for_model_full_bytes: call.cut_for_model_full_bytes,
+            runtime_name: call.runtime_name.clone(),
             subagent,
         }
     }
