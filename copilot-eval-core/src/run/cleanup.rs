@@ -34,8 +34,8 @@ const RECORDER_BOUND: Duration = Duration::from_secs(2);
 
 /// Stop everything the execution started, in order, each runtime-facing step bounded.
 ///
-/// After a budget stop or a tool handler's panic, the calls admitted before it are allowed to run
-/// to completion first, and
+/// After a budget stop, a guard failure or a tool handler's panic, the calls admitted before it
+/// are allowed to run to completion first, and
 /// the runtime to ask for the model request that would carry their results, which the gate
 /// holds (so the session cannot move on); both waits together are bounded by 10 s. Then the
 /// session is aborted. After any other stop, admission closes at once
@@ -49,7 +49,11 @@ pub(super) async fn cleanup(
 ) {
     let let_admitted_finish = matches!(
         controls.stop_requested(),
-        Some(ControlStop::BudgetExceeded { .. } | ControlStop::HandlerPanicked { .. })
+        Some(
+            ControlStop::BudgetExceeded { .. }
+                | ControlStop::GuardFailed(_)
+                | ControlStop::HandlerPanicked { .. }
+        )
     );
     controls.gate().close();
     if let_admitted_finish && slots.session.lock().expect("slot").is_some() {
