@@ -4,9 +4,9 @@
 //! handler's `Err` is the tool's failure and the run completes; a handler's panic is a bug in the
 //! test's own code and ends the run as `execution_error` naming the tool and the panic.
 
+use copilot_eval_core::StopReason;
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
 use copilot_eval_core::sdk::Tool;
-use copilot_eval_core::StopReason;
 use copilot_eval_core::tools::{HIDDEN_TOOL_ERROR, function_tool, function_tool_showing_errors};
 use copilot_eval_e2e::{Offline, runtime_for};
 use serde_json::{Value, json};

@@ -31,10 +31,10 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures::FutureExt;
+use github_copilot_sdk::Tool;
 use github_copilot_sdk::hooks::{
     HookActor, HookEvent, HookOutput, PreToolUseInput, PreToolUseOutput, SessionHooks,
 };
-use github_copilot_sdk::Tool;
 use tokio::sync::watch;
 
 use super::handlers::{HandlerTracker, TrackedHandler};

@@ -157,7 +157,6 @@ impl ToolHandler for TrackedHandler {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

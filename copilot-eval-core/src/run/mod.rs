@@ -275,10 +275,9 @@ where
     };
     // Installed whenever something must see the model traffic, or a control can close the gate
     // mid-session (the proxy is the gate's only reader).
-    let proxy = (Controls::can_stop_mid_session(eval)
-        || proxy_options.inspects()
-        || options.tap.is_some())
-    .then(|| RequestProxy::with_tap(proxy_options, controls.clone(), options.tap.clone()));
+    let proxy =
+        (Controls::can_stop_mid_session(eval) || proxy_options.inspects() || options.tap.is_some())
+            .then(|| RequestProxy::with_tap(proxy_options, controls.clone(), options.tap.clone()));
     let client_options = match &proxy {
         Some(proxy) => client_options.with_request_handler(proxy.clone()),
         None => client_options,
