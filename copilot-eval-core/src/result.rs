@@ -25,7 +25,8 @@ pub enum StopReason {
     Timeout,
     /// Anything else that ended the run with an error: the runtime could not be found or started,
     /// the session could not be created, the model request failed (`session.error`), the
-    /// session configuration was rejected, or a caller pre-tool guard failed or panicked.
+    /// session configuration was rejected, a caller pre-tool guard failed or panicked, or an
+    /// in-process tool handler panicked (`error`: "the tool handler `NAME` panicked: ...").
     ExecutionError,
     /// A requested skill could not be set up, so no model request was made: a skill folder held
     /// no valid skill (checked before the runtime starts), or the runtime did not discover a
@@ -224,9 +225,12 @@ pub struct CopilotResult {
     pub request_audit: Vec<crate::audit::RequestAudit>,
     /// Tool calls admitted by the pre-tool-use hook (after caller guards and the budget).
     pub tool_calls_admitted: u32,
-    /// Model requests not forwarded because the run had stopped (budget stop, guard failure).
+    /// Model requests not forwarded because the run had stopped (budget stop, guard failure, a
+    /// tool handler's panic).
     pub model_requests_held_back: usize,
-    /// Errors and panics of in-process tool handlers, recorded by the drain.
+    /// Errors and panics of in-process tool handlers, recorded by the drain (`tool handler NAME
+    /// failed: ...`, `tool handler NAME panicked: ...`). An error is the tool's failure only; a
+    /// panic also ends the run as [`StopReason::ExecutionError`].
     pub tool_handler_failures: Vec<String>,
     /// What failed while cleaning up (see [`StopReason::CleanupError`]).
     pub cleanup_errors: Vec<String>,

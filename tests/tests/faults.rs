@@ -14,10 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use copilot_eval_core::eval::CopilotEvalBuilder;
+use copilot_eval_core::harness::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 use copilot_eval_core::model_server::{Script, ScriptedTurn, ServerConfig, WireApi};
 use copilot_eval_core::report::{
-    Outcome, Redactor, RunRecord, RuntimeInfo, SCHEMA_VERSION, SuiteReport, SuiteTotals,
-    TestRecord, ToolInfo, write_json, write_junit,
+    ExitRecord, Outcome, Redactor, RunRecord, RuntimeInfo, SCHEMA_VERSION, SuiteReport,
+    SuiteTotals, TestRecord, ToolInfo, write_json, write_junit,
 };
 use copilot_eval_core::run::TestFaults;
 use copilot_eval_core::{CopilotResult, RunOptions, StopReason, run_with};
@@ -97,31 +98,79 @@ async fn run_row_with(
     result
 }
 
+/// The outcome a test that asserts `result.success` must get for a run that ended with `stop`:
+/// fixed per stop reason here, independent of the product's code (`passed` for a completed run,
+/// `error` for an infrastructure stop, `failed` for a stop that is the eval's own failure).
+fn expected_outcome(stop: StopReason) -> Outcome {
+    match stop {
+        StopReason::Completed => Outcome::Passed,
+        StopReason::Timeout => Outcome::Failed,
+        StopReason::ExecutionError | StopReason::CleanupError | StopReason::RequestAuditError => {
+            Outcome::Error
+        }
+        other => panic!(
+            "no fixed expectation for a row ending in {}: add it here",
+            other.as_str()
+        ),
+    }
+}
+
 /// Write `result` as a one-test suite through the product's JSON and JUnit writers, then read
-/// both back: the JSON validates against the committed schema and holds the run's stop reason
-/// and error; the JUnit parses and has the test with the matching status and message.
+/// both back. The test's outcome is the product's: the runner's `classify` of a test process
+/// that asserted `result.success` (exit 0 with its evidence `passed`, else exit 101 with it
+/// `failed`), holding this run. Read back, the JSON validates against the committed schema and
+/// holds the run's stop reason and error; its outcome is the row's fixed expectation
+/// ([`expected_outcome`]); the JUnit parses and the test's status there is the one the JSON's
+/// outcome calls for.
 fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
     let run = RunRecord::from_result(result, "scripted", prompt);
-    let outcome = if run.is_infrastructure_stop() {
-        Outcome::Error
-    } else if run.success {
-        Outcome::Passed
-    } else {
-        Outcome::Failed
+    let failure = (!result.success).then(|| format!("the run failed: {:?}", result.error));
+    let evidence = TestEvidence {
+        format: EVIDENCE_FORMAT.to_owned(),
+        test_id: format!("faults::{row}::__copilot_eval"),
+        name: row.to_owned(),
+        status: if result.success {
+            EvidenceStatus::Passed
+        } else {
+            EvidenceStatus::Failed
+        },
+        pid: std::process::id(),
+        deadline_unix_ms: 0,
+        mode: "replay".to_owned(),
+        properties: Vec::new(),
+        runs: vec![run.clone()],
+        running: None,
+        failure: failure.clone(),
+        setup_error: None,
+        workdir: None,
+        workdir_kept: false,
+        cassette: String::new(),
+        comparisons: Vec::new(),
     };
+    let exit = ExitRecord {
+        code: Some(if result.success { 0 } else { 101 }),
+        signal: None,
+        killed_by_runner: false,
+    };
+    let verdict = copilot_eval_core::suite::executor::classify(
+        &exit,
+        Some(&evidence),
+        copilot_eval_core::suite::DEFAULT_CLEANUP_BOUND,
+        false,
+    );
     let test = TestRecord {
         name: row.to_owned(),
         test_id: format!("faults::{row}::__copilot_eval"),
         binary: "faults".to_owned(),
-        outcome,
-        error_kind: None,
+        outcome: verdict.outcome,
+        error_kind: verdict.error_kind,
         duration_ms: result.duration_ms,
-        message: result.error.clone(),
+        message: verdict.message,
         properties: Vec::new(),
         runs: vec![run],
         workdir: None,
         cassette: None,
-        exit: None,
+        exit: Some(exit),
         output: None,
         cost: None,
         comparisons: Vec::new(),
@@ -158,23 +207,41 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
     let written = &value["tests"][0]["runs"][0];
     assert_eq!(written["stop_reason"], result.stop_reason.as_str(), "{row}");
     assert_eq!(written["error"], json!(result.error), "{row}");
+    let outcome: Outcome = serde_json::from_value(value["tests"][0]["outcome"].clone())
+        .unwrap_or_else(|e| panic!("{row}: the JSON outcome does not parse: {e}"));
+    assert_eq!(
+        outcome,
+        expected_outcome(result.stop_reason),
+        "{row}: the outcome of a run ending in {} ({:?})",
+        result.stop_reason.as_str(),
+        value["tests"][0]["message"]
+    );
     let xml = std::fs::read_to_string(&junit_path).unwrap();
     let junit = quick_junit::Report::deserialize_from_str(&xml)
         .unwrap_or_else(|e| panic!("{row}: the JUnit does not parse back: {e}\n{xml}"));
     let case = &junit.test_suites[0].test_cases[0];
-    let kind = match &case.status {
-        quick_junit::TestCaseStatus::Success { .. } => Outcome::Passed,
-        quick_junit::TestCaseStatus::NonSuccess {
-            kind: quick_junit::NonSuccessKind::Failure,
-            ..
-        } => Outcome::Failed,
-        quick_junit::TestCaseStatus::NonSuccess {
-            kind: quick_junit::NonSuccessKind::Error,
-            ..
-        } => Outcome::Error,
-        quick_junit::TestCaseStatus::Skipped { .. } => Outcome::NotRun,
+    let status_ok = match (&case.status, outcome) {
+        (quick_junit::TestCaseStatus::Success { .. }, Outcome::Passed) => true,
+        (
+            quick_junit::TestCaseStatus::NonSuccess {
+                kind: quick_junit::NonSuccessKind::Failure,
+                ..
+            },
+            Outcome::Failed,
+        ) => true,
+        (
+            quick_junit::TestCaseStatus::NonSuccess {
+                kind: quick_junit::NonSuccessKind::Error,
+                ..
+            },
+            Outcome::Error,
+        ) => true,
+        _ => false,
     };
-    assert_eq!(kind, outcome, "{row}: JUnit status\n{xml}");
+    assert!(
+        status_ok,
+        "{row}: the JUnit status does not match the JSON outcome {outcome:?}\n{xml}"
+    );
 }
 
 /// A server with `script`, the catalog model and `wire`.
@@ -1150,95 +1217,54 @@ fn a_runtime_of_another_version() {
     assert_eq!(test.runs[0].stop_reason, "execution_error");
 }
 
-/// The fixture's `evals` test binary, built once.
-fn fixture_evals_binary() -> std::path::PathBuf {
-    let output = Command::new(support::cargo())
-        .args([
-            "test",
-            "-p",
-            support::FIXTURE,
-            "--test",
-            "evals",
-            "--no-run",
-            "--message-format",
-            "json",
-        ])
-        .current_dir(support::workspace_root())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|m| m["executable"].as_str().map(std::path::PathBuf::from))
-        .next_back()
-        .expect("cargo reports the test executable")
-}
-
-/// The evidence side file cannot be written (its folder is a regular file). The test process,
-/// run as the runner runs it, says so on stderr naming the folder and goes on: its own
-/// assertions pass and it exits 0. The runner, finding no evidence after exit 0, classifies the
-/// test `error` (`missing_evidence`), and keeps the stderr for a test that did not pass.
+/// The evidence side file cannot be written: the fixture's `passes`, run by `cargo
+/// copilot-eval`, puts a folder where the runner asked for its evidence file
+/// (`COPILOT_EVAL_FIXTURE_BLOCK_EVIDENCE`), so every later write of it fails. The test process
+/// says so on stderr naming the file and goes on: its own assertions pass and it exits 0. The
+/// runner, finding no evidence after exit 0, reports the test `error` (`missing_evidence`) and
+/// keeps the test's stderr; all of it read from the runner's own JSON and JUnit.
 #[test]
 fn an_unwritable_evidence_file() {
     if runtime_for("an_unwritable_evidence_file").is_none() {
         return;
     }
-    let scratch = tempfile::tempdir().unwrap();
-    let blocker = scratch.path().join("a-file");
-    std::fs::write(&blocker, "not a folder").unwrap();
-    let evidence = blocker.join("0.evidence.json");
-    let tmp = scratch.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
     let started = Instant::now();
-    let output = Command::new(fixture_evals_binary())
-        .args([
-            "passes::__copilot_eval",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .current_dir(support::workspace_root().join("tests/fixture"))
-        .env(copilot_eval_core::harness::ENV_EVIDENCE_FILE, &evidence)
-        .env(copilot_eval_core::harness::ENV_MODE, "replay")
-        .env("TMPDIR", &tmp)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    eprintln!(
-        "FAULT evidence unwritable: {:?} {:?}\n{stderr}",
-        output.status,
-        started.elapsed()
+    let run = support::fixture(
+        &["--exact", "passes"],
+        &[("COPILOT_EVAL_FIXTURE_BLOCK_EVIDENCE", "1")],
     );
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    eprintln!(
+        "FAULT evidence unwritable: status={} {:?}\n{}",
+        run.status,
+        started.elapsed(),
+        run.stderr
+    );
+    assert_eq!(run.status, 3, "an infrastructure error: {}", run.stderr);
+    let test = run.test("passes");
+    assert_eq!(test.outcome, Outcome::Error, "{test:#?}");
+    assert_eq!(
+        test.error_kind,
+        Some(copilot_eval_core::report::ErrorKind::MissingEvidence),
+        "{test:#?}"
+    );
+    let message = test.message.as_deref().unwrap_or_default();
+    assert!(
+        message.contains("exited with status 0 without writing its evidence"),
+        "{message}"
+    );
+    let exit = test.exit.as_ref().expect("the exit is recorded");
+    assert_eq!(exit.code, Some(0), "the test's own assertions passed");
+    let stderr = &test.output.as_ref().expect("stderr is kept").stderr;
     assert!(
         stderr.contains("copilot-eval: cannot write the evidence file")
-            && stderr.contains(&format!("{} is a file, not a folder", blocker.display())),
+            && stderr.contains("0.evidence.json"),
         "{stderr}"
     );
-    assert!(!evidence.exists());
-    let exit = copilot_eval_core::report::ExitRecord {
-        code: output.status.code(),
-        signal: None,
-        killed_by_runner: false,
-    };
-    let verdict = copilot_eval_core::suite::executor::classify(
-        &exit,
-        None,
-        copilot_eval_core::suite::DEFAULT_CLEANUP_BOUND,
-        false,
-    );
-    assert_eq!(verdict.outcome, Outcome::Error);
-    assert_eq!(
-        verdict.error_kind,
-        Some(copilot_eval_core::report::ErrorKind::MissingEvidence)
+    assert!(test.runs.is_empty(), "the evidence was lost: {test:#?}");
+    assert_eq!(run.junit_kind("passes"), "error", "{}", run.junit_xml);
+    assert!(
+        run.junit_message("passes")
+            .contains("without writing its evidence")
     );
 }
 

@@ -1,7 +1,10 @@
 //! `tools::function_tool` through the real runtime: a handler's `Err` reaches the model as the
 //! Copilot SDKs report a failing handler (a fixed text, no internal detail) while the evidence
-//! keeps the full error; `function_tool_showing_errors` lets the model read the error text.
+//! keeps the full error; `function_tool_showing_errors` lets the model read the error text. A
+//! handler's `Err` is the tool's failure and the run completes; a handler's panic is a bug in the
+//! test's own code and ends the run as `execution_error` naming the tool and the panic.
 
+use copilot_eval_core::StopReason;
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
 use copilot_eval_core::sdk::Tool;
 use copilot_eval_core::tools::{HIDDEN_TOOL_ERROR, function_tool, function_tool_showing_errors};
@@ -50,6 +53,15 @@ async fn a_handler_error_reaches_the_model_without_its_internal_text() {
         Err(INTERNAL.to_owned())
     });
     let (seen_by_model, result) = run_failing(&runtime, tool).await;
+    // An `Err` is the tool's failure, for the model to handle: the run itself completes.
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    assert!(result.success, "{:?}", result.error);
+    assert_eq!(result.final_response.as_deref(), Some("sorry"));
     assert!(
         seen_by_model.contains(HIDDEN_TOOL_ERROR),
         "the model read: {seen_by_model}"
@@ -88,4 +100,59 @@ async fn a_tool_showing_errors_lets_the_model_read_the_error_text() {
             .is_some_and(|e| e.contains("is not allowed")),
         "{call:?}"
     );
+}
+
+/// A handler that panics: the bug of the test's own code, never hidden behind a completed run.
+async fn panics(_: Value) -> Result<String, String> {
+    panic!("no forecast for station 5521")
+}
+
+/// A handler's panic stops the run at once: the model-request gate closes before the failure
+/// result reaches the runtime, so the request that would carry it is held back, never
+/// forwarded; the run ends as `execution_error`, not a success, with an error naming the tool
+/// and the panic message. The panic stays in `tool_handler_failures` and the call is a failed
+/// call in the evidence.
+#[tokio::test]
+async fn a_panicking_handler_ends_the_run_with_an_error_naming_it() {
+    let Some(runtime) = runtime_for("a_panicking_handler_ends_the_run_with_an_error_naming_it")
+    else {
+        return;
+    };
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call("get_weather", json!({"key": "a"})))
+        .turn(ScriptedTurn::text("It is sunny."));
+    let offline = Offline::start(&runtime, script).await;
+    let tool = function_tool("get_weather", "Get the weather.", params(), panics);
+    let eval = offline.eval().tool(tool).build().unwrap();
+    let result = offline.run(&eval, "What is the weather?").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ExecutionError,
+        "{:?}",
+        result.error
+    );
+    assert!(!result.success);
+    let error = result.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("the tool handler `get_weather` panicked: no forecast for station 5521"),
+        "{error}"
+    );
+    assert_eq!(
+        result.tool_handler_failures,
+        ["tool handler get_weather panicked: no forecast for station 5521"]
+    );
+    // No model request after the panic was forwarded: the one carrying the result was held.
+    assert_eq!(
+        offline.server.model_requests().len(),
+        1,
+        "{:?}",
+        result.error
+    );
+    assert_eq!(result.model_requests_held_back, 1);
+    assert_ne!(result.final_response.as_deref(), Some("It is sunny."));
+    let call = &result.tool_calls[0];
+    assert_eq!(call.name, "get_weather");
+    assert_eq!(call.success, Some(false), "{call:?}");
+    assert!(call.completed, "{call:?}");
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
 }

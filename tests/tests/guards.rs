@@ -336,3 +336,80 @@ async fn the_hooks_object_runs_first_and_gets_every_other_hook() {
         "the post-tool hook's context did not reach the model"
     );
 }
+
+/// A hooks object whose pre-tool-use hook panics (a bug in the test's own code).
+struct PanickingHooks;
+
+#[async_trait::async_trait]
+impl SessionHooks for PanickingHooks {
+    async fn on_hook(&self, event: HookEvent) -> HookOutput {
+        match event {
+            HookEvent::PreToolUse { .. } => panic!("hooks object bug 6613"),
+            _ => HookOutput::None,
+        }
+    }
+}
+
+/// A guard failure without a budget (nor audit, image detail or recording): the failing guard
+/// closes the model-request gate, and the run installs the request proxy that reads it, so the
+/// model request that would carry the denial (and every later one) is never forwarded: the
+/// scripted model serves the first request only, though its script holds two more turns. The
+/// guarded call is a built-in tool (`create`), so no in-process tool handler is involved. Rows:
+/// a guard that returns an error, and a hooks object whose pre-tool hook panics.
+#[tokio::test]
+async fn no_model_request_is_forwarded_after_a_guard_failure_without_a_budget() {
+    let Some(runtime) =
+        runtime_for("no_model_request_is_forwarded_after_a_guard_failure_without_a_budget")
+    else {
+        return;
+    };
+    for row in ["guard error", "hooks object panic"] {
+        let target = tempfile::tempdir().unwrap();
+        let file = target.path().join("guarded.txt");
+        let script = Script::new([])
+            .turn(ScriptedTurn::tool_call(
+                "create",
+                json!({"path": file.to_str().unwrap(), "file_text": "x\n"}),
+            ))
+            .turn(ScriptedTurn::text("AFTER-THE-GUARD-1"))
+            .turn(ScriptedTurn::text("AFTER-THE-GUARD-2"));
+        let offline = Offline::start(&runtime, script).await;
+        let builder = offline.eval();
+        let (builder, cause) = match row {
+            "guard error" => (
+                builder.pre_tool_guard(guard_fn(|_| Err("guard store down 8842".to_owned()))),
+                "guard store down 8842",
+            ),
+            _ => (
+                builder.hooks(Arc::new(PanickingHooks)),
+                "hooks object bug 6613",
+            ),
+        };
+        let eval = builder.build().unwrap();
+        let result = offline.run(&eval, "Create guarded.txt.").await;
+        assert_eq!(
+            result.stop_reason,
+            StopReason::ExecutionError,
+            "{row}: {:?}",
+            result.error
+        );
+        assert!(!result.success, "{row}");
+        let error = result.error.as_deref().unwrap_or_default();
+        assert!(error.contains(cause), "{row}: {error}");
+        assert!(!file.exists(), "{row}: the guarded call did not run");
+        let served = offline.server.model_requests();
+        assert_eq!(
+            served.len(),
+            1,
+            "{row}: model requests served (the first, then any after the guard failure); held back: {}",
+            result.model_requests_held_back
+        );
+        // The request carrying the denial reached the gate and was held there.
+        assert_eq!(result.model_requests_held_back, 1, "{row}");
+        assert_ne!(
+            result.final_response.as_deref(),
+            Some("AFTER-THE-GUARD-1"),
+            "{row}"
+        );
+    }
+}

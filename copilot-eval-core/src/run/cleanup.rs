@@ -34,7 +34,8 @@ const RECORDER_BOUND: Duration = Duration::from_secs(2);
 
 /// Stop everything the execution started, in order, each runtime-facing step bounded.
 ///
-/// After a budget stop, the calls admitted before it are allowed to run to completion first, and
+/// After a budget stop, a guard failure or a tool handler's panic, the calls admitted before it
+/// are allowed to run to completion first, and
 /// the runtime to ask for the model request that would carry their results, which the gate
 /// holds (so the session cannot move on); both waits together are bounded by 10 s. Then the
 /// session is aborted. After any other stop, admission closes at once
@@ -48,7 +49,11 @@ pub(super) async fn cleanup(
 ) {
     let let_admitted_finish = matches!(
         controls.stop_requested(),
-        Some(ControlStop::BudgetExceeded { .. })
+        Some(
+            ControlStop::BudgetExceeded { .. }
+                | ControlStop::GuardFailed(_)
+                | ControlStop::HandlerPanicked { .. }
+        )
     );
     controls.gate().close();
     if let_admitted_finish && slots.session.lock().expect("slot").is_some() {
@@ -209,6 +214,12 @@ pub(super) fn settle(
         replay.and_then(|r| r.failure(turns_finished && controls.stop_requested().is_none()))
     {
         run.fail(StopReason::ReplayMismatch, failure);
+    }
+    // A handler that panicked after the turns ended (e.g. drained after a timeout) still fails
+    // the run (recorded once: the same cause seen earlier is not repeated).
+    if let Some(stop @ ControlStop::HandlerPanicked { .. }) = controls.stop_requested() {
+        let (reason, error) = super::state::control_stop(&stop);
+        run.fail(reason, error);
     }
     run.usage_unknown = replay.is_some_and(|r| r.usage_unknown());
     run.tool_calls_admitted = controls.admitted();

@@ -19,7 +19,11 @@
 //!
 //! In-process SDK tool handlers are wrapped so that a handler that started always runs to its end
 //! in its own task, even when the session is aborted; the run waits for all of them before it
-//! stops the runtime ([`Controls::drain`]), and records any that failed.
+//! stops the runtime ([`Controls::drain`]), and records any that failed. A handler that panics
+//! stops the run ([`Controls::handler_panicked`], see [`super::handlers`]).
+//!
+//! Every stop closes the model-request gate; the request proxy reads it, so a run whose controls
+//! can stop it mid-session installs the proxy ([`Controls::can_stop_mid_session`]).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,13 +31,13 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures::FutureExt;
+use github_copilot_sdk::Tool;
 use github_copilot_sdk::hooks::{
     HookActor, HookEvent, HookOutput, PreToolUseInput, PreToolUseOutput, SessionHooks,
 };
-use github_copilot_sdk::tool::ToolHandler;
-use github_copilot_sdk::{Error, Tool, ToolInvocation, ToolResult, ToolResultExpanded};
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 
+use super::handlers::{HandlerTracker, TrackedHandler};
 use super::permissions::PermissionLayer;
 use crate::eval::{CopilotEval, PreToolGuard};
 
@@ -49,6 +53,13 @@ pub enum ControlStop {
     },
     /// A caller guard failed (error or panic).
     GuardFailed(String),
+    /// An in-process tool handler panicked (a bug in the test's own code).
+    HandlerPanicked {
+        /// The tool whose handler panicked.
+        tool: String,
+        /// The panic's message.
+        message: String,
+    },
     /// The request audit failed on a model request, or the audited transport failed.
     AuditFailed(String),
 }
@@ -206,10 +217,35 @@ impl Controls {
                     inner: inner.clone(),
                     tool: tool.name.clone(),
                     tracker: self.handlers.clone(),
+                    controls: self.clone(),
                 })),
                 None => tool.clone(),
             })
             .collect()
+    }
+
+    /// Whether a control of `eval` can stop its run mid-session, closing the model-request gate:
+    /// a budget, a caller guard or hooks object (a guard that fails stops the run), or an
+    /// in-process tool handler (one that panics stops the run). Such a run installs the request
+    /// proxy, the only reader of the gate, so that no model request is forwarded after the stop.
+    pub fn can_stop_mid_session(eval: &CopilotEval) -> bool {
+        eval.max_tool_calls.is_some()
+            || !eval.pre_tool_guards.is_empty()
+            || eval.hooks.is_some()
+            || eval.tools.iter().any(|tool| tool.handler().is_some())
+    }
+
+    /// An in-process handler of `tool` panicked with `message`: close admission (later tool
+    /// calls are denied; handlers admitted earlier still run, as after a budget stop) and the
+    /// model-request gate, and stop the run with [`ControlStop::HandlerPanicked`]. Called by
+    /// the wrapped handler before its failure result reaches the runtime.
+    pub fn handler_panicked(&self, tool: &str, message: &str) {
+        self.state.lock().expect("controls lock").closed = true;
+        self.gate.close();
+        self.request_stop(ControlStop::HandlerPanicked {
+            tool: tool.to_owned(),
+            message: message.to_owned(),
+        });
     }
 
     /// Wait until every in-process tool handler that started has finished, at most `bound`.
@@ -419,7 +455,8 @@ fn join(contexts: &[String]) -> Option<String> {
     (!contexts.is_empty()).then(|| contexts.join("\n\n"))
 }
 
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+/// The message of a caught panic (`non-string panic` when its payload is not text).
+pub(super) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
@@ -467,134 +504,6 @@ impl SessionHooks for ControlHooks {
                 Some(hooks) => hooks.on_hook_with_actor(other, actor).await,
                 None => HookOutput::None,
             },
-        }
-    }
-}
-
-/// Counts in-process tool handlers that are running, and records their failures.
-#[derive(Clone, Default)]
-struct HandlerTracker(Arc<TrackerInner>);
-
-#[derive(Default)]
-struct TrackerInner {
-    state: Mutex<TrackerState>,
-    idle: Notify,
-}
-
-#[derive(Default)]
-struct TrackerState {
-    /// The tool names of the handlers running now (one entry per call).
-    running: Vec<String>,
-    closed: bool,
-    failures: Vec<String>,
-}
-
-impl HandlerTracker {
-    fn close(&self) {
-        self.0.state.lock().expect("tracker lock").closed = true;
-    }
-
-    /// Register a starting handler of `tool`; `false` when admission is closed.
-    fn start(&self, tool: &str) -> bool {
-        let mut state = self.0.state.lock().expect("tracker lock");
-        if state.closed {
-            return false;
-        }
-        state.running.push(tool.to_owned());
-        true
-    }
-
-    fn finish(&self, tool: &str, failure: Option<String>) {
-        let mut state = self.0.state.lock().expect("tracker lock");
-        if let Some(at) = state.running.iter().position(|t| t == tool) {
-            state.running.remove(at);
-        }
-        state.failures.extend(failure);
-        if state.running.is_empty() {
-            self.0.idle.notify_waiters();
-        }
-    }
-
-    async fn wait_idle(&self) {
-        loop {
-            let notified = self.0.idle.notified();
-            if self
-                .0
-                .state
-                .lock()
-                .expect("tracker lock")
-                .running
-                .is_empty()
-            {
-                return;
-            }
-            notified.await;
-        }
-    }
-
-    /// The tool names of the handlers running now.
-    fn running(&self) -> Vec<String> {
-        self.0.state.lock().expect("tracker lock").running.clone()
-    }
-
-    fn failures(&self) -> Vec<String> {
-        self.0.state.lock().expect("tracker lock").failures.clone()
-    }
-}
-
-struct TrackedHandler {
-    inner: Arc<dyn ToolHandler>,
-    tool: String,
-    tracker: HandlerTracker,
-}
-
-#[async_trait]
-impl ToolHandler for TrackedHandler {
-    async fn call(&self, invocation: ToolInvocation) -> Result<ToolResult, Error> {
-        if !self.tracker.start(&self.tool) {
-            let text = format!("the eval stopped; {} was not run", self.tool);
-            return Ok(ToolResult::Expanded(
-                ToolResultExpanded::new(text.clone(), "failure").with_error(text),
-            ));
-        }
-        let inner = self.inner.clone();
-        let tracker = self.tracker.clone();
-        let tool = self.tool.clone();
-        // The handler runs in its own task: if the SDK drops this call (abort, stop), the handler
-        // still runs to its end and the drain waits for it.
-        let task = tokio::spawn(async move {
-            let outcome = AssertUnwindSafe(inner.call(invocation))
-                .catch_unwind()
-                .await;
-            let failure = match &outcome {
-                Ok(Ok(_)) => None,
-                Ok(Err(e)) => Some(format!("tool handler {tool} failed: {e}")),
-                Err(panic) => Some(format!(
-                    "tool handler {tool} panicked: {}",
-                    panic_text(panic)
-                )),
-            };
-            tracker.finish(&tool, failure);
-            outcome
-        });
-        match task.await {
-            Ok(Ok(result)) => result,
-            Ok(Err(panic)) => {
-                let text = format!(
-                    "tool handler {} panicked: {}",
-                    self.tool,
-                    panic_text(&panic)
-                );
-                Ok(ToolResult::Expanded(
-                    ToolResultExpanded::new(text.clone(), "failure").with_error(text),
-                ))
-            }
-            Err(join) => {
-                let text = format!("tool handler {} did not finish: {join}", self.tool);
-                Ok(ToolResult::Expanded(
-                    ToolResultExpanded::new(text.clone(), "failure").with_error(text),
-                ))
-            }
         }
     }
 }

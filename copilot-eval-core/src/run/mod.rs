@@ -6,7 +6,7 @@
 //! session starts, sends the prompt, and waits for the root agent's `session.idle`. `timeout_s`
 //! bounds all of that, runtime start included; only a first-start unpack of the runtime into the
 //! shared cache ([`crate::runtime::unpack::warm`], `timings.runtime_unpack_ms`) comes before the
-//! clock starts. A budget stop or a failed caller guard
+//! clock starts. A budget stop, a failed caller guard or a panicking tool handler
 //! ([`controls`]) ends that wait at once.
 //!
 //! Then, in every outcome, it cleans up, in this order: close admission (every later tool call is
@@ -25,7 +25,8 @@
 //! configuration mapped from the eval, the session, event recording, the turns and the wait),
 //! `cleanup.rs` (the ordered stop above, then what the proxy, the controls and a replay check
 //! report), `state.rs` (what the run accumulates, turned into the result). Around them:
-//! [`controls`] (budget and caller guards), [`proxy`] (the request proxy through the SDK's
+//! [`controls`] (budget and caller guards), `handlers.rs` (in-process tool handlers: the drain
+//! and the panic stop), [`proxy`] (the request proxy through the SDK's
 //! request handler) and the interfaces observers implement ([`ReplayCheck`], [`ExchangeTap`]).
 
 use std::path::PathBuf;
@@ -39,6 +40,7 @@ use crate::result::StopReason;
 
 mod cleanup;
 pub mod controls;
+mod handlers;
 mod hooks;
 mod mcp_check;
 pub mod permissions;
@@ -272,8 +274,10 @@ where
         image_detail: eval.image_detail,
         reader_waits_for_send: options.faults.websocket_reader_waits_for_send,
     };
+    // Installed whenever something must see the model traffic, or a control can close the gate
+    // mid-session (the proxy is the gate's only reader).
     let proxy =
-        (eval.max_tool_calls.is_some() || proxy_options.inspects() || options.tap.is_some())
+        (Controls::can_stop_mid_session(eval) || proxy_options.inspects() || options.tap.is_some())
             .then(|| RequestProxy::with_tap(proxy_options, controls.clone(), options.tap.clone()));
     let client_options = match &proxy {
         Some(proxy) => client_options.with_request_handler(proxy.clone()),

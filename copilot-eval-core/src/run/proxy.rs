@@ -1,6 +1,7 @@
 //! The request proxy (the "request seam"): the SDK's [`CopilotRequestHandler`], installed when a
-//! run must see or control its model traffic (`max_tool_calls`, `audit_requests`,
-//! `image_detail`, or a recording through [`RunOptions::record`](super::RunOptions::record)). Every model
+//! run must see or control its model traffic (`max_tool_calls`, a caller guard or hooks object,
+//! an in-process tool handler, `audit_requests`, `image_detail`, or a recording through
+//! [`RunOptions::record`](super::RunOptions::record)). Every model
 //! request of the runtime, HTTP and WebSocket, then passes here before it is forwarded to its
 //! upstream (the loopback model server offline, GitHub live).
 //!
@@ -13,7 +14,8 @@
 //!   rewritten) before it is forwarded, and a record is kept. A request that cannot be audited,
 //!   or a WebSocket transport failure, fails the run (`request_audit_error`) and closes the gate:
 //!   nothing is forwarded after it, over WebSocket or HTTP (no fallback).
-//! - Once the [`Gate`] is closed (budget stop, guard failure, audit failure, any stop), nothing
+//! - Once the [`Gate`] is closed (budget stop, guard failure, tool handler panic, audit failure,
+//!   any stop), nothing
 //!   more is forwarded: an HTTP request is held until the runtime cancels it (the session is being
 //!   aborted) and then fails; a WebSocket message is dropped. Such requests are counted.
 //!

@@ -218,6 +218,10 @@ pub(super) fn control_stop(stop: &ControlStop) -> (StopReason, String) {
             ),
         ),
         ControlStop::GuardFailed(message) => (StopReason::ExecutionError, message.clone()),
+        ControlStop::HandlerPanicked { tool, message } => (
+            StopReason::ExecutionError,
+            format!("the tool handler `{tool}` panicked: {message}"),
+        ),
         ControlStop::AuditFailed(message) => (
             StopReason::RequestAuditError,
             format!("request audit: {message}"),
