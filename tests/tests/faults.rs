@@ -220,24 +220,24 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
     let junit = quick_junit::Report::deserialize_from_str(&xml)
         .unwrap_or_else(|e| panic!("{row}: the JUnit does not parse back: {e}\n{xml}"));
     let case = &junit.test_suites[0].test_cases[0];
-    let status_ok = match (&case.status, outcome) {
-        (quick_junit::TestCaseStatus::Success { .. }, Outcome::Passed) => true,
-        (
-            quick_junit::TestCaseStatus::NonSuccess {
-                kind: quick_junit::NonSuccessKind::Failure,
-                ..
-            },
-            Outcome::Failed,
-        ) => true,
-        (
-            quick_junit::TestCaseStatus::NonSuccess {
-                kind: quick_junit::NonSuccessKind::Error,
-                ..
-            },
-            Outcome::Error,
-        ) => true,
-        _ => false,
-    };
+    let status_ok = matches!(
+        (&case.status, outcome),
+        (quick_junit::TestCaseStatus::Success { .. }, Outcome::Passed)
+            | (
+                quick_junit::TestCaseStatus::NonSuccess {
+                    kind: quick_junit::NonSuccessKind::Failure,
+                    ..
+                },
+                Outcome::Failed,
+            )
+            | (
+                quick_junit::TestCaseStatus::NonSuccess {
+                    kind: quick_junit::NonSuccessKind::Error,
+                    ..
+                },
+                Outcome::Error,
+            )
+    );
     assert!(
         status_ok,
         "{row}: the JUnit status does not match the JSON outcome {outcome:?}\n{xml}"
