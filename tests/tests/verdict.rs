@@ -42,7 +42,7 @@ fn a_passing_test_over_a_stale_cassette_is_an_error_naming_replay_mismatch() {
     let message = stale.message.as_deref().unwrap();
     assert!(
         message.starts_with(
-            "the test passed, but run 1 (ignores_a_stale_cassette) stopped with replay_mismatch: model request 1 matches no recorded conversation"
+            "the test passed, but run 1 (ignores_a_stale_cassette) stopped with replay_mismatch: replay mismatch: model request 1 matches no recorded conversation"
         ),
         "{message}"
     );
@@ -83,9 +83,16 @@ fn a_passing_test_over_a_stale_cassette_is_an_error_naming_replay_mismatch() {
             "run 1 (expects_a_stop_that_does_not_happen) was expected to stop with replay_mismatch (ctx.expect_stop) but stopped with completed"
         )
     );
-    assert_eq!(run.junit_kind("expects_a_stop_that_does_not_happen"), "failure");
     assert_eq!(
-        (run.report.totals.passed, run.report.totals.failed, run.report.totals.error),
+        run.junit_kind("expects_a_stop_that_does_not_happen"),
+        "failure"
+    );
+    assert_eq!(
+        (
+            run.report.totals.passed,
+            run.report.totals.failed,
+            run.report.totals.error
+        ),
         (1, 1, 1)
     );
 }
@@ -119,21 +126,23 @@ fn a_passing_test_that_leaves_a_process_behind_is_an_error_naming_it() {
     let named = format!("pid {pid} (sleep 600)");
     let message = test.message.as_deref().unwrap();
     assert!(
-        message.starts_with(
-            "the test passed, but processes it started outlived it and were killed: "
-        ) && message.contains(&named),
+        message
+            .starts_with("the test passed, but processes it started outlived it and were killed: ")
+            && message.contains(&named),
         "{message}"
     );
     assert_eq!(run.junit_kind("leaves_a_process_behind"), "error");
     assert!(
-        run.junit_message("leaves_a_process_behind").contains(&named),
+        run.junit_message("leaves_a_process_behind")
+            .contains(&named),
         "{}",
         run.junit_message("leaves_a_process_behind")
     );
     let json: serde_json::Value = serde_json::from_str(&run.json).unwrap();
     assert_eq!(json["tests"][0]["error_kind"], "leftover_processes");
     assert!(
-        run.stderr.contains("ERROR copilot-eval-fixture::evals leaves_a_process_behind")
+        run.stderr
+            .contains("ERROR copilot-eval-fixture::evals leaves_a_process_behind")
             && run.stderr.contains(&named),
         "{}",
         run.stderr

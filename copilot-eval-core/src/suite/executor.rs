@@ -174,8 +174,7 @@ pub async fn run_one(
     // Whatever the test left behind goes too: its process group and any process that still
     // carries its marker (e.g. the runtime of a crashed test), named with their command lines
     // (read before they are killed).
-    let leftovers =
-        super::leftovers::find(pid, &format!("{ENV_SUITE_PROCESS}={marker}")).await;
+    let leftovers = super::leftovers::find(pid, &format!("{ENV_SUITE_PROCESS}={marker}")).await;
     kill_group(pid);
     for leftover in &leftovers {
         kill_pid(leftover.pid);
@@ -635,7 +634,12 @@ pub(crate) mod tests {
         }
         // The list holds every stop reason that is not a verdict on the task or the test's own
         // mistake, and nothing else.
-        let verdicts = ["completed", "timeout", "tool_budget_exceeded", "script_exhausted"];
+        let verdicts = [
+            "completed",
+            "timeout",
+            "tool_budget_exceeded",
+            "script_exhausted",
+        ];
         let mut expected: Vec<&str> = crate::StopReason::PRECEDENCE
             .iter()
             .map(|r| r.as_str())
@@ -667,7 +671,11 @@ pub(crate) mod tests {
             Some("assertion failed: the guard's file")
         );
 
-        let mut other = with_run(EvidenceStatus::Passed, "cleanup_error", "runtime kept running");
+        let mut other = with_run(
+            EvidenceStatus::Passed,
+            "cleanup_error",
+            "runtime kept running",
+        );
         other.runs[0].expected_stop = Some("request_audit_error".to_owned());
         let v = classify(&exit(Some(0), None), Some(&other), BOUND, false);
         assert_eq!(v.error_kind, Some(ErrorKind::Run));

@@ -114,7 +114,12 @@ fn command_line(pid: u32) -> String {
         .join(" ");
     if joined.is_empty() {
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        return format!("[{}]", Some(comm.trim()).filter(|c| !c.is_empty()).unwrap_or("unknown"));
+        return format!(
+            "[{}]",
+            Some(comm.trim())
+                .filter(|c| !c.is_empty())
+                .unwrap_or("unknown")
+        );
     }
     if joined.chars().count() > COMMAND_CHARS {
         let cut: String = joined.chars().take(COMMAND_CHARS).collect();

@@ -232,7 +232,10 @@ fn incomplete_evidence_has_a_badge_on_the_run_and_the_eval() {
         badges.iter().all(|b| (eval..other).contains(b)),
         "both badges belong to the lossy eval"
     );
-    assert!(html.contains("evidence incomplete (1 run)</span>"), "{html}");
+    assert!(
+        html.contains("evidence incomplete (1 run)</span>"),
+        "{html}"
+    );
     assert!(
         html.contains("<span class=\"stop\">completed</span> <span class=\"expected-stop\">expected: completed</span>"),
         "{html}"
