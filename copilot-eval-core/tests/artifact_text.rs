@@ -90,6 +90,7 @@ fn run(stop: String, model: String, prompt: String, response: String) -> RunReco
         recording: None,
         session_id: None,
         resumed_from: None,
+        expected_stop: None,
         label: None,
     }
 }

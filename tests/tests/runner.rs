@@ -49,11 +49,16 @@ fn discovery_lists_only_the_eval_tests() {
             "copilot-eval-fixture: tests::unit_eval",
             "copilot-eval-fixture::evals: aborts",
             "copilot-eval-fixture::evals: converses_in_two_turns",
+            "copilot-eval-fixture::evals: expects_a_stale_cassette",
+            "copilot-eval-fixture::evals: expects_a_stop_that_does_not_happen",
             "copilot-eval-fixture::evals: fails_an_assertion",
             "copilot-eval-fixture::evals: greets_by_case::bye",
             "copilot-eval-fixture::evals: greets_by_case::hello",
             "copilot-eval-fixture::evals: guards_and_delegates",
             "copilot-eval-fixture::evals: hangs_after_a_run",
+            "copilot-eval-fixture::evals: ignores_a_stale_cassette",
+            "copilot-eval-fixture::evals: leaves_a_process_behind",
+            "copilot-eval-fixture::evals: loses_events",
             "copilot-eval-fixture::evals: missing_cassette",
             "copilot-eval-fixture::evals: nested::passes_in_a_module",
             "copilot-eval-fixture::evals: panics",
@@ -66,7 +71,7 @@ fn discovery_lists_only_the_eval_tests() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("15 eval tests (3 other tests not listed"),
+        stderr.contains("20 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 

@@ -13,7 +13,8 @@ use crate::eval::{CopilotEval, CopilotEvalBuilder, Prompt};
 use crate::model_server::{DEFAULT_MODEL, ModelServer, Script, ServerConfig};
 use crate::report::{Property, RecordingOutcome, RunRecord};
 use crate::result::CopilotResult;
-use crate::run::{RunOptions, run_turns};
+use crate::result::StopReason;
+use crate::run::{RunOptions, TestFaults, run_turns};
 
 /// The context of one eval test: a fresh working directory, an eval builder pre-filled from the
 /// attribute, [`run`](Self::run) (the engine, recording each run's evidence for the artifacts)
@@ -35,6 +36,10 @@ struct Inner {
     script: Mutex<Option<Arc<Script>>>,
     /// Every run's runtime home, kept until the test ends ([`super::resume`]).
     homes: super::resume::Homes,
+    /// The stop reason later runs are expected to end with ([`EvalContext::expect_stop`]).
+    expected_stop: Mutex<Option<StopReason>>,
+    /// Faults later runs inject into their own machinery (test-only).
+    faults: Mutex<Option<TestFaults>>,
 }
 
 impl std::fmt::Debug for EvalContext {
@@ -121,6 +126,8 @@ impl EvalContext {
                 evidence: Mutex::new(evidence),
                 script: Mutex::new(None),
                 homes: super::resume::Homes::new(),
+                expected_stop: Mutex::new(None),
+                faults: Mutex::new(None),
             }),
         };
         ctx.save();
@@ -174,6 +181,73 @@ impl EvalContext {
     /// [`DEFAULT_MODEL`].
     pub fn offline(&self, script: Script) {
         *self.inner.script.lock().expect("script lock") = Some(Arc::new(script));
+    }
+
+    /// Declare that this test's later runs are expected to end with `reason`, for a test whose
+    /// point is a stop: a guard, a budget, an audit failure, a stale cassette. Applies to every
+    /// [`run`](Self::run), [`run_turns`](Self::run_turns), resume and comparison run started
+    /// after it, until the next call (or [`clear_expected_stop`](Self::clear_expected_stop));
+    /// each of those runs records it as its `expected_stop` in the artifacts.
+    ///
+    /// What it changes:
+    /// - a run that ends on an infrastructure stop (`execution_error`, `cleanup_error`,
+    ///   `request_audit_error`, `replay_mismatch`, `skill_setup_error`, `mcp_setup_error`)
+    ///   makes the runner report the test as an infrastructure `error`, even when its own
+    ///   checks passed, **unless** that stop is the one declared here;
+    /// - a run that ends with another stop than the declared one fails the test when it ends
+    ///   (`run N (eval) was expected to stop with X (ctx.expect_stop) but stopped with Y`), even
+    ///   when its own checks passed (the failure message of a test that failed anyway gets the
+    ///   same line).
+    ///
+    /// ```no_run
+    /// # async fn example(ctx: copilot_eval_core::harness::EvalContext) {
+    /// use copilot_eval_core::StopReason;
+    /// let eval = ctx.eval().audit_requests(true).build().unwrap();
+    /// ctx.expect_stop(StopReason::RequestAuditError);
+    /// let result = ctx.run(&eval, "Describe this image.").await;
+    /// assert_eq!(result.stop_reason, StopReason::RequestAuditError);
+    /// # }
+    /// ```
+    pub fn expect_stop(&self, reason: StopReason) {
+        *self.inner.expected_stop.lock().expect("expected stop lock") = Some(reason);
+    }
+
+    /// Undo [`expect_stop`](Self::expect_stop): later runs have no expected stop.
+    pub fn clear_expected_stop(&self) {
+        *self.inner.expected_stop.lock().expect("expected stop lock") = None;
+    }
+
+    /// Test-only: later runs break parts of their own machinery ([`TestFaults`]), as
+    /// [`RunOptions::test_faults`] does for a run started by hand.
+    #[doc(hidden)]
+    pub fn test_faults(&self, faults: TestFaults) {
+        *self.inner.faults.lock().expect("faults lock") = Some(faults);
+    }
+
+    /// The line failing the test for each run that stopped otherwise than its declared
+    /// [`expect_stop`](Self::expect_stop), joined with new lines; `None` when there is none.
+    pub(crate) fn unmet_expected_stops(&self) -> Option<String> {
+        let evidence = self.inner.evidence.lock().expect("evidence lock");
+        let lines: Vec<String> = evidence
+            .runs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, run)| {
+                run.unmet_expected_stop().map(|expected| {
+                    format!(
+                        "run {} ({}) was expected to stop with {expected} (ctx.expect_stop) but stopped with {}{}",
+                        i + 1,
+                        run.eval_name,
+                        run.stop_reason,
+                        run.error
+                            .as_deref()
+                            .map(|e| format!(": {e}"))
+                            .unwrap_or_default()
+                    )
+                })
+            })
+            .collect();
+        (!lines.is_empty()).then(|| lines.join("\n"))
     }
 
     /// Record a JSON-compatible observation of the test's own checks (written to the artifacts
@@ -298,8 +372,15 @@ impl EvalContext {
             self.setup_failure(format!("cannot create the run's runtime home: {e}"))
         });
         let earlier_calls = resume.as_ref().map_or(0, |plan| plan.earlier_calls);
-        let adjust =
-            |options: RunOptions| super::resume::options_for(options, &home, resume.as_ref());
+        let expected_stop = *self.inner.expected_stop.lock().expect("expected stop lock");
+        let faults = self.inner.faults.lock().expect("faults lock").clone();
+        let adjust = |options: RunOptions| {
+            let options = super::resume::options_for(options, &home, resume.as_ref());
+            match &faults {
+                Some(faults) => options.test_faults(faults.clone()),
+                None => options,
+            }
+        };
         let replay_config = || ReplayConfig::default().earlier_calls(earlier_calls);
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
@@ -431,6 +512,7 @@ impl EvalContext {
         let mut record = RunRecord::from_conversation(&result, mode, &texts);
         record.replay = replay;
         record.resumed_from = resume.as_ref().map(|plan| plan.from.clone());
+        record.expected_stop = expected_stop.map(|reason| reason.as_str().to_owned());
         let recording_failure = recording
             .as_ref()
             .filter(|(_, fatal)| *fatal)

@@ -356,8 +356,15 @@ where
     };
     let outcome = runtime.block_on(AssertUnwindSafe(test(ctx.clone())).catch_unwind());
     runtime.shutdown_timeout(Duration::from_secs(5));
+    // A run that stopped otherwise than the test declared (`ctx.expect_stop`) fails the test,
+    // and is named in the failure message of a test that failed anyway.
+    let unmet = ctx.unmet_expected_stops();
+    let with_unmet = |message: String| match &unmet {
+        Some(unmet) => format!("{message}\n{unmet}"),
+        None => message,
+    };
     match outcome {
-        Ok(returned) => match returned.failure() {
+        Ok(returned) => match returned.failure().map(with_unmet).or(unmet.clone()) {
             None => ctx.finish(None),
             Some(message) => {
                 ctx.finish(Some(message.clone()));
@@ -365,7 +372,7 @@ where
             }
         },
         Err(payload) => {
-            ctx.finish(Some(panic_message(payload.as_ref())));
+            ctx.finish(Some(with_unmet(panic_message(payload.as_ref()))));
             std::panic::resume_unwind(payload);
         }
     }

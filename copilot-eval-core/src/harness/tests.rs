@@ -429,3 +429,51 @@ fn resuming_what_cannot_be_resumed_is_a_setup_error_naming_the_fix() {
     );
     other.finish(None);
 }
+
+/// `ctx.expect_stop`: a run that stopped otherwise than declared fails a test whose own checks
+/// passed (naming the run, both reasons and the run's error), and is added to the message of a
+/// test that failed anyway; a run that stopped as declared changes nothing.
+#[test]
+fn a_declared_stop_that_did_not_happen_fails_the_test() {
+    let outcome = |stop: &str, expected: &str, fails: bool| {
+        let scratch = tempfile::tempdir().unwrap();
+        let file = scratch.path().join("evidence.json");
+        let ctx = EvalContext::with_settings(config(), Ok(Mode::Live), Some(file.clone()));
+        let workdir = ctx.workdir().to_path_buf();
+        let mut run = crate::report::tests::run(stop, 1);
+        run.error = (stop != "completed").then(|| "what happened".to_owned());
+        run.expected_stop = Some(expected.to_owned());
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            run_test_in(ctx, move |ctx| async move {
+                ctx.update_evidence(|e| e.runs.push(run));
+                assert!(!fails, "the test's own check");
+            })
+        }));
+        let _ = std::fs::remove_dir_all(workdir);
+        (unwound.is_err(), TestEvidence::read(&file).unwrap())
+    };
+    let (panicked, evidence) = outcome("replay_mismatch", "replay_mismatch", false);
+    assert!(!panicked);
+    assert_eq!(evidence.status, EvidenceStatus::Passed);
+
+    let (panicked, evidence) = outcome("completed", "replay_mismatch", false);
+    assert!(panicked);
+    assert_eq!(evidence.status, EvidenceStatus::Failed);
+    assert_eq!(
+        evidence.failure.as_deref(),
+        Some(
+            "run 1 (e) was expected to stop with replay_mismatch (ctx.expect_stop) but stopped with completed"
+        )
+    );
+
+    let (panicked, evidence) = outcome("cleanup_error", "request_audit_error", true);
+    assert!(panicked);
+    let failure = evidence.failure.unwrap();
+    assert!(
+        failure.starts_with("the test's own check")
+            && failure.ends_with(
+                "\nrun 1 (e) was expected to stop with request_audit_error (ctx.expect_stop) but stopped with cleanup_error: what happened"
+            ),
+        "{failure}"
+    );
+}

@@ -332,6 +332,7 @@ output = 0
             recording: None,
             session_id: None,
             resumed_from: None,
+            expected_stop: None,
             label: None,
         }
     }

@@ -220,14 +220,29 @@ impl RunRecord {
             label: None,
             session_id: result.session_id.clone(),
             resumed_from: None,
+            expected_stop: None,
         }
     }
 
-    /// Whether this run's stop reason is an infrastructure failure (`execution_error`,
-    /// `cleanup_error`, `request_audit_error`, `replay_mismatch`, `runtime_substitution`) rather
-    /// than a verdict on the task (`completed`,
-    /// `timeout`, `tool_budget_exceeded`).
+    /// Whether this run's stop reason is an infrastructure stop ([`INFRASTRUCTURE_STOPS`])
+    /// rather than a verdict on the task (`completed`, `timeout`, `tool_budget_exceeded`) or
+    /// the test's own mistake (`script_exhausted`).
     pub fn is_infrastructure_stop(&self) -> bool {
         INFRASTRUCTURE_STOPS.contains(&self.stop_reason.as_str())
+    }
+
+    /// Whether this run ended on an infrastructure stop the test did not declare with
+    /// `ctx.expect_stop(..)` (its `expected_stop`): the runner makes such a test an `error`.
+    pub fn is_unexpected_infrastructure_stop(&self) -> bool {
+        self.is_infrastructure_stop()
+            && self.expected_stop.as_deref() != Some(self.stop_reason.as_str())
+    }
+
+    /// The stop the test declared for this run with `ctx.expect_stop(..)`, when the run stopped
+    /// otherwise.
+    pub fn unmet_expected_stop(&self) -> Option<&str> {
+        self.expected_stop
+            .as_deref()
+            .filter(|expected| *expected != self.stop_reason)
     }
 }

@@ -14,7 +14,11 @@
 //! Each test case carries `<properties>`: `copilot_eval.model` (the models used, comma-separated),
 //! `copilot_eval.tokens.input`, `copilot_eval.tokens.output` (`unknown` when a run's tokens are
 //! unknown: a replay of a cassette without recorded usage), `copilot_eval.tool_calls`,
-//! `copilot_eval.stop_reason` (one per run, comma-separated), `copilot_eval.runs`, and every
+//! `copilot_eval.stop_reason` (one per run, comma-separated), `copilot_eval.runs`,
+//! `copilot_eval.evidence_complete` (`false` when any run's evidence is incomplete: events were
+//! lost or unmatched, see the run's `capture_errors` in the JSON; `true` otherwise, also for a
+//! test without runs), `copilot_eval.expected_stop` when a run declared one with
+//! `ctx.expect_stop` (one per run, comma-separated, `none` for a run without), and every
 //! `record_property` observation as `property.<name>` with its JSON text as value. Tests that ran
 //! also carry their cost (`copilot_eval.model_calls`, `copilot_eval.tokens.cache_read`,
 //! `copilot_eval.tokens.cache_write`, `copilot_eval.cost.reported`,
@@ -161,6 +165,21 @@ fn test_case(test: &TestRecord) -> TestCase {
         "copilot_eval.runs",
         test.runs.len().to_string(),
     ));
+    case.add_property(Property::new(
+        "copilot_eval.evidence_complete",
+        test.runs.iter().all(|r| r.evidence_complete).to_string(),
+    ));
+    if test.runs.iter().any(|r| r.expected_stop.is_some()) {
+        let expected: Vec<&str> = test
+            .runs
+            .iter()
+            .map(|r| r.expected_stop.as_deref().unwrap_or("none"))
+            .collect();
+        case.add_property(Property::new(
+            "copilot_eval.expected_stop",
+            xml_text(&expected.join(",")),
+        ));
+    }
     if let Some(cost) = &test.cost {
         for (name, value) in junit_properties(cost) {
             case.add_property(Property::new(name, value));

@@ -184,9 +184,12 @@ pub enum ErrorKind {
     /// The test could not set up a run: no cassette in replay mode, an unreadable cassette, or
     /// its working directory could not be created.
     Setup,
-    /// A run ended on an infrastructure stop reason: `execution_error` (runtime missing or not
-    /// starting, session not created, model or transport error), `cleanup_error`,
-    /// `request_audit_error`, `replay_mismatch` or `runtime_substitution`.
+    /// A run ended on an infrastructure stop reason (`execution_error`: runtime missing or not
+    /// starting, session not created, model or transport error; `cleanup_error`,
+    /// `request_audit_error`, `replay_mismatch`, `runtime_substitution`, `skill_setup_error`,
+    /// `mcp_setup_error`) that
+    /// the test did not declare with `ctx.expect_stop(..)`, whether the test's own checks passed
+    /// or failed.
     Run,
     /// The test process ended abnormally: a signal, an abort, or an exit status libtest does not
     /// use.
@@ -197,6 +200,11 @@ pub enum ErrorKind {
     /// The test process ended without writing its evidence file (for example it did not run the
     /// eval test at all).
     MissingEvidence,
+    /// The test passed, but processes it started (carrying its marker variable or in its
+    /// process group: a runtime, an MCP server, a tool's child) were still alive after its
+    /// process exited; the runner killed them. The message names each one's pid and command
+    /// line. A test that did not pass keeps its own outcome, with the same note appended.
+    LeftoverProcesses,
 }
 
 /// One eval test (one `#[copilot_eval]` function), run once in its own process.
@@ -388,6 +396,12 @@ pub struct RunRecord {
     /// which run of the same test it resumed and that run's session id. Absent for other runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed_from: Option<ResumedFrom>,
+    /// The stop reason the test declared for this run with `ctx.expect_stop(..)` before it
+    /// started (a test of a guard, an audit failure, a stale cassette). An infrastructure stop
+    /// equal to it does not make the test an `error`; a run that stopped otherwise fails the
+    /// test. Absent when the test declared none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_stop: Option<String>,
 }
 
 /// The earlier run a resumed run continued (`resumed_from` of a [`RunRecord`]).
@@ -636,13 +650,25 @@ pub struct McpToolRecord {
     pub model_name: String,
 }
 
-/// Stop reasons that mean the infrastructure failed, not the task.
+/// Stop reasons that mean the run did not do what the test asked for, for a reason other than
+/// the task's outcome: the runtime, the session, a model request or the cleanup failed
+/// (`execution_error`, `cleanup_error`), a request could not be audited (`request_audit_error`),
+/// the cassette no longer fits the eval (`replay_mismatch`), or a skill or MCP server the eval
+/// configured was not set up, so no model request was made (`skill_setup_error`,
+/// `mcp_setup_error`), or a tool call failed because of what the runtime changed
+/// (`runtime_substitution`). The runner reports a test with such a run as `error` (`run`), whether its
+/// own checks passed or failed, unless the test declared that stop with
+/// `ctx.expect_stop(..)` (the run's `expected_stop`). The other reasons are verdicts on the
+/// task (`completed`, `timeout`, `tool_budget_exceeded`) or the test's own mistake
+/// (`script_exhausted`), which the test's checks judge.
 pub const INFRASTRUCTURE_STOPS: &[&str] = &[
     "execution_error",
     "cleanup_error",
     "request_audit_error",
     "replay_mismatch",
     "runtime_substitution",
+    "skill_setup_error",
+    "mcp_setup_error",
 ];
 
 /// Keys of configuration objects whose values are replaced by `[redacted]` (matched

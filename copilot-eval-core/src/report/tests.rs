@@ -48,6 +48,7 @@ pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
         recording: None,
         session_id: None,
         resumed_from: None,
+        expected_stop: None,
         label: None,
     }
 }
@@ -206,6 +207,47 @@ fn json_round_trips_and_junit_parses_back() {
             ..
         }
     ));
+}
+
+/// Each test case says whether its runs' evidence is complete (`false` as soon as one run's is
+/// not) and, when a run declared one, the stop each run was expected to end with.
+#[test]
+fn junit_shows_incomplete_evidence_and_expected_stops() {
+    let mut report = report();
+    report.tests[0].runs.push(run("replay_mismatch", 1));
+    report.tests[0].runs[1].evidence_complete = false;
+    report.tests[0].runs[1].expected_stop = Some("replay_mismatch".into());
+    let junit = super::junit::to_junit(&report);
+    let property = |case: &str, name: &str| {
+        junit
+            .test_suites
+            .iter()
+            .flat_map(|s| &s.test_cases)
+            .find(|c| c.name.as_str() == case)
+            .unwrap()
+            .properties
+            .iter()
+            .find(|p| p.name.as_str() == name)
+            .map(|p| p.value.as_str().to_owned())
+    };
+    assert_eq!(
+        property("a", "copilot_eval.evidence_complete").as_deref(),
+        Some("false")
+    );
+    assert_eq!(
+        property("a", "copilot_eval.expected_stop").as_deref(),
+        Some("none,replay_mismatch")
+    );
+    assert_eq!(
+        property("b", "copilot_eval.evidence_complete").as_deref(),
+        Some("true")
+    );
+    assert_eq!(property("b", "copilot_eval.expected_stop"), None);
+    // A test without runs has nothing incomplete.
+    assert_eq!(
+        property("d", "copilot_eval.evidence_complete").as_deref(),
+        Some("true")
+    );
 }
 
 #[test]

@@ -83,7 +83,8 @@ impl Display {
 
 /// The line printed when a test finishes, e.g.
 /// `    PASS [   1.234s] quickstart::evals creates_a_file`, followed for a test that did not
-/// pass by its message's first lines and its kept working directory.
+/// pass by its message's first lines and its kept working directory, and for any test by one
+/// line per run whose evidence is incomplete ([`incomplete_evidence_lines`]).
 pub fn finished_line(record: &TestRecord) -> String {
     let status = match record.outcome {
         Outcome::Passed => "PASS",
@@ -108,11 +109,83 @@ pub fn finished_line(record: &TestRecord) -> String {
             line.push_str(&format!("\n             working directory: {dir}"));
         }
     }
+    for text in incomplete_evidence_lines(record) {
+        line.push_str("\n             ");
+        line.push_str(&text);
+    }
     line
 }
 
-/// The summary printed at the end: counts, stop reasons, tokens, cost, each comparison
-/// (`ctx.compare`: [`comparison_lines`]), and the tests that did not pass.
+/// One line per run of `record` whose evidence is incomplete (`evidence_complete` false: events
+/// were lost or could not be matched, so tool calls, turns or usage may be missing), e.g.
+/// `evidence incomplete in run 1 (e): the event subscription lagged: 3 events were lost`
+/// (the run's first capture error, and how many more there are).
+pub fn incomplete_evidence_lines(record: &TestRecord) -> Vec<String> {
+    record
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, run)| !run.evidence_complete)
+        .map(|(i, run)| {
+            let first = run
+                .capture_errors
+                .first()
+                .map(String::as_str)
+                .unwrap_or("no capture error recorded");
+            let more = match run.capture_errors.len() {
+                0 | 1 => String::new(),
+                n => format!(" (+{} more)", n - 1),
+            };
+            format!(
+                "evidence incomplete in run {} ({}): {first}{more}",
+                i + 1,
+                run.eval_name
+            )
+        })
+        .collect()
+}
+
+/// The summary's line for runs with incomplete evidence, e.g.
+/// `  evidence: 1 run with incomplete evidence (see its capture_errors): pkg::evals test (run 1)`;
+/// empty when every run's evidence is complete. Such a run may still have succeeded: `success`
+/// says the session completed, `evidence_complete` that everything it did was recorded.
+pub fn incomplete_evidence_summary(report: &SuiteReport) -> String {
+    let mut runs = 0u64;
+    let mut where_: Vec<String> = Vec::new();
+    for test in &report.tests {
+        let numbers: Vec<String> = test
+            .runs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.evidence_complete)
+            .map(|(i, _)| (i + 1).to_string())
+            .collect();
+        if numbers.is_empty() {
+            continue;
+        }
+        runs += numbers.len() as u64;
+        where_.push(format!(
+            "{} {} ({} {})",
+            test.binary,
+            test.name,
+            if numbers.len() == 1 { "run" } else { "runs" },
+            numbers.join(", ")
+        ));
+    }
+    if runs == 0 {
+        return String::new();
+    }
+    format!(
+        "  evidence: {} with incomplete evidence (see {} capture_errors): {}\n",
+        count(runs, "run", "runs"),
+        if runs == 1 { "its" } else { "their" },
+        where_.join(", ")
+    )
+}
+
+/// The summary printed at the end: counts, stop reasons, tokens, the runs with incomplete
+/// evidence ([`incomplete_evidence_summary`]), cost, each comparison (`ctx.compare`:
+/// [`comparison_lines`]), and the tests that did not pass.
 pub fn summary(report: &SuiteReport) -> String {
     let t = &report.totals;
     let mut out = format!(
@@ -150,6 +223,7 @@ pub fn summary(report: &SuiteReport) -> String {
         count(t.tool_calls, "tool call", "tool calls"),
         count(t.runs, "run", "runs")
     ));
+    out.push_str(&incomplete_evidence_summary(report));
     out.push_str(&cost_summary_line(report));
     out.push_str(&comparison_lines(report));
     for test in report.tests.iter().filter(|t| t.outcome != Outcome::Passed) {
@@ -238,7 +312,56 @@ pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::count;
+    use super::*;
+    use crate::report::{RuntimeInfo, SuiteTotals, ToolInfo};
+
+    /// A run with incomplete evidence is named in its test's line and counted in the summary,
+    /// whether the test passed or not; a suite without one prints no such line.
+    #[test]
+    fn incomplete_evidence_is_shown_in_the_test_line_and_the_summary() {
+        let mut lossy = crate::report::tests::run("completed", 1);
+        lossy.evidence_complete = false;
+        lossy.capture_errors = vec![
+            "the event subscription lagged: 3 events were lost".to_owned(),
+            "completion for unknown tool call call_1".to_owned(),
+        ];
+        let whole = crate::report::tests::run("completed", 1);
+        let mut test = crate::suite::executor::tests::record("lossy", Outcome::Passed);
+        test.runs = vec![whole.clone(), lossy];
+        let line = finished_line(&test);
+        assert!(
+            line.ends_with(
+                "\n             evidence incomplete in run 2 (e): the event subscription lagged: 3 events were lost (+1 more)"
+            ),
+            "{line}"
+        );
+        let mut clean = crate::suite::executor::tests::record("clean", Outcome::Passed);
+        clean.runs = vec![whole];
+        assert!(!finished_line(&clean).contains("evidence"));
+        let report = |tests: Vec<TestRecord>| SuiteReport {
+            schema_version: crate::report::SCHEMA_VERSION.into(),
+            tool: ToolInfo {
+                name: "copilot-eval".into(),
+                version: "0".into(),
+            },
+            runtime: RuntimeInfo::default(),
+            mode: "replay".into(),
+            started_at: "2026-01-31T09:15:02Z".into(),
+            duration_ms: 1,
+            totals: SuiteTotals::of(&tests),
+            cost_control: None,
+            partition: None,
+            tests,
+        };
+        let text = summary(&report(vec![test, clean.clone()]));
+        assert!(
+            text.contains(
+                "\n  evidence: 1 run with incomplete evidence (see its capture_errors): pkg::evals lossy (run 2)\n"
+            ),
+            "{text}"
+        );
+        assert!(!summary(&report(vec![clean])).contains("evidence"));
+    }
 
     #[test]
     fn counts_take_the_noun_in_their_number() {

@@ -6,7 +6,9 @@
 //! `COPILOT_EVAL_EVIDENCE_FILE` and a marker variable (`COPILOT_EVAL_SUITE_PROCESS`) set; its
 //! stdout and stderr go to files. The runner kills the whole group (SIGKILL) when the process
 //! outlives the deadline its evidence announces plus the cleanup bound, and after every exit it
-//! kills whatever is left in the group or still carries the marker (a crashed test's runtime).
+//! kills whatever is left in the group or still carries the marker (a crashed test's runtime),
+//! naming each one in the test's message; a passing test that left any is an `error`
+//! (`leftover_processes`, `suite/leftovers.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -170,12 +172,14 @@ pub async fn run_one(
         }
     };
     // Whatever the test left behind goes too: its process group and any process that still
-    // carries its marker (e.g. the runtime of a crashed test).
+    // carries its marker (e.g. the runtime of a crashed test), named with their command lines
+    // (read before they are killed).
+    let leftovers = super::leftovers::find(pid, &format!("{ENV_SUITE_PROCESS}={marker}")).await;
     kill_group(pid);
-    let leftovers = crate::runtime::processes_with_env(&format!("{ENV_SUITE_PROCESS}={marker}"));
     for leftover in &leftovers {
-        kill_pid(*leftover);
+        kill_pid(leftover.pid);
     }
+    super::leftovers::wait_gone(&leftovers).await;
     record.duration_ms = started.elapsed().as_millis() as u64;
     let exit = match &status {
         Ok(status) => ExitRecord {
@@ -200,6 +204,23 @@ pub async fn run_one(
     record.outcome = verdict.outcome;
     record.error_kind = verdict.error_kind;
     record.message = verdict.message;
+    if !leftovers.is_empty() {
+        let list = super::leftovers::describe(&leftovers);
+        if record.outcome == Outcome::Passed {
+            // A process that outlives its test is a leak a later test or the machine pays for.
+            record.outcome = Outcome::Error;
+            record.error_kind = Some(ErrorKind::LeftoverProcesses);
+            record.message = Some(format!(
+                "the test passed, but processes it started outlived it and were killed: {list} (stop every process the test starts before it returns)"
+            ));
+        } else {
+            let note = format!("killed processes the test left behind: {list}");
+            record.message = Some(match record.message.take() {
+                Some(m) => format!("{m}\n{note}"),
+                None => note,
+            });
+        }
+    }
     if let Ok(evidence) = evidence {
         // The cassette is named only when the test read or wrote one: not for a test whose
         // every run was scripted (`ctx.offline`), which never touches a cassette.
@@ -214,13 +235,6 @@ pub async fn run_one(
         if evidence.workdir_kept || record.outcome != Outcome::Passed {
             record.workdir = evidence.workdir;
         }
-    }
-    if !leftovers.is_empty() && record.outcome != Outcome::Passed {
-        let note = format!("killed processes the test left behind: {leftovers:?}");
-        record.message = Some(match record.message.take() {
-            Some(m) => format!("{m}\n{note}"),
-            None => note,
-        });
     }
     if record.outcome != Outcome::Passed {
         record.output = Some(CapturedOutput {
@@ -259,10 +273,12 @@ impl Verdict {
 /// - no evidence: `error` (`missing_evidence`, or `crashed` after a signal);
 /// - a signal or an exit status other than 0 and 101: `error` (`crashed`);
 /// - a setup error in the evidence: `error` (`setup`);
-/// - exit 0 with the evidence `passed`: `passed`, unless a run ended in `cleanup_error`
-///   (`error`, `run`: something outlived its run);
-/// - exit 101 with the evidence `failed`: `error` (`run`) when a run ended on an infrastructure
-///   stop reason, else `failed` with the test's message;
+/// - exit 0 with the evidence `passed`: `passed`, unless a run ended on an infrastructure stop
+///   ([`INFRASTRUCTURE_STOPS`](crate::report::INFRASTRUCTURE_STOPS)) the test did not declare
+///   with `ctx.expect_stop(..)`: then `error` (`run`), naming each such run (number, eval name),
+///   its stop reason and its error text;
+/// - exit 101 with the evidence `failed`: `error` (`run`) when a run ended on such an
+///   undeclared infrastructure stop, else `failed` with the test's message;
 /// - any other combination: `error` (`crashed`).
 pub fn classify(
     exit: &ExitRecord,
@@ -322,7 +338,7 @@ pub fn classify(
         .runs
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.is_infrastructure_stop())
+        .filter(|(_, r)| r.is_unexpected_infrastructure_stop())
         .map(|(i, r)| {
             format!(
                 "run {} ({}) stopped with {}: {}",
@@ -335,28 +351,20 @@ pub fn classify(
         .collect();
     match (exit.code, evidence.status) {
         (Some(0), EvidenceStatus::Passed) => {
-            let cleanup: Vec<&String> = evidence
-                .runs
-                .iter()
-                .filter(|r| r.stop_reason == "cleanup_error")
-                .filter_map(|r| r.error.as_ref())
-                .collect();
-            if cleanup.is_empty() {
+            if infrastructure.is_empty() {
                 Verdict {
                     outcome: Outcome::Passed,
                     error_kind: None,
                     message: None,
                 }
             } else {
+                // The test's checks held, but over a run that did not do what it asked for (a
+                // stale cassette, an unaudited request, a failed cleanup, ...).
                 Verdict::error(
                     ErrorKind::Run,
                     format!(
-                        "the test passed, but a run's cleanup failed: {}",
-                        cleanup
-                            .iter()
-                            .map(|s| s.as_str())
-                            .collect::<Vec<_>>()
-                            .join("; ")
+                        "the test passed, but {}\n(a run that ends on an infrastructure stop did not do what the test asked for; when that stop is the point of the test, declare it with ctx.expect_stop(..))",
+                        infrastructure.join("\n")
                     ),
                 )
             }
@@ -472,9 +480,27 @@ fn tail(path: &Path) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::harness::EVIDENCE_FORMAT;
+
+    /// The record of a test `name` of binary `pkg::evals` with `outcome` and nothing else (for
+    /// the display's tests).
+    pub(crate) fn record(name: &str, outcome: Outcome) -> TestRecord {
+        let binary = TestBinary {
+            id: "pkg::evals".into(),
+            package: "pkg".into(),
+            target: "evals".into(),
+            path: PathBuf::from("evals"),
+            cwd: PathBuf::from("."),
+        };
+        let test = EvalTest {
+            binary: 0,
+            test_id: format!("{name}::__copilot_eval"),
+            name: name.into(),
+        };
+        test_record(&test, &binary, outcome)
+    }
 
     fn evidence(status: EvidenceStatus) -> TestEvidence {
         TestEvidence {
@@ -569,9 +595,95 @@ mod tests {
         let v = classify(&exit(Some(0), None), Some(&passed), BOUND, false);
         assert_eq!(v.outcome, Outcome::Error);
         assert_eq!(v.error_kind, Some(ErrorKind::Run));
-        assert!(v.message.unwrap().contains(
-            "the test passed, but a run's cleanup failed: a runtime process outlived the stop"
-        ));
+        let message = v.message.unwrap();
+        assert!(
+            message.starts_with(
+                "the test passed, but run 1 (e) stopped with cleanup_error: a runtime process outlived the stop\n"
+            ),
+            "{message}"
+        );
+    }
+
+    /// Every infrastructure stop makes a passing test an error naming the run, its stop and its
+    /// error text; the task's own verdicts (and a script that ran out, the test's mistake) do
+    /// not.
+    #[test]
+    fn a_passed_test_whose_run_ended_on_any_infrastructure_stop_is_an_error() {
+        for stop in crate::report::INFRASTRUCTURE_STOPS {
+            let passed = with_run(EvidenceStatus::Passed, stop, "what went wrong");
+            let v = classify(&exit(Some(0), None), Some(&passed), BOUND, false);
+            assert_eq!(v.outcome, Outcome::Error, "{stop}");
+            assert_eq!(v.error_kind, Some(ErrorKind::Run), "{stop}");
+            let message = v.message.unwrap();
+            assert!(
+                message.contains(&format!(
+                    "the test passed, but run 1 (e) stopped with {stop}: what went wrong"
+                )) && message.contains("ctx.expect_stop"),
+                "{message}"
+            );
+        }
+        for stop in [
+            "completed",
+            "timeout",
+            "tool_budget_exceeded",
+            "script_exhausted",
+        ] {
+            let passed = with_run(EvidenceStatus::Passed, stop, "x");
+            let v = classify(&exit(Some(0), None), Some(&passed), BOUND, false);
+            assert_eq!(v.outcome, Outcome::Passed, "{stop}: {:?}", v.message);
+        }
+        // The list holds every stop reason that is not a verdict on the task or the test's own
+        // mistake, and nothing else.
+        let verdicts = [
+            "completed",
+            "timeout",
+            "tool_budget_exceeded",
+            "script_exhausted",
+        ];
+        let mut expected: Vec<&str> = crate::StopReason::PRECEDENCE
+            .iter()
+            .map(|r| r.as_str())
+            .filter(|r| !verdicts.contains(r))
+            .collect();
+        let mut listed = crate::report::INFRASTRUCTURE_STOPS.to_vec();
+        expected.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(listed, expected);
+    }
+
+    /// A stop the test declared (`ctx.expect_stop`, the run's `expected_stop`) is not an
+    /// error, whether the test then passed or failed; a declared stop of another reason does
+    /// not excuse the one that happened.
+    #[test]
+    fn a_declared_infrastructure_stop_is_not_an_error() {
+        let mut passed = with_run(EvidenceStatus::Passed, "replay_mismatch", "request 1");
+        passed.runs[0].expected_stop = Some("replay_mismatch".to_owned());
+        let v = classify(&exit(Some(0), None), Some(&passed), BOUND, false);
+        assert_eq!(v.outcome, Outcome::Passed, "{:?}", v.message);
+
+        let mut failed = with_run(EvidenceStatus::Failed, "request_audit_error", "no request");
+        failed.runs[0].expected_stop = Some("request_audit_error".to_owned());
+        failed.failure = Some("assertion failed: the guard's file".to_owned());
+        let v = classify(&exit(Some(101), None), Some(&failed), BOUND, false);
+        assert_eq!(v.outcome, Outcome::Failed);
+        assert_eq!(
+            v.message.as_deref(),
+            Some("assertion failed: the guard's file")
+        );
+
+        let mut other = with_run(
+            EvidenceStatus::Passed,
+            "cleanup_error",
+            "runtime kept running",
+        );
+        other.runs[0].expected_stop = Some("request_audit_error".to_owned());
+        let v = classify(&exit(Some(0), None), Some(&other), BOUND, false);
+        assert_eq!(v.error_kind, Some(ErrorKind::Run));
+        assert!(
+            v.message
+                .unwrap()
+                .contains("run 1 (e) stopped with cleanup_error: runtime kept running")
+        );
     }
 
     #[test]

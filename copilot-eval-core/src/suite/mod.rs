@@ -19,6 +19,7 @@ pub mod artifacts;
 pub mod display;
 pub mod drift;
 pub mod executor;
+mod leftovers;
 pub mod list;
 pub mod partition;
 

@@ -31,6 +31,9 @@ async fn creates_a_greeting_file(ctx: EvalContext) {
         )
         .await;
     assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    // Every event was recorded: no tool call, turn or usage is missing from what the
+    // assertions below read (`success` only says the session completed).
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
 
     // Independent verification: the file on disk, not the model's claim.
     let greeting = std::fs::read_to_string(ctx.workdir().join("greeting.txt"))
@@ -69,6 +72,7 @@ async fn looks_up_a_release_with_a_custom_tool(ctx: EvalContext) {
         )
         .await;
     assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
 
     // Independent verification: what our handler saw, then the answer.
     let asked = asked.lock().unwrap().clone();
@@ -100,6 +104,7 @@ async fn follows_the_release_notes_skill(ctx: EvalContext) {
         )
         .await;
     assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
 
     // The skill was loaded through the runtime's skill tool, and its rule shows in the answer.
     assert!(result.tool_was_called_with("skill", &json!({"skill": "release-notes"})));
@@ -142,6 +147,7 @@ async fn loads_the_repository_configuration(ctx: EvalContext) {
         .run(&eval, "Ask the reviewer to check these release notes.")
         .await;
     assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
 
     // The repository instructions reached the session's system prompt.
     let system_prompt = result
@@ -181,6 +187,7 @@ async fn remembers_the_file_it_wrote(ctx: EvalContext) {
         )
         .await;
     assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
 
     // Independent verification: the file on disk.
     let todo = std::fs::read_to_string(ctx.workdir().join("todo.txt")).expect("todo.txt");
@@ -216,6 +223,7 @@ async fn writes_the_selected_version(ctx: EvalContext) {
         .attach_selection("CHANGELOG.md", 3, 3);
     let result = ctx.run(&eval, prompt).await;
     assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
 
     // Independent verification: the file on disk.
     let version = std::fs::read_to_string(ctx.workdir().join("version.txt")).expect("version.txt");
@@ -250,6 +258,7 @@ async fn says_hello_in(ctx: EvalContext, language: &str, word: &str) {
         )
         .await;
     assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
 
     // Independent verification: the file on disk.
     let written = std::fs::read_to_string(ctx.workdir().join("hello.txt")).expect("hello.txt");
@@ -303,6 +312,9 @@ async fn compares_with_and_without_the_skill(ctx: EvalContext) {
             .starts_with("SHIPPED-WITH-CARE")
     });
     assert!(completed.both(), "{}", comparison.summary());
+    for side in [&comparison.baseline, &comparison.treatment] {
+        assert!(side.evidence_complete, "{:?}", side.capture_errors);
+    }
     assert!(house_style.improved(), "{}", comparison.summary());
     // The skill is what made the difference: only the treatment loaded it.
     assert_eq!(

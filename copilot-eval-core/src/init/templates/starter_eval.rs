@@ -27,6 +27,7 @@ async fn writes_a_greeting(ctx: EvalContext) {
         )
         .await;
     assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(result.evidence_complete, "{:?}", result.capture_errors);
 
     let greeting = std::fs::read_to_string(ctx.workdir().join("greeting.txt"))
         .expect("greeting.txt was written");

@@ -257,4 +257,38 @@ fn runtime_substitutions_and_mcp_names_are_shown() {
         "{html}"
     );
     assert!(html.contains("warning: cut to 64"), "{html}");
+/// A run with incomplete evidence carries a badge on the run and on its eval's line (counting
+/// its runs); a run whose evidence is complete carries none. A declared stop is shown beside
+/// the stop reason.
+#[test]
+fn incomplete_evidence_has_a_badge_on_the_run_and_the_eval() {
+    let mut lossy = test("lossy", Outcome::Passed, Some(0.1), 5);
+    lossy.runs[0].evidence_complete = false;
+    lossy.runs[0].capture_errors = vec!["the event subscription lagged: 3 events were lost".into()];
+    lossy.runs[0].expected_stop = Some("completed".into());
+    let whole = test("whole", Outcome::Passed, Some(0.1), 5);
+    let html = to_html(&report(vec![lossy, whole])).unwrap();
+    assert_eq!(
+        html.matches("data-evidence=\"incomplete\"").count(),
+        2,
+        "one on the eval, one on its run: {html}"
+    );
+    let eval = html.find("id=\"eval-0\"").expect("the lossy eval");
+    let other = html.find("id=\"eval-1\"").expect("the whole eval");
+    let badges: Vec<usize> = html
+        .match_indices("data-evidence=\"incomplete\"")
+        .map(|(i, _)| i)
+        .collect();
+    assert!(
+        badges.iter().all(|b| (eval..other).contains(b)),
+        "both badges belong to the lossy eval"
+    );
+    assert!(
+        html.contains("evidence incomplete (1 run)</span>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<span class=\"stop\">completed</span> <span class=\"expected-stop\">expected: completed</span>"),
+        "{html}"
+    );
 }

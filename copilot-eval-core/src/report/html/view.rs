@@ -84,6 +84,8 @@ pub(super) struct TestView {
     pub message: Option<String>,
     pub message_line: Option<String>,
     pub stop_reasons: Vec<String>,
+    /// How many runs have incomplete evidence (`evidence_complete` false).
+    pub incomplete_evidence_runs: usize,
     pub tokens: u64,
     pub cost: String,
     pub properties: Vec<(String, String)>,
@@ -109,6 +111,10 @@ pub(super) struct RunView {
     pub model_used: Option<String>,
     pub success: bool,
     pub stop_reason: String,
+    /// The stop the test declared with `ctx.expect_stop`, when it did.
+    pub expected_stop: Option<String>,
+    /// `false` when events were lost or unmatched (the run's `capture_errors` say which).
+    pub evidence_complete: bool,
     pub error: Option<String>,
     pub duration: String,
     pub timings: Vec<(String, String)>,
@@ -371,6 +377,7 @@ impl TestView {
                 .and_then(|m| m.lines().find(|l| !l.trim().is_empty()))
                 .map(str::to_owned),
             stop_reasons,
+            incomplete_evidence_runs: test.runs.iter().filter(|r| !r.evidence_complete).count(),
             tokens: tokens(test),
             cost: if test.outcome == Outcome::NotRun {
                 "not run".to_owned()
@@ -482,6 +489,8 @@ impl RunView {
             model_used: run.model_used.clone(),
             success: run.success,
             stop_reason: run.stop_reason.clone(),
+            expected_stop: run.expected_stop.clone(),
+            evidence_complete: run.evidence_complete,
             error: run.error.clone(),
             duration: duration(run.duration_ms),
             timings: [
