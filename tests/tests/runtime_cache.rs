@@ -304,10 +304,11 @@ fn child_run_with_a_cold_cache() {
         .timings
         .runtime_unpack_ms
         .expect("the run unpacked the runtime first");
-    // The unpack alone outlasted the timeout, and so did the whole run: it still completed.
-    let timeout_ms = (EVAL_TIMEOUT_S * 1000.0) as u64;
-    assert!(unpack > timeout_ms, "unpack {unpack} ms");
-    assert!(result.duration_ms > timeout_ms, "{}", result.duration_ms);
+    // The unpack alone outlasted the timeout, yet the run completed.
+    assert!(
+        unpack > (EVAL_TIMEOUT_S * 1000.0) as u64,
+        "unpack {unpack} ms"
+    );
     println!("unpack_ms={unpack} duration_ms={}", result.duration_ms);
 }
 
