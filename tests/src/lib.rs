@@ -3,16 +3,46 @@
 //! Every test here drives the REAL Copilot runtime. Without one, a test prints a skip line naming
 //! `cargo copilot-eval runtime install`; with `COPILOT_EVAL_REQUIRE_RUNTIME=1` (CI) it fails.
 
-use copilot_eval_core::CopilotResult;
 use copilot_eval_core::runtime;
+use copilot_eval_core::{CopilotResult, StopReason};
+
+/// Whether the run's runtime process was started, judged from what the run got from it (not
+/// from `runtime_pid`, which [`assert_no_runtime_left`] checks against this): a runtime start
+/// time, a session id, any event, or a stop reason only a running runtime can give
+/// (`completed`, `mcp_setup_error`, `script_exhausted`, `tool_budget_exceeded`,
+/// `replay_mismatch`, `request_audit_error`).
+pub fn runtime_started(result: &CopilotResult) -> bool {
+    result.timings.runtime_start_ms.is_some()
+        || result.session_id.is_some()
+        || !result.raw_events.is_empty()
+        || matches!(
+            result.stop_reason,
+            StopReason::Completed
+                | StopReason::McpSetupError
+                | StopReason::ScriptExhausted
+                | StopReason::ToolBudgetExceeded
+                | StopReason::ReplayMismatch
+                | StopReason::RequestAuditError
+        )
+}
 
 /// Assert the run left no runtime process behind: its pid is gone (read from `/proc`, so this
 /// part needs Linux, where CI runs) and cleanup had to kill nothing (`cleanup_errors` holds
-/// "outlived the stop" when it did).
+/// "outlived the stop" when it did). When the runtime started ([`runtime_started`]), its pid
+/// must be known (`runtime_pid` is `Some`), so the check cannot pass without checking.
 pub fn assert_no_runtime_left(result: &CopilotResult) {
     assert!(
         cfg!(not(target_os = "linux")) || std::path::Path::new("/proc/self/stat").exists(),
         "/proc is not readable: the leftover-process check cannot run"
+    );
+    assert!(
+        result.runtime_pid.is_some() || !runtime_started(result),
+        "the runtime started (stop reason {}, runtime start {:?} ms, session {:?}, {} events) yet \
+         runtime_pid is None: the leftover-process check would check nothing",
+        result.stop_reason,
+        result.timings.runtime_start_ms,
+        result.session_id,
+        result.raw_events.len()
     );
     if let Some(pid) = result.runtime_pid {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -97,6 +127,50 @@ pub fn processes_with_env(entry: &str) -> Vec<u32> {
 /// [`runtime::require_for_test`].
 pub fn runtime_for(test: &str) -> Option<runtime::ResolvedRuntime> {
     runtime::require_for_test(test)
+}
+
+/// Whether the tests run with everything required (`COPILOT_EVAL_REQUIRE_RUNTIME=1`, set by
+/// `.ci/run`): then no test may skip.
+pub fn everything_required() -> bool {
+    std::env::var(runtime::REQUIRE_RUNTIME_ENV).as_deref() == Ok("1")
+}
+
+/// Skip `test` because `why` (something it needs is missing on this machine; say how to get
+/// it): the line goes through the skip writer of [`runtime::require_for_test`]
+/// ([`runtime::write_skip`]: stderr and `COPILOT_EVAL_SKIP_LOG`), so `.ci/run` counts it. Under
+/// `COPILOT_EVAL_REQUIRE_RUNTIME=1` it panics instead, like a missing runtime: CI installs
+/// everything the tests need (Chromium included) and runs as root, so a skip there is a
+/// broken setup, never a pass.
+pub fn skip(test: &str, why: &str) {
+    assert!(
+        !everything_required(),
+        "{test} cannot run: {why} ({}=1: no test may skip)",
+        runtime::REQUIRE_RUNTIME_ENV
+    );
+    runtime::write_skip(test, why);
+}
+
+/// The Chromium for `test` to drive: `$CHROME`, else `chromium` or `chromium-browser` on
+/// `PATH`; `None` after [`skip`] (so a panic under `COPILOT_EVAL_REQUIRE_RUNTIME=1`) when there
+/// is none.
+pub fn chromium_for(test: &str) -> Option<std::path::PathBuf> {
+    let on_path = |name: &str| {
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    };
+    let found = std::env::var_os("CHROME")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| on_path("chromium"))
+        .or_else(|| on_path("chromium-browser"));
+    if found.is_none() {
+        skip(
+            test,
+            "no Chromium; apt-get install chromium (or set CHROME)",
+        );
+    }
+    found
 }
 
 /// The catalog model id the offline tests use. The runtime picks its built-in tool set by model

@@ -165,27 +165,6 @@ async fn each_side_of_a_comparison_records_its_own_cassette_with_a_scripted_mode
     }
 }
 
-/// The Chromium to drive (`$CHROME`, else `chromium` on `PATH`); `None` after a skip line when
-/// there is none and the runtime is not required (as in `html_report.rs`).
-fn chromium(test: &str) -> Option<std::path::PathBuf> {
-    let found = std::env::var_os("CHROME")
-        .map(std::path::PathBuf::from)
-        .filter(|p| p.is_file())
-        .or_else(|| {
-            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-                .map(|dir| dir.join("chromium"))
-                .find(|p| p.is_file())
-        });
-    if found.is_none() {
-        assert!(
-            std::env::var("COPILOT_EVAL_REQUIRE_RUNTIME").as_deref() != Ok("1"),
-            "{test} needs Chromium: apt-get install chromium (or set CHROME)"
-        );
-        eprintln!("skipped the page check of {test}: no Chromium");
-    }
-    found
-}
-
 /// Open `html` in headless Chromium, open the comparison's eval, and return what the page
 /// shows: the comparison table's rows (each a list of cell texts, the row's class first) and
 /// each run's label with its box (left, top).
@@ -392,7 +371,7 @@ fn a_comparison_replays_offline_with_both_runs_labelled_in_every_artifact() {
     );
 
     // The page: the comparison table and the two labelled runs side by side.
-    let Some(chrome) = chromium(test) else {
+    let Some(chrome) = copilot_eval_e2e::chromium_for(&format!("{test} (its page check)")) else {
         return;
     };
     let page = rendered(chrome, &html);

@@ -130,6 +130,30 @@ fn the_scripted_example_passes_offline_with_and_without_replay() {
     check(&replayed, "replay");
     let live = copilot_eval_live_unreachable(&workspace_root(), &["-p", "scripted"]);
     check(&live, "live");
-    // Live mode warns before it starts; nothing went live (a live request could not succeed).
-    assert!(live.stderr.contains("live"), "{}", live.stderr);
+    // Live mode warns once, before the first test's line, in the runner's own words (any other
+    // "live" in the output, e.g. the mode in the summary, does not count); replay mode does not
+    // warn. Nothing went live (a live request could not succeed).
+    let warnings: Vec<&str> = live
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(LIVE_WARNING))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", live.stderr);
+    assert!(
+        warnings[0].contains("spend premium requests")
+            && warnings[0].contains("scripted evals stay offline"),
+        "{}",
+        warnings[0]
+    );
+    let warned_at = live.stderr.find(LIVE_WARNING).unwrap();
+    let first_test = live.stderr.find("PASS").expect("the tests' lines");
+    assert!(warned_at < first_test, "{}", live.stderr);
+    assert!(
+        !replayed.stderr.contains(LIVE_WARNING),
+        "{}",
+        replayed.stderr
+    );
 }
+
+/// How the runner's live-mode warning begins (`suite::live_banner`).
+const LIVE_WARNING: &str = "note: live mode: the selected evals send model requests to ";

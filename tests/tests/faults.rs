@@ -976,12 +976,15 @@ fn assert_no_suite_process_left(runner: u32, row: &str) {
     assert!(left.is_empty(), "{row}: processes left: {left:?}");
 }
 
-/// SIGINT or SIGTERM to the runner while an eval is in flight: the fixture's `hangs_after_a_run`
-/// finishes its run, records a property, then hangs (the cleanup bound is 600 s, so only the
-/// signal ends it). The signal is sent once its evidence holds the property (an event, not a
-/// delay). The runner kills the test, writes both artifacts with the test as `error`
-/// ("interrupted") and the run and property it recorded, exits 3, and leaves no process with its
-/// marker.
+/// SIGINT or SIGTERM to the runner while an eval is in flight: the fixture's
+/// `hangs_in_a_tool_handler` finishes one run and records a property, then in a second run (the
+/// stdio MCP fixture attached) sits in a tool handler that started a child process and never
+/// returns (the eval's timeout and the cleanup bound are 600 s, so only the signal ends it). The
+/// signal is sent once its evidence names the held processes (an event, not a delay), after
+/// checking that the test process, its runtime, the MCP server and the tool child each carry
+/// the suite's marker. The runner kills the test, writes both artifacts with the test as `error`
+/// ("interrupted") and the run and property it recorded, exits 3, and leaves none of those
+/// processes nor any other with its marker.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_signal_to_the_runner_with_an_eval_in_flight() {
@@ -992,13 +995,24 @@ fn a_signal_to_the_runner_with_an_eval_in_flight() {
         let scratch = tempfile::tempdir().unwrap();
         let child = support::spawn_fixture_runner(
             scratch.path(),
-            &["--cleanup-bound-s", "600", "hangs_after_a_run"],
+            &["--cleanup-bound-s", "600", "hangs_in_a_tool_handler"],
             Stdio::piped(),
         );
         let runner = child.id();
-        // The event: the test process's evidence holds the property it records after its run.
+        // The event: the tool handler recorded the processes it holds.
         let tmp = scratch.path().join("tmp");
-        support::wait_for_first_evidence(&tmp, "first_run_success", Duration::from_secs(600));
+        let held = support::held_processes(&tmp, Duration::from_secs(600));
+        let marked = processes_with_env(&format!(
+            "{}={runner}-",
+            copilot_eval_core::suite::executor::ENV_SUITE_PROCESS
+        ));
+        for (what, pid) in held.named() {
+            assert!(
+                marked.contains(&pid),
+                "SIG{signal}: the {what} ({pid}: {}) carries the marker before the signal: {held:?}, marked {marked:?}",
+                support::command_line(pid)
+            );
+        }
         let sent = Instant::now();
         let status = Command::new("kill")
             .args([&format!("-{signal}"), &runner.to_string()])
@@ -1039,6 +1053,23 @@ fn a_signal_to_the_runner_with_an_eval_in_flight() {
             "SIG{signal}"
         );
         assert_no_suite_process_left(runner, &format!("SIG{signal}"));
+        // And each held process is gone (a process being killed can lose its environment before
+        // it ends, so the marker alone cannot say it ended): bounded, an event per check.
+        let deadline = Instant::now() + SIGNAL_BOUND;
+        let alive = || -> Vec<(&str, u32)> {
+            held.named()
+                .into_iter()
+                .filter(|(_, pid)| copilot_eval_core::runtime::process_alive(*pid))
+                .collect()
+        };
+        while !alive().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(
+            alive().is_empty(),
+            "SIG{signal}: still running: {:?}",
+            alive()
+        );
     }
 }
 
@@ -1098,7 +1129,8 @@ fn an_unwritable_artifact_folder_loses_only_that_artifact() {
 }
 
 /// A full disk: the JSON results go to a 64 KiB tmpfs already filled to the last byte (mounted
-/// for the test; needs root). Writing them fails with "No space left on device", the error names
+/// for the test; needs root: without it the test is skipped through the tests' skip writer, and
+/// fails under `COPILOT_EVAL_REQUIRE_RUNTIME=1`). Writing them fails with "No space left on device", the error names
 /// the file, no partial or temporary file is left there, the JUnit (elsewhere) holds the eval,
 /// exit 5.
 #[cfg(target_os = "linux")]
@@ -1121,8 +1153,9 @@ fn a_full_disk_loses_only_the_artifact_on_it() {
             .lines()
             .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
         assert!(!root, "running as root, yet a tmpfs could not be mounted");
-        eprintln!(
-            "skipping a_full_disk_loses_only_the_artifact_on_it: mounting a tmpfs needs root"
+        copilot_eval_e2e::skip(
+            "a_full_disk_loses_only_the_artifact_on_it",
+            "mounting a tmpfs needs root (CI runs as root)",
         );
         return;
     }

@@ -9,13 +9,13 @@
 //! the suite), `nested::passes_in_a_module` (not run).
 //!
 //! Chromium: found as `$CHROME`, else `chromium` on `PATH` (`.ci/run` installs Debian's
-//! package). Without it the test is skipped with a line saying so, unless
-//! `COPILOT_EVAL_REQUIRE_RUNTIME=1` (CI), where it fails. The browser runs headless, with
+//! package). Without it the test is skipped through the tests' skip writer
+//! (`copilot_eval_e2e::skip`: a line on stderr and in `COPILOT_EVAL_SKIP_LOG`, counted by
+//! `.ci/run`), unless `COPILOT_EVAL_REQUIRE_RUNTIME=1` (CI), where it fails. The browser runs headless, with
 //! `--no-sandbox` (the tests run as root) and a private user-data folder; the test checks that
 //! no browser process is left. Set `COPILOT_EVAL_HTML_SCREENSHOT=PATH` to also keep the
 //! screenshot there (how `docs/html-report.png` was made).
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use copilot_eval_core::report::Outcome;
@@ -31,29 +31,6 @@ const MARKUP_ANSWER: &str = "Reviewed. <script>document.title = 'injected'</scri
 
 /// Waits of the browser (page load, element lookups): generous, as the machine is shared.
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// The Chromium to drive: `$CHROME`, else `chromium` or `chromium-browser` on `PATH`; `None`
-/// (after a skip line) when there is none and the runtime is not required.
-fn chromium(test: &str) -> Option<PathBuf> {
-    let on_path = |name: &str| {
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-            .map(|dir| dir.join(name))
-            .find(|p| p.is_file())
-    };
-    let found = std::env::var_os("CHROME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_file())
-        .or_else(|| on_path("chromium"))
-        .or_else(|| on_path("chromium-browser"));
-    if found.is_none() {
-        assert!(
-            std::env::var("COPILOT_EVAL_REQUIRE_RUNTIME").as_deref() != Ok("1"),
-            "{test} needs Chromium: apt-get install chromium (or set CHROME)"
-        );
-        eprintln!("skipped {test}: no Chromium; apt-get install chromium (or set CHROME)");
-    }
-    found
-}
 
 /// Evaluate `expression` in the page; it must produce a string (the tests wrap objects in
 /// `JSON.stringify`). Panics with the page's exception when it throws.
@@ -122,7 +99,7 @@ fn the_html_report_renders_the_suite_in_a_real_browser() {
     if runtime_for(test).is_none() {
         return;
     }
-    let Some(chrome) = chromium(test) else {
+    let Some(chrome) = copilot_eval_e2e::chromium_for(test) else {
         return;
     };
     let out = tempfile::tempdir().unwrap();

@@ -5,15 +5,19 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use copilot_eval_core::runtime::process_alive;
 use copilot_eval_core::suite::executor::ENV_SUITE_PROCESS;
 use copilot_eval_e2e::{processes_with_env, runtime_for};
 
 mod support;
 
-/// The fixture's `hangs_after_a_run` finishes its run, records a property, then sleeps 600 s
-/// (the cleanup bound is 600 s too, so only the runner's death can end it early). Once its
-/// evidence holds the property (an event, not a delay) the runner is SIGKILLed; every process
-/// carrying the runner's suite marker must be gone within a bound far below those 600 s.
+/// The fixture's `hangs_in_a_tool_handler` finishes one run, then in a second run (the stdio
+/// MCP fixture attached) sits in a tool handler that started a child process (`sleep 600`) and
+/// never returns (the eval's timeout and the cleanup bound are 600 s, so only the runner's death
+/// can end it early). Once its evidence names the held processes (an event, not a delay), the
+/// test process, its runtime, the MCP server and the tool child must each carry the runner's
+/// suite marker; the runner is SIGKILLed; each of them, and every process carrying the marker,
+/// must be gone within a bound far below those 600 s.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_killed_runner_leaves_no_test_process() {
@@ -23,34 +27,46 @@ fn a_killed_runner_leaves_no_test_process() {
     let scratch = tempfile::tempdir().unwrap();
     let mut runner = support::spawn_fixture_runner(
         scratch.path(),
-        &["--cleanup-bound-s", "600", "hangs_after_a_run"],
+        &["--cleanup-bound-s", "600", "hangs_in_a_tool_handler"],
         Stdio::null(),
     );
     let tmp = scratch.path().join("tmp");
     let marker = format!("{ENV_SUITE_PROCESS}={}-", runner.id());
-    support::wait_for_first_evidence(&tmp, "first_run_success", Duration::from_secs(600));
-    let tests = processes_with_env(&marker);
-    assert!(
-        !tests.is_empty(),
-        "the test process runs (and carries the marker) before the runner is killed"
-    );
+    let held = support::held_processes(&tmp, Duration::from_secs(600));
+    let marked = processes_with_env(&marker);
+    for (what, pid) in held.named() {
+        assert!(
+            marked.contains(&pid),
+            "the {what} ({pid}: {}) carries the marker before the runner is killed: {held:?}, marked {marked:?}",
+            support::command_line(pid)
+        );
+    }
     runner.kill().unwrap();
     runner.wait().unwrap();
-    // Ample next to the watcher's 100 ms, and far below the test's 600 s sleep.
+    // Ample next to the watcher's 100 ms, and far below the test's 600 s.
     let bound = Instant::now() + Duration::from_secs(60);
-    let mut left = processes_with_env(&marker);
-    while !left.is_empty() && Instant::now() < bound {
+    let left = || {
+        let mut left = processes_with_env(&marker);
+        for (_, pid) in held.named() {
+            if process_alive(pid) && !left.contains(&pid) {
+                left.push(pid);
+            }
+        }
+        left
+    };
+    let mut still = left();
+    while !still.is_empty() && Instant::now() < bound {
         std::thread::sleep(Duration::from_millis(100));
-        left = processes_with_env(&marker);
+        still = left();
     }
-    for pid in &left {
+    for pid in &still {
         // Do not leave them behind for the next test.
         let _ = Command::new("kill")
             .args(["-KILL", &pid.to_string()])
             .status();
     }
     assert!(
-        left.is_empty(),
-        "processes of the killed runner still running 60 s later: {left:?}"
+        still.is_empty(),
+        "processes of the killed runner still running 60 s later: {still:?} (held: {held:?})"
     );
 }

@@ -219,10 +219,51 @@ fn doctor_reports_an_interrupted_unpack_and_the_cold_cache() {
     assert!(cache.dead.join("app.js").is_file());
 }
 
+/// The eval's timeout in [`a_run_unpacks_before_its_clock_starts`]: ample for a runtime start,
+/// a session and one scripted turn on a loaded machine.
+const EVAL_TIMEOUT_S: f64 = 60.0;
+
+/// How much longer than the unpack itself the slowed first start takes in
+/// [`a_run_unpacks_before_its_clock_starts`]: more than [`EVAL_TIMEOUT_S`], so the unpack
+/// outlasts the eval's timeout on any machine, however fast.
+const UNPACK_DELAY_S: u64 = 65;
+
+/// A runtime whose first start (the unpack) takes [`UNPACK_DELAY_S`] longer: in `folder`, a
+/// wrapper `copilot` that, while the version is not unpacked in `cache` yet, sleeps before a
+/// `--version` start (the run's warm-up) and otherwise runs the pinned runtime itself (`exec`,
+/// same process), beside a copy of the pinned install's `package.json` (so the run sees the
+/// pinned version and warms it up). Returns the wrapper's path.
+fn slow_first_start(pinned: &Path, cache: &ColdCache, folder: &Path) -> PathBuf {
+    std::fs::create_dir_all(folder).unwrap();
+    std::fs::copy(
+        pinned.parent().unwrap().join("package.json"),
+        folder.join("package.json"),
+    )
+    .unwrap();
+    let wrapper = folder.join("copilot");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh
+if [ \"$1\" = --version ] && [ ! -e '{}' ]; then sleep {UNPACK_DELAY_S}; fi
+exec '{}' \"$@\"\n",
+            cache.unpacked_marker().display(),
+            pinned.display()
+        ),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&wrapper).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&wrapper, permissions).unwrap();
+    wrapper
+}
+
 /// The eval itself, run in a child process with the cold cache (the cache folder comes from the
 /// environment, which this process shares with its other tests): the unpack happens in the
 /// run's preparation, before the eval's clock starts, and is reported as
-/// `timings.runtime_unpack_ms`.
+/// `timings.runtime_unpack_ms`. The runtime's first start is slowed ([`slow_first_start`]) so
+/// that the unpack takes longer than the eval's timeout: the run completes only because the
+/// clock starts after it.
 #[test]
 #[ignore = "run by a_run_unpacks_before_its_clock_starts in a child process"]
 fn child_run_with_a_cold_cache() {
@@ -240,7 +281,7 @@ fn child_run_with_a_cold_cache() {
         let eval = copilot_eval_core::CopilotEval::builder()
             .model(copilot_eval_e2e::MODEL)
             .working_directory(work.path())
-            .timeout_s(120.0)
+            .timeout_s(EVAL_TIMEOUT_S)
             .build()
             .unwrap();
         let result = copilot_eval_core::run_with(
@@ -263,15 +304,30 @@ fn child_run_with_a_cold_cache() {
         .timings
         .runtime_unpack_ms
         .expect("the run unpacked the runtime first");
+    // The unpack alone outlasted the timeout, yet the run completed.
+    assert!(
+        unpack > (EVAL_TIMEOUT_S * 1000.0) as u64,
+        "unpack {unpack} ms"
+    );
     println!("unpack_ms={unpack} duration_ms={}", result.duration_ms);
 }
 
+/// A run on a cold cache whose unpack takes longer than the eval's timeout completes: the clock
+/// starts after the unpack. The unpack itself takes about 1.5 s on a 2-core machine, too short
+/// for a timeout below it to hold a runtime start and a session, so the first start is slowed
+/// by [`UNPACK_DELAY_S`] (more than [`EVAL_TIMEOUT_S`]); no speed of the machine can make the
+/// unpack shorter than the timeout or the timeout too short for the run.
 #[test]
 fn a_run_unpacks_before_its_clock_starts() {
     let Some(pinned) = runtime_for("a_run_unpacks_before_its_clock_starts") else {
         return;
     };
     let cache = ColdCache::new(&pinned.path);
+    let slow = slow_first_start(
+        &pinned.path,
+        &cache,
+        &cache.dir.path().join("slow-first-start"),
+    );
     let output = Command::new(std::env::current_exe().unwrap())
         .args([
             "--ignored",
@@ -280,7 +336,7 @@ fn a_run_unpacks_before_its_clock_starts() {
             "--nocapture",
         ])
         .env(runtime::CACHE_DIR_ENV, cache.dir.path())
-        .env("COLD_CACHE_RUNTIME", &pinned.path)
+        .env("COLD_CACHE_RUNTIME", &slow)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -300,5 +356,5 @@ fn a_run_unpacks_before_its_clock_starts() {
         .unwrap_or_else(|| panic!("{stdout}"))
         .parse()
         .unwrap();
-    assert!(unpack_ms > 0, "{stdout}");
+    assert!(unpack_ms > UNPACK_DELAY_S * 1000, "{stdout}");
 }

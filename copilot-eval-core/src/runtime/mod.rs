@@ -21,7 +21,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod skip;
 pub mod unpack;
+
+pub use skip::write_skip;
 
 /// The `@github/copilot` npm version this release of copilot-eval is built and tested against.
 pub const PINNED_RUNTIME_VERSION: &str = "1.0.102";
@@ -577,16 +580,15 @@ fn is_zombie(pid: u32) -> bool {
         .is_some_and(|state| state == 'Z' || state == 'X')
 }
 
-/// When set, [`require_for_test`] appends one line per skipped test to this file (`.ci/run` counts
-/// them and prints the total).
+/// When set, [`write_skip`] (so [`require_for_test`]) appends one line per skipped test to this
+/// file (`.ci/run` counts them and prints the total).
 pub const SKIP_LOG_ENV: &str = "COPILOT_EVAL_SKIP_LOG";
 
 /// For tests that need the runtime: the resolved runtime, or `None` after saying the test is
 /// skipped and how to install the runtime.
 ///
-/// The skip line (`skipped TEST: no Copilot runtime; ...`) goes straight to the process's stderr,
-/// past libtest's output capture, so `cargo test` shows it even for a test that passes; with
-/// `COPILOT_EVAL_SKIP_LOG` set it is also appended to that file.
+/// The skip line (`skipped TEST: no Copilot runtime; ...`) is written by [`write_skip`]: to the
+/// process's stderr past libtest's output capture, and to `COPILOT_EVAL_SKIP_LOG` when set.
 ///
 /// When `COPILOT_EVAL_REQUIRE_RUNTIME=1` (CI sets it), a missing runtime panics instead, so a
 /// runtime test can never pass by skipping there. A set but broken `COPILOT_EVAL_RUNTIME_PATH`,
@@ -596,18 +598,12 @@ pub fn require_for_test(test: &str) -> Option<ResolvedRuntime> {
     match decide_for_test(test, resolve(), required) {
         Ok(Some(resolved)) => Some(resolved),
         Ok(None) => {
-            let line = format!(
-                "skipped {test}: no Copilot runtime; run `cargo copilot-eval runtime install` (set {REQUIRE_RUNTIME_ENV}=1 to fail instead)\n"
+            write_skip(
+                test,
+                &format!(
+                    "no Copilot runtime; run `cargo copilot-eval runtime install` (set {REQUIRE_RUNTIME_ENV}=1 to fail instead)"
+                ),
             );
-            use std::io::Write;
-            let _ = std::io::stderr().lock().write_all(line.as_bytes());
-            if let Some(log) = std::env::var_os(SKIP_LOG_ENV).filter(|v| !v.is_empty()) {
-                let _ = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(log)
-                    .and_then(|mut f| f.write_all(line.as_bytes()));
-            }
             None
         }
         Err(message) => panic!("{message}"),

@@ -228,6 +228,100 @@ pub fn fixture(args: &[&str], env: &[(&str, &str)]) -> SuiteRun {
     copilot_eval(&workspace_root(), &args, env)
 }
 
+/// The evidence side file of the suite's first test (`0.evidence.json` in a
+/// `copilot-eval-suite-*` scratch folder under `tmp`, the runner's `TMPDIR`), if written yet.
+pub fn first_evidence_file(tmp: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(tmp)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|d| {
+            d.file_name()
+                .to_string_lossy()
+                .starts_with("copilot-eval-suite-")
+        })
+        .map(|d| d.path().join("0.evidence.json"))
+        .find(|p| p.is_file())
+}
+
+/// The processes of the fixture's `hangs_in_a_tool_handler` while its tool handler holds the
+/// session: the test process, its runtime, the stdio MCP server the runtime started and the
+/// child process the tool handler started.
+#[derive(Debug, Clone, Copy)]
+pub struct HeldProcesses {
+    /// The test process (the evidence's `pid`).
+    pub test: u32,
+    /// The runtime: the test process's child whose command line names `copilot`.
+    pub runtime: u32,
+    /// The MCP server (the pid it logged when it started).
+    pub mcp_server: u32,
+    /// The tool handler's child process (`sleep 600`).
+    pub tool_child: u32,
+}
+
+impl HeldProcesses {
+    /// Each process with what it is, for messages.
+    pub fn named(&self) -> [(&'static str, u32); 4] {
+        [
+            ("test process", self.test),
+            ("runtime", self.runtime),
+            ("MCP server", self.mcp_server),
+            ("tool child", self.tool_child),
+        ]
+    }
+}
+
+/// The parent of process `pid` (Linux `/proc`), if it is still there.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.split(' ').nth(1)?.parse().ok()
+}
+
+/// The command line of process `pid`, its arguments joined by spaces (Linux `/proc`).
+pub fn command_line(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// Wait (an event, at most `bound`) until the suite's first test, the fixture's
+/// `hangs_in_a_tool_handler`, has recorded `held_processes` from inside its tool handler, then
+/// name its processes (read from its evidence and `/proc`).
+pub fn held_processes(tmp: &Path, bound: std::time::Duration) -> HeldProcesses {
+    wait_for_first_evidence(tmp, "held_processes", bound);
+    let path = first_evidence_file(tmp).expect("the evidence file");
+    let evidence = copilot_eval_core::harness::TestEvidence::read(&path).unwrap();
+    let held = &evidence
+        .properties
+        .iter()
+        .find(|p| p.name == "held_processes")
+        .unwrap_or_else(|| panic!("no held_processes in {:?}", evidence.properties))
+        .value;
+    let pid = |name: &str| {
+        held[name]
+            .as_u64()
+            .unwrap_or_else(|| panic!("held_processes has no {name}: {held}")) as u32
+    };
+    let (tool_child, mcp_server) = (pid("tool_child"), pid("mcp_server"));
+    let runtime = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|&p| {
+            p != tool_child
+                && parent_of(p) == Some(evidence.pid)
+                && command_line(p).contains("copilot")
+        })
+        .unwrap_or_else(|| panic!("no runtime process under the test process {}", evidence.pid));
+    HeldProcesses {
+        test: evidence.pid,
+        runtime,
+        mcp_server,
+        tool_child,
+    }
+}
+
 /// Wait until the evidence side file of the suite's first test (`0.evidence.json` in a
 /// `copilot-eval-suite-*` scratch folder under `tmp`, the runner's `TMPDIR`) mentions `needle`
 /// (an event, not a delay), at most `bound`; panics naming `needle` past it.
