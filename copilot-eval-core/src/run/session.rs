@@ -327,7 +327,7 @@ async fn execute(
     let t = Instant::now();
     let prepared = match resume {
         Some(session_id) => {
-            client.prepare_resume_session(super::resume::resume_config(config, session_id))
+            client.prepare_resume_session(super::resume::resume_config(config, session_id)?)
         }
         None => client.prepare_session(config),
     }
