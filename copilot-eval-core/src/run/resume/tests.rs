@@ -9,8 +9,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use github_copilot_sdk::canvas::{CanvasHandler, CanvasResult};
 use github_copilot_sdk::handler::{
-    AutoModeSwitchHandler, ElicitationHandler, ExitPlanModeHandler, McpAuthHandler,
-    McpAuthRequest, McpAuthResult, PermissionHandler, PermissionResult, UserInputHandler,
+    AutoModeSwitchHandler, ElicitationHandler, ExitPlanModeHandler, McpAuthHandler, McpAuthRequest,
+    McpAuthResult, PermissionHandler, PermissionResult, UserInputHandler,
 };
 use github_copilot_sdk::hooks::SessionHooks;
 use github_copilot_sdk::session_fs::SessionFsProvider;
