@@ -117,9 +117,9 @@ pub(super) fn session_config(
         config = config.with_agent(agent.clone());
     }
     if let Some(excluded) = &eval.default_agent_excluded_tools {
-        let mut default_agent = github_copilot_sdk::DefaultAgentConfig::default();
-        default_agent.excluded_tools = Some(excluded.clone());
-        config = config.with_default_agent(default_agent);
+        config = config.with_default_agent(github_copilot_sdk::DefaultAgentConfig {
+            excluded_tools: Some(excluded.clone()),
+        });
     }
     if !eval.tools.is_empty() {
         config = config.with_tools(controls.wrap_tools(&eval.tools));
