@@ -409,3 +409,69 @@ async fn a_resume_whose_mcp_server_fails_reports_this_runs_state_not_the_first_r
         "no prompt was sent on resume"
     );
 }
+
+/// A setting the old fixed list of resumed fields left out reaches the model in the resumed run
+/// too: the default agent's excluded tools (SDK `DefaultAgentConfig`) keep `view` out of the
+/// tool list of the first run's model request and of the resumed run's.
+#[tokio::test]
+async fn a_resumed_session_keeps_the_default_agent_settings() {
+    let Some(runtime) = runtime_for("a_resumed_session_keeps_the_default_agent_settings") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let homes = tempfile::tempdir().unwrap();
+    let (first_home, second_home) = (homes.path().join("first"), homes.path().join("second"));
+    let script = Script::new([])
+        .turn(ScriptedTurn::text("Noted."))
+        .turn(ScriptedTurn::text("Still noted."));
+    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
+        .await
+        .unwrap();
+    let options = || RunOptions::offline(server.base_url()).runtime_path(&runtime.path);
+    let eval = eval(work.path())
+        .to_builder()
+        .default_agent_excluded_tools(["view"])
+        .build()
+        .unwrap();
+
+    let first = run_with(&eval, "Remember PLUM.", &options().home(&first_home)).await;
+    assert_eq!(
+        first.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        first.error
+    );
+    let session_id = first.session_id.clone().expect("the created session's id");
+    let second = run_with(
+        &eval,
+        "What was it?",
+        &options()
+            .home(&second_home)
+            .home_seed(&first_home)
+            .resume(session_id),
+    )
+    .await;
+    assert_eq!(
+        second.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        second.error
+    );
+    assert!(second.resumed);
+    assert_no_runtime_left(&second);
+
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 2, "one model request per run");
+    for (run, request) in ["first", "resumed"].iter().zip(&requests) {
+        assert!(
+            !request.tool_names.is_empty(),
+            "the {run} run offers tools: {:?}",
+            request.tool_names
+        );
+        assert!(
+            !request.tool_names.iter().any(|t| t == "view"),
+            "the {run} run's model request offers `view`, which the default agent excludes: {:?}",
+            request.tool_names
+        );
+    }
+}

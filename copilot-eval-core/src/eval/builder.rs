@@ -60,6 +60,7 @@ impl CopilotEval {
             disabled_skills: self.disabled_skills.clone(),
             custom_agents: self.custom_agents.clone(),
             active_agent: self.active_agent.clone(),
+            default_agent_excluded_tools: self.default_agent_excluded_tools.clone(),
             auto_confirm: Some(self.auto_confirm),
             client_mode: Some(self.client_mode.as_str().to_owned()),
             image_detail: self.image_detail.map(|d| d.as_str().to_owned()),
@@ -97,6 +98,7 @@ pub struct CopilotEvalBuilder {
     disabled_skills: Vec<String>,
     custom_agents: Vec<CustomAgentConfig>,
     active_agent: Option<String>,
+    default_agent_excluded_tools: Option<Vec<String>>,
     auto_confirm: Option<bool>,
     client_mode: Option<String>,
     image_detail: Option<String>,
@@ -129,9 +131,11 @@ impl CopilotEvalBuilder {
         self
     }
     /// `append` (default) or `replace`, used only with `instructions`; or `customize`, which
-    /// keeps the runtime's system prompt and applies the
-    /// [`system_message_section`](Self::system_message_section) edits (sent as the session's
-    /// `systemMessage` with `mode: "customize"` and its `sections`).
+    /// keeps the runtime's system prompt, applies the
+    /// [`system_message_section`](Self::system_message_section) edits and adds the
+    /// `instructions`, if any, after all sections (sent as the session's `systemMessage` with
+    /// `mode: "customize"`, its `sections` and its `content`). Customize needs at least one edit
+    /// or instructions.
     pub fn system_message_mode(mut self, mode: impl Into<String>) -> Self {
         self.system_message_mode = Some(mode.into());
         self
@@ -254,6 +258,19 @@ impl CopilotEvalBuilder {
     /// The custom agent active when the session starts; must name one of `custom_agents`.
     pub fn active_agent(mut self, name: impl Into<String>) -> Self {
         self.active_agent = Some(name.into());
+        self
+    }
+    /// Tools hidden from the default agent (the session's main agent, when no `active_agent` is
+    /// set) while custom agents that list them in their `tools` keep them; sent as the session's
+    /// `defaultAgent.excludedTools` (SDK `DefaultAgentConfig`). Names must be non-empty and
+    /// unique. Unlike `excluded_tools`, which removes a tool from the whole session, this lets a
+    /// test check that the main agent delegates the work to a custom agent.
+    pub fn default_agent_excluded_tools<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.default_agent_excluded_tools = Some(tools.into_iter().map(Into::into).collect());
         self
     }
     /// Approve every permission request automatically when no permission handler is given
@@ -434,6 +451,12 @@ impl CopilotEvalBuilder {
         if let Some(excluded) = &self.excluded_tools {
             check_names("excluded_tools", excluded.iter().map(String::as_str))?;
         }
+        if let Some(excluded) = &self.default_agent_excluded_tools {
+            check_names(
+                "default_agent_excluded_tools",
+                excluded.iter().map(String::as_str),
+            )?;
+        }
         check_names(
             "disabled_skills",
             self.disabled_skills.iter().map(String::as_str),
@@ -473,6 +496,7 @@ impl CopilotEvalBuilder {
             disabled_skills: self.disabled_skills,
             custom_agents: self.custom_agents,
             active_agent: self.active_agent,
+            default_agent_excluded_tools: self.default_agent_excluded_tools,
             auto_confirm: self.auto_confirm.unwrap_or(true),
             client_mode,
             image_detail,
@@ -526,16 +550,10 @@ fn check_sections(
         }
         return Ok(());
     }
-    if sections.is_empty() {
+    if sections.is_empty() && instructions.is_none_or(str::is_empty) {
         return Err(ConfigError::new(
             "system_message_mode",
-            "\"customize\" edits sections of the runtime's system prompt, and none is given: add system_message_section(id, action), or use \"append\" with instructions",
-        ));
-    }
-    if instructions.is_some_and(|text| !text.is_empty()) {
-        return Err(ConfigError::new(
-            "instructions",
-            "are not used with system_message_mode(\"customize\"): add them as a section edit, e.g. system_message_section(\"custom_instructions\", SectionAction::Append(..))",
+            "\"customize\" keeps the runtime's system prompt and changes it by section edits or added instructions, and neither is given: add system_message_section(id, action) or instructions(..)",
         ));
     }
     for (i, (id, _)) in sections.iter().enumerate() {

@@ -70,6 +70,7 @@ pub struct CopilotEval {
     pub(crate) disabled_skills: Vec<String>,
     pub(crate) custom_agents: Vec<CustomAgentConfig>,
     pub(crate) active_agent: Option<String>,
+    pub(crate) default_agent_excluded_tools: Option<Vec<String>>,
     pub(crate) auto_confirm: bool,
     pub(crate) client_mode: ClientMode,
     pub(crate) image_detail: Option<ImageDetail>,
@@ -109,6 +110,10 @@ impl fmt::Debug for CopilotEval {
                     .collect::<Vec<_>>(),
             )
             .field("active_agent", &self.active_agent)
+            .field(
+                "default_agent_excluded_tools",
+                &self.default_agent_excluded_tools,
+            )
             .field("auto_confirm", &self.auto_confirm)
             .field("client_mode", &self.client_mode)
             .field("image_detail", &self.image_detail)
@@ -180,6 +185,7 @@ impl CopilotEval {
             "disabled_skills": self.disabled_skills,
             "custom_agents": self.custom_agents.iter().map(|a| &a.name).collect::<Vec<_>>(),
             "active_agent": self.active_agent,
+            "default_agent_excluded_tools": self.default_agent_excluded_tools,
             "auto_confirm": self.auto_confirm,
             "client_mode": self.client_mode,
             "image_detail": self.image_detail,

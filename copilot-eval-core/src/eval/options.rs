@@ -18,7 +18,7 @@ pub enum SystemMessageMode {
     Replace,
     /// Keep the runtime's system prompt and edit named sections of it
     /// ([`CopilotEvalBuilder::system_message_section`](crate::eval::CopilotEvalBuilder::system_message_section));
-    /// `instructions` are not used in this mode.
+    /// `instructions`, if given, are added after all sections (the message's `content`).
     Customize,
 }
 

@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use github_copilot_sdk::{ResumeSessionConfig, SessionConfig, SessionId};
+use github_copilot_sdk::{ResumeSessionConfig, SessionConfig, SessionId, WorkingDirectoryTrust};
 
 /// The private runtime home of one run: a temporary folder removed after the run, or a folder
 /// the caller gave ([`RunOptions::home`](super::RunOptions::home)), left in place.
@@ -41,72 +41,208 @@ impl RunHome {
     }
 }
 
+/// Declares the carried fields once: [`carry`] moves each of them from the session
+/// configuration to the resume configuration, and `CARRIED` names them for the test that
+/// reads both structs' fields from the SDK's source.
+macro_rules! carried_fields {
+    ($($field:ident),* $(,)?) => {
+        /// Every field [`SessionConfig`] and [`ResumeSessionConfig`] have in common (SDK 1.0.28),
+        /// by name. A test lists both structs' fields from the SDK's source and fails when a
+        /// common field is missing here, so a new field of a later SDK cannot be dropped silently.
+        #[cfg(test)]
+        pub(super) const CARRIED: &[&str] = &[$(stringify!($field)),*];
+
+        /// Move every common field of `config` into `resume`.
+        fn carry(config: SessionConfig, resume: &mut ResumeSessionConfig) {
+            $( resume.$field = config.$field; )*
+        }
+    };
+}
+
+carried_fields!(
+    model,
+    allowed_models,
+    client_name,
+    reasoning_effort,
+    reasoning_summary,
+    context_tier,
+    streaming,
+    system_message,
+    ask_user_variant,
+    tools,
+    canvases,
+    canvas_handler,
+    request_canvas_renderer,
+    request_extensions,
+    extension_sdk_path,
+    extension_info,
+    canvas_provider,
+    available_tools,
+    excluded_tools,
+    excluded_builtin_agents,
+    included_builtin_skills,
+    mcp_servers,
+    diagnostics,
+    mcp_oauth_token_storage,
+    auth_client_id_metadata_url,
+    enable_config_discovery,
+    skip_embedding_retrieval,
+    embedding_cache_storage,
+    organization_custom_instructions,
+    enable_on_demand_instruction_discovery,
+    enable_file_hooks,
+    enable_host_git_operations,
+    enable_session_store,
+    enable_skills,
+    skill_provider,
+    enable_mcp_apps,
+    github_mcp_tool_config,
+    skill_directories,
+    agent_directories,
+    hook_directories,
+    instruction_directories,
+    plugin_directories,
+    large_output,
+    tool_search,
+    image_generation,
+    disabled_skills,
+    disabled_mcp_servers,
+    sandbox_config,
+    hooks,
+    custom_agents,
+    default_agent,
+    agent,
+    infinite_sessions,
+    provider,
+    capi,
+    providers,
+    models,
+    enable_session_telemetry,
+    enable_citations,
+    enable_file_change_tracking,
+    session_limits,
+    autopilot,
+    model_capabilities,
+    memory,
+    config_directory,
+    working_directory,
+    additional_directories,
+    github_token,
+    github_token_provider,
+    remote_session,
+    include_sub_agent_streaming_events,
+    commands,
+    feature_flags,
+    exp_assignments,
+    enable_managed_settings,
+    excluded_managed_settings,
+    enforce_managed_model_defaults,
+    interactive_user,
+    managed_settings,
+    session_fs_provider,
+    permission_handler,
+    elicitation_handler,
+    mcp_auth_handler,
+    user_input_handler,
+    exit_plan_mode_handler,
+    auto_mode_switch_handler,
+    hooks_handler,
+    system_message_transform,
+    skip_custom_instructions,
+    custom_agents_local_only,
+    enable_experimental_mode,
+    coauthor_enabled,
+    manage_schedule_enabled,
+    event_buffer_capacity,
+);
+
+/// The fields only [`SessionConfig`] has (SDK 1.0.28, its crate-private ones included), and why
+/// a resume does not carry them. The test that reads the SDK's source checks the list is complete.
+pub(super) const NOT_CARRIED: &[(&str, &str)] = &[
+    (
+        "session_id",
+        "the resume names the session by the id of the run it resumes (ResumeSessionConfig::session_id), which is the first run's session id",
+    ),
+    (
+        "name",
+        "names a new session at creation; the runtime stores the name with the session, so the resumed session keeps it",
+    ),
+    (
+        "refresh_custom_instructions",
+        "invalidates the runtime process's instruction cache before a session is created; a resume starts a fresh runtime process, whose cache is empty",
+    ),
+    (
+        "trust_working_directory",
+        "the SDK's resume cannot grant folder trust: `user` trust is stored in the runtime home, which a resume is seeded from; `session` trust cannot be re-applied, so a resume refuses it",
+    ),
+    (
+        "cloud",
+        "creates a remote cloud session, which a local resume cannot continue; a resume refuses it",
+    ),
+    (
+        "permission_policy",
+        "crate-private in the SDK (set by SessionConfig::approve_all_permissions, deny_all_permissions or approve_permissions_if), so it cannot be read to be carried; give a permission handler instead (CopilotEval's permission_handler, or github_copilot_sdk::permission::approve_if)",
+    ),
+];
+
+/// The fields only [`ResumeSessionConfig`] has (SDK 1.0.28), left at the SDK's default, and
+/// why. The test that reads the SDK's source checks the list is complete.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(super) const RESUME_ONLY: &[(&str, &str)] = &[
+    ("session_id", "set to the session being resumed"),
+    (
+        "open_canvases",
+        "the canvases open before the resume are not known to the run",
+    ),
+    (
+        "suppress_resume_event",
+        "left unset: the runtime's `session.resume` event is part of the evidence",
+    ),
+    (
+        "continue_pending_work",
+        "left unset: work still pending when the earlier run ended is treated as interrupted, as the earlier run stopped",
+    ),
+    (
+        "allow_transcript_recovery",
+        "left unset: the runtime's default (recovery allowed)",
+    ),
+];
+
 /// The SDK's resume configuration for session `session_id`, carrying every field of `config`
-/// (the eval's mapped session configuration, credentials included) that a resume accepts, so a
-/// resumed session has the same model, tools, hooks, handlers, instructions and working
-/// directory as a created one.
-pub(super) fn resume_config(config: SessionConfig, session_id: &str) -> ResumeSessionConfig {
-    let mut resume = ResumeSessionConfig::new(SessionId::from(session_id));
-    macro_rules! carry {
-        ($($field:ident),* $(,)?) => { $( resume.$field = config.$field; )* };
+/// (the eval's mapped session configuration, credentials and `extra_session_config` settings
+/// included) that [`ResumeSessionConfig`] also has, so a resumed session has the same settings
+/// as a created one. The fields a resume cannot take are listed in [`NOT_CARRIED`] with the
+/// reason.
+///
+/// Errors: `config` sets a field that a resume cannot re-apply and whose loss would change the
+/// session (`cloud`, or `trust_working_directory` other than `user`), named in the message.
+pub(super) fn resume_config(
+    config: SessionConfig,
+    session_id: &str,
+) -> Result<ResumeSessionConfig, String> {
+    let refused = if config.cloud.is_some() {
+        Some("cloud")
+    } else if config
+        .trust_working_directory
+        .is_some_and(|trust| trust != WorkingDirectoryTrust::User)
+    {
+        Some("trust_working_directory")
+    } else {
+        None
+    };
+    if let Some(field) = refused {
+        let reason = NOT_CARRIED
+            .iter()
+            .find(|(name, _)| *name == field)
+            .map_or("", |(_, reason)| reason);
+        return Err(format!(
+            "resuming the session failed: the session configuration sets `{field}` (through extra_session_config), which a resumed session cannot take: {reason}; remove it from the eval that is resumed"
+        ));
     }
-    carry!(
-        model,
-        client_name,
-        reasoning_effort,
-        streaming,
-        system_message,
-        tools,
-        available_tools,
-        excluded_tools,
-        mcp_servers,
-        enable_config_discovery,
-        enable_on_demand_instruction_discovery,
-        enable_file_hooks,
-        enable_skills,
-        skill_directories,
-        disabled_skills,
-        custom_agents,
-        agent,
-        working_directory,
-        config_directory,
-        github_token,
-        enable_managed_settings,
-        skip_custom_instructions,
-        hooks_handler,
-        permission_handler,
-        event_buffer_capacity,
-    );
-    resume
+    let mut resume = ResumeSessionConfig::new(SessionId::from(session_id));
+    carry(config, &mut resume);
+    Ok(resume)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_resume_configuration_carries_the_mapped_fields() {
-        let config = SessionConfig::default()
-            .with_model("gpt-test")
-            .with_working_directory(PathBuf::from("/w"))
-            .with_available_tools(vec!["view".to_owned()])
-            .with_github_token("t");
-        let resume = resume_config(config, "abc-123");
-        assert_eq!(resume.session_id, SessionId::from("abc-123"));
-        assert_eq!(resume.model.as_deref(), Some("gpt-test"));
-        assert_eq!(resume.working_directory, Some(PathBuf::from("/w")));
-        assert_eq!(resume.available_tools, Some(vec!["view".to_owned()]));
-        assert_eq!(resume.github_token.as_deref(), Some("t"));
-    }
-
-    #[test]
-    fn a_kept_home_stays_and_a_temporary_one_goes() {
-        let kept = tempfile::tempdir().unwrap();
-        RunHome::Kept(kept.path().to_path_buf()).close().unwrap();
-        assert!(kept.path().is_dir());
-        let temporary = tempfile::tempdir().unwrap();
-        let path = temporary.path().to_path_buf();
-        RunHome::Temporary(temporary).close().unwrap();
-        assert!(!path.exists());
-    }
-}
+mod tests;

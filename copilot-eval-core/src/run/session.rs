@@ -78,11 +78,14 @@ pub(super) fn session_config(
                 )
             })
             .collect();
-        config = config.with_system_message(
-            github_copilot_sdk::SystemMessageConfig::new()
-                .with_mode("customize")
-                .with_sections(sections),
-        );
+        let mut message = github_copilot_sdk::SystemMessageConfig::new().with_mode("customize");
+        if !eval.system_message_sections.is_empty() {
+            message = message.with_sections(sections);
+        }
+        if let Some(instructions) = &eval.instructions {
+            message = message.with_content(instructions.clone());
+        }
+        config = config.with_system_message(message);
     } else if let Some(instructions) = &eval.instructions {
         config = config.with_system_message(
             github_copilot_sdk::SystemMessageConfig::new()
@@ -112,6 +115,11 @@ pub(super) fn session_config(
     }
     if let Some(agent) = &eval.active_agent {
         config = config.with_agent(agent.clone());
+    }
+    if let Some(excluded) = &eval.default_agent_excluded_tools {
+        config = config.with_default_agent(github_copilot_sdk::DefaultAgentConfig {
+            excluded_tools: Some(excluded.clone()),
+        });
     }
     if !eval.tools.is_empty() {
         config = config.with_tools(controls.wrap_tools(&eval.tools));
@@ -154,6 +162,7 @@ struct MappedFields {
     skill_directories: Option<Vec<PathBuf>>,
     disabled_skills: Option<Vec<String>>,
     agent: Option<String>,
+    default_agent_excluded_tools: Option<Vec<String>>,
     tool_names: Option<Vec<String>>,
     /// Mode, content and the section edits (as sorted JSON).
     system_message: Option<(Option<String>, Option<String>, Option<String>)>,
@@ -171,6 +180,10 @@ impl MappedFields {
             skill_directories: config.skill_directories.clone(),
             disabled_skills: config.disabled_skills.clone(),
             agent: config.agent.clone(),
+            default_agent_excluded_tools: config
+                .default_agent
+                .as_ref()
+                .and_then(|agent| agent.excluded_tools.clone()),
             tool_names: config
                 .tools
                 .as_ref()
@@ -214,6 +227,10 @@ impl MappedFields {
                 self.disabled_skills != before.disabled_skills,
             ),
             ("active_agent", self.agent != before.agent),
+            (
+                "default_agent_excluded_tools",
+                self.default_agent_excluded_tools != before.default_agent_excluded_tools,
+            ),
             ("tools", self.tool_names != before.tool_names),
             ("instructions", self.system_message != before.system_message),
         ];
@@ -327,7 +344,7 @@ async fn execute(
     let t = Instant::now();
     let prepared = match resume {
         Some(session_id) => {
-            client.prepare_resume_session(super::resume::resume_config(config, session_id))
+            client.prepare_resume_session(super::resume::resume_config(config, session_id)?)
         }
         None => client.prepare_session(config),
     }
