@@ -90,6 +90,7 @@ fn run(stop: String, model: String, prompt: String, response: String) -> RunReco
         recording: None,
         session_id: None,
         resumed_from: None,
+        warnings: Vec::new(),
         label: None,
     }
 }

@@ -49,6 +49,7 @@
 
 pub mod compare;
 mod context;
+mod offline;
 mod orphan;
 mod record;
 mod replay;
@@ -357,7 +358,7 @@ where
     let outcome = runtime.block_on(AssertUnwindSafe(test(ctx.clone())).catch_unwind());
     runtime.shutdown_timeout(Duration::from_secs(5));
     match outcome {
-        Ok(returned) => match returned.failure() {
+        Ok(returned) => match returned.failure().or_else(|| ctx.strict_script_failure()) {
             None => ctx.finish(None),
             Some(message) => {
                 ctx.finish(Some(message.clone()));

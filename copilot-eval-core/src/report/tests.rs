@@ -48,6 +48,7 @@ pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
         recording: None,
         session_id: None,
         resumed_from: None,
+        warnings: Vec::new(),
         label: None,
     }
 }
