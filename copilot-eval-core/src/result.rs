@@ -51,6 +51,13 @@ pub enum StopReason {
     /// [`crate::run_with`] against a [`crate::model_server::ModelServer`] reports
     /// `execution_error`.
     ScriptExhausted,
+    /// The runtime could not dispatch a custom agent because the agent's `model` is not
+    /// available (the `task` call failed "Model ... is not available": offline, a model the
+    /// catalog of [`EvalContext::offline`](crate::harness::EvalContext::offline) lacks; live,
+    /// one the account cannot use). The runtime carries on without the subagent, so the run would
+    /// otherwise end `completed` with an answer the subagent never gave. An infrastructure stop:
+    /// the runtime's doing, not the model's. `error` names the agent and the runtime's text.
+    ModelUnavailable,
     /// The tool call past `max_tool_calls` was denied; the session was aborted and no further
     /// model request was forwarded.
     ToolBudgetExceeded,
@@ -86,6 +93,7 @@ impl StopReason {
             Self::SkillSetupError => "skill_setup_error",
             Self::McpSetupError => "mcp_setup_error",
             Self::ScriptExhausted => "script_exhausted",
+            Self::ModelUnavailable => "model_unavailable",
             Self::ToolBudgetExceeded => "tool_budget_exceeded",
             Self::ReplayMismatch => "replay_mismatch",
             Self::RuntimeSubstitution => "runtime_substitution",
@@ -97,7 +105,7 @@ impl StopReason {
     /// Every reason, from the highest precedence to the lowest. When several causes are seen in
     /// one run, the reason is the one that comes first here (so the same causes always give the
     /// same reason, whatever their timing); the error text keeps every cause, each once.
-    pub const PRECEDENCE: [StopReason; 11] = [
+    pub const PRECEDENCE: [StopReason; 12] = [
         Self::CleanupError,
         Self::RequestAuditError,
         Self::ToolBudgetExceeded,
@@ -106,6 +114,7 @@ impl StopReason {
         Self::Timeout,
         Self::SkillSetupError,
         Self::McpSetupError,
+        Self::ModelUnavailable,
         Self::ScriptExhausted,
         Self::ExecutionError,
         Self::Completed,
@@ -210,6 +219,9 @@ pub struct CopilotResult {
     /// The artifacts then say the run's tokens are `unknown` and do not price it. Scripted and
     /// live runs: `false`.
     pub usage_unknown: bool,
+    /// What the run noticed that does not fail it by itself, in order: before the prompt, a
+    /// custom agent whose `model` the offline catalog lacks ([`EvalContext::offline`](crate::harness::EvalContext::offline)).
+    pub warnings: Vec<String>,
     /// Whole run, from the call to the return (includes startup and cleanup), ms.
     pub duration_ms: u64,
     /// Phase timings.
@@ -527,6 +539,7 @@ mod tests {
             subagent_invocations: vec![],
             usage: vec![],
             usage_unknown: false,
+            warnings: vec![],
             duration_ms: 0,
             timings: Timings::default(),
             working_directory: dir.to_path_buf(),

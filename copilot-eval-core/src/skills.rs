@@ -47,6 +47,7 @@ pub(crate) fn check_locally(directories: &[PathBuf]) -> (SkillDiscovery, Option<
                 discovery.requested.push(RequestedSkill {
                     path: canonical(&skill.path),
                     name: skill.name,
+                    model_invocable: skill.disable_model_invocation != Some(true),
                 });
             }
             (discovery, None)
@@ -247,6 +248,7 @@ mod tests {
                 .map(|(n, p)| RequestedSkill {
                     name: (*n).into(),
                     path: PathBuf::from(p),
+                    model_invocable: true,
                 })
                 .collect(),
             ..Default::default()

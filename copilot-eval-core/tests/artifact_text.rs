@@ -91,6 +91,7 @@ fn run(stop: String, model: String, prompt: String, response: String) -> RunReco
         session_id: None,
         resumed_from: None,
         expected_stop: None,
+        warnings: Vec::new(),
         label: None,
     }
 }

@@ -1,5 +1,6 @@
 //! The `scripted` example (examples/scripted): the authoring features — a conversation, a
-//! resumed session, a prompt with attachments, a case matrix and a baseline/treatment comparison — with a scripted model,
+//! resumed session, a prompt with attachments, a case matrix, a baseline/treatment comparison,
+//! a two-model catalog and assertions on what reached the model — with a scripted model,
 //! run by the real `cargo copilot-eval` in replay mode and in live mode with nothing live
 //! reachable. Both runs pass, make no live call and write the same evidence; the artifacts
 //! validate against the published schema and show each feature. (The same features replayed
@@ -12,10 +13,12 @@ use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
 
 /// The example's eval tests, in the order of the results.
-const TESTS: [&str; 6] = [
+const TESTS: [&str; 8] = [
     "compares_with_and_without_the_skill",
+    "keeps_the_canary_from_the_model",
     "remembers_the_file_it_wrote",
     "resumes_the_session_later",
+    "reviews_with_an_agent_on_another_model",
     "says_hello_in::french",
     "says_hello_in::german",
     "writes_the_selected_version",
@@ -36,6 +39,12 @@ fn check(run: &SuiteRun, mode: &str) {
         for record in &test.runs {
             assert_eq!(record.mode, "scripted", "{mode}: {}", test.name);
             assert_eq!(record.stop_reason, "completed", "{mode}: {}", test.name);
+            assert!(
+                record.warnings.is_empty(),
+                "{mode}: {}: every scripted reply was used: {:?}",
+                test.name,
+                record.warnings
+            );
         }
     }
 
@@ -83,6 +92,16 @@ fn check(run: &SuiteRun, mode: &str) {
              "text": "## 2.4.1 - 2026-11-02"}
         ]}]),
         "{mode}"
+    );
+
+    // The two-model catalog: the subagent's request went to its own model, with its tools.
+    let reviewed = run.test("reviews_with_an_agent_on_another_model");
+    let invocation = &reviewed.runs[0].subagent_invocations[0];
+    assert_eq!(invocation["model"], "claude-haiku-4.5", "{mode}");
+    let tools = reviewed.properties[0].value.as_array().expect("tool names");
+    assert!(
+        tools.contains(&serde_json::json!("view")),
+        "{mode}: {tools:?}"
     );
 
     // The case matrix: one test per case, each with its own values, in JSON and JUnit.

@@ -48,6 +48,7 @@
 //! | `compatibility-length` | warning | skills | `compatibility` has at most 500 UTF-16 code units |
 //! | `metadata-value` | warning | skills, agents | `metadata` values are strings |
 //! | `body-empty` | warning | all | there is Markdown text after the front matter |
+//! | `not-model-invocable` | warning | skill | `disable-model-invocation` is not `true` (the runtime hides such a skill from the model) |
 //! | `prompt-length` | warning | agents | the prompt has at most 30,000 characters |
 //! | `reference-escapes` | warning | skills | a relative link in the skill's Markdown (not in comments or code), or a symbolic link in the skill folder, stays inside the skill folder |
 //! | `reference-missing` | warning | skills | a relative link in `SKILL.md` names a file that exists |

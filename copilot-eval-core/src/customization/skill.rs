@@ -245,6 +245,13 @@ fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<
     let argument_hint = c.string("argument-hint", false);
     let user_invocable = c.boolean("user-invocable");
     let disable_model_invocation = c.boolean("disable-model-invocation");
+    if disable_model_invocation == Some(true) {
+        c.warn(
+            "disable-model-invocation",
+            "not-model-invocable",
+            "is true: the runtime leaves the skill out of the model's tool list, so the model cannot load it (a `skill` call for it fails \"Skill not found\"); only a user's slash command can",
+        );
+    }
     c.unknown_keys(KNOWN_KEYS, "SKILL.md");
     let mut problems = std::mem::take(&mut c.problems);
     if problems

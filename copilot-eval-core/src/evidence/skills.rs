@@ -20,6 +20,11 @@ pub struct RequestedSkill {
     pub name: String,
     /// Its `SKILL.md`, canonicalised (symbolic links resolved), as the runtime reports paths.
     pub path: PathBuf,
+    /// `false` when its front matter says `disable-model-invocation: true`: the runtime then
+    /// leaves it out of the model's tool list (the model's `skill` call for it fails "Skill not
+    /// found"), although `session.skills.list` lists it enabled; `warnings` says so before the
+    /// prompt is sent.
+    pub model_invocable: bool,
 }
 
 /// One skill the runtime discovered (`session.skills.list`).

@@ -10,7 +10,7 @@ use super::side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 use super::{ENV_EVIDENCE_FILE, Mode, TestConfig};
 use crate::cassette::ReplayConfig;
 use crate::eval::{CopilotEval, CopilotEvalBuilder, Prompt};
-use crate::model_server::{DEFAULT_MODEL, ModelServer, Script, ServerConfig};
+use crate::model_server::{ModelRequest, ModelServer, ScriptCatalog};
 use crate::report::{Property, RecordingOutcome, RunRecord};
 use crate::result::CopilotResult;
 use crate::result::StopReason;
@@ -33,7 +33,9 @@ struct Inner {
     workdir_path: PathBuf,
     evidence_file: Option<PathBuf>,
     evidence: Mutex<TestEvidence>,
-    script: Mutex<Option<Arc<Script>>>,
+    script: Mutex<Option<Arc<ScriptCatalog>>>,
+    /// Every model request the loopback server of a scripted run received, runs in order.
+    model_requests: Mutex<Vec<ModelRequest>>,
     /// Every run's runtime home, kept until the test ends ([`super::resume`]).
     homes: super::resume::Homes,
     /// The stop reason later runs are expected to end with ([`EvalContext::expect_stop`]).
@@ -125,6 +127,7 @@ impl EvalContext {
                 evidence_file,
                 evidence: Mutex::new(evidence),
                 script: Mutex::new(None),
+                model_requests: Mutex::new(Vec::new()),
                 homes: super::resume::Homes::new(),
                 expected_stop: Mutex::new(None),
                 faults: Mutex::new(None),
@@ -177,10 +180,35 @@ impl EvalContext {
     /// Script the model for this test's next runs: each later [`run`](Self::run) starts a
     /// loopback [`ModelServer`] that answers with the script's replies, in order, continuing
     /// where the previous run stopped. Scripted runs are offline in every mode (no cassette is
-    /// read); their run records say `scripted`. The catalog model is the eval's `model`, else
-    /// [`DEFAULT_MODEL`].
-    pub fn offline(&self, script: Script) {
-        *self.inner.script.lock().expect("script lock") = Some(Arc::new(script));
+    /// read); their run records say `scripted`.
+    ///
+    /// `catalog` is a [`Script`](crate::model_server::Script) (one model: the eval's `model`,
+    /// else [`DEFAULT_MODEL`](crate::model_server::DEFAULT_MODEL)) or a [`ScriptCatalog`] of
+    /// several models, each answered by its own script (a custom agent on another model). Before
+    /// the prompt, a custom agent whose `model` the catalog lacks is a warning in the result's
+    /// `warnings` (the runtime would fail its dispatch, see
+    /// [`StopReason::ModelUnavailable`](crate::StopReason::ModelUnavailable)). Replies left
+    /// unused when the test ends are a warning in the last run record, or a test failure when
+    /// the script is [`strict`](crate::model_server::Script::strict).
+    ///
+    /// What reached the model is in [`model_requests`](Self::model_requests).
+    pub fn offline(&self, catalog: impl Into<ScriptCatalog>) {
+        *self.inner.script.lock().expect("script lock") = Some(Arc::new(catalog.into()));
+    }
+
+    /// Every model request the scripted model received in this test's runs so far, in arrival
+    /// order (runs in order): the conversation as sent (system prompt, user messages, tool
+    /// results), the tools offered, the model asked for and the interaction type (subagent
+    /// requests say `conversation-subagent`, [`ModelRequest::is_subagent`]). Use it to assert
+    /// what reached the model, e.g. that a canary string never did
+    /// ([`ModelRequest::mentions`]) or which tools a subagent was offered. Empty for runs that
+    /// were not scripted ([`offline`](Self::offline)).
+    pub fn model_requests(&self) -> Vec<ModelRequest> {
+        self.inner
+            .model_requests
+            .lock()
+            .expect("requests lock")
+            .clone()
     }
 
     /// Declare that this test's later runs are expected to end with `reason`, for a test whose
@@ -400,38 +428,38 @@ impl EvalContext {
         let script = self.inner.script.lock().expect("script lock").clone();
         let mut recording: Option<(RecordingOutcome, bool)> = None;
         let (result, mode, replay) = match script {
-            Some(script) => {
-                let model = eval.model().unwrap_or(DEFAULT_MODEL).to_owned();
-                let server = match ModelServer::start(
-                    ServerConfig::new(script.clone())
-                        .model(model)
-                        .first_call_id(earlier_calls + 1),
-                )
-                .await
-                {
+            Some(catalog) => {
+                let config =
+                    super::offline::server_config(eval, catalog.clone(), earlier_calls + 1);
+                let warnings = super::offline::agent_model_warnings(eval, &config.models());
+                for warning in &warnings {
+                    eprintln!("copilot-eval: warning: {}: {warning}", eval.name());
+                }
+                let server = match ModelServer::start(config).await {
                     Ok(server) => server,
                     Err(e) => self.setup_failure(format!(
                         "cannot start the loopback model server for the scripted model: {e}"
                     )),
                 };
-                let overruns = script.overruns();
+                let overruns = super::offline::overruns(&catalog);
                 let mut result = run_turns(
                     eval,
                     &prompts,
                     &adjust(RunOptions::offline(server.base_url())),
                 )
                 .await;
-                if script.overruns() > overruns
+                self.inner
+                    .model_requests
+                    .lock()
+                    .expect("requests lock")
+                    .extend(server.model_requests());
+                result.warnings.splice(0..0, warnings);
+                if super::offline::overruns(&catalog) != overruns
                     && result.stop_reason == crate::StopReason::ExecutionError
                 {
-                    let turns = script.len();
                     let cause = result.error.take().unwrap_or_default();
                     result.stop_reason = crate::StopReason::ScriptExhausted;
-                    result.error = Some(format!(
-                        "the script ran out of turns: it has {turns} {} and the runtime asked for turn {} (add the missing turn to the script given to ctx.offline); {cause}",
-                        if turns == 1 { "turn" } else { "turns" },
-                        turns + 1
-                    ));
+                    result.error = Some(super::offline::exhausted(&catalog, &overruns, &cause));
                 }
                 (result, "scripted", None)
             }
@@ -556,9 +584,28 @@ impl EvalContext {
         panic!("copilot-eval setup error: {message}");
     }
 
+    /// The failure of a test whose body passed although its strict script still holds replies
+    /// ([`Script::strict`](crate::model_server::Script::strict)); `None` otherwise.
+    pub(crate) fn strict_script_failure(&self) -> Option<String> {
+        let catalog = self.inner.script.lock().expect("script lock").clone()?;
+        if !catalog.strict() {
+            return None;
+        }
+        super::offline::unused_turns(&catalog).map(|w| format!("{w} (the script is strict)"))
+    }
+
     /// Record the end of the test (`failure` = `None` when it passed), keep or remove the working
-    /// directory, and write the final evidence.
+    /// directory, and write the final evidence. Replies the scripted model left unused are a
+    /// warning on the last run record.
     pub(crate) fn finish(&self, failure: Option<String>) {
+        let catalog = self.inner.script.lock().expect("script lock").clone();
+        if let Some(warning) = catalog.as_deref().and_then(super::offline::unused_turns) {
+            let mut evidence = self.inner.evidence.lock().expect("evidence lock");
+            if let Some(last) = evidence.runs.last_mut() {
+                eprintln!("copilot-eval: warning: {warning}");
+                last.warnings.push(warning);
+            }
+        }
         let failed = failure.is_some();
         // The runs' runtime homes go with the test.
         self.homes().clear();

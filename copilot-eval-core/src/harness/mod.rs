@@ -49,6 +49,7 @@
 
 pub mod compare;
 mod context;
+mod offline;
 mod orphan;
 mod record;
 mod replay;
@@ -364,7 +365,12 @@ where
         None => message,
     };
     match outcome {
-        Ok(returned) => match returned.failure().map(with_unmet).or(unmet.clone()) {
+        Ok(returned) => match returned
+            .failure()
+            .map(with_unmet)
+            .or(unmet.clone())
+            .or_else(|| ctx.strict_script_failure())
+        {
             None => ctx.finish(None),
             Some(message) => {
                 ctx.finish(Some(message.clone()));

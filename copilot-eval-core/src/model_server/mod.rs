@@ -163,6 +163,7 @@
 //! # }
 //! ```
 
+mod catalog;
 mod conn;
 pub(crate) mod convert;
 mod http;
@@ -175,6 +176,7 @@ mod websocket;
 #[cfg(test)]
 mod tests;
 
+pub use catalog::ScriptCatalog;
 pub use script::{
     BINARY_FRAME_BYTES, DEFAULT_USAGE, Reply, Responder, Script, ScriptedToolCall, ScriptedTurn,
     ScriptedUsage, add_file_patch,

@@ -229,6 +229,9 @@ impl ScriptedTurn {
 /// runtime after an error reply consume replies too). Once the list is used up, every further
 /// request gets a `500` error whose message reads `script exhausted after N turns`, and
 /// [`Script::overruns`] counts them; the request log of the server records them as well.
+///
+/// Replies left unused when a test ends are reported: the harness adds a warning to the test's
+/// last run record (`warnings`), and a [`strict`](Script::strict) script fails the test.
 #[derive(Debug, Default)]
 pub struct Script {
     state: Mutex<ScriptState>,
@@ -239,6 +242,7 @@ struct ScriptState {
     pending: VecDeque<Reply>,
     total: usize,
     overruns: usize,
+    strict: bool,
 }
 
 impl Script {
@@ -266,8 +270,22 @@ impl Script {
                 total: pending.len(),
                 pending,
                 overruns: 0,
+                strict: false,
             }),
         }
+    }
+
+    /// Makes replies left unused a failure: a test whose script still holds replies when the
+    /// test body returns fails (through [`EvalContext`](crate::harness::EvalContext)), instead of
+    /// passing with a warning.
+    pub fn strict(self) -> Self {
+        self.lock().strict = true;
+        self
+    }
+
+    /// Whether [`strict`](Self::strict) was set.
+    pub fn is_strict(&self) -> bool {
+        self.lock().strict
     }
 
     /// Appends a reply.

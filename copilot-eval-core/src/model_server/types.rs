@@ -145,6 +145,23 @@ impl ModelRequest {
         }
     }
 
+    /// Whether a subagent (a custom agent the `task` tool dispatched) made this request: its
+    /// interaction type is `conversation-subagent`.
+    pub fn is_subagent(&self) -> bool {
+        self.interaction_type.as_deref() == Some("conversation-subagent")
+    }
+
+    /// Whether `text` appears anywhere in the conversation the request carried (every message's
+    /// content, tool calls and tool results, as JSON text; the system prompt included). Use it to
+    /// check that something, such as a canary string, did or did not reach the model.
+    pub fn mentions(&self, text: &str) -> bool {
+        self.messages.iter().any(|m| {
+            let mut found = false;
+            visit_strings(m, &mut |s| found |= s.contains(text));
+            found
+        })
+    }
+
     /// Whether the request offers a tool named `name`.
     pub fn has_tool(&self, name: &str) -> bool {
         self.tool_names.iter().any(|t| t == name)
@@ -156,6 +173,16 @@ impl ModelRequest {
             .iter()
             .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
             .collect()
+    }
+}
+
+/// Calls `f` on every string inside `value` (object keys excluded).
+fn visit_strings(value: &Value, f: &mut impl FnMut(&str)) {
+    match value {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter().for_each(|v| visit_strings(v, f)),
+        Value::Object(map) => map.values().for_each(|v| visit_strings(v, f)),
+        _ => {}
     }
 }
 

@@ -319,7 +319,7 @@ pub struct RunRecord {
     /// `true` when `stop_reason` is `completed` and there is no error.
     pub success: bool,
     /// Why the run ended ([`crate::StopReason::as_str`]): `completed`, `timeout`,
-    /// `execution_error`, `skill_setup_error`, `mcp_setup_error`, `script_exhausted`,
+    /// `execution_error`, `skill_setup_error`, `mcp_setup_error`, `script_exhausted`, `model_unavailable`,
     /// `tool_budget_exceeded`,
     /// `request_audit_error`, `cleanup_error`, `replay_mismatch`, `runtime_substitution`.
     pub stop_reason: String,
@@ -402,6 +402,11 @@ pub struct RunRecord {
     /// test. Absent when the test declared none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_stop: Option<String>,
+    /// What the run noticed that did not fail it (the result's `warnings`), and for the last run
+    /// of a test with a scripted model, the replies left unused when the test ended. Absent when
+    /// there is none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The earlier run a resumed run continued (`resumed_from` of a [`RunRecord`]).
@@ -591,9 +596,16 @@ pub struct RunTotals {
     pub premium_requests: Option<f64>,
     /// Estimated cost of the run's model calls from the runner's pricing table, in its currency
     /// (`cost_control.currency`); `null` when a call could not be priced, or the run was not
-    /// priced (the runner prices every run it reports).
+    /// priced (the runner prices every run it reports), or pricing does not apply to it
+    /// (`cost_not_applicable`).
     #[serde(default)]
     pub estimated_cost: Option<f64>,
+    /// Why the run is not priced although its tokens are known: `scripted model` (the model was
+    /// a script of `ctx.offline`: nothing was spent, and its token counts are the script's, not
+    /// a model's). The run counts 0 toward the test's `estimated_cost` and the cost caps.
+    /// Absent for other runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_not_applicable: Option<String>,
 }
 
 /// Phase timings of one run, milliseconds.
@@ -669,6 +681,7 @@ pub const INFRASTRUCTURE_STOPS: &[&str] = &[
     "runtime_substitution",
     "skill_setup_error",
     "mcp_setup_error",
+    "model_unavailable",
 ];
 
 /// Keys of configuration objects whose values are replaced by `[redacted]` (matched

@@ -49,6 +49,7 @@ pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
         session_id: None,
         resumed_from: None,
         expected_stop: None,
+        warnings: Vec::new(),
         label: None,
     }
 }

@@ -38,7 +38,7 @@ use github_copilot_sdk::hooks::{
 use tokio::sync::watch;
 
 use super::handlers::{HandlerTracker, TrackedHandler};
-use super::permissions::PermissionLayer;
+use super::permissions::{NO_REASON_DENIAL, PermissionLayer};
 use crate::eval::{CopilotEval, PreToolGuard};
 
 /// Why the controls want the run to stop.
@@ -317,13 +317,13 @@ impl Controls {
                 Some("allow") => allow = true,
                 Some("ask") => ask = true,
                 Some("deny") => {
-                    let reason = output
-                        .permission_decision_reason
-                        .unwrap_or_else(|| "denied by a pre-tool guard".into());
-                    self.record_denial(&current.tool_name, &original, &reason);
+                    // No reason: the model reads the runtime's own words, as in production.
+                    let reason = output.permission_decision_reason;
+                    let recorded = reason.clone().unwrap_or_else(|| NO_REASON_DENIAL.into());
+                    self.record_denial(&current.tool_name, &original, &recorded);
                     return PreToolUseOutput {
                         permission_decision: Some("deny".into()),
-                        permission_decision_reason: Some(reason),
+                        permission_decision_reason: reason,
                         additional_context: join(&contexts),
                         ..Default::default()
                     };

@@ -140,6 +140,12 @@ impl RunState {
             stop_reason = stop_reason.max(StopReason::RuntimeSubstitution);
             push(cause);
         }
+        for (agent, e) in model_unavailable(&evidence.subagent_invocations) {
+            stop_reason = stop_reason.max(StopReason::ModelUnavailable);
+            push(format!(
+                "the runtime could not dispatch custom agent `{agent}`: {e} (the agent's model is not in the model catalog; the subagent never ran)"
+            ));
+        }
         for e in &evidence.session_errors {
             stop_reason = stop_reason.max(StopReason::ExecutionError);
             push(format!("session.error: {e}"));
@@ -172,6 +178,7 @@ impl RunState {
             subagent_invocations: evidence.subagent_invocations,
             usage: evidence.usage,
             usage_unknown: self.usage_unknown,
+            warnings: Vec::new(),
             duration_ms: started.elapsed().as_millis() as u64,
             timings: self.timings,
             working_directory,
@@ -191,6 +198,21 @@ impl RunState {
             origin: None,
         }
     }
+}
+
+/// The dispatches the runtime failed because the agent's model is not available (its `task`
+/// call or `subagent.failed` says "Model ... is not available"): `(agent name, error)`. Pure.
+pub(super) fn model_unavailable(
+    invocations: &[crate::evidence::subagents::SubagentInvocation],
+) -> Vec<(String, String)> {
+    invocations
+        .iter()
+        .filter_map(|i| {
+            let error = i.error.as_deref()?;
+            (error.contains("Model ") && error.contains("is not available"))
+                .then(|| (i.name.clone(), error.to_owned()))
+        })
+        .collect()
 }
 
 /// The causes of a run's failure as one text: joined with `; `, except that a cause next to one

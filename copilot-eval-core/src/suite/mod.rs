@@ -219,10 +219,22 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
     status
 }
 
-/// The one-line warning printed before a suite that may send model requests to GitHub Copilot
-/// (live mode, or record mode where a cassette is missing), with the caps that bound its spend;
-/// `None` in replay mode or when nothing is selected.
+/// The one-line warning printed before a suite that may send model requests live (live mode, or
+/// record mode where a cassette is missing): where they go (GitHub Copilot, or the stand-in
+/// server `COPILOT_EVAL_LIVE_BASE_URL` names) and the caps that bound its spend; `None` in
+/// replay mode or when nothing is selected.
 pub fn live_banner(options: &SuiteOptions, selected: usize) -> Option<String> {
+    let stand_in = std::env::var(crate::harness::ENV_LIVE_BASE_URL).ok();
+    live_banner_to(options, selected, stand_in.as_deref())
+}
+
+/// [`live_banner`] for the value of `COPILOT_EVAL_LIVE_BASE_URL` (`stand_in`; unset or blank:
+/// GitHub Copilot).
+pub fn live_banner_to(
+    options: &SuiteOptions,
+    selected: usize,
+    stand_in: Option<&str>,
+) -> Option<String> {
     if selected == 0 {
         return None;
     }
@@ -243,8 +255,14 @@ pub fn live_banner(options: &SuiteOptions, selected: usize) -> Option<String> {
     } else {
         format!("capped by {}", caps.join(" and "))
     };
+    let target = match stand_in.map(str::trim).filter(|url| !url.is_empty()) {
+        Some(url) => format!(
+            "send model requests to {url} (COPILOT_EVAL_LIVE_BASE_URL), not to GitHub Copilot"
+        ),
+        None => "send model requests to GitHub Copilot and spend premium requests".to_owned(),
+    };
     Some(format!(
-        "note: {who} send model requests to GitHub Copilot and spend premium requests ({bound}); scripted evals stay offline. Pass --replay to run everything offline from cassettes."
+        "note: {who} {target} ({bound}); scripted evals stay offline. Pass --replay to run everything offline from cassettes."
     ))
 }
 
@@ -502,5 +520,34 @@ fn runtime_info() -> RuntimeInfo {
             path: None,
             error: Some(e.to_string()),
         },
+    }
+}
+
+#[cfg(test)]
+mod banner_tests {
+    use super::*;
+
+    /// The banner says where live requests go: GitHub Copilot, or the stand-in server named by
+    /// `COPILOT_EVAL_LIVE_BASE_URL` (then nothing is spent); replay mode says nothing.
+    #[test]
+    fn the_live_banner_says_where_requests_go() {
+        let mut options = SuiteOptions::new();
+        options.mode = Mode::Record(crate::harness::RecordPolicy::Missing);
+        let github = live_banner_to(&options, 1, None).unwrap();
+        assert!(
+            github.starts_with("note: record mode: the selected evals without a cassette send model requests to GitHub Copilot and spend premium requests (no spending cap is set)"),
+            "{github}"
+        );
+        let stand_in = live_banner_to(&options, 1, Some("http://127.0.0.1:4321")).unwrap();
+        assert!(
+            stand_in.starts_with("note: record mode: the selected evals without a cassette send model requests to http://127.0.0.1:4321 (COPILOT_EVAL_LIVE_BASE_URL), not to GitHub Copilot (no spending cap is set)"),
+            "{stand_in}"
+        );
+        assert_eq!(live_banner_to(&options, 1, Some(" ")), Some(github));
+        options.mode = Mode::Replay;
+        assert_eq!(
+            live_banner_to(&options, 1, Some("http://127.0.0.1:4321")),
+            None
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! The authoring features of copilot-eval with a scripted model: a conversation of several
 //! prompts, a session resumed in a fresh runtime process, a prompt with attachments, a case
-//! matrix and a baseline/treatment comparison.
+//! matrix, a baseline/treatment comparison, a catalog of two models (a custom agent on its own
+//! model) and assertions on what reached the model.
 //!
 //! Each test scripts its model with `ctx.offline(..)`: the real Copilot runtime runs the session
 //! and its tools, and a loopback model server answers with the script's turns, in order. Scripted
@@ -18,7 +19,8 @@ use std::path::Path;
 use copilot_eval_core::copilot_eval;
 use copilot_eval_core::eval::{Attachment, Prompt};
 use copilot_eval_core::harness::{EvalContext, Side};
-use copilot_eval_core::model_server::{Script, ScriptedTurn};
+use copilot_eval_core::model_server::{Script, ScriptCatalog, ScriptedTurn};
+use copilot_eval_core::sdk::CustomAgentConfig;
 use serde_json::json;
 
 /// The model's turn that creates `file` holding `text` with the runtime's own `create` tool.
@@ -219,4 +221,68 @@ async fn compares_with_and_without_the_skill(ctx: EvalContext) {
         "{}",
         comparison.summary()
     );
+}
+
+/// A catalog of two models: the custom agent `reviewer` runs on its own model, answered by that
+/// model's own script, while the main agent's script answers the eval's model. The requests each
+/// model received show who asked what, and which tools the subagent was offered.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn reviews_with_an_agent_on_another_model(ctx: EvalContext) {
+    ctx.offline(
+        ScriptCatalog::new(
+            Script::new([])
+                .turn(ScriptedTurn::tool_call(
+                    "task",
+                    json!({"agent_type": "reviewer", "name": "reviewer",
+                           "prompt": "Review: - faster startup", "description": "Review notes"}),
+                ))
+                .turn(ScriptedTurn::text("The reviewer says: LGTM.")),
+        )
+        .model(
+            "claude-haiku-4.5",
+            Script::new([]).turn(ScriptedTurn::text("LGTM.")),
+        ),
+    );
+    let mut reviewer = CustomAgentConfig::new("reviewer", "You review release notes briefly.");
+    reviewer.description = Some("Reviews release notes".into());
+    reviewer.model = Some("claude-haiku-4.5".into());
+    let eval = ctx.eval().custom_agent(reviewer).build().unwrap();
+    let result = ctx
+        .run(&eval, "Have the reviewer check my release notes.")
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+
+    let review = &result.subagent_invocations[0];
+    assert_eq!(review.model.as_deref(), Some("claude-haiku-4.5"));
+    assert_eq!(review.final_response.as_deref(), Some("LGTM."));
+    // What reached each model: the subagent's one request went to its own model.
+    let requests = ctx.model_requests();
+    let subagent: Vec<_> = requests.iter().filter(|r| r.is_subagent()).collect();
+    assert_eq!(subagent.len(), 1, "{requests:#?}");
+    assert_eq!(subagent[0].model.as_deref(), Some("claude-haiku-4.5"));
+    assert!(subagent[0].mentions("Review: - faster startup"));
+    ctx.record_property("subagent_tools", &subagent[0].tool_names);
+}
+
+/// What reached the model: a canary in a file the model never reads stays out of every model
+/// request, while the eval's instructions reach it.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn keeps_the_canary_from_the_model(ctx: EvalContext) {
+    std::fs::write(ctx.workdir().join(".env"), "API_KEY=CANARY-8c1f\n").unwrap();
+    ctx.offline(Script::new([]).turn(ScriptedTurn::text("ferris-cli 2.4.1 is out.")));
+    let eval = ctx
+        .eval()
+        .instructions("Keep announcements to one line.")
+        .build()
+        .unwrap();
+    let result = ctx
+        .run(&eval, "Announce version 2.4.1 of ferris-cli.")
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+
+    let requests = ctx.model_requests();
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    assert!(requests[0].mentions("Keep announcements to one line."));
+    assert!(!requests.iter().any(|r| r.mentions("CANARY-8c1f")));
+    ctx.record_property("model_requests", requests.len());
 }

@@ -92,6 +92,46 @@ fn the_chart_is_sorted_by_cost_with_unknown_last() {
     assert_eq!(page.chart.rows[0].anchor, "eval-2");
 }
 
+/// A replay without recorded usage: the eval's line, its chart row and its run's totals say the
+/// tokens are unknown, never "0 tok".
+#[test]
+fn unknown_tokens_are_shown_as_unknown_per_eval() {
+    let mut unknown = test("replayed", Outcome::Passed, None, 0);
+    unknown.runs[0].totals.tokens = crate::report::TokenUsage::Unknown;
+    let page = Page::of(&report(vec![
+        test("known", Outcome::Passed, Some(0.1), 40),
+        unknown,
+    ]));
+    let row = |name: &str| page.chart.rows.iter().find(|r| r.name == name).unwrap();
+    assert_eq!(row("replayed").tokens, "tokens unknown");
+    assert_eq!(row("replayed").tokens_width, 0);
+    assert_eq!(row("known").tokens, "45 tok");
+    let view = |name: &str| page.tests.iter().find(|t| t.name == name).unwrap();
+    assert_eq!(view("replayed").tokens, "tokens unknown");
+    assert_eq!(view("known").tokens, "45 tokens");
+    assert!(
+        view("replayed").runs[0]
+            .totals
+            .contains("0 model calls, tokens unknown,"),
+        "{}",
+        view("replayed").runs[0].totals
+    );
+    let html = to_html(&report(vec![
+        test("known", Outcome::Passed, Some(0.1), 40),
+        {
+            let mut t = test("replayed", Outcome::Passed, None, 0);
+            t.runs[0].totals.tokens = crate::report::TokenUsage::Unknown;
+            t
+        },
+    ]))
+    .unwrap();
+    assert!(
+        !html.contains("0 tok"),
+        "an unknown count is never shown as 0"
+    );
+    assert!(html.contains("tokens unknown"));
+}
+
 /// Who denied a call: the budget, a call after the stop, a guard, or the permission layer.
 #[test]
 fn a_denied_call_names_who_denied_it() {

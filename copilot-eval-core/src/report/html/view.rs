@@ -67,7 +67,8 @@ pub(super) struct ChartRow {
     pub duration_width: u32,
     pub tokens_width: u32,
     pub duration: String,
-    pub tokens: u64,
+    /// The eval's input + output tokens, e.g. `240 tok`, or `tokens unknown`.
+    pub tokens: String,
     pub cost: String,
 }
 
@@ -86,7 +87,8 @@ pub(super) struct TestView {
     pub stop_reasons: Vec<String>,
     /// How many runs have incomplete evidence (`evidence_complete` false).
     pub incomplete_evidence_runs: usize,
-    pub tokens: u64,
+    /// The eval's input + output tokens, e.g. `240 tokens`, or `tokens unknown`.
+    pub tokens: String,
     pub cost: String,
     pub properties: Vec<(String, String)>,
     pub workdir: Option<String>,
@@ -276,6 +278,10 @@ fn sort_cost(cost: Option<&CostTotals>) -> Option<f64> {
 fn cost_label(cost: Option<&CostTotals>, currency: &str) -> String {
     match cost {
         None => "unknown".to_owned(),
+        // Only scripted runs (each counts 0): no price applies.
+        Some(c) if c.not_applicable_runs > 0 && c.estimated_cost == Some(0.0) => {
+            format!("not applicable: {}", crate::report::cost::SCRIPTED_MODEL)
+        }
         Some(c) => match (c.estimated_cost, c.reported_cost) {
             (Some(e), _) => maybe_number(Some(e), currency),
             (None, Some(r)) => format!("{} reported", maybe_number(Some(r), "")),
@@ -327,7 +333,7 @@ impl Chart {
                 duration_width: scale(t.duration_ms, max_ms).max(1),
                 tokens_width: scale(tokens(t), max_tokens),
                 duration: duration(t.duration_ms),
-                tokens: tokens(t),
+                tokens: token_label(t, "tok"),
                 cost: cost_label(t.cost.as_ref(), currency),
             })
             .collect();
@@ -347,11 +353,23 @@ fn test_anchor(index: usize) -> String {
     format!("eval-{index}")
 }
 
+/// The test's known tokens (input + output): runs whose tokens are unknown count 0.
 fn tokens(test: &TestRecord) -> u64 {
     test.runs
         .iter()
+        .filter(|r| r.totals.tokens.is_reported())
         .map(|r| r.totals.input_tokens + r.totals.output_tokens)
         .sum()
+}
+
+/// The test's tokens as shown: `N <unit>`, or `tokens unknown` when a run's tokens are unknown
+/// (a replay of a cassette without recorded usage), never a made-up 0.
+fn token_label(test: &TestRecord, unit: &str) -> String {
+    if test.runs.iter().any(|r| !r.totals.tokens.is_reported()) {
+        "tokens unknown".to_owned()
+    } else {
+        format!("{} {unit}", tokens(test))
+    }
 }
 
 impl TestView {
@@ -378,7 +396,7 @@ impl TestView {
                 .map(str::to_owned),
             stop_reasons,
             incomplete_evidence_runs: test.runs.iter().filter(|r| !r.evidence_complete).count(),
-            tokens: tokens(test),
+            tokens: token_label(test, "tokens"),
             cost: if test.outcome == Outcome::NotRun {
                 "not run".to_owned()
             } else {
@@ -520,15 +538,22 @@ impl RunView {
                 })
                 .collect(),
             totals: format!(
-                "{} model calls, {} input / {} output tokens ({} cache read, {} cache write), {} tool calls, premium requests {}, estimated cost {}",
+                "{} model calls, {}, {} tool calls, premium requests {}, estimated cost {}",
                 t.model_calls,
-                t.input_tokens,
-                t.output_tokens,
-                t.cache_read_tokens,
-                t.cache_write_tokens,
+                if t.tokens.is_reported() {
+                    format!(
+                        "{} input / {} output tokens ({} cache read, {} cache write)",
+                        t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens
+                    )
+                } else {
+                    "tokens unknown".to_owned()
+                },
                 t.tool_calls,
                 maybe_number(t.premium_requests, ""),
-                maybe_number(t.estimated_cost, "")
+                match &t.cost_not_applicable {
+                    Some(why) => format!("not applicable: {why}"),
+                    None => maybe_number(t.estimated_cost, ""),
+                }
             ),
             audit: audit_rows(run.audit.as_ref()),
             skills_invoked: run.skills_invoked.clone(),
