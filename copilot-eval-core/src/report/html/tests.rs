@@ -297,6 +297,8 @@ fn runtime_substitutions_and_mcp_names_are_shown() {
         "{html}"
     );
     assert!(html.contains("warning: cut to 64"), "{html}");
+}
+
 /// A run with incomplete evidence carries a badge on the run and on its eval's line (counting
 /// its runs); a run whose evidence is complete carries none. A declared stop is shown beside
 /// the stop reason.
