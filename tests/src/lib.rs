@@ -94,6 +94,21 @@ pub fn runtime_processes(workdir: &std::path::Path) -> Vec<u32> {
     found
 }
 
+/// How long `result`'s run took after its session was created: the runtime's start and the
+/// session's creation (which a loaded machine may make slow) and cleanup left out. The turns, or
+/// the time to the stop that cut them short (`timings.turns_ms` is set only when the turns
+/// finished). For "the run ended promptly, not at its timeout" checks.
+pub fn after_the_session(result: &CopilotResult) -> std::time::Duration {
+    let t = &result.timings;
+    let before = t.runtime_start_ms.unwrap_or(0) + t.create_session_ms.unwrap_or(0);
+    std::time::Duration::from_millis(
+        result
+            .duration_ms
+            .saturating_sub(before)
+            .saturating_sub(t.cleanup_ms),
+    )
+}
+
 /// The processes whose environment holds `entry` (e.g. `NAME=value` or a prefix of it), read
 /// from `/proc/*/environ` (Linux). Processes whose environment cannot be read are left out.
 pub fn processes_with_env(entry: &str) -> Vec<u32> {

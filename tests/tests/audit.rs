@@ -2,15 +2,16 @@
 //! path, end to end through the real runtime and the loopback model server.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use copilot_eval_core::audit::{Api, AuditTransport};
 use copilot_eval_core::model_server::{
     ModelServer, Script, ScriptedTurn, ServerConfig, Transport, WireApi,
 };
+use copilot_eval_core::run::{SessionClock, TestFaults};
 use copilot_eval_core::tools::{TINY_PNG, function_tool, image_tool};
 use copilot_eval_core::{CopilotEval, CopilotResult, RunOptions, StopReason, run_with};
-use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
+use copilot_eval_e2e::{after_the_session, assert_no_runtime_left, runtime_for};
 use serde_json::{Value, json};
 
 const MODEL: &str = "claude-sonnet-4.5";
@@ -38,10 +39,18 @@ async fn audited_run(
         .audit_requests(true)
         .build()
         .unwrap();
+    // The eval's timeout counts from the session's creation, so a slow runtime start on a
+    // loaded machine cannot use it up (the timeout row must see the request first).
+    let faults = TestFaults {
+        clock_starts_at_session: Some(SessionClock::default()),
+        ..TestFaults::default()
+    };
     let result = run_with(
         &eval,
         prompt,
-        &RunOptions::offline(server.base_url()).runtime_path(runtime),
+        &RunOptions::offline(server.base_url())
+            .runtime_path(runtime)
+            .test_faults(faults),
     )
     .await;
     assert_no_runtime_left(&result);
@@ -225,7 +234,6 @@ async fn websocket_closed_mid_response_blocks_all_further_inference() {
     let script = Script::new([])
         .disconnect()
         .turn(ScriptedTurn::text("should never be asked"));
-    let started = Instant::now();
     let (result, server) = audited_run(
         ServerConfig::new(Arc::new(script)).wire_api(WireApi::WebSocketResponses),
         CopilotEval::builder().timeout_s(60.0),
@@ -239,7 +247,7 @@ async fn websocket_closed_mid_response_blocks_all_further_inference() {
         "{:?}",
         result.error
     );
-    let error = result.error.unwrap();
+    let error = result.error.clone().unwrap();
     assert!(
         error.contains("WebSocket transport receive failed"),
         "{error}"
@@ -257,7 +265,10 @@ async fn websocket_closed_mid_response_blocks_all_further_inference() {
             .any(|r| r.method == "POST" && r.path.ends_with("/responses")),
         "no fallback to POST /responses"
     );
-    assert!(started.elapsed() < Duration::from_secs(30));
+    // Ended by the failed audit, well before the 60 s timeout (counted from the session's
+    // creation, so the runtime's start does not count).
+    let after = after_the_session(&result);
+    assert!(after < Duration::from_secs(30), "{after:?}");
 }
 
 #[tokio::test]
@@ -308,7 +319,8 @@ async fn timeout_with_audit_on_cleans_up() {
     let script = Script::new([]).hang();
     let (result, server) = audited_run(
         ServerConfig::new(Arc::new(script)).wire_api(WireApi::WebSocketResponses),
-        CopilotEval::builder().timeout_s(5.0),
+        // From the session's creation: ample for the prompt to reach the model on a busy machine.
+        CopilotEval::builder().timeout_s(10.0),
         "Hello.",
         &runtime.path,
     )
@@ -457,5 +469,159 @@ async fn the_audit_records_the_interaction_type_the_request_declares() {
     assert_eq!(
         audit[0].interaction_type.as_deref(),
         Some("conversation-user")
+    );
+}
+
+/// A loopback relay in front of `upstream` (the model server) for the test below: it passes
+/// every request through unchanged (one per connection: it asks the upstream to close after
+/// each), except a Chat Completions request, which it answers itself with the status line and
+/// ONE SSE chunk (a text delta, `Hel`) and then nothing more until the client goes away: an
+/// upstream answer that never ends. Returns the relay's base URL.
+async fn first_chunk_only_relay(upstream: std::net::SocketAddr) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                // The request head, then its body (by content-length).
+                let mut buffer = Vec::new();
+                let head_end = loop {
+                    if let Some(i) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break i + 4;
+                    }
+                    let mut chunk = [0u8; 4096];
+                    match client.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                    }
+                };
+                let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| {
+                        let (name, value) = l.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse().ok())?
+                    })
+                    .unwrap_or(0);
+                while buffer.len() < head_end + length {
+                    let mut chunk = [0u8; 4096];
+                    match client.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let request_line = head.lines().next().unwrap_or_default().to_owned();
+                if request_line.starts_with("POST ") && request_line.contains("/chat/completions") {
+                    let chunk = json!({
+                        "id": "relay",
+                        "object": "chat.completion.chunk",
+                        "created": 0,
+                        "model": MODEL,
+                        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hel"}, "finish_reason": null}],
+                    });
+                    let first = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n";
+                    let event = format!("data: {chunk}\n\n");
+                    let body = format!("{:x}\r\n{event}\r\n", event.len());
+                    if client.write_all(first.as_bytes()).await.is_err()
+                        || client.write_all(body.as_bytes()).await.is_err()
+                    {
+                        return;
+                    }
+                    let _ = client.flush().await;
+                    // Never end the answer: wait until the client closes.
+                    let mut sink = [0u8; 1024];
+                    while matches!(client.read(&mut sink).await, Ok(n) if n > 0) {}
+                    return;
+                }
+                // Pass through, asking the upstream to close after its answer.
+                let mut head: Vec<String> = head
+                    .trim_end()
+                    .lines()
+                    .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+                    .map(str::to_owned)
+                    .collect();
+                head.push("connection: close".to_owned());
+                let mut request = format!("{}\r\n\r\n", head.join("\r\n")).into_bytes();
+                request.extend_from_slice(&buffer[head_end..]);
+                let Ok(mut server) = tokio::net::TcpStream::connect(upstream).await else {
+                    return;
+                };
+                if server.write_all(&request).await.is_err() {
+                    return;
+                }
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// docs/audit.md: through the audit's request proxy an HTTP answer streams on to the runtime as
+/// it arrives. The upstream sends its first SSE chunk (the text delta `Hel`) and then nothing
+/// until the run's timeout ends it; the runtime still got that delta (its
+/// `assistant.message_delta` is in the run's events), so the chunk reached it before the
+/// upstream answer ended. A proxy that buffered the answer would show no delta.
+#[tokio::test]
+async fn the_first_sse_chunk_reaches_the_runtime_before_the_upstream_ends() {
+    let Some(runtime) =
+        runtime_for("the_first_sse_chunk_reaches_the_runtime_before_the_upstream_ends")
+    else {
+        return;
+    };
+    let server = ModelServer::start(
+        ServerConfig::new(Arc::new(
+            Script::new([]).turn(ScriptedTurn::text("never served")),
+        ))
+        .model(MODEL),
+    )
+    .await
+    .unwrap();
+    let relay = first_chunk_only_relay(server.local_addr()).await;
+    let work = tempfile::tempdir().unwrap();
+    let eval = CopilotEval::builder()
+        .model(MODEL)
+        .working_directory(work.path())
+        .streaming(true)
+        .audit_requests(true)
+        // From the session's creation: ample for the prompt to reach the model and the first
+        // chunk to come back on a busy machine.
+        .timeout_s(15.0)
+        .build()
+        .unwrap();
+    let faults = TestFaults {
+        clock_starts_at_session: Some(SessionClock::default()),
+        ..TestFaults::default()
+    };
+    let result = run_with(
+        &eval,
+        "Say hello.",
+        &RunOptions::offline(relay)
+            .runtime_path(&runtime.path)
+            .test_faults(faults),
+    )
+    .await;
+    assert_no_runtime_left(&result);
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Timeout,
+        "the answer never ended: {:?}",
+        result.error
+    );
+    assert_eq!(
+        result.request_audit.len(),
+        1,
+        "the request went through the audit"
+    );
+    let deltas: Vec<&Value> = result
+        .raw_events
+        .iter()
+        .filter(|e| e.event_type == "assistant.message_delta")
+        .map(|e| &e.data)
+        .collect();
+    assert!(
+        deltas.iter().any(|d| d["deltaContent"] == "Hel"),
+        "the first chunk reached the runtime: {deltas:?}"
     );
 }

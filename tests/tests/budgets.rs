@@ -6,11 +6,12 @@ use std::time::{Duration, Instant};
 
 use copilot_eval_core::guard_fn;
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
+use copilot_eval_core::run::{SessionClock, TestFaults};
 use copilot_eval_core::sdk::Tool;
 use copilot_eval_core::sdk::hooks::PreToolUseOutput;
 use copilot_eval_core::tools::function_tool;
-use copilot_eval_core::{CopilotResult, StopReason};
-use copilot_eval_e2e::{Offline, runtime_for};
+use copilot_eval_core::{CopilotResult, RunOptions, StopReason, run_with};
+use copilot_eval_e2e::{Offline, after_the_session, assert_no_runtime_left, runtime_for};
 use serde_json::json;
 
 /// A `note` tool whose handler counts its calls.
@@ -74,7 +75,6 @@ async fn budgets_stop_the_session_and_model_traffic() {
     };
     // (budget, admitted, model requests made before the stop)
     for (budget, admitted, requests) in [(0, 0, 1), (1, 1, 1), (3, 3, 2)] {
-        let started = Instant::now();
         let Outcome {
             result,
             handler_calls,
@@ -129,9 +129,12 @@ async fn budgets_stop_the_session_and_model_traffic() {
             .filter(|c| c.success == Some(true))
             .count();
         assert_eq!(ok, admitted as usize, "{label}");
+        // After the session's creation (the runtime's start does not count): well before the
+        // timeout.
+        let after = after_the_session(&result);
         assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "{label}: the stop is prompt"
+            after < Duration::from_secs(30),
+            "{label}: the stop is prompt: {after:?}"
         );
         assert_eq!(result.final_response, None, "{label}");
     }
@@ -239,10 +242,11 @@ async fn a_panicking_guard_is_an_execution_error() {
     assert_eq!(result.tool_calls_admitted, 0);
 }
 
-/// The eval's timeout: ample for the runtime's start and the first tool call on a loaded
-/// machine. The handler does not race it: it runs until [`PAST_THE_DEADLINE`] after it, so the
-/// timeout always falls while the handler is running, however long the start took.
-const SLOW_TIMEOUT: Duration = Duration::from_secs(30);
+/// The eval's timeout, counted from the session's creation (a [`SessionClock`], so the runtime's
+/// start does not count): ample for the first tool call on a loaded machine. The handler does
+/// not race it: it runs until [`PAST_THE_DEADLINE`] after the deadline it reads from the clock,
+/// so the timeout always falls while the handler is running.
+const SLOW_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long the slow handler outlives the eval's deadline.
 const PAST_THE_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -258,8 +262,8 @@ async fn a_slow_handler_is_drained_before_run_returns() {
     let entered: Arc<Mutex<Option<Instant>>> = Arc::default();
     let finished: Arc<Mutex<Option<Instant>>> = Arc::default();
     let (enter, mark) = (entered.clone(), finished.clone());
-    // Taken before `run` starts its clock, so the deadline is at or after it plus the timeout.
-    let begun = Instant::now();
+    let clock = SessionClock::default();
+    let handler_clock = clock.clone();
     let eval = offline
         .eval()
         .timeout_s(SLOW_TIMEOUT.as_secs_f64())
@@ -269,9 +273,14 @@ async fn a_slow_handler_is_drained_before_run_returns() {
             json!({"type": "object", "properties": {}}),
             move |_| {
                 let (enter, mark) = (enter.clone(), mark.clone());
+                let clock = handler_clock.clone();
                 async move {
                     *enter.lock().unwrap() = Some(Instant::now());
-                    let until = begun + SLOW_TIMEOUT + PAST_THE_DEADLINE;
+                    let deadline = clock
+                        .started()
+                        .expect("the clock started before any tool call")
+                        + SLOW_TIMEOUT;
+                    let until = deadline + PAST_THE_DEADLINE;
                     tokio::time::sleep_until(until.into()).await;
                     *mark.lock().unwrap() = Some(Instant::now());
                     Ok("finally".to_owned())
@@ -280,13 +289,20 @@ async fn a_slow_handler_is_drained_before_run_returns() {
         ))
         .build()
         .unwrap();
-    let result = offline.run(&eval, "Do the slow thing.").await;
+    let options = RunOptions::offline(offline.server.base_url())
+        .runtime_path(&runtime.path)
+        .test_faults(TestFaults {
+            clock_starts_at_session: Some(clock.clone()),
+            ..TestFaults::default()
+        });
+    let result = run_with(&eval, "Do the slow thing.", &options).await;
     let returned = Instant::now();
+    assert_no_runtime_left(&result);
     let entered = entered.lock().unwrap().expect(
-        "the handler was called before the timeout (the runtime took over 30 s to call the tool?)",
+        "the handler was called before the timeout (the runtime took over 20 s from the session's creation to call the tool?)",
     );
     assert!(
-        entered < begun + SLOW_TIMEOUT,
+        entered < clock.started().unwrap() + SLOW_TIMEOUT,
         "the handler was entered before the deadline"
     );
     assert_eq!(

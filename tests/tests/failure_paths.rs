@@ -143,7 +143,8 @@ async fn a_runtime_that_hangs_is_given_up_on_and_killed() {
     let workdir = offline.work.path().to_path_buf();
     let eval = offline
         .eval()
-        // Ample for the runtime's start and the first tool call on a loaded machine.
+        // From the session's creation (the runtime's start does not count): ample for the
+        // first tool call on a loaded machine.
         .timeout_s(30.0)
         .tool(copilot_eval_core::tools::function_tool(
             "freeze",
@@ -168,11 +169,16 @@ async fn a_runtime_that_hangs_is_given_up_on_and_killed() {
         ))
         .build()
         .unwrap();
+    let faults = copilot_eval_core::run::TestFaults {
+        clock_starts_at_session: Some(copilot_eval_core::run::SessionClock::default()),
+        ..Default::default()
+    };
     let result = copilot_eval_core::run_with(
         &eval,
         "Freeze.",
         &copilot_eval_core::RunOptions::offline(offline.server.base_url())
-            .runtime_path(&runtime.path),
+            .runtime_path(&runtime.path)
+            .test_faults(faults),
     )
     .await;
     let frozen = frozen.lock().unwrap().clone();

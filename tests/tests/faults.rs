@@ -36,9 +36,19 @@ const CLEANUP_MARGIN: Duration = Duration::from_secs(45);
 /// The timeout of rows that end on their own: ample for the runtime's start on a loaded machine.
 const LONG_TIMEOUT_S: f64 = 90.0;
 
-/// The timeout of rows that only the timeout ends (stalls, hangs): ample for the runtime's start
-/// and its first model request on a loaded machine (each such row checks the request was made).
+/// The timeout of rows that only the timeout ends (stalls, hangs), counted from the session's
+/// creation ([`session_clock`], so the runtime's start does not count): ample for the first model
+/// request on a loaded machine (each such row checks the request was made).
 const STALL_TIMEOUT_S: f64 = 30.0;
+
+/// Run options whose eval clock starts once the session was created (test-only), for the rows
+/// that only the timeout ends; `stops.rs` `timeout_covers_runtime_start` tests the real origin.
+fn session_clock(options: RunOptions) -> RunOptions {
+    options.test_faults(TestFaults {
+        clock_starts_at_session: Some(copilot_eval_core::run::SessionClock::default()),
+        ..TestFaults::default()
+    })
+}
 
 /// Run `eval` (built from the offline setup's builder) against `offline`, print what happened
 /// (the row's measured behaviour, for docs/faults.md), and check the time bound, that no runtime
@@ -71,6 +81,12 @@ async fn run_row_with(
         &options(RunOptions::offline(offline.server.base_url()).runtime_path(runtime)),
     )
     .await;
+    // The runtime's start and the session's creation do not count: a loaded machine may make
+    // them slow, and a row with a [`session_clock`] starts its timeout after them.
+    let before_session = Duration::from_millis(
+        result.timings.runtime_start_ms.unwrap_or(0)
+            + result.timings.create_session_ms.unwrap_or(0),
+    );
     let elapsed = started.elapsed();
     eprintln!(
         "FAULT {row}: stop={} success={} error={:?} requests={} statuses={:?} elapsed={elapsed:?} final={:?} cleanup={:?} capture={:?}",
@@ -90,8 +106,8 @@ async fn run_row_with(
         result.capture_errors,
     );
     assert!(
-        elapsed < timeout + CLEANUP_MARGIN,
-        "{row}: the run took {elapsed:?}, past its timeout {timeout:?} plus the cleanup margin"
+        elapsed.saturating_sub(before_session) < timeout + CLEANUP_MARGIN,
+        "{row}: the run took {elapsed:?} ({before_session:?} of it to start the runtime and create the session), past its timeout {timeout:?} plus the cleanup margin"
     );
     assert_no_runtime_left(&result);
     assert_artifacts(row, &result, prompt);
@@ -407,7 +423,15 @@ async fn timeout_row(
 ) {
     let offline = offline(runtime, script, wire).await;
     let eval = offline.eval().streaming(true).timeout_s(STALL_TIMEOUT_S);
-    let result = &run_row(row, &offline, eval, "Say hello.", &runtime.path).await;
+    let result = &run_row_with(
+        row,
+        &offline,
+        eval,
+        "Say hello.",
+        &runtime.path,
+        session_clock,
+    )
+    .await;
     assert_eq!(
         result.stop_reason,
         StopReason::Timeout,
@@ -535,6 +559,8 @@ async fn runtime_killed_mid_session() {
     let offline = offline(&runtime, script, WireApi::ChatCompletions).await;
     let killed: Arc<Mutex<Vec<u32>>> = Arc::default();
     let record = killed.clone();
+    let killed_at: Arc<Mutex<Option<Instant>>> = Arc::default();
+    let mark = killed_at.clone();
     let workdir = offline.work.path().to_path_buf();
     let eval =
         offline
@@ -546,6 +572,7 @@ async fn runtime_killed_mid_session() {
                 json!({"type": "object", "properties": {}}),
                 move |_| {
                     let (record, workdir) = (record.clone(), workdir.clone());
+                    let mark = mark.clone();
                     async move {
                         let pids = runtime_processes(&workdir);
                         for pid in &pids {
@@ -555,6 +582,7 @@ async fn runtime_killed_mid_session() {
                                 .map_err(|e| e.to_string())?;
                             assert!(status.success(), "kill -KILL {pid}");
                         }
+                        *mark.lock().unwrap() = Some(Instant::now());
                         *record.lock().unwrap() = pids;
                         Ok("killed".to_owned())
                     }
@@ -564,6 +592,17 @@ async fn runtime_killed_mid_session() {
     assert!(
         !killed.lock().unwrap().is_empty(),
         "the handler found the runtime"
+    );
+    // The run ends on the kill (an event), not at its 90 s timeout: within 30 s of the kill,
+    // cleanup and the artifact checks included (docs/faults.md).
+    let since_kill = killed_at
+        .lock()
+        .unwrap()
+        .expect("the handler killed")
+        .elapsed();
+    assert!(
+        since_kill < Duration::from_secs(30),
+        "the run ended {since_kill:?} after the kill"
     );
     assert_eq!(
         result.stop_reason,
@@ -671,7 +710,15 @@ async fn a_tool_handler_that_hangs() {
                     }
                 },
             ));
-    let result = &run_row("tool_hangs", &offline, eval, "Hang.", &runtime.path).await;
+    let result = &run_row_with(
+        "tool_hangs",
+        &offline,
+        eval,
+        "Hang.",
+        &runtime.path,
+        session_clock,
+    )
+    .await;
     assert!(
         entered.load(std::sync::atomic::Ordering::SeqCst),
         "the handler was called before the timeout"
@@ -684,7 +731,8 @@ async fn a_tool_handler_that_hangs() {
     );
     let error = result.error.as_deref().unwrap_or_default();
     assert!(
-        error.contains("timed out after 30s") && error.contains("tool handler hang still running"),
+        error.contains("timed out after 30s")
+            && error.contains("tool handler hang still running 20s after the stop"),
         "{error}"
     );
     let call = result
@@ -1027,6 +1075,12 @@ fn a_signal_to_the_runner_with_an_eval_in_flight() {
             exit.stderr
         );
         assert_eq!(exit.status, Some(3), "SIG{signal}: {}", exit.stderr);
+        // stderr says which signal stopped the suite (docs/faults.md).
+        let says = match signal {
+            "TERM" => "terminated (SIGTERM): killing the running tests",
+            _ => "interrupted: killing the running tests",
+        };
+        assert!(exit.stderr.contains(says), "SIG{signal}: {}", exit.stderr);
         let (report, junit) = read_artifacts(scratch.path());
         assert_eq!(report.tests.len(), 1, "SIG{signal}");
         let test = &report.tests[0];
@@ -1248,6 +1302,13 @@ fn a_runtime_of_another_version() {
     assert!(run.junit_message("passes").contains(fix));
     assert_eq!(test.runs.len(), 1, "{test:#?}");
     assert_eq!(test.runs[0].stop_reason, "execution_error");
+    // Before any process starts: the run never started a runtime (no start, no session)...
+    assert_eq!(test.runs[0].timings.runtime_start_ms, None, "{test:#?}");
+    assert_eq!(test.runs[0].timings.create_session_ms, None, "{test:#?}");
+    // ...and once the runner exited, no process of this suite is left: each carried the
+    // version it was given (the runner's marker needs its pid, which `support::fixture` hides).
+    let left = processes_with_env("COPILOT_EVAL_RUNTIME_VERSION=9.9.9");
+    assert!(left.is_empty(), "processes left: {left:?}");
 }
 
 /// The evidence side file cannot be written: the fixture's `passes`, run by `cargo

@@ -10,6 +10,7 @@ use copilot_eval_core::cassette::ReplaySession;
 use copilot_eval_core::customization::RepoConfig;
 use copilot_eval_core::evidence::subagents::SubagentStatus;
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
+use copilot_eval_core::run::{SessionClock, TestFaults};
 use copilot_eval_core::sdk::CustomAgentConfig;
 use copilot_eval_core::{CopilotEval, CopilotResult, RunOptions, StopReason, run_with};
 use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
@@ -461,16 +462,23 @@ async fn a_dispatch_cut_off_by_the_timeout_is_never_a_silent_gap() {
     let eval = CopilotEval::builder()
         .model(MODEL)
         .working_directory(work.path())
-        // Ample for the runtime's start and the dispatch on a busy machine; the run then waits
-        // on the subagent's unanswered model request until this timeout.
+        // From the session's creation (the runtime's start does not count): ample for the
+        // dispatch on a busy machine; the run then waits on the subagent's unanswered model
+        // request until this timeout.
         .timeout_s(20.0)
         .custom_agent(CustomAgentConfig::new("writer", "You write.").with_description("Writes"))
         .build()
         .unwrap();
+    let faults = TestFaults {
+        clock_starts_at_session: Some(SessionClock::default()),
+        ..TestFaults::default()
+    };
     let result = run_with(
         &eval,
         "Have the writer write.",
-        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
+        &RunOptions::offline(server.base_url())
+            .runtime_path(&runtime.path)
+            .test_faults(faults),
     )
     .await;
     assert_no_runtime_left(&result);

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
+use copilot_eval_core::run::{SessionClock, TestFaults};
 use copilot_eval_core::{CopilotEval, RunOptions, StopReason, run_with};
-use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
+use copilot_eval_e2e::{after_the_session, assert_no_runtime_left, runtime_for};
 
 const MODEL: &str = "claude-sonnet-4.5";
 
@@ -14,6 +15,21 @@ async fn server(script: Script) -> ModelServer {
     ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
         .await
         .unwrap()
+}
+
+/// Offline options against `base_url` whose eval clock starts once the session was created
+/// (the returned clock says when), so a slow runtime start on a loaded machine cannot use up a
+/// timeout row's timeout before the model request; `timeout_covers_runtime_start` tests the
+/// real origin.
+fn clocked(base_url: String, runtime: &std::path::Path) -> (RunOptions, SessionClock) {
+    let clock = SessionClock::default();
+    let options = RunOptions::offline(base_url)
+        .runtime_path(runtime)
+        .test_faults(TestFaults {
+            clock_starts_at_session: Some(clock.clone()),
+            ..TestFaults::default()
+        });
+    (options, clock)
 }
 
 fn eval(work: &std::path::Path, timeout_s: f64) -> CopilotEval {
@@ -32,7 +48,6 @@ async fn scripted_model_error_is_an_execution_error() {
     };
     let work = tempfile::tempdir().unwrap();
     let server = server(Script::new([]).error(400, "scripted bad request")).await;
-    let started = Instant::now();
     let result = run_with(
         &eval(work.path(), 60.0),
         "Say hello.",
@@ -49,16 +64,22 @@ async fn scripted_model_error_is_an_execution_error() {
     let error = result.error.clone().unwrap();
     assert!(error.contains("session.error"), "{error}");
     assert_eq!(result.final_response, None);
+    // After the session's creation (the runtime's start does not count): well before the 60 s
+    // timeout.
+    let after = after_the_session(&result);
     assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "a model error ends the run promptly, not at the timeout"
+        after < Duration::from_secs(30),
+        "a model error ends the run promptly, not at the timeout: {after:?}"
     );
     assert_no_runtime_left(&result);
 }
 
-/// Ample for the runtime's start on a loaded machine, so the model request is always made
-/// before the timeout (the test checks it was).
+/// From the session's creation ([`clocked`]): ample for the prompt to reach the model on a
+/// loaded machine, so the model request is always made before the timeout (the test checks it
+/// was).
 const NEVER_ANSWERS_TIMEOUT_S: f64 = 20.0;
+/// Bound on cleanup after the timeout (abort, graceful stop, kill and the leftover check).
+const CLEANUP_BOUND: Duration = Duration::from_secs(40);
 
 #[tokio::test]
 async fn model_that_never_answers_times_out() {
@@ -67,14 +88,14 @@ async fn model_that_never_answers_times_out() {
     };
     let work = tempfile::tempdir().unwrap();
     let server = server(Script::new([]).hang()).await;
-    let started = Instant::now();
+    let (options, clock) = clocked(server.base_url(), &runtime.path);
     let result = run_with(
         &eval(work.path(), NEVER_ANSWERS_TIMEOUT_S),
         "Say hello.",
-        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
+        &options,
     )
     .await;
-    let elapsed = started.elapsed();
+    let elapsed = clock.started().expect("the session was created").elapsed();
     assert!(!result.success);
     assert_eq!(
         result.stop_reason,
@@ -91,7 +112,7 @@ async fn model_that_never_answers_times_out() {
     );
     assert!(elapsed >= Duration::from_secs(20), "{elapsed:?}");
     assert!(
-        elapsed < Duration::from_secs(60),
+        elapsed < Duration::from_secs(20) + CLEANUP_BOUND,
         "cleanup is bounded: {elapsed:?}"
     );
     assert_eq!(
@@ -99,6 +120,17 @@ async fn model_that_never_answers_times_out() {
         1,
         "the request was made and never answered"
     );
+    // The server's log holds it with status 0: never answered (docs/faults.md).
+    let statuses: Vec<u16> = server
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.path.ends_with("/chat/completions")
+                || (r.path.ends_with("/responses") && r.method != "GET")
+        })
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(statuses, [0], "{:?}", server.requests());
     assert_no_runtime_left(&result);
 }
 
@@ -268,18 +300,13 @@ async fn a_slow_model_stream_past_the_timeout_is_a_timeout() {
             .model(MODEL)
             .working_directory(work.path())
             .streaming(true)
-            // Ample for the runtime's start on a loaded machine: the stream must start (checked
-            // below) before the timeout.
+            // From the session's creation ([`clocked`]): ample for the prompt to reach the model
+            // on a loaded machine: the stream must start (checked below) before the timeout.
             .timeout_s(20.0)
             .build()
             .unwrap();
-        let started = Instant::now();
-        let result = run_with(
-            &eval,
-            "Say hello.",
-            &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
-        )
-        .await;
+        let (options, clock) = clocked(server.base_url(), &runtime.path);
+        let result = run_with(&eval, "Say hello.", &options).await;
         assert_eq!(
             result.stop_reason,
             StopReason::Timeout,
@@ -291,7 +318,11 @@ async fn a_slow_model_stream_past_the_timeout_is_a_timeout() {
             1,
             "{wire:?}: the stream started and stalled"
         );
-        assert!(started.elapsed() < Duration::from_secs(60), "{wire:?}");
+        let elapsed = clock.started().expect("the session was created").elapsed();
+        assert!(
+            elapsed < Duration::from_secs(20) + CLEANUP_BOUND,
+            "{wire:?}: {elapsed:?}"
+        );
         assert_no_runtime_left(&result);
     }
 }

@@ -182,6 +182,51 @@ fn replay_without_a_cassette_is_a_setup_error_and_no_request() {
     std::fs::remove_dir_all(workdir).unwrap();
 }
 
+/// docs/comparisons.md: two evals that share a working directory, or whose folders nest, make
+/// `ctx.compare` a setup error saying so and how to fix it, before either side runs. (Replay
+/// mode with no cassette: were the check missing, the first side would be a different setup
+/// error, never a model request.)
+#[test]
+fn a_comparison_whose_sides_share_or_nest_their_folders_is_a_setup_error() {
+    for (label, nested, says) in [
+        ("shared", false, "share the working directory"),
+        ("nested", true, "overlap: the baseline works in"),
+    ] {
+        let scratch = tempfile::tempdir().unwrap();
+        let file = scratch.path().join("evidence.json");
+        let config = TestConfig::new("t", "evals::t", "/definitely/not/a/package");
+        let ctx = EvalContext::with_settings(config, Ok(Mode::Replay), Some(file.clone()));
+        let workdir = ctx.workdir().to_path_buf();
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            run_test_in(ctx, move |ctx| async move {
+                let baseline_dir = ctx.workdir().join("side");
+                let treatment_dir = if nested {
+                    baseline_dir.join("inner")
+                } else {
+                    baseline_dir.clone()
+                };
+                std::fs::create_dir_all(&treatment_dir).unwrap();
+                let baseline = ctx.eval().working_directory(&baseline_dir).build().unwrap();
+                let treatment = ctx
+                    .eval()
+                    .working_directory(&treatment_dir)
+                    .build()
+                    .unwrap();
+                let _ = ctx.compare(&baseline, &treatment, "hello").await;
+            })
+        }));
+        assert!(unwound.is_err(), "{label}: the test fails");
+        let evidence = TestEvidence::read(&file).unwrap();
+        let setup = evidence.setup_error.unwrap_or_default();
+        assert!(
+            setup.contains(says) && setup.contains("Side::Baseline.workdir(&ctx)"),
+            "{label}: {setup}"
+        );
+        assert!(evidence.runs.is_empty(), "{label}: no side ran");
+        let _ = std::fs::remove_dir_all(workdir);
+    }
+}
+
 #[test]
 fn an_invalid_mode_is_a_setup_error() {
     let scratch = tempfile::tempdir().unwrap();

@@ -12,7 +12,7 @@
 //! Then, in every outcome, it cleans up, in this order: close admission (every later tool call is
 //! denied, no model request is forwarded); abort a session that is still busy; wait (bounded) for
 //! the runtime to report the completion of every tool call it started; wait for every in-process
-//! tool handler that already started (never cancelled); disconnect; stop the runtime (forcing it
+//! tool handler that already started (bounded, never cancelled); disconnect; stop the runtime (forcing it
 //! when a graceful stop fails); and check that no process carrying the run's private home is left
 //! (killing and reporting any). Cleanup may outlast `timeout_s`; `timings.cleanup_ms` says how
 //! long it took. There is exactly one attempt: nothing is retried.
@@ -54,7 +54,7 @@ mod test_faults;
 pub use hooks::{ExchangeTap, ReplayCheck};
 pub(crate) use prepare::{client_options, gh_token, live_token};
 #[doc(hidden)]
-pub use test_faults::TestFaults;
+pub use test_faults::{SessionClock, TestFaults};
 
 use controls::Controls;
 use prepare::{Prepared, SetupFailure};

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 
 use super::controls::{ControlHooks, Controls};
 use super::state::{RunState, control_stop};
-use super::test_faults::TestFaults;
+use super::test_faults::{SessionClock, TestFaults};
 use super::{OFFLINE_TOKEN, Target, live_token};
 use crate::error::ConfigError;
 use crate::eval::{ClientMode, CopilotEval, EMPTY_MODE_SETTINGS, Prompt, check_empty_mode};
@@ -270,9 +270,11 @@ pub(super) async fn drive(
             stop.ok().and_then(|s| s.clone())
                 .map(|stop| control_stop(&stop))
         }
-        outcome = tokio::time::timeout_at(
-            deadline.into(),
+        outcome = timed(
             execute(eval, prompts, working_directory, client_options, target, resume, faults, controls, slots, run),
+            deadline,
+            faults.clock_starts_at_session.as_ref(),
+            Duration::from_secs_f64(eval.timeout_s),
         ) => match outcome {
             Ok(Ok(())) => None,
             Ok(Err(error)) => Some((StopReason::ExecutionError, error)),
@@ -300,6 +302,30 @@ pub(super) async fn drive(
         run.fail(reason, error);
     }
     turns_finished
+}
+
+/// `work` bounded by `deadline`; with the test-only [`SessionClock`], by `timeout` from the
+/// moment the session was created instead (no bound before it). `Err(())`: the bound elapsed.
+async fn timed<F: std::future::Future>(
+    work: F,
+    deadline: Instant,
+    clock: Option<&SessionClock>,
+    timeout: Duration,
+) -> Result<F::Output, ()> {
+    let Some(clock) = clock else {
+        return tokio::time::timeout_at(deadline.into(), work)
+            .await
+            .map_err(|_| ());
+    };
+    clock.reset();
+    tokio::pin!(work);
+    let started = tokio::select! {
+        output = &mut work => return Ok(output),
+        started = clock.wait() => started,
+    };
+    tokio::time::timeout_at((started + timeout).into(), work)
+        .await
+        .map_err(|_| ())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -369,6 +395,9 @@ async fn execute(
     run.session_id = Some(session.id().to_string());
     run.resumed = resume.is_some();
     run.timings.create_session_ms = Some(t.elapsed().as_millis() as u64);
+    if let Some(clock) = &faults.clock_starts_at_session {
+        clock.start();
+    }
     *slots.session.lock().expect("slot") = Some(session.clone());
     // Before the prompt: the runtime must have discovered every requested skill.
     if let Some(discovery) = run.skill_discovery.as_mut()

@@ -1,14 +1,16 @@
 //! Faults a test injects into the run's own machinery, to reach failure paths that a real
 //! runtime and a scripted model cannot force at the right moment: a lagging event subscription,
-//! an event recorder that does not end, a WebSocket send after the upstream went away.
+//! an event recorder that does not end, a WebSocket send after the upstream went away; and one
+//! that moves the eval's clock: [`SessionClock`], for tests of a timeout on a loaded machine.
 //!
 //! **Test-only.** Hidden from the documentation; an eval never sets these. Set through
 //! [`RunOptions::test_faults`](super::RunOptions::test_faults); the default injects nothing.
 //! `tests/tests/faults.rs` uses each one (docs/faults.md, "Faults inside the run").
 
 use std::sync::Arc;
+use std::time::Instant;
 
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 /// What to break inside one run (all off by default).
 #[doc(hidden)]
@@ -27,4 +29,48 @@ pub struct TestFaults {
     /// reader reads the upstream again only once the runtime's next message was sent (or failed),
     /// so a connection that broke in between is first seen by the send.
     pub websocket_reader_waits_for_send: bool,
+    /// The eval's `timeout_s` counts from the moment the session was created, not from before
+    /// the runtime started (no bound before it): a test of a timeout then sees the timeout fall
+    /// after the runtime's start however long that start takes on a loaded machine. The real
+    /// origin is tested by `tests/tests/stops.rs` (`timeout_covers_runtime_start`).
+    pub clock_starts_at_session: Option<SessionClock>,
+}
+
+/// Where a run with [`TestFaults::clock_starts_at_session`] records the moment its clock started
+/// (the session was created); one per run (each run sets it anew).
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct SessionClock(Arc<watch::Sender<Option<Instant>>>);
+
+impl Default for SessionClock {
+    fn default() -> Self {
+        Self(Arc::new(watch::channel(None).0))
+    }
+}
+
+impl SessionClock {
+    /// When the run's clock started (its session was created): `None` before that.
+    pub fn started(&self) -> Option<Instant> {
+        *self.0.borrow()
+    }
+
+    /// Forget an earlier start (a run sets it anew).
+    pub(super) fn reset(&self) {
+        self.0.send_replace(None);
+    }
+
+    /// Start the clock now.
+    pub(super) fn start(&self) {
+        self.0.send_replace(Some(Instant::now()));
+    }
+
+    /// Wait until the clock started; return when.
+    pub(super) async fn wait(&self) -> Instant {
+        let mut started = self.0.subscribe();
+        let started = started
+            .wait_for(Option::is_some)
+            .await
+            .expect("the clock holds its own sender");
+        started.expect("waited for a start")
+    }
 }
