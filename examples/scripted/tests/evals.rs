@@ -92,6 +92,16 @@ async fn resumes_the_session_later(ctx: EvalContext) {
     assert!(later.success, "{}: {:?}", later.stop_reason, later.error);
     assert!(later.resumed);
     assert_eq!(later.session_id, first.session_id);
+    // The resumed session's model request carries the first exchange as history: the model
+    // answers from the earlier conversation, not from the script alone.
+    let requests = ctx.model_requests();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    assert!(!requests[0].mentions("Noted."), "{requests:#?}");
+    assert!(
+        requests[1].mentions("Remember this: the code word is PLUM.")
+            && requests[1].mentions("Noted."),
+        "the resumed request lacks the first exchange: {requests:#?}"
+    );
     ctx.record_property("answer", later.final_response.as_deref());
 }
 
