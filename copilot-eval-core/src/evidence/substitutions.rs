@@ -8,7 +8,7 @@
 //!   fails "Tool name is missing or empty" and carries the telemetry flag
 //!   `wasNamelessToolCall`; the runtime's own history then differs from what the model sent;
 //! - an MCP tool reaches the model as `<server>-<tool>` cut to 64 characters
-//!   ([`mcp::model_tool_name`]); a call with the full name fails "Tool '...' does not exist".
+//!   ([`crate::customization::mcp_names::model_tool_name`]); a call with the full name fails "Tool '...' does not exist".
 //!
 //! Decision: both are the runtime's doing, so such a failed call ends the run with the stop
 //! reason `runtime_substitution` (an infrastructure stop, never `completed`). The cut name

@@ -20,7 +20,7 @@
 //! In-process SDK tool handlers are wrapped so that a handler that started always runs to its end
 //! in its own task, even when the session is aborted; the run waits for all of them before it
 //! stops the runtime ([`Controls::drain`]), and records any that failed. A handler that panics
-//! stops the run ([`Controls::handler_panicked`], see [`super::handlers`]).
+//! stops the run ([`Controls::handler_panicked`], see `run/handlers.rs`).
 //!
 //! Every stop closes the model-request gate; the request proxy reads it, so a run whose controls
 //! can stop it mid-session installs the proxy ([`Controls::can_stop_mid_session`]).
