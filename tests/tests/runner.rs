@@ -57,6 +57,8 @@ fn discovery_lists_only_the_eval_tests() {
             "copilot-eval-fixture::evals: guards_and_delegates",
             "copilot-eval-fixture::evals: hangs_after_a_run",
             "copilot-eval-fixture::evals: hangs_in_a_tool_handler",
+            "copilot-eval-fixture::evals: hides_a_guard_failure",
+            "copilot-eval-fixture::evals: hides_a_handler_panic",
             "copilot-eval-fixture::evals: ignores_a_stale_cassette",
             "copilot-eval-fixture::evals: leaves_a_process_behind",
             "copilot-eval-fixture::evals: loses_events",
@@ -72,7 +74,7 @@ fn discovery_lists_only_the_eval_tests() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("21 eval tests (3 other tests not listed"),
+        stderr.contains("23 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 

@@ -209,3 +209,65 @@ fn a_run_with_incomplete_evidence_is_shown_in_every_report() {
     );
     assert!(page.contains("evidence incomplete (1 run)"));
 }
+
+/// A panicking tool handler and a failing pre-tool guard (no budget set) are bugs in the test's
+/// own code: each run stops `execution_error` naming the handler or the guard, and the runner
+/// reports each test `error` although the test returned normally (`hides_a_handler_panic`,
+/// `hides_a_guard_failure`). After the guard failure no model request is forwarded, so the
+/// guarded file is never written.
+#[test]
+fn a_panicking_handler_or_a_failing_guard_is_an_error_though_the_test_passed() {
+    if runtime_for("a_panicking_handler_or_a_failing_guard_is_an_error_though_the_test_passed")
+        .is_none()
+    {
+        return;
+    }
+    let run = fixture(
+        &[
+            "--no-fail-fast",
+            "--exact",
+            "hides_a_handler_panic",
+            "hides_a_guard_failure",
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 3, "{}", run.stderr);
+
+    let panicked = run.test("hides_a_handler_panic");
+    assert_eq!(panicked.outcome, Outcome::Error, "{panicked:#?}");
+    assert_eq!(panicked.error_kind, Some(ErrorKind::Run));
+    assert_eq!(panicked.runs[0].stop_reason, "execution_error");
+    let message = panicked.message.as_deref().unwrap();
+    assert!(
+        message
+            .contains("the tool handler `lookup` panicked: fixture: the lookup table is missing"),
+        "{message}"
+    );
+    assert!(
+        message.starts_with(
+            "the test passed, but run 1 (hides_a_handler_panic) stopped with execution_error"
+        ),
+        "{message}"
+    );
+    assert_eq!(run.junit_kind("hides_a_handler_panic"), "error");
+
+    let guarded = run.test("hides_a_guard_failure");
+    assert_eq!(guarded.outcome, Outcome::Error, "{guarded:#?}");
+    assert_eq!(guarded.error_kind, Some(ErrorKind::Run));
+    assert_eq!(guarded.runs[0].stop_reason, "execution_error");
+    let message = guarded.message.as_deref().unwrap();
+    assert!(
+        message.contains("fixture guard: the policy file cannot be read"),
+        "{message}"
+    );
+    assert_eq!(run.junit_kind("hides_a_guard_failure"), "error");
+    assert!(
+        run.stderr
+            .contains("ERROR copilot-eval-fixture::evals hides_a_handler_panic")
+            && run
+                .stderr
+                .contains("ERROR copilot-eval-fixture::evals hides_a_guard_failure"),
+        "the summary names both\n{}",
+        run.stderr
+    );
+}
