@@ -158,8 +158,11 @@ fn the_scripted_example_passes_offline_with_and_without_replay() {
         .filter(|l| l.starts_with(LIVE_WARNING))
         .collect();
     assert_eq!(warnings.len(), 1, "{}", live.stderr);
+    // The requests go to the unreachable stand-in, and the warning says so instead of promising
+    // premium requests that nothing can spend.
     assert!(
-        warnings[0].contains("spend premium requests")
+        warnings[0].contains("(COPILOT_EVAL_LIVE_BASE_URL), not to GitHub Copilot")
+            && !warnings[0].contains("spend premium requests")
             && warnings[0].contains("scripted evals stay offline"),
         "{}",
         warnings[0]
