@@ -1,7 +1,8 @@
 //! Cost in the artifacts and the suite's cost caps, end to end: the real command on the fixture
-//! crate with `--replay` (the fixture's evals script their model; each scripted turn reports 100
-//! input and 20 output tokens through the real runtime), priced with a test pricing table that
-//! makes every call cost exactly 1 unit.
+//! crate with `--replay`. The fixture's `priced::*` evals replay cassettes whose replies carry
+//! recorded usage (100 input and 20 output tokens per call; `b_larger_call` 200 and 40), priced
+//! with a test pricing table that makes 100 input tokens cost exactly 1 unit. Scripted evals are
+//! not priced (their tokens are the script's), which the last test shows.
 
 mod support;
 
@@ -31,8 +32,8 @@ fn a_cost_cap_stops_launching_evals_at_the_cap() {
     }
     let dir = tempfile::tempdir().unwrap();
     let table = pricing(dir.path(), ONE_PER_CALL);
-    // List order: unit_eval (1 call), nested::passes_in_a_module (1 call), passes (2 calls).
-    // After unit_eval 1 EUR < 1.5: the next is launched; after it 2 EUR >= 1.5: no more.
+    // List order: a_call (1 EUR), another_call (1 EUR), b_larger_call (2 EUR).
+    // After a_call 1 EUR < 1.5: the next is launched; after it 2 EUR >= 1.5: no more.
     let run = fixture(
         &[
             "-j",
@@ -41,8 +42,7 @@ fn a_cost_cap_stops_launching_evals_at_the_cap() {
             &table,
             "--max-cost",
             "1.5",
-            "unit_eval",
-            "passes",
+            "priced",
         ],
         &[],
     );
@@ -56,14 +56,14 @@ fn a_cost_cap_stops_launching_evals_at_the_cap() {
     assert_eq!(
         names,
         [
-            ("tests::unit_eval", Outcome::Passed),
-            ("nested::passes_in_a_module", Outcome::Passed),
-            ("passes", Outcome::NotRun),
+            ("priced::a_call", Outcome::Passed),
+            ("priced::another_call", Outcome::Passed),
+            ("priced::b_larger_call", Outcome::NotRun),
         ]
     );
 
     // Per eval: tokens, calls, reported numbers and the estimate.
-    let first = run.test("tests::unit_eval").cost.clone().unwrap();
+    let first = run.test("priced::a_call").cost.clone().unwrap();
     assert_eq!(
         (
             first.model_calls,
@@ -77,15 +77,15 @@ fn a_cost_cap_stops_launching_evals_at_the_cap() {
     assert_eq!(
         first.premium_requests,
         Some(0.0),
-        "the loopback catalog bills nothing"
+        "the replay server bills nothing"
     );
     assert_eq!(first.reported_cost, Some(0.0));
-    let run_totals = &run.test("tests::unit_eval").runs[0].totals;
+    let run_totals = &run.test("priced::a_call").runs[0].totals;
     assert_eq!(run_totals.estimated_cost, Some(1.0));
     assert_eq!(run_totals.premium_requests, Some(0.0));
 
     // The eval not launched: not_run with the reason, no cost.
-    let skipped = run.test("passes");
+    let skipped = run.test("priced::b_larger_call");
     let reason = skipped.message.as_deref().unwrap();
     assert!(
         reason
@@ -113,18 +113,18 @@ fn a_cost_cap_stops_launching_evals_at_the_cap() {
 
     // JUnit: the same numbers, and the skipped eval with its reason.
     assert_eq!(
-        run.junit_property("tests::unit_eval", "copilot_eval.cost.estimated"),
+        run.junit_property("priced::a_call", "copilot_eval.cost.estimated"),
         "1"
     );
     assert_eq!(
-        run.junit_property("tests::unit_eval", "copilot_eval.model_calls"),
+        run.junit_property("priced::a_call", "copilot_eval.model_calls"),
         "1"
     );
     assert_eq!(
-        run.junit_property("tests::unit_eval", "copilot_eval.premium_requests"),
+        run.junit_property("priced::a_call", "copilot_eval.premium_requests"),
         "0"
     );
-    match &run.junit_case("passes").status {
+    match &run.junit_case("priced::b_larger_call").status {
         quick_junit::TestCaseStatus::Skipped { message, .. } => {
             assert!(message.as_ref().unwrap().contains("--max-cost 1.5"))
         }
@@ -161,8 +161,7 @@ fn with_parallel_evals_running_ones_finish_past_the_cap() {
             &table,
             "--max-cost",
             "1.5",
-            "unit_eval",
-            "passes",
+            "priced",
         ],
         &[],
     );
@@ -175,9 +174,9 @@ fn with_parallel_evals_running_ones_finish_past_the_cap() {
     assert_eq!(
         outcomes,
         [
-            ("tests::unit_eval", Outcome::Passed),
-            ("nested::passes_in_a_module", Outcome::Passed),
-            ("passes", Outcome::Passed),
+            ("priced::a_call", Outcome::Passed),
+            ("priced::another_call", Outcome::Passed),
+            ("priced::b_larger_call", Outcome::Passed),
         ],
         "{}",
         run.stderr
@@ -186,7 +185,7 @@ fn with_parallel_evals_running_ones_finish_past_the_cap() {
     assert_eq!(
         run.report.totals.cost.estimated_cost,
         Some(4.0),
-        "1 + 1 + 2 calls at 1 EUR each, past the 1.5 EUR cap"
+        "1 + 1 + 2 EUR, past the 1.5 EUR cap"
     );
     let control = run.report.cost_control.as_ref().unwrap();
     assert_eq!(control.max_cost, Some(1.5));
@@ -237,15 +236,14 @@ fn unknown_prices_stay_null_and_stop_a_capped_suite() {
             &table,
             "--max-cost",
             "100",
-            "unit_eval",
-            "passes",
+            "priced",
         ],
         &[],
     );
     assert_eq!(run.status, 3, "{}", run.stderr);
     let json: Value = serde_json::from_str(&run.json).unwrap();
     let first = &json["tests"][0];
-    assert_eq!(first["name"], "tests::unit_eval");
+    assert_eq!(first["name"], "priced::a_call");
     assert_eq!(first["outcome"], "passed");
     assert!(
         first["cost"]["estimated_cost"].is_null(),
@@ -259,10 +257,10 @@ fn unknown_prices_stay_null_and_stop_a_capped_suite() {
     assert!(first["runs"][0]["totals"]["estimated_cost"].is_null());
     assert!(json["totals"]["cost"]["estimated_cost"].is_null());
     assert_eq!(
-        run.junit_property("tests::unit_eval", "copilot_eval.cost.estimated"),
+        run.junit_property("priced::a_call", "copilot_eval.cost.estimated"),
         "unknown"
     );
-    for name in ["nested::passes_in_a_module", "passes"] {
+    for name in ["priced::another_call", "priced::b_larger_call"] {
         let test = run.test(name);
         assert_eq!(test.outcome, Outcome::NotRun);
         assert!(
@@ -298,4 +296,77 @@ fn an_invalid_pricing_table_or_cap_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--max-cost must be a number >= 0"));
+}
+
+/// A scripted run is not priced: its tokens are the script's, not a model's, so its cost is
+/// "not applicable: scripted model" in every artifact, it counts 0 toward the sums, and a cap
+/// below one priced call never stops scripted evals.
+#[test]
+fn scripted_runs_are_not_priced_and_never_reach_a_cap() {
+    if runtime_for("scripted_runs_are_not_priced_and_never_reach_a_cap").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let table = pricing(dir.path(), ONE_PER_CALL);
+    let run = fixture(
+        &[
+            "-j",
+            "1",
+            "--pricing",
+            &table,
+            "--max-cost",
+            "0.5",
+            "unit_eval",
+            "passes",
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let outcomes: Vec<(&str, Outcome)> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| (t.name.as_str(), t.outcome))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("tests::unit_eval", Outcome::Passed),
+            ("nested::passes_in_a_module", Outcome::Passed),
+            ("passes", Outcome::Passed),
+        ]
+    );
+    for test in &run.report.tests {
+        let totals = &test.runs[0].totals;
+        assert_eq!(totals.estimated_cost, None, "{}", test.name);
+        assert_eq!(
+            totals.cost_not_applicable.as_deref(),
+            Some("scripted model"),
+            "{}",
+            test.name
+        );
+        let cost = test.cost.as_ref().unwrap();
+        assert_eq!(cost.estimated_cost, Some(0.0), "{}", test.name);
+        assert!(
+            cost.input_tokens > 0,
+            "the script's tokens are still counted"
+        );
+    }
+    let totals = &run.report.totals.cost;
+    assert_eq!(totals.estimated_cost, Some(0.0));
+    assert_eq!(totals.not_applicable_runs, 3);
+    assert!(
+        run.report
+            .cost_control
+            .as_ref()
+            .unwrap()
+            .cap_reached
+            .is_none()
+    );
+    assert!(
+        run.stderr
+            .contains("(3 runs not applicable: scripted model)"),
+        "{}",
+        run.stderr
+    );
 }

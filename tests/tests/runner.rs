@@ -66,6 +66,9 @@ fn discovery_lists_only_the_eval_tests() {
             "copilot-eval-fixture::evals: nested::passes_in_a_module",
             "copilot-eval-fixture::evals: panics",
             "copilot-eval-fixture::evals: passes",
+            "copilot-eval-fixture::evals: priced::a_call",
+            "copilot-eval-fixture::evals: priced::another_call",
+            "copilot-eval-fixture::evals: priced::b_larger_call",
             "copilot-eval-fixture::evals: replay_mismatch",
             "copilot-eval-fixture::evals: script_runs_out",
             "copilot-eval-fixture::evals: times_out",
@@ -74,7 +77,7 @@ fn discovery_lists_only_the_eval_tests() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("23 eval tests (3 other tests not listed"),
+        stderr.contains("26 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 

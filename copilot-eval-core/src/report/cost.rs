@@ -41,7 +41,15 @@ pub struct CostTotals {
     /// is then `null`). Absent when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub usage_unknown_runs: u64,
+    /// Runs pricing does not apply to (`totals.cost_not_applicable`: scripted runs). They spent
+    /// nothing: their tokens are in the sums above, but each counts 0 in `estimated_cost`.
+    /// Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_applicable_runs: u64,
 }
+
+/// The `cost_not_applicable` of a scripted run.
+pub const SCRIPTED_MODEL: &str = "scripted model";
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
@@ -63,6 +71,7 @@ impl Default for CostTotals {
             estimated_cost: None,
             unpriced_models: Vec::new(),
             usage_unknown_runs: 0,
+            not_applicable_runs: 0,
         }
     }
 }
@@ -92,9 +101,13 @@ impl CostTotals {
                 cache_write_tokens: t.cache_write_tokens,
                 reported_cost: t.cost,
                 premium_requests: t.premium_requests,
-                estimated_cost: t.estimated_cost,
+                estimated_cost: match t.cost_not_applicable {
+                    Some(_) => Some(0.0),
+                    None => t.estimated_cost,
+                },
                 unpriced_models: Vec::new(),
                 usage_unknown_runs: u64::from(!t.tokens.is_reported()),
+                not_applicable_runs: u64::from(t.cost_not_applicable.is_some()),
             });
         }
         totals
@@ -116,6 +129,7 @@ impl CostTotals {
     pub fn add(&mut self, other: &CostTotals) {
         self.model_calls += other.model_calls;
         self.usage_unknown_runs += other.usage_unknown_runs;
+        self.not_applicable_runs += other.not_applicable_runs;
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
@@ -150,10 +164,17 @@ pub(crate) fn round_amount(value: f64) -> f64 {
 /// Price every run of `test` with `table` (each run's `totals.estimated_cost`) and set
 /// `test.cost` to the test's sums, with the calls that could not be priced in
 /// `unpriced_models`. A run whose tokens are unknown (`totals.tokens`) is not priced: its
-/// estimate is `None` and its model is listed as `<model>: token usage unknown (...)`.
+/// estimate is `None` and its model is listed as `<model>: token usage unknown (...)`. A
+/// scripted run is not priced either: its estimate is `None` and its `cost_not_applicable`
+/// says `scripted model` (it counts 0 in the test's sums).
 pub fn price_test(table: &PricingTable, test: &mut TestRecord) {
     let mut unpriced: Vec<String> = Vec::new();
     for run in &mut test.runs {
+        if run.mode == "scripted" {
+            run.totals.estimated_cost = None;
+            run.totals.cost_not_applicable = Some(SCRIPTED_MODEL.to_owned());
+            continue;
+        }
         if !run.totals.tokens.is_reported() {
             run.totals.estimated_cost = None;
             let model = run
@@ -507,5 +528,47 @@ output = 0
             "only the known runs are summed"
         );
         assert_eq!(totals.cost.estimated_cost, None);
+    }
+
+    /// A scripted run is not priced from the script's made-up usage: its estimate is `None`
+    /// with `cost_not_applicable`, it counts 0 in the sums (so it never makes them unknown nor
+    /// reaches a cap), and it is counted as not applicable.
+    #[test]
+    fn a_scripted_run_is_not_priced() {
+        let t = table();
+        let mut scripted = run(vec![usage(Some("m"), 100, 20, 0, 0)], Some(0.0));
+        scripted.mode = "scripted".into();
+        let mut test = test_record(vec![scripted]);
+        price_test(&t, &mut test);
+        assert_eq!(test.runs[0].totals.estimated_cost, None);
+        assert_eq!(
+            test.runs[0].totals.cost_not_applicable.as_deref(),
+            Some("scripted model")
+        );
+        let cost = test.cost.clone().unwrap();
+        assert_eq!(cost.estimated_cost, Some(0.0));
+        assert_eq!(cost.not_applicable_runs, 1);
+        assert!(
+            cost.unpriced_models.is_empty(),
+            "{:?}",
+            cost.unpriced_models
+        );
+        assert_eq!(
+            cost.input_tokens, 100,
+            "the script's tokens are still counted"
+        );
+        let json = serde_json::to_value(&test.runs[0].totals).unwrap();
+        assert_eq!(json["cost_not_applicable"], "scripted model");
+
+        let mut priced = test_record(vec![run(vec![usage(Some("m"), 100, 0, 0, 0)], Some(1.0))]);
+        price_test(&t, &mut priced);
+        assert_eq!(priced.runs[0].totals.cost_not_applicable, None);
+        assert!(priced.runs[0].totals.estimated_cost.unwrap() > 0.0);
+        let totals = SuiteTotals::of(&[priced.clone(), test]);
+        assert_eq!(
+            totals.cost.estimated_cost,
+            priced.cost.unwrap().estimated_cost
+        );
+        assert_eq!(totals.cost.not_applicable_runs, 1);
     }
 }

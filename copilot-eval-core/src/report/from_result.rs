@@ -88,6 +88,8 @@ impl RunRecord {
             tool_calls: tool_calls.len() as u64,
             premium_requests: crate::evidence::reported_premium_requests(&result.raw_events),
             estimated_cost: None,
+            cost_not_applicable: (mode == "scripted")
+                .then(|| super::cost::SCRIPTED_MODEL.to_owned()),
         };
         let skills_invoked = if result.skill_invocations.is_empty() {
             tool_calls

@@ -596,9 +596,16 @@ pub struct RunTotals {
     pub premium_requests: Option<f64>,
     /// Estimated cost of the run's model calls from the runner's pricing table, in its currency
     /// (`cost_control.currency`); `null` when a call could not be priced, or the run was not
-    /// priced (the runner prices every run it reports).
+    /// priced (the runner prices every run it reports), or pricing does not apply to it
+    /// (`cost_not_applicable`).
     #[serde(default)]
     pub estimated_cost: Option<f64>,
+    /// Why the run is not priced although its tokens are known: `scripted model` (the model was
+    /// a script of `ctx.offline`: nothing was spent, and its token counts are the script's, not
+    /// a model's). The run counts 0 toward the test's `estimated_cost` and the cost caps.
+    /// Absent for other runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_not_applicable: Option<String>,
 }
 
 /// Phase timings of one run, milliseconds.

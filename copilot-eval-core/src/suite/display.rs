@@ -260,6 +260,13 @@ pub fn cost_summary_line(report: &SuiteReport) -> String {
         None if cost.unpriced_models.is_empty() => "unknown".to_owned(),
         None => format!("unknown (not priced: {})", cost.unpriced_models.join(", ")),
     };
+    let estimated = match cost.not_applicable_runs {
+        0 => estimated,
+        n => format!(
+            "{estimated} ({} not applicable: scripted model)",
+            count(n, "run", "runs")
+        ),
+    };
     let cache = match cost.usage_unknown_runs {
         0 => format!(
             "{} read, {} written tokens",

@@ -278,6 +278,10 @@ fn sort_cost(cost: Option<&CostTotals>) -> Option<f64> {
 fn cost_label(cost: Option<&CostTotals>, currency: &str) -> String {
     match cost {
         None => "unknown".to_owned(),
+        // Only scripted runs (each counts 0): no price applies.
+        Some(c) if c.not_applicable_runs > 0 && c.estimated_cost == Some(0.0) => {
+            format!("not applicable: {}", crate::report::cost::SCRIPTED_MODEL)
+        }
         Some(c) => match (c.estimated_cost, c.reported_cost) {
             (Some(e), _) => maybe_number(Some(e), currency),
             (None, Some(r)) => format!("{} reported", maybe_number(Some(r), "")),
@@ -546,7 +550,10 @@ impl RunView {
                 },
                 t.tool_calls,
                 maybe_number(t.premium_requests, ""),
-                maybe_number(t.estimated_cost, "")
+                match &t.cost_not_applicable {
+                    Some(why) => format!("not applicable: {why}"),
+                    None => maybe_number(t.estimated_cost, ""),
+                }
             ),
             audit: audit_rows(run.audit.as_ref()),
             skills_invoked: run.skills_invoked.clone(),
