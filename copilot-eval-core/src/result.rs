@@ -530,6 +530,8 @@ mod tests {
                 denied: None,
                 permission: None,
                 cut_for_model: None,
+                structured_content: None,
+                telemetry: None,
                 runtime_name: None,
             }],
             final_response: None,

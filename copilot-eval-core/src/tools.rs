@@ -108,6 +108,51 @@ where
     }
 }
 
+/// An SDK [`Tool`] named `name` with a JSON Schema `parameters` object, whose in-process handler
+/// returns the SDK's whole structured result, [`ToolResultExpanded`]: the text the model reads
+/// (`text_result_for_llm`), `result_type` (`"success"` or `"failure"`), an `error`, telemetry
+/// (`with_telemetry`), binary results. The runtime reports the call as failed when `result_type`
+/// is `"failure"`; the evidence keeps the call's `error` and its `telemetry`
+/// ([`ToolCall`](crate::ToolCall)). Use it where [`function_tool`]'s `Result<String, String>`
+/// says too little, e.g. to check that a skill reads a tool's telemetry or handles a failure
+/// result whose text is meant for the model.
+pub fn function_tool_structured<F, Fut>(
+    name: impl Into<String>,
+    description: impl Into<String>,
+    parameters: Value,
+    handler: F,
+) -> Tool
+where
+    F: Fn(Value) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ToolResultExpanded> + Send + 'static,
+{
+    Tool::new(name)
+        .with_description(description)
+        .with_parameters(parameters)
+        .with_handler(Arc::new(StructuredHandler {
+            handler,
+            _future: PhantomData,
+        }))
+}
+
+struct StructuredHandler<F, Fut> {
+    handler: F,
+    _future: PhantomData<fn() -> Fut>,
+}
+
+#[async_trait]
+impl<F, Fut> ToolHandler for StructuredHandler<F, Fut>
+where
+    F: Fn(Value) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ToolResultExpanded> + Send + 'static,
+{
+    async fn call(&self, invocation: ToolInvocation) -> Result<ToolResult, Error> {
+        Ok(ToolResult::Expanded(
+            (self.handler)(invocation.arguments).await,
+        ))
+    }
+}
+
 /// An SDK [`Tool`] named `name`, without parameters, whose in-process handler returns `image`
 /// (bytes of type `mime_type`, e.g. `image/png`) as an image result, so image parts can be
 /// produced offline. The runtime passes the image to the model when the model supports vision

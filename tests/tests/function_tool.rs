@@ -3,11 +3,16 @@
 //! keeps the full error; `function_tool_showing_errors` lets the model read the error text. A
 //! handler's `Err` is the tool's failure and the run completes; a handler's panic is a bug in the
 //! test's own code and ends the run as `execution_error` naming the tool and the panic.
+//! `function_tool_structured` returns the SDK's whole result: a failure whose text the model
+//! reads, its error and its telemetry, all in the evidence and the JSON record.
 
 use copilot_eval_core::StopReason;
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
 use copilot_eval_core::sdk::Tool;
-use copilot_eval_core::tools::{HIDDEN_TOOL_ERROR, function_tool, function_tool_showing_errors};
+use copilot_eval_core::sdk::ToolResultExpanded;
+use copilot_eval_core::tools::{
+    HIDDEN_TOOL_ERROR, function_tool, function_tool_showing_errors, function_tool_structured,
+};
 use copilot_eval_e2e::{Offline, runtime_for};
 use serde_json::{Value, json};
 
@@ -155,4 +160,58 @@ async fn a_panicking_handler_ends_the_run_with_an_error_naming_it() {
     assert_eq!(call.success, Some(false), "{call:?}");
     assert!(call.completed, "{call:?}");
     assert!(result.evidence_complete, "{:?}", result.capture_errors);
+}
+
+#[tokio::test]
+async fn a_structured_result_keeps_its_type_error_and_telemetry_in_the_evidence() {
+    let Some(runtime) =
+        runtime_for("a_structured_result_keeps_its_type_error_and_telemetry_in_the_evidence")
+    else {
+        return;
+    };
+    let tool = function_tool_structured("fetch", "Fetch a value.", params(), |args| async move {
+        let key = args["key"].as_str().unwrap_or_default().to_owned();
+        ToolResultExpanded::new(format!("no value under {key}; try key b"), "failure")
+            .with_error(format!("missing key {key}"))
+            .with_tool_telemetry(
+                [(
+                    "properties".to_owned(),
+                    json!({"lookup_source": "fixture-table"}),
+                )]
+                .into(),
+            )
+    });
+    let (seen_by_model, result) = run_failing(&runtime, tool).await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    assert!(
+        seen_by_model.contains("no value under a; try key b"),
+        "the model reads the result's own text: {seen_by_model}"
+    );
+    let call = &result.tool_calls[0];
+    assert_eq!(call.success, Some(false), "{call:?}");
+    assert!(
+        call.error
+            .as_deref()
+            .is_some_and(|e| e.contains("missing key a")),
+        "{call:?}"
+    );
+    assert_eq!(
+        call.telemetry
+            .as_ref()
+            .and_then(|t| t.pointer("/properties/lookup_source")),
+        Some(&json!("fixture-table")),
+        "the runtime's toolTelemetry is in the evidence: {call:?}"
+    );
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    let value = serde_json::to_value(&record).unwrap();
+    assert_eq!(
+        value["tool_calls"][0]["telemetry"]["properties"]["lookup_source"], "fixture-table",
+        "{}",
+        value["tool_calls"][0]
+    );
 }

@@ -764,3 +764,57 @@ async fn an_optional_server_that_cannot_start_is_recorded_and_the_run_goes_on() 
     );
     assert_no_fixture_left(&log);
 }
+
+/// An MCP tool that returns `structuredContent` beside its text: the evidence keeps it as JSON
+/// on the call (`ToolCall::structured_content`), and the JSON record carries it.
+#[tokio::test]
+async fn an_mcp_tools_structured_content_is_in_the_evidence() {
+    let Some(runtime) = runtime_for("an_mcp_tools_structured_content_is_in_the_evidence") else {
+        return;
+    };
+    let offline = Offline::start(&runtime, lookup_script()).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let mut server = fixture_server(&log, &[]);
+    if let McpServerConfig::Stdio(stdio) = &mut server {
+        stdio
+            .env
+            .insert("MCP_FIXTURE_STRUCTURED".to_owned(), "1".to_owned());
+    }
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", server)
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert!(
+        result.success,
+        "{:?}: {:?}",
+        result.stop_reason, result.error
+    );
+    let call = result
+        .tool_calls
+        .iter()
+        .find(|c| c.name == "fixture-lookup")
+        .unwrap_or_else(|| panic!("no MCP call in {:#?}", result.tool_calls));
+    assert_eq!(call.success, Some(true), "{call:?}");
+    // Runtime 1.0.102 gives the model the text, then the structured content as JSON.
+    assert_eq!(
+        call.result.as_deref(),
+        Some("value-of-k1\n\n{\"key\":\"k1\",\"value\":\"value-of-k1\"}"),
+        "{call:?}"
+    );
+    assert_eq!(
+        call.structured_content,
+        Some(json!({"key": "k1", "value": "value-of-k1"})),
+        "{call:?}"
+    );
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    let value = serde_json::to_value(&record).unwrap();
+    assert_eq!(
+        value["tool_calls"][0]["structured_content"]["value"], "value-of-k1",
+        "{}",
+        value["tool_calls"][0]
+    );
+    assert_no_fixture_left(&log);
+}

@@ -69,6 +69,14 @@ pub struct ToolCall {
     /// 20 KB). From the completion's `toolTelemetry` (`largeOutputWrittenToFile`,
     /// `largeOutputOriginalSizeBytes`); `None` when the model saw the result whole.
     pub cut_for_model: Option<CutForModel>,
+    /// The structured content the tool returned beside its text, JSON as the tool gave it
+    /// (`result.structuredContent` of `tool.execution_complete`: an MCP tool's
+    /// `structuredContent`); `None` when it returned none.
+    pub structured_content: Option<Value>,
+    /// The tool's telemetry as the runtime reported it (`toolTelemetry` of
+    /// `tool.execution_complete`, e.g. `{"properties": {..}, "metrics": {..}}`); `None` when the
+    /// runtime sent none.
+    pub telemetry: Option<Value>,
 }
 
 /// A permission request the runtime made for one tool call (`permission.requested`) and its

@@ -140,6 +140,12 @@ pub fn map_events(log: &[LoggedEvent]) -> Evidence {
                     .and_then(Value::as_str)
                     .map(str::to_owned);
                 call.cut_for_model = cut_for_model(data, call.result.as_deref());
+                call.structured_content = data
+                    .get("result")
+                    .and_then(|r| r.get("structuredContent"))
+                    .filter(|v| !v.is_null())
+                    .cloned();
+                call.telemetry = data.get("toolTelemetry").filter(|v| !v.is_null()).cloned();
                 call.error = data.get("error").and_then(|e| {
                     let message = str_field(e, "message")?;
                     Some(match str_field(e, "code") {
@@ -258,6 +264,8 @@ fn track(
                 denied: None,
                 permission: None,
                 cut_for_model: None,
+                structured_content: None,
+                telemetry: None,
                 runtime_name: None,
             });
         }

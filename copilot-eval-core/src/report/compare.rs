@@ -368,6 +368,8 @@ mod tests {
             denied: None,
             permission: None,
             cut_for_model_full_bytes: None,
+            structured_content: None,
+            telemetry: None,
             runtime_name: None,
         }
     }

@@ -54,6 +54,8 @@ impl RunRecord {
                     feedback: p.feedback.clone(),
                 }),
                 cut_for_model_full_bytes: c.cut_for_model.map(|c| c.full_bytes),
+                structured_content: c.structured_content.clone(),
+                telemetry: c.telemetry.clone(),
             })
             .collect();
         // Made-up counts (a replay without recorded usage) are written as 0, flagged unknown.

@@ -145,6 +145,8 @@ mod tests {
             denied: None,
             permission: None,
             cut_for_model: None,
+            structured_content: None,
+            telemetry: None,
             runtime_name: None,
         }
     }

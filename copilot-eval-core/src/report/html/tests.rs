@@ -70,6 +70,8 @@ fn call(id: &str, denied: Option<&str>, permission: Option<PermissionRecord>) ->
         denied: denied.map(str::to_owned),
         permission,
         cut_for_model_full_bytes: None,
+        structured_content: None,
+        telemetry: None,
         runtime_name: None,
     }
 }
