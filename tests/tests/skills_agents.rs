@@ -279,6 +279,72 @@ async fn a_scripted_task_dispatch_records_the_subagent_and_its_own_tool_calls() 
     );
 }
 
+/// A custom agent limited to `create`: the runtime announces its tools on `subagent.selected`
+/// and the evidence keeps them (`announced_tools`), which are the tools its model request
+/// offered; the subagent's own tool calls carry what the run added to the session's calls
+/// (the permission the runtime asked), exactly as in `result.tool_calls`.
+#[tokio::test]
+async fn a_subagents_announced_tools_and_its_calls_are_in_the_evidence() {
+    let Some(runtime) =
+        runtime_for("a_subagents_announced_tools_and_its_calls_are_in_the_evidence")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("review.txt");
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call(
+            "task",
+            json!({"agent_type": "writer", "name": "writer", "prompt": "Write the review.", "description": "Write a review"}),
+        ))
+        .turn(ScriptedTurn::tool_call(
+            "create",
+            json!({"path": target.to_str().unwrap(), "file_text": "LGTM\n"}),
+        ))
+        .turn(ScriptedTurn::text("review written"))
+        .turn(ScriptedTurn::text("The writer wrote the review."));
+    let (result, server) = scripted(
+        script,
+        CopilotEval::builder().custom_agent(
+            CustomAgentConfig::new("writer", "You write reviews into files.")
+                .with_description("Writes reviews")
+                .with_tools(["create"]),
+        ),
+        work.path(),
+        "Have the writer write a review.",
+        &runtime.path,
+    )
+    .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    let invocation = &result.subagent_invocations[0];
+    let announced = invocation
+        .announced_tools
+        .clone()
+        .expect("subagent.selected announced the tools");
+    // What the runtime announced is what the subagent's model request offered.
+    let subagent_request = server
+        .model_requests()
+        .into_iter()
+        .find(|r| r.mentions("Write the review.") && !r.mentions("Have the writer"))
+        .expect("the subagent's model request");
+    let mut offered = subagent_request.tool_names.clone();
+    offered.sort();
+    let mut announced_sorted = announced.clone();
+    announced_sorted.sort();
+    assert_eq!(announced_sorted, offered);
+    assert!(announced.iter().any(|t| t == "create"), "{announced:?}");
+    assert!(!announced.iter().any(|t| t == "view"), "{announced:?}");
+    // The subagent's call is the session's call, with what the run added to it.
+    let child_call = &invocation.tool_calls[0];
+    let session_call = result
+        .tool_calls
+        .iter()
+        .find(|c| c.id == child_call.id)
+        .unwrap();
+    assert_eq!(child_call, session_call);
+    assert!(child_call.permission.is_some(), "{child_call:?}");
+}
+
 /// The quick start's configuration folder: `.github/copilot-instructions.md` and one agent.
 fn quickstart_config() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/quickstart/copilot-config")

@@ -99,6 +99,11 @@ pub struct SubagentInvocation {
     /// Its final answer: the text of its last `assistant.message` when that message requested no
     /// tools (the `task` call's result carries the same text to the parent).
     pub final_response: Option<String>,
+    /// The tool names the runtime announced for it when it selected the agent (`tools` of
+    /// `subagent.selected`): what the subagent may call, after the agent file's `tools:` list
+    /// was resolved against the session's tools. `None` when the runtime announced all tools
+    /// (`null`) or sent no `subagent.selected`.
+    pub announced_tools: Option<Vec<String>>,
 }
 
 impl SubagentInvocation {
@@ -120,12 +125,26 @@ impl SubagentInvocation {
             total_tokens: None,
             tool_calls: Vec::new(),
             final_response: None,
+            announced_tools: None,
         }
     }
 
     /// Whether the subagent called a tool of this name.
     pub fn tool_was_called(&self, name: &str) -> bool {
         self.tool_calls.iter().any(|c| c.name == name)
+    }
+}
+
+/// Replace each invocation's copies of its tool calls with the calls of `tool_calls` that have
+/// the same id: the run adds denials, permissions and runtime names to the session's tool calls
+/// after [`map_subagents`] copied them, and a subagent's calls must say the same.
+pub(crate) fn refresh_tool_calls(invocations: &mut [SubagentInvocation], tool_calls: &[ToolCall]) {
+    for invocation in invocations {
+        for call in &mut invocation.tool_calls {
+            if let Some(updated) = tool_calls.iter().find(|c| c.id == call.id) {
+                call.clone_from(updated);
+            }
+        }
     }
 }
 
@@ -217,6 +236,17 @@ pub fn map_subagents(
                 started_at.entry(i).or_insert(logged.received);
             }
             "subagent.selected" | "subagent.configured" => {
+                if kind == "subagent.selected"
+                    && let Some(tools) = data.get("tools").and_then(Value::as_array)
+                {
+                    invocation.announced_tools = Some(
+                        tools
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect(),
+                    );
+                }
                 advance(invocation, SubagentStatus::Selected);
             }
             _ => {

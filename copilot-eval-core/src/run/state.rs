@@ -123,6 +123,10 @@ impl RunState {
             log.iter().map(|l| &l.event),
             &mcp_servers,
         );
+        crate::evidence::subagents::refresh_tool_calls(
+            &mut evidence.subagent_invocations,
+            &evidence.tool_calls,
+        );
         let mut capture_errors = self.capture_errors.lock().expect("errors lock").clone();
         capture_errors.extend(evidence.capture_errors.iter().cloned());
         let mut errors: Vec<String> = Vec::new();
