@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use github_copilot_sdk::handler::PermissionHandler;
+use github_copilot_sdk::handler::{PermissionHandler, UserInputHandler};
 use github_copilot_sdk::hooks::SessionHooks;
 use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig, SessionConfig, Tool};
 
@@ -68,6 +68,7 @@ impl CopilotEval {
             streaming: self.streaming,
             tools: self.tools.clone(),
             permission_handler: self.permission_handler.clone(),
+            user_input_handler: self.user_input_handler.clone(),
             hooks: self.hooks.clone(),
             hooks_given_twice: false,
             pre_tool_guards: self.pre_tool_guards.clone(),
@@ -106,6 +107,7 @@ pub struct CopilotEvalBuilder {
     streaming: bool,
     tools: Vec<Tool>,
     permission_handler: Option<Arc<dyn PermissionHandler>>,
+    user_input_handler: Option<Arc<dyn UserInputHandler>>,
     hooks: Option<Arc<dyn SessionHooks>>,
     hooks_given_twice: bool,
     pre_tool_guards: Vec<Arc<dyn PreToolGuard>>,
@@ -316,6 +318,14 @@ impl CopilotEvalBuilder {
         self.permission_handler = Some(handler);
         self
     }
+    /// The SDK user-input handler for this session: with one, the runtime offers the model its
+    /// `ask_user` tool and each call reaches `handler` (the question, its choices, whether a
+    /// free-form answer is allowed); the handler's answer is the tool's result. Without one,
+    /// the model is not offered `ask_user`. A resumed session (`ctx.resume`) keeps it.
+    pub fn user_input_handler(mut self, handler: Arc<dyn UserInputHandler>) -> Self {
+        self.user_input_handler = Some(handler);
+        self
+    }
     /// SDK session hooks. Its `on_pre_tool_use` runs as the first pre-tool guard (see
     /// [`pre_tool_guard`](Self::pre_tool_guard)); every other hook is passed to it unchanged.
     /// One hooks object per eval: a second call is a build error (combine them into one).
@@ -504,6 +514,7 @@ impl CopilotEvalBuilder {
             streaming: self.streaming,
             tools: self.tools,
             permission_handler: self.permission_handler,
+            user_input_handler: self.user_input_handler,
             hooks: self.hooks,
             pre_tool_guards: self.pre_tool_guards,
             session_config_fn: self.session_config_fn,

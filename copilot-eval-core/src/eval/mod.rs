@@ -16,7 +16,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use github_copilot_sdk::handler::PermissionHandler;
+use github_copilot_sdk::handler::{PermissionHandler, UserInputHandler};
 use github_copilot_sdk::hooks::SessionHooks;
 use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig, SessionConfig, Tool};
 
@@ -78,6 +78,7 @@ pub struct CopilotEval {
     pub(crate) streaming: bool,
     pub(crate) tools: Vec<Tool>,
     pub(crate) permission_handler: Option<Arc<dyn PermissionHandler>>,
+    pub(crate) user_input_handler: Option<Arc<dyn UserInputHandler>>,
     pub(crate) hooks: Option<Arc<dyn SessionHooks>>,
     pub(crate) pre_tool_guards: Vec<Arc<dyn PreToolGuard>>,
     pub(crate) session_config_fn: Option<SessionConfigFn>,
@@ -193,6 +194,7 @@ impl CopilotEval {
             "streaming": self.streaming,
             "tools": self.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
             "permission_handler": self.permission_handler.is_some(),
+            "user_input_handler": self.user_input_handler.is_some(),
             "hooks": self.hooks.is_some(),
             "pre_tool_guards": self.pre_tool_guards.len(),
             "extra_session_config": self.session_config_fn.is_some(),

@@ -133,6 +133,9 @@ pub(super) fn session_config(
         }
         (None, false) => {}
     }
+    if let Some(handler) = &eval.user_input_handler {
+        config = config.with_user_input_handler(handler.clone());
+    }
     if eval.client_mode == ClientMode::Empty {
         config.available_tools = Some(eval.allowed_tools.clone().unwrap_or_default());
     }
