@@ -14,6 +14,10 @@ pub(crate) struct DoctorArgs {
     /// A model id the evals request; it must be in the account's model catalog (repeatable).
     #[arg(long = "model", value_name = "MODEL")]
     models: Vec<String>,
+    /// A custom agent file, or a folder searched for `*.agent.md` (repeatable): each agent's
+    /// `model:` must be in the catalog too.
+    #[arg(long = "agents", value_name = "PATH")]
+    agents: Vec<std::path::PathBuf>,
     /// For tests only: check against the loopback model server at URL (e.g.
     /// http://127.0.0.1:PORT) instead of GitHub Copilot.
     #[arg(long, value_name = "URL", hide = true)]
@@ -30,6 +34,7 @@ pub(crate) fn run(args: DoctorArgs) -> u8 {
             None => RunOptions::live(),
         },
         models: args.models,
+        agents: args.agents,
         runtime_path: None,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

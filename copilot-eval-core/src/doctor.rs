@@ -80,6 +80,12 @@ pub struct DoctorOptions {
     pub run: RunOptions,
     /// Model ids the evals request; each must be in the catalog.
     pub models: Vec<String>,
+    /// Custom agent files, or folders searched for `*.agent.md`: each agent's front-matter
+    /// `model:` must be in the catalog too (a dispatch to a model the catalog lacks fails
+    /// "Model ... is not available" and the run ends `model_unavailable`). One check per agent
+    /// with a model, named `agent <name> model <model>`; an agent file that does not load is a
+    /// warning naming the file (`cargo copilot-eval lint` says why).
+    pub agents: Vec<PathBuf>,
     /// Check this runtime executable instead of resolving one.
     pub runtime_path: Option<PathBuf>,
 }
@@ -89,6 +95,7 @@ impl Default for DoctorOptions {
         Self {
             run: RunOptions::live(),
             models: Vec::new(),
+            agents: Vec::new(),
             runtime_path: None,
         }
     }
@@ -403,6 +410,7 @@ async fn catalog_checks(path: &std::path::Path, options: &DoctorOptions, checks:
                     .fix("request an available model, or check the account's Copilot plan and policies")
                 });
             }
+            checks.extend(agent_model_checks(&options.agents, &ids));
         }
         Ok(Err(e)) => checks.push(
             Check::new(
@@ -428,6 +436,46 @@ async fn catalog_checks(path: &std::path::Path, options: &DoctorOptions, checks:
 
 /// How long `doctor` waits for `npm view` to name the newest published runtime.
 const REGISTRY_BOUND: Duration = Duration::from_secs(20);
+
+/// One check per custom agent file (of `paths`, see [`DoctorOptions::agents`]) that names a
+/// model: `ok` when `catalog` has it, else `fail` with the catalog; a file that does not load is
+/// a warning.
+fn agent_model_checks(paths: &[PathBuf], catalog: &[String]) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for file in crate::customization::agent::agent_files(paths) {
+        match crate::customization::AgentFile::load(&file) {
+            Ok(agent) => {
+                let Some(model) = agent.config.model.clone() else {
+                    continue;
+                };
+                let name = format!("agent {} model {model}", agent.name());
+                checks.push(if catalog.contains(&model) {
+                    Check::new(name, CheckStatus::Ok, format!("available ({})", file.display()))
+                } else {
+                    Check::new(
+                        name,
+                        CheckStatus::Fail,
+                        format!(
+                            "{}: `model: {model}` is not in the catalog (available: {}); a dispatch to this agent would fail \"Model {model} is not available\" and end the run model_unavailable",
+                            file.display(),
+                            catalog.join(", ")
+                        ),
+                    )
+                    .fix("set the agent's `model:` to an available model, or remove it so the agent runs on the session's model")
+                });
+            }
+            Err(e) => checks.push(
+                Check::new(
+                    format!("agent file {}", file.display()),
+                    CheckStatus::Warn,
+                    format!("does not load, so its model was not checked: {e}"),
+                )
+                .fix(format!("run `cargo copilot-eval lint {}`", file.display())),
+            ),
+        }
+    }
+    checks
+}
 
 /// Start the runtime at `path` once (offline: no model request, no credential) and return the
 /// SDK protocol version it negotiated (`None`: the runtime reported none).

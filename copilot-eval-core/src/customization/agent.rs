@@ -98,6 +98,42 @@ impl AgentFile {
     }
 }
 
+/// The custom agent files among `paths`: a file is taken as given; a folder is searched
+/// recursively for files named `*.agent.md` (sorted, symbolic links not followed). A path that
+/// does not exist is returned as given, so loading it names it.
+pub fn agent_files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for path in entries {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                walk(&path, out);
+            } else if path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(AGENT_SUFFIX))
+            {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            walk(path, &mut out);
+        } else {
+            out.push(path.clone());
+        }
+    }
+    out
+}
+
 /// The agent name a file name gives (used when the front matter has no `name`): the file name
 /// without `.agent.md`, else without `.md`; for a file in a subfolder of a folder named
 /// `agents`, the folders below `agents` come first, joined by `--` (`agents/sub/deep.agent.md`
