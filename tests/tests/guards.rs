@@ -413,3 +413,39 @@ async fn no_model_request_is_forwarded_after_a_guard_failure_without_a_budget() 
         );
     }
 }
+
+/// An `ask` that no one can answer (no permission handler, `auto_confirm` off) reaches the model
+/// in the runtime's own words, as in production, never in ours; the call's `denied` keeps our
+/// explanation with the fix.
+#[tokio::test]
+async fn an_unanswerable_ask_reaches_the_model_in_the_runtimes_words() {
+    let Some(runtime) = runtime_for("an_unanswerable_ask_reaches_the_model_in_the_runtimes_words")
+    else {
+        return;
+    };
+    let Row {
+        result, written, ..
+    } = run_row(&runtime, "ask", false, Given::NoHandler).await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    assert!(!written);
+    let call = &result.tool_calls[0];
+    assert_eq!(call.success, Some(false), "{call:?}");
+    let model_read = call.error.clone().unwrap_or_default();
+    assert!(
+        model_read.starts_with(
+            "Denied by preToolUse hook (unable to ask user for confirmation): the guard says ask"
+        ),
+        "the runtime's words: {model_read}"
+    );
+    assert!(!model_read.contains("no one can answer"), "{model_read}");
+    let denied = call.denied.as_deref().unwrap_or_default();
+    assert!(
+        denied.contains("no one can answer") && denied.contains("auto_confirm is off"),
+        "{denied}"
+    );
+}

@@ -350,10 +350,14 @@ impl Controls {
                 "a pre-tool guard answered ask{asked} and no one can answer: the eval has no permission_handler and auto_confirm is off; {} was not run",
                 current.tool_name
             );
+            // The runtime itself denies an `ask` no one can answer, in its own words ("Denied by
+            // preToolUse hook (unable to ask user for confirmation): <reason>", runtime
+            // 1.0.102), which is what the model reads in production: pass the ask on, and keep
+            // our explanation for the evidence only (the call's `denied`).
             self.record_denial(&current.tool_name, &original, &reason);
             return PreToolUseOutput {
-                permission_decision: Some("deny".into()),
-                permission_decision_reason: Some(reason),
+                permission_decision: Some("ask".into()),
+                permission_decision_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
                 additional_context: join(&contexts),
                 ..Default::default()
             };
@@ -630,17 +634,21 @@ mod tests {
                 .as_deref(),
             Some("allow")
         );
-        // An ask with no one to answer it is denied, and the denial names the fix.
+        // An ask with no one to answer it goes to the runtime as an ask with the guard's own
+        // reason (the runtime denies it in its words); the evidence's denial names the fix.
         let controls =
             Controls::with_permissions(Some(3), vec![decision("ask")], None, PermissionLayer::None);
         let out = decide(&controls, "a").await;
-        assert_eq!(out.permission_decision.as_deref(), Some("deny"));
-        let reason = out.permission_decision_reason.unwrap();
+        assert_eq!(out.permission_decision.as_deref(), Some("ask"));
+        assert_eq!(out.permission_decision_reason.as_deref(), Some("said ask"));
+        let denied = controls.denied();
+        assert_eq!(denied.len(), 1);
         assert!(
-            reason.contains("said ask") && reason.contains("auto_confirm is off"),
-            "{reason}"
+            denied[0].reason.contains("said ask")
+                && denied[0].reason.contains("auto_confirm is off"),
+            "{:?}",
+            denied[0]
         );
-        assert_eq!(controls.denied().len(), 1);
         assert_eq!(controls.admitted(), 0, "a denied ask consumes no budget");
     }
 
