@@ -113,6 +113,7 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        source: None,
     }
 }
 

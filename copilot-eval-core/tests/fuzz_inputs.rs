@@ -117,6 +117,7 @@ fn evidence_seed() -> &'static str {
         workdir_kept: false,
         cassette: "/c.yaml".into(),
         comparisons: Vec::new(),
+        source: None,
     };
     Box::leak(
         serde_json::to_string_pretty(&evidence)
@@ -142,6 +143,7 @@ fn results_seed() -> &'static str {
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        source: None,
     }];
     let report = SuiteReport {
         schema_version: SCHEMA_VERSION.into(),

@@ -596,6 +596,8 @@ fn expand(function: syn::ItemFn, config: Config, cases: Vec<Case>) -> TokenStrea
     let ident = &function.sig.ident;
     let name = ident.to_string();
     let span = Span::call_site();
+    // `line!()` spanned at the function's name: the line annotations point at.
+    let line = quote_spanned! {ident.span()=> ::core::line!()};
     let calls = |target: Target| {
         let mut calls = TokenStream2::new();
         for (_, method, value) in config.calls.iter().filter(|(k, ..)| k.target == target) {
@@ -618,6 +620,7 @@ fn expand(function: syn::ItemFn, config: Config, cases: Vec<Case>) -> TokenStrea
                         ::core::module_path!(),
                         ::core::env!("CARGO_MANIFEST_DIR"),
                     )
+                    .source(::core::file!(), #line)
                     #case
                     .configure(#configure)#test_calls,
                     #test,

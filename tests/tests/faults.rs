@@ -162,6 +162,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         workdir_kept: false,
         cassette: String::new(),
         comparisons: Vec::new(),
+        source: None,
     };
     let exit = ExitRecord {
         code: Some(if result.success { 0 } else { 101 }),
@@ -190,6 +191,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        source: None,
     };
     let tests = vec![test];
     let report = SuiteReport {

@@ -117,6 +117,7 @@ impl EvalContext {
             workdir_kept: false,
             cassette: config.cassette_path().display().to_string(),
             comparisons: Vec::new(),
+            source: config.source_location(),
         };
         let ctx = EvalContext {
             inner: Arc::new(Inner {

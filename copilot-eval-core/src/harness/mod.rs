@@ -159,6 +159,7 @@ pub struct TestConfig {
     configure: Configure,
     cassette: Option<&'static str>,
     case: Option<&'static str>,
+    source: Option<(&'static str, u32)>,
 }
 
 impl TestConfig {
@@ -178,6 +179,7 @@ impl TestConfig {
             configure: no_settings,
             cassette: None,
             case: None,
+            source: None,
         }
     }
 
@@ -188,6 +190,23 @@ impl TestConfig {
     pub const fn case(mut self, label: &'static str) -> Self {
         self.case = Some(label);
         self
+    }
+
+    /// Where the eval function is written: `file` as `file!()` gives it (relative to the
+    /// workspace root when cargo builds a workspace member) and the 1-based `line` of the
+    /// function's name. The attribute sets it; reports and CI annotations point there.
+    pub const fn source(mut self, file: &'static str, line: u32) -> Self {
+        self.source = Some((file, line));
+        self
+    }
+
+    /// Where the eval function is written ([`source`](Self::source)), when known.
+    pub fn source_location(&self) -> Option<crate::report::SourceLocation> {
+        self.source
+            .map(|(file, line)| crate::report::SourceLocation {
+                file: file.to_owned(),
+                line,
+            })
     }
 
     /// The case label, for a test of a case matrix.

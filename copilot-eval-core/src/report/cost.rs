@@ -376,6 +376,7 @@ output = 0
             output: None,
             cost: None,
             comparisons: Vec::new(),
+            source: None,
         }
     }
 

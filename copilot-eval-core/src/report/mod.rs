@@ -260,6 +260,21 @@ pub struct TestRecord {
     /// runs, set by the runner for every test it launched (absent for `not_run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<CostTotals>,
+    /// Where the eval function is written, from the attribute (`file!()` and the line of the
+    /// function's name), as the test's evidence reported it; absent when the test wrote no
+    /// evidence (or for a test not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceLocation>,
+}
+
+/// Where an eval function is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SourceLocation {
+    /// The source file as `file!()` names it: relative to the workspace root for a workspace
+    /// member (e.g. `tests/evals.rs`, `crates/app/tests/evals.rs`).
+    pub file: String,
+    /// The 1-based line of the function's name.
+    pub line: u32,
 }
 
 /// One `record_property(name, value)` observation.

@@ -74,6 +74,7 @@ fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunRecord>) -> Tes
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        source: None,
     }
 }
 

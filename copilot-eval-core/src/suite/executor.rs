@@ -85,6 +85,7 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
         exit: None,
         output: None,
         cost: None,
+        source: None,
         comparisons: Vec::new(),
     }
 }
@@ -229,6 +230,7 @@ pub async fn run_one(
         record.properties = evidence.properties;
         record.runs = evidence.runs;
         record.comparisons = evidence.comparisons;
+        record.source = evidence.source;
         if options.mode != Mode::Live && !scripted_only {
             record.cassette = Some(evidence.cassette);
         }
@@ -520,6 +522,7 @@ pub(crate) mod tests {
             workdir_kept: false,
             cassette: "c.yaml".to_owned(),
             comparisons: Vec::new(),
+            source: None,
         }
     }
 

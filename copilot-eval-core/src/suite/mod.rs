@@ -19,6 +19,7 @@ pub mod artifacts;
 pub mod display;
 pub mod drift;
 pub mod executor;
+pub mod github;
 mod leftovers;
 pub mod list;
 pub mod partition;
@@ -214,6 +215,10 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
         html: options.html.clone(),
     };
     if !artifacts::write_artifacts(&report, &paths, &Redactor::from_env()) {
+        status = exit_code::SUITE_ERROR;
+    }
+    if let Err(e) = github::report_to_github(&Redactor::from_env().redact_report(&report)) {
+        eprintln!("error: {e}");
         status = exit_code::SUITE_ERROR;
     }
     status

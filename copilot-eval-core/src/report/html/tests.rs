@@ -35,6 +35,7 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
             ..CostTotals::zero()
         }),
         comparisons: Vec::new(),
+        source: None,
     }
 }
 

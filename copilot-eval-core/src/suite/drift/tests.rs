@@ -169,6 +169,7 @@ fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        source: None,
     }
 }
 
