@@ -209,9 +209,11 @@ async fn a_structured_result_keeps_its_type_error_and_telemetry_in_the_evidence(
     );
     let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
     let value = serde_json::to_value(&record).unwrap();
-    assert_eq!(
-        value["tool_calls"][0]["telemetry"]["properties"]["lookup_source"], "fixture-table",
+    // The JSON keeps the runtime's telemetry out: its measures change from run to run.
+    assert!(
+        value["tool_calls"][0].get("telemetry").is_none(),
         "{}",
         value["tool_calls"][0]
     );
+    assert_eq!(value["tool_calls"][0]["success"], false);
 }

@@ -206,16 +206,9 @@ async fn a_skill_folder_without_a_valid_skill_fails_before_any_model_request() {
     );
 }
 
-#[tokio::test]
-async fn a_scripted_task_dispatch_records_the_subagent_and_its_own_tool_calls() {
-    let Some(runtime) =
-        runtime_for("a_scripted_task_dispatch_records_the_subagent_and_its_own_tool_calls")
-    else {
-        return;
-    };
-    let work = tempfile::tempdir().unwrap();
-    let target = work.path().join("review.txt");
-    let script = Script::new([])
+/// The main agent dispatches `writer`, which creates `target` with "LGTM", then both answer.
+fn writer_script(target: &Path) -> Script {
+    Script::new([])
         .turn(ScriptedTurn::tool_call(
             "task",
             json!({"agent_type": "writer", "name": "writer", "prompt": "Write the review.", "description": "Write a review"}),
@@ -225,7 +218,19 @@ async fn a_scripted_task_dispatch_records_the_subagent_and_its_own_tool_calls() 
             json!({"path": target.to_str().unwrap(), "file_text": "LGTM\n"}),
         ))
         .turn(ScriptedTurn::text("review written"))
-        .turn(ScriptedTurn::text("The writer wrote the review."));
+        .turn(ScriptedTurn::text("The writer wrote the review."))
+}
+
+#[tokio::test]
+async fn a_scripted_task_dispatch_records_the_subagent_and_its_own_tool_calls() {
+    let Some(runtime) =
+        runtime_for("a_scripted_task_dispatch_records_the_subagent_and_its_own_tool_calls")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("review.txt");
+    let script = writer_script(&target);
     let (result, _server) = scripted(
         script,
         CopilotEval::builder().custom_agent(
@@ -292,17 +297,7 @@ async fn a_subagents_announced_tools_and_its_calls_are_in_the_evidence() {
     };
     let work = tempfile::tempdir().unwrap();
     let target = work.path().join("review.txt");
-    let script = Script::new([])
-        .turn(ScriptedTurn::tool_call(
-            "task",
-            json!({"agent_type": "writer", "name": "writer", "prompt": "Write the review.", "description": "Write a review"}),
-        ))
-        .turn(ScriptedTurn::tool_call(
-            "create",
-            json!({"path": target.to_str().unwrap(), "file_text": "LGTM\n"}),
-        ))
-        .turn(ScriptedTurn::text("review written"))
-        .turn(ScriptedTurn::text("The writer wrote the review."));
+    let script = writer_script(&target);
     let (result, server) = scripted(
         script,
         CopilotEval::builder().custom_agent(

@@ -74,8 +74,11 @@ pub struct ToolCall {
     /// `structuredContent`); `None` when it returned none.
     pub structured_content: Option<Value>,
     /// The tool's telemetry as the runtime reported it (`toolTelemetry` of
-    /// `tool.execution_complete`, e.g. `{"properties": {..}, "metrics": {..}}`); `None` when the
-    /// runtime sent none.
+    /// `tool.execution_complete`, e.g. `{"properties": {..}, "metrics": {..}}`: what a
+    /// structured tool result set, plus the runtime's own measures); `None` when the runtime
+    /// sent none. Not in the JSON report: the runtime's measures (`context_current_tokens`, ...)
+    /// change from run to run with the machine and paths, so a replay or a shard would differ.
+    #[serde(skip_serializing)]
     pub telemetry: Option<Value>,
 }
 

@@ -369,7 +369,6 @@ mod tests {
             permission: None,
             cut_for_model_full_bytes: None,
             structured_content: None,
-            telemetry: None,
             runtime_name: None,
         }
     }

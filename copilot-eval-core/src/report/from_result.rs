@@ -55,7 +55,6 @@ impl RunRecord {
                 }),
                 cut_for_model_full_bytes: c.cut_for_model.map(|c| c.full_bytes),
                 structured_content: c.structured_content.clone(),
-                telemetry: c.telemetry.clone(),
             })
             .collect();
         // Made-up counts (a replay without recorded usage) are written as 0, flagged unknown.

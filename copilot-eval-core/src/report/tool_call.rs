@@ -46,11 +46,6 @@ pub struct ToolCallRecord {
     /// `structuredContent`); absent when it returned none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
-    /// The tool's telemetry as the runtime reported it (`toolTelemetry` of
-    /// `tool.execution_complete`, e.g. `{"properties": {..}, "metrics": {..}}`); absent when the
-    /// runtime sent none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub telemetry: Option<Value>,
 }
 
 /// A permission request for one tool call and its answer (see `ToolCall::permission`).

@@ -72,7 +72,6 @@ fn call(id: &str, denied: Option<&str>, permission: Option<PermissionRecord>) ->
         permission,
         cut_for_model_full_bytes: None,
         structured_content: None,
-        telemetry: None,
         runtime_name: None,
     }
 }
