@@ -23,6 +23,50 @@ fn relative_paths_are_resolved_against_the_package_root() {
     assert_eq!(run.status, 0, "{}", run.stderr);
 }
 
+/// A workspace holding a proc-macro crate: the macro crate's unit-test binary links the
+/// toolchain's `libstd` dynamically, so the runner lists (and runs) test binaries with the
+/// library path cargo gives them. Shown on this workspace, with its macro crate beside the
+/// fixture (`cargo xeval --workspace --replay --list` lists every package the same way).
+#[test]
+fn a_workspace_with_a_proc_macro_crate_lists_its_evals() {
+    let output = std::process::Command::new(support::command_path())
+        .args(["copilot-eval", "--replay", "--list"])
+        .args(["-p", "copilot-eval-macros", "-p", support::FIXTURE])
+        .current_dir(support::workspace_root())
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("DYLD_FALLBACK_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l == "copilot-eval-fixture::evals: passes"),
+        "{stdout}\n{stderr}"
+    );
+}
+
+/// A filter that matches nothing, typed as a file name: the warning says what filters match
+/// and names the nearest eval tests, instead of asking to mark a test with `#[copilot_eval]`.
+#[test]
+fn a_filter_that_matches_nothing_names_the_nearest_evals() {
+    let run = fixture(&["tests/evals.rs::passes"], &[]);
+    assert_eq!(run.status, 4, "{}", run.stderr);
+    let warning = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("no eval test matched"))
+        .unwrap_or_else(|| panic!("no warning in\n{}", run.stderr));
+    assert!(
+        warning.contains("filters match eval test paths (`module::function`"),
+        "{warning}"
+    );
+    assert!(warning.contains("nearest: passes,"), "{warning}");
+    assert!(!warning.contains("mark a test with"), "{warning}");
+}
+
 /// `doctor --model M` when the catalog cannot be read: M still gets its line, "not checked"
 /// with the reason.
 #[test]
@@ -78,4 +122,25 @@ fn the_ignore_reason_and_the_help_say_only_what_is_true() {
         .unwrap_or_else(|| panic!("{help}"));
     assert!(!json.contains("docs/schema"), "{json}");
     assert!(json.contains("cargo copilot-eval schema"), "{json}");
+}
+
+/// A test whose assertion repeats its run's error (`assert!(result.success, "{:?}",
+/// result.error)` after a failed run, as after a failed `--record`) shows that error once in its
+/// message: the line of the run, then the test's failure pointing at it.
+#[test]
+fn a_run_error_the_test_repeats_is_shown_once() {
+    if runtime_for("a_run_error_the_test_repeats_is_shown_once").is_none() {
+        return;
+    }
+    let run = fixture(&["--exact", "replay_mismatch"], &[]);
+    let test = run.test("replay_mismatch");
+    let message = test.message.as_deref().unwrap_or_default();
+    let error = test.runs[0].error.as_deref().unwrap_or_default();
+    let first = error.lines().next().unwrap_or_default();
+    assert!(!first.is_empty(), "{test:#?}");
+    assert_eq!(message.matches(first).count(), 1, "{message}");
+    assert!(
+        message.contains("the test then failed: replay_mismatch: Some(<the run's error, shown above>)"),
+        "{message}"
+    );
 }
