@@ -124,6 +124,23 @@ fn the_ignore_reason_and_the_help_say_only_what_is_true() {
     assert!(json.contains("cargo copilot-eval schema"), "{json}");
 }
 
+/// A timeout names the phase it struck in: the fixture's `times_out` scripts a model that never
+/// answers, so its run times out during a model turn (the tool handler phase is shown by
+/// `faults.rs`, `a_tool_handler_that_hangs`).
+#[test]
+fn a_timeout_names_its_phase() {
+    if runtime_for("a_timeout_names_its_phase").is_none() {
+        return;
+    }
+    let run = fixture(&["--exact", "times_out"], &[]);
+    let test = run.test("times_out");
+    let error = test.runs[0].error.as_deref().unwrap_or_default();
+    assert!(
+        error.starts_with("timed out after 4s (eval timeout_s) during a model turn"),
+        "{error}"
+    );
+}
+
 /// A test whose assertion repeats its run's error (`assert!(result.success, "{:?}",
 /// result.error)` after a failed run, as after a failed `--record`) shows that error once in its
 /// message: the line of the run, then the test's failure pointing at it.
