@@ -157,7 +157,9 @@ fn a_run_error_the_test_repeats_is_shown_once() {
     assert!(!first.is_empty(), "{test:#?}");
     assert_eq!(message.matches(first).count(), 1, "{message}");
     assert!(
-        message.contains("the test then failed: replay_mismatch: Some(<the run's error, shown above>)"),
+        message.contains(
+            "the test then failed: replay_mismatch: Some(<the run's error, shown above>)"
+        ),
         "{message}"
     );
 }

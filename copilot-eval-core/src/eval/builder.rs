@@ -73,6 +73,7 @@ impl CopilotEval {
             pre_tool_guards: self.pre_tool_guards.clone(),
             session_config_fn: self.session_config_fn.clone(),
             base: None,
+            deferred_error: None,
         }
     }
 }
@@ -112,6 +113,8 @@ pub struct CopilotEvalBuilder {
     pre_tool_guards: Vec<Arc<dyn PreToolGuard>>,
     session_config_fn: Option<SessionConfigFn>,
     base: Option<Base>,
+    /// The first error of a setter that can fail (`custom_agent_file`), reported by `build()`.
+    deferred_error: Option<ConfigError>,
 }
 
 impl CopilotEvalBuilder {
@@ -124,6 +127,17 @@ impl CopilotEvalBuilder {
     /// working directory instead ([`Prompt`](super::Prompt)).
     pub fn base_directory(mut self, dir: impl Into<PathBuf>) -> Self {
         self.base = Some(Base::new(dir, "the base directory"));
+        self
+    }
+    /// `path` made absolute against the base of relative paths, with the text naming it for
+    /// messages ([`Base::describe`]).
+    pub(crate) fn resolve_path(&self, path: &std::path::Path) -> (PathBuf, String) {
+        let base = self.base.clone().unwrap_or_else(Base::current);
+        (base.resolve(path), base.describe(path))
+    }
+    /// Keep the first error of a setter that can fail; [`build`](Self::build) returns it.
+    pub(crate) fn defer_error(mut self, error: ConfigError) -> Self {
+        self.deferred_error.get_or_insert(error);
         self
     }
     /// The package root as the base of relative paths (what `ctx.eval()` sets).
@@ -377,6 +391,9 @@ impl CopilotEvalBuilder {
     /// config discovery, file hooks, on-demand instructions or managed settings on, or custom
     /// instructions back on.
     pub fn build(self) -> Result<CopilotEval, ConfigError> {
+        if let Some(error) = self.deferred_error {
+            return Err(error);
+        }
         let name = self.name.unwrap_or_else(|| "copilot".to_owned());
         if name.trim().is_empty() {
             return Err(ConfigError::new(

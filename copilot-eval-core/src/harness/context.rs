@@ -149,6 +149,13 @@ impl EvalContext {
         &self.inner.workdir_path
     }
 
+    /// `path` in the test's package: the package root (the folder of its `Cargo.toml`) joined
+    /// with `path`, in place of `concat!(env!("CARGO_MANIFEST_DIR"), "/...")` (an absolute
+    /// `path` stays as it is).
+    pub fn package_path(&self, path: impl AsRef<Path>) -> PathBuf {
+        Path::new(self.inner.config.manifest_dir).join(path)
+    }
+
     /// The test path (`module::function`).
     pub fn test_name(&self) -> String {
         self.inner.config.test_path()
