@@ -55,7 +55,7 @@ struct RunArgs {
     /// `--exact`.
     #[arg(long)]
     exact: bool,
-    /// Write the JSON results here (schema: docs/schema/results.schema.json).
+    /// Write the JSON results here (their JSON Schema: `cargo copilot-eval schema`).
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
     /// Write JUnit XML here (one testsuite per test binary, one testcase per eval test).

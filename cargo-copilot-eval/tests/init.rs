@@ -307,3 +307,45 @@ fn the_scaffold_replays_offline_right_after_init() {
     );
     assert_eq!(chapter.runs[0].mode, "scripted");
 }
+
+/// `init`'s last line names `runtime install` only when no runtime resolves: with the pinned
+/// runtime installed it names the replay command alone; with an empty cache it names the install
+/// first.
+#[test]
+fn init_names_runtime_install_only_when_it_is_needed() {
+    if copilot_eval_core::runtime::require_for_test(
+        "init_names_runtime_install_only_when_it_is_needed",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let core = core_dir();
+    let dir = package("installed", &[]);
+    let out = run(
+        dir.path(),
+        &["init", "--core-path", core.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let last = out.stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("next: `cargo copilot-eval --replay`"),
+        "{last}"
+    );
+    assert!(!last.contains("runtime install"), "{last}");
+
+    let empty_cache = tempfile::tempdir().unwrap();
+    let dir = package("not_installed", &[]);
+    let out = run(
+        dir.path(),
+        &["init", "--core-path", core.to_str().unwrap()],
+        &[("COPILOT_EVAL_CACHE_DIR", empty_cache.path())],
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let last = out.stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("next: `cargo copilot-eval runtime install` (once), then"),
+        "{last}"
+    );
+}

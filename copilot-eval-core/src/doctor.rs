@@ -273,7 +273,28 @@ pub async fn doctor(options: &DoctorOptions) -> Vec<Check> {
     if let (Some(path), true) = (&runtime_path, version_ok) {
         catalog_checks(path, options, &mut checks).await;
     }
+    unchecked_models(&options.models, &mut checks);
     checks
+}
+
+/// A line for each requested model that no check reached (the runtime or the catalog check
+/// failed first): `not checked`, naming the check that failed and its finding.
+fn unchecked_models(models: &[String], checks: &mut Vec<Check>) {
+    let reason = checks
+        .iter()
+        .rev()
+        .find(|c| c.status == CheckStatus::Fail)
+        .map(|c| format!("{} failed ({})", c.name, c.detail))
+        .unwrap_or_else(|| "the model catalog was not read".to_owned());
+    for wanted in models {
+        let name = format!("model {wanted}");
+        if !checks.iter().any(|c| c.name == name) {
+            checks.push(
+                Check::new(name, CheckStatus::Warn, format!("not checked: {reason}"))
+                    .fix("fix the failed check above, then run doctor again"),
+            );
+        }
+    }
 }
 
 /// `runtime unpack`: whether the runtime's version is unpacked in the shared cache, and one line

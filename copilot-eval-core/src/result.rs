@@ -284,6 +284,71 @@ pub(crate) struct RunOrigin {
 }
 
 impl CopilotResult {
+    /// Panic unless the run succeeded with complete evidence, with [`failure_text`](Self::failure_text)
+    /// as the message: the eval, the stop reason, the error and each capture error and tool
+    /// handler failure on a line of its own, in place of
+    /// `assert!(result.success, "{:?}", result.error)`.
+    #[track_caller]
+    pub fn assert_success(&self) {
+        if let Some(text) = self.failure_text() {
+            panic!("{text}");
+        }
+    }
+
+    /// What kept the run from a clean success, for a person: `None` when it succeeded with
+    /// complete evidence; else `eval <name> stopped with <stop reason>` (or `... completed, but
+    /// its evidence is incomplete`), then `error: ...`, each `capture error: ...` and each
+    /// `tool handler: ...` on lines of their own.
+    pub fn failure_text(&self) -> Option<String> {
+        if self.success && self.evidence_complete {
+            return None;
+        }
+        let mut text = if self.success {
+            format!(
+                "eval {} completed, but its evidence is incomplete",
+                self.eval_name
+            )
+        } else {
+            format!("eval {} stopped with {}", self.eval_name, self.stop_reason)
+        };
+        let lines = self
+            .error
+            .iter()
+            .map(|e| format!("error: {e}"))
+            .chain(
+                self.capture_errors
+                    .iter()
+                    .map(|e| format!("capture error: {e}")),
+            )
+            .chain(
+                self.tool_handler_failures
+                    .iter()
+                    .map(|e| format!("tool handler: {e}")),
+            );
+        for line in lines {
+            text.push('\n');
+            text.push_str(&line);
+        }
+        Some(text)
+    }
+
+    /// Every tool call the run's pre-tool-use hook denied (a caller guard, the budget, or the
+    /// stop), in order; each one's reason is its `denied`.
+    pub fn denied_calls(&self) -> Vec<&ToolCall> {
+        self.tool_calls
+            .iter()
+            .filter(|c| c.denied.is_some())
+            .collect()
+    }
+
+    /// Why the first denied call of the tool `name` was denied; `None` when no call of it was.
+    pub fn denial_for(&self, name: &str) -> Option<&str> {
+        self.tool_calls
+            .iter()
+            .filter(|c| c.name == name)
+            .find_map(|c| c.denied.as_deref())
+    }
+
     /// Every tool call with this exact name, in order.
     pub fn tool_calls_for(&self, name: &str) -> Vec<&ToolCall> {
         self.tool_calls.iter().filter(|c| c.name == name).collect()
@@ -506,6 +571,38 @@ pub fn json_contains(actual: &Value, expected: &Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_failure_reads_as_lines_and_denials_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut result = result_in(dir.path());
+        assert_eq!(result.failure_text(), None);
+        result.assert_success();
+        result.success = false;
+        result.stop_reason = StopReason::Timeout;
+        result.error = Some("timed out after 4s (eval timeout_s) during a model turn".into());
+        result.capture_errors = vec!["a call had no completion".into()];
+        assert_eq!(
+            result.failure_text().as_deref(),
+            Some(
+                "eval t stopped with timeout\nerror: timed out after 4s (eval timeout_s) during a model turn\ncapture error: a call had no completion"
+            )
+        );
+        let panic = std::panic::catch_unwind(|| result.assert_success()).unwrap_err();
+        assert!(
+            panic
+                .downcast_ref::<String>()
+                .is_some_and(|m| m.starts_with("eval t stopped with timeout\n")),
+            "assert_success panics with the text"
+        );
+
+        assert!(result.denied_calls().is_empty());
+        assert_eq!(result.denial_for("create"), None);
+        result.tool_calls[0].denied = Some("guard: no writes".into());
+        assert_eq!(result.denied_calls().len(), 1);
+        assert_eq!(result.denial_for("create"), Some("guard: no writes"));
+        assert_eq!(result.denial_for("view"), None);
+    }
 
     fn result_in(dir: &Path) -> CopilotResult {
         CopilotResult {

@@ -28,7 +28,7 @@
 // type, until an allowed value is one core's parser accepts, and until docs/attribute.md lists it.
 
 key_table! {
-    ignore_reason = "copilot eval: run it with cargo copilot-eval (spends model requests live)";
+    ignore_reason = "copilot eval: run it with cargo copilot-eval (plain cargo test skips it)";
 
     name: Text => Builder.name;
     model: Text => Builder.model;

@@ -23,7 +23,7 @@
 //! ```
 //!
 //! The function becomes `writes_the_changelog::__copilot_eval`, a test marked
-//! `#[ignore = "copilot eval: run it with cargo copilot-eval (spends model requests live)"]`, so
+//! `#[ignore = "copilot eval: run it with cargo copilot-eval (plain cargo test skips it)"]`, so
 //! plain `cargo test` never spends model requests; `cargo copilot-eval` finds tests by the
 //! `::__copilot_eval` suffix and runs each with `--exact --ignored`.
 //!

@@ -144,3 +144,52 @@ fn slugs_follow_the_heading_id_rules() {
     );
     assert!(ids.contains("a-title"));
 }
+
+/// No Markdown table repeats its header row (a header, its `|---|` line, then the same header
+/// again renders the header as a body row).
+#[test]
+fn no_table_repeats_its_header() {
+    let mut repeated = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, window) in lines.windows(3).enumerate() {
+            let separator = window[1].trim();
+            if window[0].starts_with('|')
+                && separator.starts_with("|-")
+                && separator
+                    .chars()
+                    .all(|c| matches!(c, '|' | '-' | ':' | ' '))
+                && window[2] == window[0]
+            {
+                repeated.push(format!("{}:{}", page.display(), i + 3));
+            }
+        }
+    }
+    assert!(
+        repeated.is_empty(),
+        "table headers repeated at {repeated:?}"
+    );
+}
+
+/// The stop-reason lists of the result pages (results.md's run record and guide.md's "Reading a
+/// result") name every stop reason the engine has.
+#[test]
+fn the_stop_reason_lists_name_every_stop_reason() {
+    for (page, row) in [
+        ("docs/results.md", "| `success`, `stop_reason`, `error` |"),
+        ("docs/guide.md", "| `stop_reason` |"),
+    ] {
+        let text = std::fs::read_to_string(root().join(page)).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("{page} has no row {row}"));
+        let missing: Vec<&str> = copilot_eval_core::StopReason::PRECEDENCE
+            .iter()
+            .map(|r| r.as_str())
+            .filter(|r| !line.contains(&format!("`{r}`")))
+            .collect();
+        assert!(missing.is_empty(), "{page}'s {row} lacks {missing:?}");
+    }
+}

@@ -733,7 +733,7 @@ async fn a_tool_handler_that_hangs() {
     );
     let error = result.error.as_deref().unwrap_or_default();
     assert!(
-        error.contains("timed out after 30s")
+        error.contains("timed out after 30s (eval timeout_s) in the tool handler of `hang`")
             && error.contains("tool handler hang still running 20s after the stop"),
         "{error}"
     );

@@ -52,6 +52,7 @@ fn discovery_lists_only_the_eval_tests() {
             "copilot-eval-fixture::evals: expects_a_stale_cassette",
             "copilot-eval-fixture::evals: expects_a_stop_that_does_not_happen",
             "copilot-eval-fixture::evals: fails_an_assertion",
+            "copilot-eval-fixture::evals: finds_relative_paths",
             "copilot-eval-fixture::evals: greets_by_case::bye",
             "copilot-eval-fixture::evals: greets_by_case::hello",
             "copilot-eval-fixture::evals: guards_and_delegates",
@@ -77,7 +78,7 @@ fn discovery_lists_only_the_eval_tests() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("26 eval tests (3 other tests not listed"),
+        stderr.contains("27 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 

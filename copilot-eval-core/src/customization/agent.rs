@@ -134,6 +134,24 @@ pub fn agent_files(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+impl crate::eval::CopilotEvalBuilder {
+    /// Add the custom agent of an `*.agent.md` file, loaded and checked as
+    /// [`AgentFile::load`] does (a relative `path` is resolved against the package root for
+    /// `ctx.eval()`, see [`base_directory`](crate::eval::CopilotEvalBuilder::base_directory)).
+    /// A file that does not load makes [`build`](crate::eval::CopilotEvalBuilder::build) fail
+    /// naming the absolute path and every error.
+    pub fn custom_agent_file(self, path: impl AsRef<Path>) -> Self {
+        let (resolved, described) = self.resolve_path(path.as_ref());
+        match AgentFile::load(&resolved) {
+            Ok(agent) => self.custom_agent(agent.config),
+            Err(error) => {
+                let message = format!("{described} does not load as a custom agent: {error}");
+                self.defer_error(crate::ConfigError::new("custom_agents", message))
+            }
+        }
+    }
+}
+
 /// The agent name a file name gives (used when the front matter has no `name`): the file name
 /// without `.agent.md`, else without `.md`; for a file in a subfolder of a folder named
 /// `agents`, the folders below `agents` come first, joined by `--` (`agents/sub/deep.agent.md`
@@ -579,5 +597,44 @@ fn handoffs(c: &mut Checker<'_>) {
                 ),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod builder_tests {
+    use crate::CopilotEval;
+
+    #[test]
+    fn custom_agent_file_adds_the_agent_or_fails_build_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("reviewer.agent.md"),
+            "---\nname: reviewer\ndescription: Reviews changes.\n---\nReview the change.\n",
+        )
+        .unwrap();
+        let eval = CopilotEval::builder()
+            .base_directory(dir.path())
+            .custom_agent_file("reviewer.agent.md")
+            .active_agent("reviewer")
+            .build()
+            .unwrap();
+        assert_eq!(eval.custom_agents[0].name, "reviewer");
+        assert_eq!(eval.custom_agents[0].prompt.trim(), "Review the change.");
+
+        let err = CopilotEval::builder()
+            .base_directory(dir.path())
+            .custom_agent_file("missing.agent.md")
+            .build()
+            .unwrap_err()
+            .to_string();
+        let looked_at = dir.path().join("missing.agent.md");
+        assert!(
+            err.starts_with(&format!(
+                "invalid eval field `custom_agents`: {} (\"missing.agent.md\" relative to the base directory {}) does not load as a custom agent: ",
+                looked_at.display(),
+                dir.path().display()
+            )),
+            "{err}"
+        );
     }
 }

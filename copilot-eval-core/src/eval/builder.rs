@@ -11,7 +11,7 @@ use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig, SessionCo
 use super::{
     ClientMode, CopilotEval, DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_S, ImageDetail, PreToolGuard,
     ReasoningEffort, SYSTEM_PROMPT_SECTIONS, SectionAction, SessionConfigFn, SystemMessageMode,
-    check_empty_mode,
+    check_empty_mode, paths::Base,
 };
 use crate::error::ConfigError;
 
@@ -73,6 +73,8 @@ impl CopilotEval {
             hooks_given_twice: false,
             pre_tool_guards: self.pre_tool_guards.clone(),
             session_config_fn: self.session_config_fn.clone(),
+            base: None,
+            deferred_error: None,
         }
     }
 }
@@ -112,9 +114,40 @@ pub struct CopilotEvalBuilder {
     hooks_given_twice: bool,
     pre_tool_guards: Vec<Arc<dyn PreToolGuard>>,
     session_config_fn: Option<SessionConfigFn>,
+    base: Option<Base>,
+    /// The first error of a setter that can fail (`custom_agent_file`), reported by `build()`.
+    deferred_error: Option<ConfigError>,
 }
 
 impl CopilotEvalBuilder {
+    /// The folder [`build`](Self::build) resolves the eval's relative paths against
+    /// (`working_directory`, `skill_directory`, and stdio MCP servers' `working_directory`,
+    /// the custom agents' included), once, before any of them reaches the runtime. Default: the
+    /// package root for a builder from
+    /// [`EvalContext::eval`](crate::harness::EvalContext::eval), else the process's current
+    /// directory (cargo runs a test binary in its package root). Attachments are relative to the
+    /// working directory instead ([`Prompt`](super::Prompt)).
+    pub fn base_directory(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.base = Some(Base::new(dir, "the base directory"));
+        self
+    }
+    /// `path` made absolute against the base of relative paths, with the text naming it for
+    /// messages ([`Base::describe`]).
+    pub(crate) fn resolve_path(&self, path: &std::path::Path) -> (PathBuf, String) {
+        let base = self.base.clone().unwrap_or_else(Base::current);
+        (base.resolve(path), base.describe(path))
+    }
+    /// Keep the first error of a setter that can fail; [`build`](Self::build) returns it.
+    pub(crate) fn defer_error(mut self, error: ConfigError) -> Self {
+        self.deferred_error.get_or_insert(error);
+        self
+    }
+    /// The package root as the base of relative paths (what `ctx.eval()` sets).
+    pub(crate) fn package_root(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.base = Some(Base::new(dir, "the package root"));
+        self
+    }
+
     /// The eval's name, used as its id in reports. Non-empty; default `copilot`.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
@@ -168,7 +201,8 @@ impl CopilotEvalBuilder {
         self
     }
     /// The workspace directory: the runtime process's cwd and the session's working directory,
-    /// and the root of the result's file helpers. Must exist. Not a security sandbox.
+    /// and the root of the result's file helpers. Must exist; a relative path is resolved
+    /// against the [`base_directory`](Self::base_directory). Not a security sandbox.
     pub fn working_directory(mut self, dir: impl Into<PathBuf>) -> Self {
         self.working_directory = Some(dir.into());
         self
@@ -240,7 +274,8 @@ impl CopilotEvalBuilder {
         self
     }
     /// Add a skill directory (a skill folder holding `SKILL.md`, or a folder of skill folders).
-    /// Must exist. Turns skills on for the session. Every run then validates the skills before
+    /// Must exist. A relative path is resolved against the package root (for `ctx.eval()`; see
+    /// [`base_directory`](Self::base_directory)) and handed to the runtime absolute. Turns skills on for the session. Every run then validates the skills before
     /// the runtime starts and checks that the runtime discovered them before the prompt is sent;
     /// either failure ends the run with `skill_setup_error` ([`crate::skills`]).
     pub fn skill_directory(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -366,6 +401,9 @@ impl CopilotEvalBuilder {
     /// config discovery, file hooks, on-demand instructions or managed settings on, or custom
     /// instructions back on.
     pub fn build(self) -> Result<CopilotEval, ConfigError> {
+        if let Some(error) = self.deferred_error {
+            return Err(error);
+        }
         let name = self.name.unwrap_or_else(|| "copilot".to_owned());
         if name.trim().is_empty() {
             return Err(ConfigError::new(
@@ -428,32 +466,36 @@ impl CopilotEvalBuilder {
             .as_deref()
             .map(ImageDetail::parse)
             .transpose()?;
-        if let Some(dir) = &self.working_directory
-            && !dir.is_dir()
-        {
-            return Err(ConfigError::new(
-                "working_directory",
-                format!(
-                    "{} is not an existing directory; create it first",
-                    dir.display()
-                ),
-            ));
-        }
-        for dir in &self.skill_directories {
-            if !dir.is_dir() {
-                return Err(ConfigError::new(
+        let base = self.base.clone().unwrap_or_else(Base::current);
+        let working_directory = self
+            .working_directory
+            .as_deref()
+            .map(|dir| base.existing_dir("working_directory", dir, "create it first"))
+            .transpose()?;
+        let skill_directories = self
+            .skill_directories
+            .iter()
+            .map(|dir| {
+                base.existing_dir(
                     "skill_directories",
-                    format!(
-                        "{} is not an existing directory; pass a skill folder (holding SKILL.md) or a folder of them",
-                        dir.display()
-                    ),
-                ));
+                    dir,
+                    "pass a skill folder (holding SKILL.md) or a folder of them",
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut mcp_servers = self.mcp_servers;
+        base.mcp_servers("mcp_servers", "", &mut mcp_servers)?;
+        let mut custom_agents = self.custom_agents;
+        for agent in &mut custom_agents {
+            let owner = format!("custom agent {:?}'s ", agent.name);
+            if let Some(servers) = &mut agent.mcp_servers {
+                base.mcp_servers("custom_agents", &owner, servers)?;
             }
         }
         check_names("tools", self.tools.iter().map(|t| t.name.as_str()))?;
         check_names(
             "custom_agents",
-            self.custom_agents.iter().map(|a| a.name.as_str()),
+            custom_agents.iter().map(|a| a.name.as_str()),
         )?;
         if let Some(allowed) = &self.allowed_tools {
             check_names("allowed_tools", allowed.iter().map(String::as_str))?;
@@ -472,9 +514,9 @@ impl CopilotEvalBuilder {
             self.disabled_skills.iter().map(String::as_str),
         )?;
         if let Some(agent) = &self.active_agent
-            && !self.custom_agents.iter().any(|a| &a.name == agent)
+            && !custom_agents.iter().any(|a| &a.name == agent)
         {
-            let known: Vec<&str> = self.custom_agents.iter().map(|a| a.name.as_str()).collect();
+            let known: Vec<&str> = custom_agents.iter().map(|a| a.name.as_str()).collect();
             return Err(ConfigError::new(
                 "active_agent",
                 format!(
@@ -493,18 +535,18 @@ impl CopilotEvalBuilder {
             instructions: self.instructions.filter(|s| !s.is_empty()),
             system_message_mode,
             system_message_sections: self.system_message_sections,
-            working_directory: self.working_directory,
+            working_directory,
             reasoning_effort,
             timeout_s,
             max_tool_calls,
             max_turns: self.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
             allowed_tools: self.allowed_tools,
             excluded_tools: self.excluded_tools,
-            mcp_servers: self.mcp_servers,
+            mcp_servers,
             optional_mcp_servers: self.optional_mcp_servers,
-            skill_directories: self.skill_directories,
+            skill_directories,
             disabled_skills: self.disabled_skills,
-            custom_agents: self.custom_agents,
+            custom_agents,
             active_agent: self.active_agent,
             default_agent_excluded_tools: self.default_agent_excluded_tools,
             auto_confirm: self.auto_confirm.unwrap_or(true),

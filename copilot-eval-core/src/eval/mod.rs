@@ -23,6 +23,7 @@ use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig, SessionCo
 mod builder;
 mod guard;
 mod options;
+mod paths;
 mod prompt;
 #[cfg(test)]
 mod tests;

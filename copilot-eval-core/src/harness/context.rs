@@ -150,6 +150,13 @@ impl EvalContext {
         &self.inner.workdir_path
     }
 
+    /// `path` in the test's package: the package root (the folder of its `Cargo.toml`) joined
+    /// with `path`, in place of `concat!(env!("CARGO_MANIFEST_DIR"), "/...")` (an absolute
+    /// `path` stays as it is).
+    pub fn package_path(&self, path: impl AsRef<Path>) -> PathBuf {
+        Path::new(self.inner.config.manifest_dir).join(path)
+    }
+
     /// The test path (`module::function`).
     pub fn test_name(&self) -> String {
         self.inner.config.test_path()
@@ -169,10 +176,13 @@ impl EvalContext {
     /// `working_directory` = [`workdir`](Self::workdir), then the attribute's eval keys (`name`,
     /// `model`, `timeout_s`, `max_tool_calls`, `reasoning_effort`, `client_mode`,
     /// `image_detail`, `audit_requests`, when given; see [`TestConfig::configure`]). Add what
-    /// the test needs and call `build()`.
+    /// the test needs and call `build()`. Relative paths given to it (`skill_directory`, an MCP
+    /// server's `working_directory`) are resolved against the package root
+    /// ([`base_directory`](crate::eval::CopilotEvalBuilder::base_directory)).
     pub fn eval(&self) -> CopilotEvalBuilder {
         let config = &self.inner.config;
         let builder = CopilotEval::builder()
+            .package_root(config.manifest_dir)
             .name(config.eval_name())
             .working_directory(self.workdir());
         (config.configure)(builder)

@@ -42,7 +42,7 @@
 //! # Why plain `cargo test` spends nothing
 //!
 //! The generated test is `#[ignore]`d with the reason
-//! `copilot eval: run it with cargo copilot-eval (spends model requests live)`, so `cargo test`
+//! `copilot eval: run it with cargo copilot-eval (plain cargo test skips it)`, so `cargo test`
 //! lists it as ignored and runs nothing. `cargo copilot-eval` runs each one with
 //! `--exact <test id> --ignored`; `cargo nextest run --run-ignored only` and
 //! `cargo test -- --ignored` run them too (live unless `COPILOT_EVAL_MODE=replay`).
@@ -84,7 +84,7 @@ pub const ENV_EVIDENCE_FILE: &str = "COPILOT_EVAL_EVIDENCE_FILE";
 pub const TEST_MARKER: &str = "__copilot_eval";
 /// The `#[ignore]` reason of every generated eval test.
 pub const IGNORE_REASON: &str =
-    "copilot eval: run it with cargo copilot-eval (spends model requests live)";
+    "copilot eval: run it with cargo copilot-eval (plain cargo test skips it)";
 /// Default `timeout_s` of a test when the attribute sets none (seconds): the engine's default.
 pub const DEFAULT_TEST_TIMEOUT_S: f64 = crate::eval::DEFAULT_TIMEOUT_S;
 

@@ -330,13 +330,19 @@ fn write(plan: &Plan, manifest: &Path) -> Result<Vec<String>, String> {
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
     }
     lines.extend(plan.notes.iter().cloned());
-    lines.push(format!(
-        "next: `cargo copilot-eval runtime install` (once), then `cargo copilot-eval --replay{}` runs the starter eval offline",
+    let replay = format!(
+        "`cargo copilot-eval --replay{}` runs the starter eval offline",
         if plan.root == Path::new("") || plan.root == Path::new(".") {
             String::new()
         } else {
             format!(" --manifest-path {}", manifest.display())
         }
-    ));
+    );
+    // The install is named only when no runtime resolves yet.
+    lines.push(if crate::runtime::resolve().is_ok() {
+        format!("next: {replay}")
+    } else {
+        format!("next: `cargo copilot-eval runtime install` (once), then {replay}")
+    });
     Ok(lines)
 }

@@ -248,6 +248,11 @@ impl Controls {
         });
     }
 
+    /// The tool names of the in-process handlers running now (one entry per call).
+    pub(super) fn handlers_running(&self) -> Vec<String> {
+        self.handlers.running()
+    }
+
     /// Wait until every in-process tool handler that started has finished, at most `bound`.
     /// Never cancels one. Returns the failures (errors and panics) of handlers, in order, and
     /// the names of the handlers still running when `bound` passed (empty when all finished).

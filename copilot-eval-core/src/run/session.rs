@@ -288,10 +288,18 @@ pub(super) async fn drive(
         },
     };
     // The timeout while the MCP check still waits for a server: a setup error naming it.
+    // Any other timeout says in which phase it struck.
     let outcome = match outcome {
         Some((StopReason::Timeout, _)) if run.mcp_checking => Some((
             StopReason::McpSetupError,
             super::mcp_check::mcp_timeout_error(run, eval.timeout_s),
+        )),
+        Some((StopReason::Timeout, error)) => Some((
+            StopReason::Timeout,
+            format!(
+                "{error} {}",
+                timeout_phase(run, &controls.handlers_running())
+            ),
         )),
         other => other,
     };
@@ -305,6 +313,22 @@ pub(super) async fn drive(
         run.fail(reason, error);
     }
     turns_finished
+}
+
+/// Where a timeout struck, from the phases the run had finished (their timings are recorded as
+/// each ends) and the in-process tool handlers still `running`: `during runtime start`,
+/// `during session creation`, `in the tool handler of `x`` or `during a model turn`.
+fn timeout_phase(run: &RunState, running: &[String]) -> String {
+    if run.timings.runtime_start_ms.is_none() {
+        "during runtime start (the runtime had not answered the protocol handshake)".to_owned()
+    } else if run.timings.create_session_ms.is_none() {
+        "during session creation (the session was not created yet)".to_owned()
+    } else if let Some(tool) = running.first() {
+        format!("in the tool handler of `{tool}` (still running)")
+    } else {
+        "during a model turn (waiting for the model or the runtime; no tool handler was running)"
+            .to_owned()
+    }
 }
 
 /// `work` bounded by `deadline`; with the test-only [`SessionClock`], by `timeout` from the

@@ -114,11 +114,13 @@ pub async fn run_one(
             return record;
         }
     };
+    let library = super::list::library_path(binary);
     let mut command = tokio::process::Command::new(&binary.path);
     command
         .arg(&test.test_id)
         .args(["--exact", "--ignored", "--nocapture", "--test-threads", "1"])
         .current_dir(&binary.cwd)
+        .env(library.0, library.1)
         .env(ENV_MODE, options.mode.as_str())
         .env(ENV_EVIDENCE_FILE, &evidence_path)
         .env(ENV_SUITE_PROCESS, &marker)
@@ -396,7 +398,11 @@ pub fn classify(
                 let message = if exhausted.is_empty() {
                     failure
                 } else {
-                    format!("{}\nthe test then failed: {failure}", exhausted.join("\n"))
+                    format!(
+                        "{}\nthe test then failed: {}",
+                        exhausted.join("\n"),
+                        without_run_errors(&failure, evidence)
+                    )
                 };
                 Verdict {
                     outcome: Outcome::Failed,
@@ -407,8 +413,9 @@ pub fn classify(
                 Verdict::error(
                     ErrorKind::Run,
                     format!(
-                        "{}\nthe test then failed: {failure}",
-                        infrastructure.join("\n")
+                        "{}\nthe test then failed: {}",
+                        infrastructure.join("\n"),
+                        without_run_errors(&failure, evidence)
                     ),
                 )
             }
@@ -418,6 +425,22 @@ pub fn classify(
             format!("the test process {how} but its evidence says {status:?}{running}"),
         ),
     }
+}
+
+/// The test's `failure` with each run error of `evidence` it repeats (as written or as `{:?}`
+/// shows it, the usual `assert!(result.success, "{:?}", result.error)`) replaced by a pointer
+/// to the run's line above it, so that the message shows each error once.
+fn without_run_errors(failure: &str, evidence: &TestEvidence) -> String {
+    let mut text = failure.to_owned();
+    for error in evidence.runs.iter().filter_map(|r| r.error.as_deref()) {
+        if error.trim().is_empty() {
+            continue;
+        }
+        for form in [format!("{error:?}"), error.to_owned()] {
+            text = text.replace(&form, "<the run's error, shown above>");
+        }
+    }
+    text
 }
 
 fn signal_name(signal: i32) -> &'static str {
@@ -704,6 +727,24 @@ pub(crate) mod tests {
             message.contains("run 1 (e) stopped with replay_mismatch: request 2 unmatched")
                 && message.contains("the test then failed: assertion failed: success"),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn a_failure_that_repeats_the_runs_error_shows_it_once() {
+        let mut failed = with_run(
+            EvidenceStatus::Failed,
+            "replay_mismatch",
+            "request 2 \"x\" unmatched",
+        );
+        failed.failure =
+            Some("replay_mismatch: Some(\"request 2 \\\"x\\\" unmatched\")".to_owned());
+        let v = classify(&exit(Some(101), None), Some(&failed), BOUND, false);
+        assert_eq!(
+            v.message.as_deref(),
+            Some(
+                "run 1 (e) stopped with replay_mismatch: request 2 \"x\" unmatched\nthe test then failed: replay_mismatch: Some(<the run's error, shown above>)"
+            )
         );
     }
 

@@ -8,8 +8,13 @@
 //!    test), and only names ending in `::__copilot_eval` (the marker `#[copilot_eval]` emits)
 //!    are kept ([`parse_terse_list`], [`select`]); ordinary and ignored tests are never selected.
 //! 3. User filters select by substring of the test path, like libtest's.
+//!
+//! Test binaries are listed and run with the library path cargo gives the binaries it runs
+//! ([`library_path`]): a proc-macro crate's unit-test binary links the toolchain's `libstd`
+//! dynamically and does not start without it.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -109,6 +114,8 @@ pub struct TestList {
     pub tests: Vec<EvalTest>,
     /// Eval tests that the filters left out.
     pub filtered_out: usize,
+    /// The test paths of the eval tests the filters left out, in list order.
+    pub unselected: Vec<String>,
     /// Tests of these binaries that are not eval tests (never run).
     pub other_tests: usize,
 }
@@ -211,9 +218,11 @@ pub fn build_test_binaries(options: &BuildOptions) -> Result<Vec<TestBinary>, Su
 ///
 /// Errors: the binary cannot be started or exits unsuccessfully.
 pub fn list_binary(binary: &TestBinary) -> Result<Vec<String>, SuiteError> {
+    let (variable, value) = library_path(binary);
     let output = Command::new(&binary.path)
         .args(["--list", "--format", "terse"])
         .current_dir(&binary.cwd)
+        .env(variable, value)
         .stdin(Stdio::null())
         .output()
         .map_err(|e| SuiteError::List(format!("cannot run {}: {e}", binary.path.display())))?;
@@ -226,6 +235,129 @@ pub fn list_binary(binary: &TestBinary) -> Result<Vec<String>, SuiteError> {
         )));
     }
     Ok(parse_terse_list(&String::from_utf8_lossy(&output.stdout)))
+}
+
+/// The variable and value of the library path `binary` runs with, as cargo sets it for the test
+/// binaries it runs: the binary's own folder (`target/<profile>/deps`), the toolchain's target
+/// library folder (`rustc --print target-libdir`: `<sysroot>/lib/rustlib/<host>/lib`, where the
+/// `libstd` a proc-macro crate's test binary links lives) and `<sysroot>/lib` (`rustc --print
+/// sysroot`; `$RUSTC` else `rustc`, asked once), before what the environment already holds. The variable is `LD_LIBRARY_PATH`, `DYLD_FALLBACK_LIBRARY_PATH` on
+/// macOS (with its default folders when unset, as cargo adds them), `PATH` on Windows.
+pub fn library_path(binary: &TestBinary) -> (&'static str, OsString) {
+    static TOOLCHAIN_LIBS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    let toolchain_libs = TOOLCHAIN_LIBS.get_or_init(|| {
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        let Some(output) = Command::new(rustc)
+            .args(["--print", "target-libdir", "--print", "sysroot"])
+            .current_dir(&binary.cwd)
+            .stdin(Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+        else {
+            return Vec::new();
+        };
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let target_libdir = lines.next().map(PathBuf::from);
+        let sysroot_lib = lines
+            .next()
+            .map(|sysroot| PathBuf::from(sysroot).join(if cfg!(windows) { "bin" } else { "lib" }));
+        target_libdir.into_iter().chain(sysroot_lib).collect()
+    });
+    let variable = if cfg!(windows) {
+        "PATH"
+    } else if cfg!(target_os = "macos") {
+        "DYLD_FALLBACK_LIBRARY_PATH"
+    } else {
+        "LD_LIBRARY_PATH"
+    };
+    let mut folders: Vec<PathBuf> = binary
+        .path
+        .parent()
+        .map(Path::to_path_buf)
+        .into_iter()
+        .collect();
+    folders.extend(toolchain_libs.iter().cloned());
+    match std::env::var_os(variable).filter(|v| !v.is_empty()) {
+        Some(existing) => folders.extend(std::env::split_paths(&existing)),
+        None if cfg!(target_os = "macos") => {
+            if let Some(home) = std::env::var_os("HOME") {
+                folders.push(PathBuf::from(home).join("lib"));
+            }
+            folders.extend(["/usr/local/lib", "/usr/lib"].map(PathBuf::from));
+        }
+        None => {}
+    }
+    let value = std::env::join_paths(&folders).unwrap_or_default();
+    (variable, value)
+}
+
+/// The warning for a selection where no eval test matched. With eval tests that the filters
+/// left out, it says what filters match (eval test paths, `module::function`, not file names)
+/// and names the three test paths nearest to the filters; with none at all, it says how to mark
+/// an eval test.
+pub fn no_match_warning(list: &TestList, filters: &[String]) -> String {
+    let counts = format!(
+        "{} other tests, {} eval tests filtered out",
+        list.other_tests, list.filtered_out
+    );
+    if list.unselected.is_empty() || filters.is_empty() {
+        return format!(
+            "warning: no eval test matched ({counts}); mark a test with #[copilot_eval]"
+        );
+    }
+    let mut ranked: Vec<(usize, &str)> = list
+        .unselected
+        .iter()
+        .map(|name| {
+            let distance = filters
+                .iter()
+                .flat_map(|f| filter_forms(f))
+                .map(|form| edit_distance(&form, name))
+                .min()
+                .unwrap_or(usize::MAX);
+            (distance, name.as_str())
+        })
+        .collect();
+    ranked.sort();
+    ranked.dedup_by(|a, b| a.1 == b.1);
+    let nearest: Vec<&str> = ranked.iter().take(3).map(|(_, name)| *name).collect();
+    format!(
+        "warning: no eval test matched the filters ({counts}); filters match eval test paths (`module::function`, as --list shows them), not file names, by substring (whole paths with --exact); nearest: {}, ...",
+        nearest.join(", ")
+    )
+}
+
+/// A filter as typed and its last segment (after `::` or `/`, a `.rs` removed), the forms
+/// compared with test paths.
+fn filter_forms(filter: &str) -> Vec<String> {
+    let last = filter
+        .rsplit(['/', ':'])
+        .find(|s| !s.is_empty())
+        .unwrap_or(filter);
+    let last = last.strip_suffix(".rs").unwrap_or(last);
+    vec![filter.to_owned(), last.to_owned()]
+}
+
+/// The Levenshtein distance of `a` and `b` (by character).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                previous
+            } else {
+                1 + previous.min(row[j]).min(current)
+            };
+            previous = current;
+        }
+    }
+    row[b.len()]
 }
 
 /// The test names in libtest's `--list --format terse` output (`name: test` lines; benchmarks
@@ -280,7 +412,10 @@ pub fn select(
                     test_id: test_id.clone(),
                     name: path.to_owned(),
                 }),
-                Some(_) => list.filtered_out += 1,
+                Some(path) => {
+                    list.filtered_out += 1;
+                    list.unselected.push(path.to_owned());
+                }
                 None => list.other_tests += 1,
             }
         }
@@ -366,6 +501,22 @@ mod tests {
         let got: Vec<_> = list.tests.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(got, ["m::uses_tool", "skill"]);
         assert_eq!(list.filtered_out, 1);
+    }
+
+    #[test]
+    fn the_warning_names_the_nearest_paths() {
+        let names = vec![vec![
+            "passes::__copilot_eval".to_owned(),
+            "panics::__copilot_eval".to_owned(),
+            "nested::passes_in_a_module::__copilot_eval".to_owned(),
+            "times_out::__copilot_eval".to_owned(),
+        ]];
+        let filters = ["tests/evals.rs::passes".to_owned()];
+        let list = select(vec![binary("a")], &names, &filters, false);
+        let warning = no_match_warning(&list, &filters);
+        assert!(warning.contains("nearest: passes, panics, "), "{warning}");
+        let list = select(vec![binary("a")], &[vec![]], &filters, false);
+        assert!(no_match_warning(&list, &filters).ends_with("mark a test with #[copilot_eval]"));
     }
 
     #[test]

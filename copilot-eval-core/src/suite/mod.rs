@@ -181,10 +181,7 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
         return exit_code::SUCCESS;
     }
     if list.tests.is_empty() && in_other_shards == 0 {
-        eprintln!(
-            "warning: no eval test matched ({} other tests, {} eval tests filtered out); mark a test with #[copilot_eval]",
-            list.other_tests, list.filtered_out
-        );
+        eprintln!("{}", list::no_match_warning(&list, &options.filters));
     }
     if let Some(banner) = live_banner(options, list.tests.len()) {
         eprintln!("{banner}");

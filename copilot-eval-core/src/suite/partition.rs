@@ -176,6 +176,7 @@ mod tests {
                 })
                 .collect(),
             filtered_out: 0,
+            unselected: Vec::new(),
             other_tests: 0,
         }
     }

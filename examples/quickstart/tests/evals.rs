@@ -30,10 +30,10 @@ async fn creates_a_greeting_file(ctx: EvalContext) {
             "Create a file called 'greeting.txt' with the content 'Hello, Ferris!'.",
         )
         .await;
-    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
-    // Every event was recorded: no tool call, turn or usage is missing from what the
-    // assertions below read (`success` only says the session completed).
-    assert!(result.evidence_complete, "{:?}", result.capture_errors);
+    // The session completed and every event was recorded: no tool call, turn or usage is
+    // missing from what the assertions below read. A failure prints the stop reason, the error
+    // and each capture error, a line each.
+    result.assert_success();
 
     // Independent verification: the file on disk, not the model's claim.
     let greeting = std::fs::read_to_string(ctx.workdir().join("greeting.txt"))
@@ -92,7 +92,7 @@ async fn follows_the_release_notes_skill(ctx: EvalContext) {
     let skill = skills.join("release-notes");
     std::fs::create_dir_all(&skill).unwrap();
     std::fs::copy(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/skills/release-notes/SKILL.md"),
+        ctx.package_path("skills/release-notes/SKILL.md"),
         skill.join("SKILL.md"),
     )
     .unwrap();
@@ -123,7 +123,7 @@ async fn loads_the_repository_configuration(ctx: EvalContext) {
     use copilot_eval_core::customization::RepoConfig;
     use copilot_eval_core::model_server::{Script, ScriptedTurn};
 
-    let config_root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("copilot-config");
+    let config_root = ctx.package_path("copilot-config");
     let repo = RepoConfig::load(&config_root).expect("the repository configuration loads");
     // The agent's id is its front-matter `name` ("Release Reviewer"), as the runtime names an
     // agent it loads from `reviewer.agent.md` itself: that is the `agent_type` to dispatch.
@@ -281,7 +281,7 @@ async fn compares_with_and_without_the_skill(ctx: EvalContext) {
     let skills = treatment_dir.join(".skills");
     std::fs::create_dir_all(skills.join("release-notes")).unwrap();
     std::fs::copy(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/skills/release-notes/SKILL.md"),
+        ctx.package_path("skills/release-notes/SKILL.md"),
         skills.join("release-notes/SKILL.md"),
     )
     .unwrap();
