@@ -67,14 +67,29 @@ where
     F: Fn(Value) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<String, String>> + Send + 'static,
 {
-    Tool::new(name)
-        .with_description(description)
-        .with_parameters(parameters)
-        .with_handler(Arc::new(FnHandler {
+    described(
+        name,
+        description,
+        parameters,
+        Arc::new(FnHandler {
             handler,
             show_errors,
             _future: PhantomData,
-        }))
+        }),
+    )
+}
+
+/// A [`Tool`] with its description, JSON Schema parameters and in-process handler.
+fn described(
+    name: impl Into<String>,
+    description: impl Into<String>,
+    parameters: Value,
+    handler: Arc<dyn ToolHandler>,
+) -> Tool {
+    Tool::new(name)
+        .with_description(description)
+        .with_parameters(parameters)
+        .with_handler(handler)
 }
 
 struct FnHandler<F, Fut> {
@@ -126,13 +141,15 @@ where
     F: Fn(Value) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ToolResultExpanded> + Send + 'static,
 {
-    Tool::new(name)
-        .with_description(description)
-        .with_parameters(parameters)
-        .with_handler(Arc::new(StructuredHandler {
+    described(
+        name,
+        description,
+        parameters,
+        Arc::new(StructuredHandler {
             handler,
             _future: PhantomData,
-        }))
+        }),
+    )
 }
 
 struct StructuredHandler<F, Fut> {

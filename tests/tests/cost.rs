@@ -19,6 +19,17 @@ input = 10000
 output = 0
 "#;
 
+/// The fixture's evals matching `filters`, `-j jobs`, priced with `table` and capped at
+/// `max_cost`.
+fn capped(jobs: &str, table: &str, max_cost: &str, filters: &[&str]) -> support::SuiteRun {
+    let args = [
+        &["-j", jobs, "--pricing", table, "--max-cost", max_cost][..],
+        filters,
+    ]
+    .concat();
+    fixture(&args, &[])
+}
+
 fn pricing(dir: &std::path::Path, text: &str) -> String {
     let path = dir.join("pricing.toml");
     std::fs::write(&path, text).unwrap();
@@ -34,25 +45,9 @@ fn a_cost_cap_stops_launching_evals_at_the_cap() {
     let table = pricing(dir.path(), ONE_PER_CALL);
     // List order: a_call (1 EUR), another_call (1 EUR), b_larger_call (2 EUR).
     // After a_call 1 EUR < 1.5: the next is launched; after it 2 EUR >= 1.5: no more.
-    let run = fixture(
-        &[
-            "-j",
-            "1",
-            "--pricing",
-            &table,
-            "--max-cost",
-            "1.5",
-            "priced",
-        ],
-        &[],
-    );
+    let run = capped("1", &table, "1.5", &["priced"]);
     assert_eq!(run.status, 3, "not_run evals exit 3\n{}", run.stderr);
-    let names: Vec<(&str, Outcome)> = run
-        .report
-        .tests
-        .iter()
-        .map(|t| (t.name.as_str(), t.outcome))
-        .collect();
+    let names = run.outcomes();
     assert_eq!(
         names,
         [
@@ -153,24 +148,8 @@ fn with_parallel_evals_running_ones_finish_past_the_cap() {
     }
     let dir = tempfile::tempdir().unwrap();
     let table = pricing(dir.path(), ONE_PER_CALL);
-    let run = fixture(
-        &[
-            "-j",
-            "3",
-            "--pricing",
-            &table,
-            "--max-cost",
-            "1.5",
-            "priced",
-        ],
-        &[],
-    );
-    let outcomes: Vec<(&str, Outcome)> = run
-        .report
-        .tests
-        .iter()
-        .map(|t| (t.name.as_str(), t.outcome))
-        .collect();
+    let run = capped("3", &table, "1.5", &["priced"]);
+    let outcomes = run.outcomes();
     assert_eq!(
         outcomes,
         [
@@ -228,18 +207,7 @@ fn unknown_prices_stay_null_and_stop_a_capped_suite() {
         dir.path(),
         "[models.\"some-other-model\"]\ninput = 1\noutput = 1\n",
     );
-    let run = fixture(
-        &[
-            "-j",
-            "1",
-            "--pricing",
-            &table,
-            "--max-cost",
-            "100",
-            "priced",
-        ],
-        &[],
-    );
+    let run = capped("1", &table, "100", &["priced"]);
     assert_eq!(run.status, 3, "{}", run.stderr);
     let json: Value = serde_json::from_str(&run.json).unwrap();
     let first = &json["tests"][0];
@@ -308,26 +276,9 @@ fn scripted_runs_are_not_priced_and_never_reach_a_cap() {
     }
     let dir = tempfile::tempdir().unwrap();
     let table = pricing(dir.path(), ONE_PER_CALL);
-    let run = fixture(
-        &[
-            "-j",
-            "1",
-            "--pricing",
-            &table,
-            "--max-cost",
-            "0.5",
-            "unit_eval",
-            "passes",
-        ],
-        &[],
-    );
+    let run = capped("1", &table, "0.5", &["unit_eval", "passes"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    let outcomes: Vec<(&str, Outcome)> = run
-        .report
-        .tests
-        .iter()
-        .map(|t| (t.name.as_str(), t.outcome))
-        .collect();
+    let outcomes = run.outcomes();
     assert_eq!(
         outcomes,
         [

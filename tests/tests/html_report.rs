@@ -120,12 +120,7 @@ fn the_html_report_renders_the_suite_in_a_real_browser() {
         &[],
     );
     assert_eq!(run.status, 3, "{}", run.stderr);
-    let outcomes: Vec<(&str, Outcome)> = run
-        .report
-        .tests
-        .iter()
-        .map(|t| (t.name.as_str(), t.outcome))
-        .collect();
+    let outcomes = run.outcomes();
     assert_eq!(
         outcomes,
         [

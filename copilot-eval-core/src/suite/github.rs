@@ -11,7 +11,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::report::{Outcome, SuiteReport, TestRecord};
+use crate::report::{Outcome, Redactor, SuiteReport, TestRecord};
 
 /// The environment variable GitHub Actions sets to `true` in every workflow step.
 pub const ENV_GITHUB_ACTIONS: &str = "GITHUB_ACTIONS";
@@ -69,9 +69,9 @@ pub fn job_summary(report: &SuiteReport) -> String {
         }
         out.push('\n');
     }
-    let cost = super::display::cost_summary_line(report);
-    for line in cost.lines() {
-        out.push_str(&format!("{}\n", table_cell(line.trim())));
+    for line in super::display::cost_summary_line(report).lines() {
+        out.push_str(line.trim());
+        out.push('\n');
     }
     out
 }
@@ -108,14 +108,16 @@ pub fn annotations(report: &SuiteReport) -> Vec<String> {
 }
 
 /// In a GitHub Actions step: print [`annotations`] on stdout and append [`job_summary`] to the
-/// `GITHUB_STEP_SUMMARY` file (when set). Outside one: nothing.
+/// `GITHUB_STEP_SUMMARY` file (when set), both of `report` as `redactor` redacts it (the same
+/// redaction as the artifacts). Outside one: nothing.
 ///
 /// Errors: the summary file cannot be opened or written (the message names it); the
 /// annotations are printed first either way.
-pub fn report_to_github(report: &SuiteReport) -> Result<(), String> {
+pub fn report_to_github(report: &SuiteReport, redactor: &Redactor) -> Result<(), String> {
     if !in_github_actions() {
         return Ok(());
     }
+    let report = &redactor.redact_report(report);
     for line in annotations(report) {
         println!("{line}");
     }

@@ -211,10 +211,11 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
         junit: options.junit.clone(),
         html: options.html.clone(),
     };
-    if !artifacts::write_artifacts(&report, &paths, &Redactor::from_env()) {
+    let redactor = Redactor::from_env();
+    if !artifacts::write_artifacts(&report, &paths, &redactor) {
         status = exit_code::SUITE_ERROR;
     }
-    if let Err(e) = github::report_to_github(&Redactor::from_env().redact_report(&report)) {
+    if let Err(e) = github::report_to_github(&report, &redactor) {
         eprintln!("error: {e}");
         status = exit_code::SUITE_ERROR;
     }

@@ -80,6 +80,15 @@ pub struct SuiteRun {
 }
 
 impl SuiteRun {
+    /// Each test's name and outcome, in report order.
+    pub fn outcomes(&self) -> Vec<(&str, copilot_eval_core::report::Outcome)> {
+        self.report
+            .tests
+            .iter()
+            .map(|t| (t.name.as_str(), t.outcome))
+            .collect()
+    }
+
     /// The test record called `name`.
     pub fn test(&self, name: &str) -> &copilot_eval_core::report::TestRecord {
         self.report
