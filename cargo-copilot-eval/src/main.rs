@@ -98,6 +98,10 @@ struct RunArgs {
     /// One line per finished test even on a terminal (no progress bar).
     #[arg(long)]
     plain: bool,
+    /// Start a Copilot runtime for every eval instead of running offline evals on warm pooled
+    /// runtimes (one eval at a time each; see docs/performance.md).
+    #[arg(long)]
+    fresh_runtime: bool,
     /// Run under this installed runtime version instead of the pinned one (install it first with
     /// `runtime install --version X`); sets COPILOT_EVAL_RUNTIME_VERSION for the test processes.
     #[arg(long, value_name = "X")]
@@ -257,6 +261,7 @@ fn run_command(args: RunArgs) -> u8 {
         exact: args.exact,
         cassette_root,
         runtime: None,
+        fresh_runtime: args.fresh_runtime,
     };
     suite::run_command(&options)
 }

@@ -87,6 +87,8 @@ pub mod model_server;
 pub mod report;
 pub mod result;
 pub mod run;
+/// Warm runtimes (the pool lives in the run stage: [`run::pool`]).
+pub use run::pool;
 pub mod runtime;
 mod secrets;
 pub mod skills;

@@ -230,8 +230,12 @@ pub struct CopilotResult {
     pub working_directory: PathBuf,
     /// The runtime executable that ran the session.
     pub runtime_path: Option<PathBuf>,
-    /// The runtime process id, while it ran.
+    /// The runtime process id, while it ran; `None` on a pooled runtime (the pool's process).
     pub runtime_pid: Option<u32>,
+    /// `true`: the session ran on a warm runtime leased from a pool (under `cargo
+    /// copilot-eval`, the runner's; see [`crate::run::pool`]); `false`: on a runtime started for
+    /// this run.
+    pub pooled_runtime: bool,
     /// One record per audited model request, in order (with `audit_requests`; see
     /// [`crate::audit`]).
     pub request_audit: Vec<crate::audit::RequestAudit>,
@@ -644,6 +648,7 @@ mod tests {
             working_directory: dir.to_path_buf(),
             runtime_path: None,
             runtime_pid: None,
+            pooled_runtime: false,
             request_audit: vec![],
             tool_calls_admitted: 0,
             model_requests_held_back: 0,

@@ -79,6 +79,7 @@ fn run(stop: String, model: String, prompt: String, response: String) -> RunReco
         duration_ms: 1,
         timings: TimingsRecord::default(),
         working_directory: "/w".into(),
+        pooled_runtime: false,
         skills_invoked: vec![],
         skill_discovery: None,
         mcp_servers: vec![],
@@ -131,6 +132,7 @@ fn suite(tests: Vec<TestRecord>) -> SuiteReport {
         totals: SuiteTotals::of(&tests),
         cost_control: None,
         partition: None,
+        pool: None,
         tests,
     }
 }

@@ -158,6 +158,7 @@ fn results_seed() -> &'static str {
         totals: SuiteTotals::of(&tests),
         cost_control: None,
         partition: None,
+        pool: None,
         tests,
     };
     Box::leak(

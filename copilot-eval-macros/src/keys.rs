@@ -38,6 +38,7 @@ key_table! {
     client_mode: OneOf["copilot-cli", "empty"] => Builder.client_mode;
     image_detail: OneOf["auto", "low", "high"] => Builder.image_detail;
     audit_requests: Bool => Builder.audit_requests;
+    fresh_runtime: Bool => Builder.fresh_runtime;
     cassette: Text => TestConfig.cassette;
     crate: CratePath => Attribute;
 }

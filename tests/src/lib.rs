@@ -250,3 +250,72 @@ impl Offline {
         result
     }
 }
+
+/// The run's evidence as the artifacts hold it (token usage included), with what legitimately
+/// differs between two runs taken out: timings and durations, the working directory (as
+/// `${workdir}`), and generated agent ids (numbered in order of appearance).
+pub fn comparable_evidence(result: &CopilotResult, workdir: &std::path::Path) -> serde_json::Value {
+    let mut value = serde_json::to_value(copilot_eval_core::report::RunRecord::from_result(
+        result, "any", "",
+    ))
+    .unwrap();
+    scrub_evidence(&mut value, &workdir.display().to_string());
+    value
+}
+
+/// Takes out of an artifact value (a run record as JSON) what legitimately differs between two
+/// runs of one eval: keys ending in `_ms`, `timings`, `started_at`, the session id (as
+/// `${session_id}`), the working directory `workdir` (as `${workdir}`), and generated agent ids
+/// (as `agent-N`, numbered by first appearance).
+pub fn scrub_evidence(value: &mut serde_json::Value, workdir: &str) {
+    let mut agents: Vec<String> = Vec::new();
+    scrub(value, workdir, &mut agents);
+}
+
+fn scrub(value: &mut serde_json::Value, workdir: &str, agents: &mut Vec<String>) {
+    match value {
+        serde_json::Value::String(s) => *s = s.replace(workdir, "${workdir}"),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| scrub(v, workdir, agents)),
+        serde_json::Value::Object(map) => {
+            let entries = std::mem::take(map);
+            let mut out = serde_json::Map::new();
+            for (key, mut v) in entries {
+                if key.ends_with("_ms") || key == "timings" || key == "started_at" {
+                    continue;
+                }
+                // The runtime picks a new session id for every session it creates.
+                if key == "session_id" && v.is_string() {
+                    v = serde_json::json!("${session_id}");
+                }
+                if key.ends_with("agent_id")
+                    && let Some(id) = v.as_str()
+                {
+                    v = serde_json::json!(agent(agents, id));
+                }
+                if key == "subagents"
+                    && let Some(ids) = v.as_array_mut()
+                {
+                    for id in ids.iter_mut() {
+                        *id = serde_json::json!(agent(agents, id.as_str().unwrap_or_default()));
+                    }
+                }
+                scrub(&mut v, workdir, agents);
+                out.insert(key, v);
+            }
+            *map = out;
+        }
+        _ => {}
+    }
+}
+
+/// The stable name of a generated agent id: `agent-N`, numbered by first appearance.
+fn agent(agents: &mut Vec<String>, id: &str) -> String {
+    let n = match agents.iter().position(|a| a == id) {
+        Some(n) => n,
+        None => {
+            agents.push(id.to_owned());
+            agents.len() - 1
+        }
+    };
+    format!("agent-{n}")
+}

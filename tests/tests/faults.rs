@@ -211,6 +211,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         totals: SuiteTotals::of(&tests),
         cost_control: None,
         partition: None,
+        pool: None,
         tests,
     };
     let dir = tempfile::tempdir().unwrap();

@@ -20,8 +20,8 @@ use copilot_eval_core::report::{Redactor, RunRecord};
 use copilot_eval_core::sdk::CustomAgentConfig;
 use copilot_eval_core::tools::function_tool;
 use copilot_eval_core::{CopilotEval, CopilotResult, RunOptions, StopReason, run_turns};
-use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
-use serde_json::{Map, Value, json};
+use copilot_eval_e2e::{assert_no_runtime_left, comparable_evidence, runtime_for, scrub_evidence};
+use serde_json::{Value, json};
 
 const MODEL: &str = "claude-sonnet-4.5";
 
@@ -163,70 +163,11 @@ async fn record_then_replay(session: &Session) -> String {
         "{test}: recorded and replayed usage differ\n{text}"
     );
     assert_eq!(
-        comparable(&recorded, recording_dir.path()),
-        comparable(&replayed, replay_dir.path()),
+        comparable_evidence(&recorded, recording_dir.path()),
+        comparable_evidence(&replayed, replay_dir.path()),
         "{test}: recorded and replayed evidence differ\n{text}"
     );
     text
-}
-
-/// The run's evidence as the artifacts hold it (token usage included), with what legitimately
-/// differs between two runs taken out: timings and durations, the working directory (as
-/// `${workdir}`), and generated agent ids (numbered in order of appearance).
-fn comparable(result: &CopilotResult, workdir: &Path) -> Value {
-    let mut value = serde_json::to_value(RunRecord::from_result(result, "any", "")).unwrap();
-    let workdir = workdir.display().to_string();
-    let mut agents: Vec<String> = Vec::new();
-    scrub(&mut value, &workdir, &mut agents);
-    value
-}
-
-fn scrub(value: &mut Value, workdir: &str, agents: &mut Vec<String>) {
-    match value {
-        Value::String(s) => *s = s.replace(workdir, "${workdir}"),
-        Value::Array(items) => items.iter_mut().for_each(|v| scrub(v, workdir, agents)),
-        Value::Object(map) => {
-            let entries = std::mem::take(map);
-            let mut out = Map::new();
-            for (key, mut v) in entries {
-                if key.ends_with("_ms") || key == "timings" || key == "started_at" {
-                    continue;
-                }
-                // The runtime picks a new session id for every session it creates.
-                if key == "session_id" && v.is_string() {
-                    v = json!("${session_id}");
-                }
-                if key.ends_with("agent_id")
-                    && let Some(id) = v.as_str()
-                {
-                    v = json!(agent(agents, id));
-                }
-                if key == "subagents"
-                    && let Some(ids) = v.as_array_mut()
-                {
-                    for id in ids.iter_mut() {
-                        *id = json!(agent(agents, id.as_str().unwrap_or_default()));
-                    }
-                }
-                scrub(&mut v, workdir, agents);
-                out.insert(key, v);
-            }
-            *map = out;
-        }
-        _ => {}
-    }
-}
-
-/// The stable name of a generated agent id: `agent-N`, numbered by first appearance.
-fn agent(agents: &mut Vec<String>, id: &str) -> String {
-    let n = match agents.iter().position(|a| a == id) {
-        Some(n) => n,
-        None => {
-            agents.push(id.to_owned());
-            agents.len() - 1
-        }
-    };
-    format!("agent-{n}")
 }
 
 fn plain_eval() -> CopilotEvalBuilder {
@@ -569,8 +510,7 @@ fn comparable_run(run: &RunRecord) -> Value {
     for key in ["mode", "replay", "recording"] {
         object.remove(key);
     }
-    let mut agents = Vec::new();
-    scrub(&mut value, &run.working_directory, &mut agents);
+    scrub_evidence(&mut value, &run.working_directory);
     // Tool-call ids are issued by the serving model (server-unique): numbered by appearance.
     let ids: Vec<&str> = run.tool_calls.iter().map(|c| c.id.as_str()).collect();
     rename_ids(&mut value, &ids);

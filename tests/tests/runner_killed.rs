@@ -1,6 +1,7 @@
 //! A runner that dies without cleaning up (SIGKILL) takes its test processes with it: each test
 //! process watches its parent and, once the runner is gone, kills its own process group (itself,
-//! its runtime, MCP servers and tool processes).
+//! its runtime, MCP servers and tool processes); and its pooled runtimes, which the kernel
+//! kills with their parent (`PR_SET_PDEATHSIG`).
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -17,7 +18,9 @@ mod support;
 /// can end it early). Once its evidence names the held processes (an event, not a delay), the
 /// test process, its runtime, the MCP server and the tool child must each carry the runner's
 /// suite marker; the runner is SIGKILLed; each of them, and every process carrying the marker,
-/// must be gone within a bound far below those 600 s.
+/// must be gone within a bound far below those 600 s. The first run ran on a pooled runtime (a
+/// child of the runner, without the marker): it and every other pooled runtime must be gone
+/// too.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_killed_runner_leaves_no_test_process() {
@@ -41,13 +44,23 @@ fn a_killed_runner_leaves_no_test_process() {
             support::command_line(pid)
         );
     }
+    let pooled = pooled_runtimes(runner.id());
+    assert!(
+        !pooled.is_empty(),
+        "the first run's pooled runtime runs under the runner before it is killed"
+    );
     runner.kill().unwrap();
     runner.wait().unwrap();
     // Ample next to the watcher's 100 ms, and far below the test's 600 s.
     let bound = Instant::now() + Duration::from_secs(60);
     let left = || {
         let mut left = processes_with_env(&marker);
-        for (_, pid) in held.named() {
+        for pid in held
+            .named()
+            .map(|(_, pid)| pid)
+            .into_iter()
+            .chain(pooled.iter().copied())
+        {
             if process_alive(pid) && !left.contains(&pid) {
                 left.push(pid);
             }
@@ -67,6 +80,32 @@ fn a_killed_runner_leaves_no_test_process() {
     }
     assert!(
         still.is_empty(),
-        "processes of the killed runner still running 60 s later: {still:?} (held: {held:?})"
+        "processes of the killed runner still running 60 s later: {still:?} (held: {held:?}, pooled runtimes: {pooled:?})"
     );
+}
+
+/// The pooled runtimes of the runner `runner`: its child processes started as a Copilot
+/// runtime server (`--server`).
+#[cfg(target_os = "linux")]
+fn pooled_runtimes(runner: u32) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The parent is the field after the parenthesised command name.
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if parent == Some(runner) && support::command_line(pid).contains("--server") {
+            pids.push(pid);
+        }
+    }
+    pids
 }

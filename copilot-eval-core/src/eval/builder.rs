@@ -65,6 +65,7 @@ impl CopilotEval {
             client_mode: Some(self.client_mode.as_str().to_owned()),
             image_detail: self.image_detail.map(|d| d.as_str().to_owned()),
             audit_requests: self.audit_requests,
+            fresh_runtime: self.fresh_runtime,
             streaming: self.streaming,
             tools: self.tools.clone(),
             permission_handler: self.permission_handler.clone(),
@@ -106,6 +107,7 @@ pub struct CopilotEvalBuilder {
     client_mode: Option<String>,
     image_detail: Option<String>,
     audit_requests: bool,
+    fresh_runtime: bool,
     streaming: bool,
     tools: Vec<Tool>,
     permission_handler: Option<Arc<dyn PermissionHandler>>,
@@ -337,6 +339,13 @@ impl CopilotEvalBuilder {
         self.audit_requests = audit;
         self
     }
+    /// `true`: run on a runtime started for this eval alone, even under `cargo copilot-eval`,
+    /// which otherwise runs offline evals on warm pooled runtimes (docs/performance.md, "Warm
+    /// runtimes"). Default `false`.
+    pub fn fresh_runtime(mut self, fresh: bool) -> Self {
+        self.fresh_runtime = fresh;
+        self
+    }
     /// Stream token deltas (`assistant.message_delta` events; Chat Completions requests carry
     /// `stream: true`). Default `false`.
     pub fn streaming(mut self, streaming: bool) -> Self {
@@ -553,6 +562,7 @@ impl CopilotEvalBuilder {
             client_mode,
             image_detail,
             audit_requests: self.audit_requests,
+            fresh_runtime: self.fresh_runtime,
             streaming: self.streaming,
             tools: self.tools,
             permission_handler: self.permission_handler,

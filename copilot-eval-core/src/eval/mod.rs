@@ -76,6 +76,8 @@ pub struct CopilotEval {
     pub(crate) client_mode: ClientMode,
     pub(crate) image_detail: Option<ImageDetail>,
     pub(crate) audit_requests: bool,
+    /// Never run on a pooled runtime ([`CopilotEvalBuilder::fresh_runtime`]).
+    pub(crate) fresh_runtime: bool,
     pub(crate) streaming: bool,
     pub(crate) tools: Vec<Tool>,
     pub(crate) permission_handler: Option<Arc<dyn PermissionHandler>>,
@@ -120,6 +122,7 @@ impl fmt::Debug for CopilotEval {
             .field("client_mode", &self.client_mode)
             .field("image_detail", &self.image_detail)
             .field("audit_requests", &self.audit_requests)
+            .field("fresh_runtime", &self.fresh_runtime)
             .field("streaming", &self.streaming)
             .field(
                 "tools",
@@ -192,6 +195,7 @@ impl CopilotEval {
             "client_mode": self.client_mode,
             "image_detail": self.image_detail,
             "audit_requests": self.audit_requests,
+            "fresh_runtime": self.fresh_runtime,
             "streaming": self.streaming,
             "tools": self.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
             "permission_handler": self.permission_handler.is_some(),

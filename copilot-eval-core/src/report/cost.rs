@@ -342,6 +342,7 @@ output = 0
             duration_ms: 1,
             timings: TimingsRecord::default(),
             working_directory: "/w".into(),
+            pooled_runtime: false,
             skills_invoked: vec![],
             skill_discovery: None,
             mcp_servers: vec![],

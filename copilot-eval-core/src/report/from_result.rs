@@ -182,6 +182,7 @@ impl RunRecord {
             usage,
             totals,
             duration_ms: result.duration_ms,
+            pooled_runtime: result.pooled_runtime,
             timings: TimingsRecord {
                 runtime_unpack_ms: result.timings.runtime_unpack_ms,
                 runtime_start_ms: result.timings.runtime_start_ms,

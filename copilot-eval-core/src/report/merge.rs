@@ -269,6 +269,13 @@ pub fn merge(
         merged.runtime = report.runtime.clone();
     }
     merged.partition = None;
+    merged.pool = shards
+        .iter()
+        .filter_map(|(_, r)| r.pool)
+        .reduce(|a, b| super::PoolRecord {
+            runtimes_started: a.runtimes_started + b.runtimes_started,
+            runtimes_retired: a.runtimes_retired + b.runtimes_retired,
+        });
     let mut tests = Vec::new();
     let mut origin: Vec<(&str, &str, &Path)> = Vec::new();
     let mut caps: Vec<String> = Vec::new();
@@ -437,6 +444,7 @@ mod tests {
             totals: SuiteTotals::of(&tests),
             cost_control: None,
             partition: None,
+            pool: None,
             tests,
         }
     }

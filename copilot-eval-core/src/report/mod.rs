@@ -77,8 +77,23 @@ pub struct SuiteReport {
     /// the report `merge` writes from a complete set of shards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<PartitionRecord>,
+    /// The runner's warm runtimes (docs/performance.md, "Warm runtimes"): how many it started
+    /// and retired; absent when the suite ran with `--fresh-runtime` or ran no eval. A merged
+    /// report sums its shards'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolRecord>,
     /// One entry per selected eval test, in list order (binary, then test name).
     pub tests: Vec<TestRecord>,
+}
+
+/// The runner's pool of warm runtimes over a suite run ([`SuiteReport::pool`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PoolRecord {
+    /// Runtimes the pool started.
+    pub runtimes_started: u64,
+    /// Runtimes the pool stopped before the suite ended: after a test process that did not
+    /// end cleanly, after `POOL_MAX_SESSIONS` sessions, found dead, or over the idle limit.
+    pub runtimes_retired: u64,
 }
 
 /// Which shard of a partitioned suite a report holds, as given to `--partition KIND:K/N`.
@@ -371,6 +386,10 @@ pub struct RunRecord {
     pub timings: TimingsRecord,
     /// The session's working directory.
     pub working_directory: String,
+    /// `true`: the session ran on a warm runtime leased from the runner's pool
+    /// (docs/performance.md, "Warm runtimes"); absent: on a runtime started for this run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pooled_runtime: bool,
     /// Names of the skills the session invoked, in order (`skill.invoked` events, else the
     /// runtime's `skill` tool calls).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

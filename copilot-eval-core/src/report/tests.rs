@@ -37,6 +37,7 @@ pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
         duration_ms: 10,
         timings: TimingsRecord::default(),
         working_directory: "/w".into(),
+        pooled_runtime: false,
         skills_invoked: vec![],
         skill_discovery: None,
         mcp_servers: vec![],
@@ -108,6 +109,7 @@ fn report() -> SuiteReport {
         totals: SuiteTotals::of(&tests),
         cost_control: None,
         partition: None,
+        pool: None,
         tests,
     }
 }

@@ -46,6 +46,7 @@ pub(super) async fn cleanup(
     proxy: Option<&RequestProxy>,
     run: &mut RunState,
     home: &std::path::Path,
+    pooled: bool,
 ) {
     let let_admitted_finish = matches!(
         controls.stop_requested(),
@@ -132,7 +133,32 @@ pub(super) async fn cleanup(
             still_running.join(", ")
         ));
     }
-    // 5. Disconnect and stop the runtime.
+    // 5. Disconnect and stop the runtime. On a pooled runtime, which keeps running, the session
+    //    is shut down first (what stopping a private runtime does to its sessions): the
+    //    runtime persists its final state, frees it, and reports `session.shutdown` (with the
+    //    premium requests), which is waited for (bounded) before the event stream is left.
+    if pooled
+        && !stream_closed
+        && let Some(session) = &session
+    {
+        let request = github_copilot_sdk::rpc::ShutdownRequest::default();
+        match tokio::time::timeout(DISCONNECT_BOUND, session.rpc().shutdown(request)).await {
+            Ok(Ok(())) => {
+                let _ = tokio::time::timeout(DISCONNECT_BOUND, async {
+                    while !has_event(&run.log, "session.shutdown") {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                })
+                .await;
+            }
+            Ok(Err(e)) => run.cleanup_errors.push(format!(
+                "the pooled runtime did not shut the session down: {e}"
+            )),
+            Err(_) => run.cleanup_errors.push(format!(
+                "the pooled runtime did not shut the session down within {DISCONNECT_BOUND:?}"
+            )),
+        }
+    }
     if let Some(session) = &session {
         match tokio::time::timeout(DISCONNECT_BOUND, session.disconnect()).await {
             Ok(Ok(())) | Err(_) => {}
@@ -231,6 +257,13 @@ pub(super) fn settle(
 }
 
 /// Whether some `tool.execution_start` in the log has no `tool.execution_complete` yet.
+fn has_event(log: &Mutex<Vec<LoggedEvent>>, kind: &str) -> bool {
+    log.lock()
+        .expect("log lock")
+        .iter()
+        .any(|logged| logged.event.event_type == kind)
+}
+
 fn has_open_tool_calls(log: &Mutex<Vec<LoggedEvent>>) -> bool {
     let log = log.lock().expect("log lock");
     let mut open = std::collections::HashSet::new();

@@ -44,6 +44,8 @@ mod handlers;
 mod hooks;
 mod mcp_check;
 pub mod permissions;
+pub mod pool;
+mod pooled;
 mod prepare;
 pub mod proxy;
 mod resume;
@@ -52,7 +54,8 @@ mod state;
 mod test_faults;
 
 pub use hooks::{ExchangeTap, ReplayCheck};
-pub(crate) use prepare::{client_options, gh_token, live_token};
+pub(crate) use prepare::{client_options, gh_token, live_token, runtime_env};
+pub use proxy::ProxyContext;
 #[doc(hidden)]
 pub use test_faults::{SessionClock, TestFaults};
 
@@ -85,6 +88,7 @@ pub struct RunOptions {
     resume: Option<String>,
     replay: Option<Arc<dyn ReplayCheck>>,
     tap: Option<Arc<dyn ExchangeTap>>,
+    pool: Option<crate::run::pool::PoolSource>,
     faults: TestFaults,
 }
 
@@ -100,6 +104,7 @@ impl RunOptions {
             resume: None,
             replay: None,
             tap: None,
+            pool: None,
             faults: TestFaults::default(),
         }
     }
@@ -119,6 +124,7 @@ impl RunOptions {
             resume: None,
             replay: None,
             tap: None,
+            pool: None,
             faults: TestFaults::default(),
         }
     }
@@ -177,6 +183,18 @@ impl RunOptions {
     /// [`Recorder::cassette`](crate::cassette::Recorder::cassette).
     pub fn record(mut self, recorder: Arc<dyn ExchangeTap>) -> Self {
         self.tap = Some(recorder);
+        self
+    }
+
+    /// Lease warm runtimes from `pool` ([`crate::run::pool`]) instead of starting a private one,
+    /// when the eval can share a runtime: offline, not in empty client mode, not
+    /// `fresh_runtime`, no resume, no home of its own or home seed, no MCP servers (see
+    /// docs/performance.md, "Warm runtimes"). Any other eval starts its private runtime. The
+    /// lease is released when the run ends (clean when its turns finished; otherwise the
+    /// runtime is retired). Without this call, a run in a test process of `cargo copilot-eval`
+    /// leases from the runner's pool ([`crate::run::pool::RunnerPool::from_env`]).
+    pub fn pooled(mut self, pool: crate::run::pool::PoolSource) -> Self {
+        self.pool = Some(pool);
         self
     }
 
@@ -274,14 +292,60 @@ where
         image_detail: eval.image_detail,
         reader_waits_for_send: options.faults.websocket_reader_waits_for_send,
     };
+    let lease = match pooled::lease(eval, options, &run).await {
+        Ok(lease) => lease,
+        Err(e) => {
+            run.fail(crate::StopReason::ExecutionError, e);
+            let mut result = run.finish(working_directory, started);
+            result.prompts = prompts;
+            return result;
+        }
+    };
+    let lease = lease.as_ref();
     // Installed whenever something must see the model traffic, or a control can close the gate
-    // mid-session (the proxy is the gate's only reader).
-    let proxy =
-        (Controls::can_stop_mid_session(eval) || proxy_options.inspects() || options.tap.is_some())
-            .then(|| RequestProxy::with_tap(proxy_options, controls.clone(), options.tap.clone()));
-    let client_options = match &proxy {
-        Some(proxy) => client_options.with_request_handler(proxy.clone()),
-        None => client_options,
+    // mid-session (the proxy is the gate's only reader); on a pooled runtime always (its
+    // endpoint is how requests reach the model server).
+    let proxy = (lease.is_some()
+        || Controls::can_stop_mid_session(eval)
+        || proxy_options.inspects()
+        || options.tap.is_some())
+    .then(|| RequestProxy::with_tap(proxy_options, controls.clone(), options.tap.clone()));
+    let mut endpoint = None;
+    let (client_options, pooled_session) = match (lease, &proxy, &options.target) {
+        (Some(lease), Some(proxy), Target::Offline { base_url }) => {
+            let served = match pooled::serve(proxy.clone(), base_url).await {
+                Ok(served) => lease.bind(served.port(), base_url).await.map(|()| served),
+                Err(e) => Err(format!("cannot serve the pooled runtime's endpoint: {e}")),
+            };
+            match served {
+                Ok(served) => {
+                    let session = session::PooledSession {
+                        session_id: crate::run::pool::wire::session_id(served.port()),
+                        config_directory: home.path().to_path_buf(),
+                    };
+                    endpoint = Some(served);
+                    run.pooled_runtime = true;
+                    (
+                        pooled::client_options(
+                            run.runtime_path
+                                .as_deref()
+                                .unwrap_or(std::path::Path::new("copilot")),
+                            lease,
+                        ),
+                        Some(session),
+                    )
+                }
+                Err(e) => {
+                    lease.release(true).await;
+                    run.fail(crate::StopReason::ExecutionError, e);
+                    let mut result = run.finish(working_directory, started);
+                    result.prompts = prompts;
+                    return result;
+                }
+            }
+        }
+        (_, Some(proxy), _) => (client_options.with_request_handler(proxy.clone()), None),
+        _ => (client_options, None),
     };
 
     let deadline = started + Duration::from_secs_f64(eval.timeout_s);
@@ -298,11 +362,20 @@ where
         &slots,
         &mut run,
         deadline,
+        pooled_session.as_ref(),
     )
     .await;
 
     let cleanup_started = Instant::now();
-    cleanup::cleanup(&slots, &controls, proxy.as_deref(), &mut run, home.path()).await;
+    cleanup::cleanup(
+        &slots,
+        &controls,
+        proxy.as_deref(),
+        &mut run,
+        home.path(),
+        lease.is_some(),
+    )
+    .await;
     cleanup::settle(
         &mut run,
         &controls,
@@ -311,6 +384,10 @@ where
         turns_finished,
         home,
     );
+    if let Some(lease) = lease {
+        drop(endpoint);
+        lease.release(turns_finished).await;
+    }
     run.timings.cleanup_ms = cleanup_started.elapsed().as_millis() as u64;
     let mut result = run.finish(working_directory, started);
     result.prompts = prompts;

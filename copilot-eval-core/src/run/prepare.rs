@@ -184,6 +184,29 @@ pub(crate) fn client_options(
     cache: &std::path::Path,
     target: &Target,
 ) -> ClientOptions {
+    let mut options = ClientOptions::new()
+        .with_program(CliProgram::Path(runtime_path.to_path_buf()))
+        .with_cwd(working_directory.to_path_buf());
+    match target {
+        Target::Offline { .. } => options = options.with_github_token(OFFLINE_TOKEN),
+        Target::Live => {
+            if let Some(token) = live_token() {
+                options = options.with_github_token(token);
+            }
+        }
+    }
+    options.with_env(runtime_env(home, cache, target))
+}
+
+/// The environment a run's runtime gets (a private one through [`client_options`], a pooled
+/// one in `crate::run::pool`): its home and cache, telemetry off, and offline the loopback server
+/// as its API and GitHub endpoints with placeholder tokens (HMAC keys and enterprise tokens
+/// emptied).
+pub(crate) fn runtime_env(
+    home: &std::path::Path,
+    cache: &std::path::Path,
+    target: &Target,
+) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
     let home = home.as_os_str().to_owned();
     let cache = cache.as_os_str().to_owned();
     let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = vec![
@@ -195,30 +218,19 @@ pub(crate) fn client_options(
         ("COPILOT_CACHE_HOME".into(), cache),
         ("COPILOT_GITHUB_TELEMETRY_DISABLED".into(), "true".into()),
     ];
-    let mut options = ClientOptions::new()
-        .with_program(CliProgram::Path(runtime_path.to_path_buf()))
-        .with_cwd(working_directory.to_path_buf());
-    match target {
-        Target::Offline { base_url } => {
-            env.extend([
-                ("COPILOT_API_URL".into(), base_url.into()),
-                ("COPILOT_DEBUG_GITHUB_API_URL".into(), base_url.into()),
-                ("GH_TOKEN".into(), OFFLINE_TOKEN.into()),
-                ("GITHUB_TOKEN".into(), OFFLINE_TOKEN.into()),
-                ("GH_ENTERPRISE_TOKEN".into(), "".into()),
-                ("GITHUB_ENTERPRISE_TOKEN".into(), "".into()),
-                ("COPILOT_HMAC_KEY".into(), "".into()),
-                ("CAPI_HMAC_KEY".into(), "".into()),
-            ]);
-            options = options.with_github_token(OFFLINE_TOKEN);
-        }
-        Target::Live => {
-            if let Some(token) = live_token() {
-                options = options.with_github_token(token);
-            }
-        }
+    if let Target::Offline { base_url } = target {
+        env.extend([
+            ("COPILOT_API_URL".into(), base_url.into()),
+            ("COPILOT_DEBUG_GITHUB_API_URL".into(), base_url.into()),
+            ("GH_TOKEN".into(), OFFLINE_TOKEN.into()),
+            ("GITHUB_TOKEN".into(), OFFLINE_TOKEN.into()),
+            ("GH_ENTERPRISE_TOKEN".into(), "".into()),
+            ("GITHUB_ENTERPRISE_TOKEN".into(), "".into()),
+            ("COPILOT_HMAC_KEY".into(), "".into()),
+            ("CAPI_HMAC_KEY".into(), "".into()),
+        ]);
     }
-    options.with_env(env)
+    env
 }
 
 /// The token of a live run: `GITHUB_TOKEN`, then `GH_TOKEN` (empty counts as unset), then the

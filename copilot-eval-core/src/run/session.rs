@@ -249,6 +249,13 @@ impl MappedFields {
     }
 }
 
+/// Where a session on a pooled runtime lives: a session id naming the run's endpoint
+/// ([`crate::run::pool::wire::session_id`]) and the run's private home as its config directory.
+pub(super) struct PooledSession {
+    pub(super) session_id: String,
+    pub(super) config_directory: std::path::PathBuf,
+}
+
 /// Start the runtime and the session and run the turns ([`execute`]), bounded by `deadline` and
 /// cut short by a control stop; record the outcome on `run`. Returns whether the turns finished
 /// on their own (no timeout, no stop, no execution error).
@@ -265,6 +272,7 @@ pub(super) async fn drive(
     slots: &Slots,
     run: &mut RunState,
     deadline: Instant,
+    pooled: Option<&PooledSession>,
 ) -> bool {
     let mut stop_signal = controls.stop_signal();
     let outcome = tokio::select! {
@@ -274,7 +282,7 @@ pub(super) async fn drive(
                 .map(|stop| control_stop(&stop))
         }
         outcome = timed(
-            execute(eval, prompts, working_directory, client_options, target, resume, faults, controls, slots, run),
+            execute(eval, prompts, working_directory, client_options, target, resume, faults, controls, slots, run, pooled),
             deadline,
             faults.clock_starts_at_session.as_ref(),
             Duration::from_secs_f64(eval.timeout_s),
@@ -367,9 +375,15 @@ async fn execute(
     controls: &Arc<Controls>,
     slots: &Slots,
     run: &mut RunState,
+    pooled: Option<&PooledSession>,
 ) -> Result<(), String> {
     let mut config =
         session_config(eval, working_directory, controls).map_err(|e| e.to_string())?;
+    if let Some(pooled) = pooled {
+        config = config
+            .with_session_id(pooled.session_id.clone())
+            .with_config_directory(pooled.config_directory.clone());
+    }
     config.event_buffer_capacity = Some(faults.event_buffer.unwrap_or(EVENT_BUFFER));
     config = match target {
         Target::Offline { .. } => config.with_github_token(OFFLINE_TOKEN),

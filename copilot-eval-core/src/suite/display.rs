@@ -358,6 +358,7 @@ mod tests {
             totals: SuiteTotals::of(&tests),
             cost_control: None,
             partition: None,
+            pool: None,
             tests,
         };
         let text = summary(&report(vec![test, clean.clone()]));

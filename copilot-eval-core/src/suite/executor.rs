@@ -47,6 +47,11 @@ pub struct ExecOptions {
     /// Run the tests under this runtime executable: `COPILOT_EVAL_RUNTIME_PATH` for the tests
     /// (and `COPILOT_EVAL_RUNTIME_VERSION` removed), when set.
     pub runtime: Option<PathBuf>,
+    /// The runner's pool of warm runtimes, when the suite pools them (not `--fresh-runtime`):
+    /// each test process gets its control URL (`COPILOT_EVAL_POOL_URL`) and its own id
+    /// (`COPILOT_EVAL_POOL_CLIENT`); after the process ended, every runtime it still held is
+    /// retired.
+    pub pool: Option<Arc<crate::run::pool::control::Control>>,
 }
 
 /// Set when the user interrupts the suite (Ctrl-C); running tests are killed and reported as
@@ -139,6 +144,14 @@ pub async fn run_one(
     if let Some(root) = &options.cassette_root {
         command.env(ENV_CASSETTE_ROOT, root);
     }
+    match &options.pool {
+        Some(pool) => command
+            .env(crate::run::pool::remote::ENV_POOL_URL, pool.url())
+            .env(crate::run::pool::remote::ENV_POOL_CLIENT, &marker),
+        None => command
+            .env_remove(crate::run::pool::remote::ENV_POOL_URL)
+            .env_remove(crate::run::pool::remote::ENV_POOL_CLIENT),
+    };
     if let Some(runtime) = &options.runtime {
         command
             .env(crate::runtime::RUNTIME_PATH_ENV, runtime)
@@ -183,6 +196,14 @@ pub async fn run_one(
         kill_pid(leftover.pid);
     }
     super::leftovers::wait_gone(&leftovers).await;
+    // The warm runtimes the process used go back to the pool only when it ended by itself and
+    // left nothing behind; otherwise (it crashed, was killed, or left processes) they are
+    // retired, with any it never gave back (its session may still be open).
+    if let Some(pool) = &options.pool {
+        let clean =
+            !killed && leftovers.is_empty() && status.as_ref().is_ok_and(|s| s.code().is_some());
+        pool.end_client(&marker, clean).await;
+    }
     record.duration_ms = started.elapsed().as_millis() as u64;
     let exit = match &status {
         Ok(status) => ExitRecord {
@@ -505,286 +526,4 @@ fn tail(path: &Path) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use crate::harness::EVIDENCE_FORMAT;
-
-    /// The record of a test `name` of binary `pkg::evals` with `outcome` and nothing else (for
-    /// the display's tests).
-    pub(crate) fn record(name: &str, outcome: Outcome) -> TestRecord {
-        let binary = TestBinary {
-            id: "pkg::evals".into(),
-            package: "pkg".into(),
-            target: "evals".into(),
-            path: PathBuf::from("evals"),
-            cwd: PathBuf::from("."),
-        };
-        let test = EvalTest {
-            binary: 0,
-            test_id: format!("{name}::__copilot_eval"),
-            name: name.into(),
-        };
-        test_record(&test, &binary, outcome)
-    }
-
-    fn evidence(status: EvidenceStatus) -> TestEvidence {
-        TestEvidence {
-            format: EVIDENCE_FORMAT.to_owned(),
-            test_id: "t::__copilot_eval".to_owned(),
-            name: "t".to_owned(),
-            status,
-            pid: 1,
-            deadline_unix_ms: 0,
-            mode: "live".to_owned(),
-            properties: vec![],
-            runs: vec![],
-            running: None,
-            failure: None,
-            setup_error: None,
-            workdir: None,
-            workdir_kept: false,
-            cassette: "c.yaml".to_owned(),
-            comparisons: Vec::new(),
-            source: None,
-        }
-    }
-
-    fn exit(code: Option<i32>, signal: Option<i32>) -> ExitRecord {
-        ExitRecord {
-            code,
-            signal,
-            killed_by_runner: false,
-        }
-    }
-
-    const BOUND: Duration = Duration::from_secs(60);
-
-    #[test]
-    fn passed_and_failed_follow_the_process_and_the_evidence() {
-        let v = classify(
-            &exit(Some(0), None),
-            Some(&evidence(EvidenceStatus::Passed)),
-            BOUND,
-            false,
-        );
-        assert_eq!(v.outcome, Outcome::Passed);
-        let mut failed = evidence(EvidenceStatus::Failed);
-        failed.failure = Some("assertion failed: x".to_owned());
-        let v = classify(&exit(Some(101), None), Some(&failed), BOUND, false);
-        assert_eq!(v.outcome, Outcome::Failed);
-        assert_eq!(v.message.as_deref(), Some("assertion failed: x"));
-    }
-
-    #[test]
-    fn abnormal_ends_are_errors() {
-        let v = classify(
-            &exit(None, Some(6)),
-            Some(&evidence(EvidenceStatus::Running)),
-            BOUND,
-            false,
-        );
-        assert_eq!(v.error_kind, Some(ErrorKind::Crashed));
-        assert!(v.message.unwrap().contains("SIGABRT"));
-        let v = classify(&exit(Some(0), None), None, BOUND, false);
-        assert_eq!(v.error_kind, Some(ErrorKind::MissingEvidence));
-        let mut killed = exit(None, Some(9));
-        killed.killed_by_runner = true;
-        let v = classify(
-            &killed,
-            Some(&evidence(EvidenceStatus::Running)),
-            BOUND,
-            false,
-        );
-        assert_eq!(v.error_kind, Some(ErrorKind::Killed));
-        let mut setup = evidence(EvidenceStatus::Failed);
-        setup.setup_error = Some("no cassette".to_owned());
-        let v = classify(&exit(Some(101), None), Some(&setup), BOUND, false);
-        assert_eq!(v.error_kind, Some(ErrorKind::Setup));
-        assert_eq!(v.message.as_deref(), Some("no cassette"));
-    }
-
-    fn with_run(status: EvidenceStatus, stop: &str, error: &str) -> TestEvidence {
-        let mut evidence = evidence(status);
-        let mut run = crate::report::tests::run(stop, 0);
-        run.error = Some(error.to_owned());
-        evidence.runs.push(run);
-        evidence
-    }
-
-    #[test]
-    fn a_passed_test_whose_run_cleanup_failed_is_an_error() {
-        let passed = with_run(
-            EvidenceStatus::Passed,
-            "cleanup_error",
-            "a runtime process outlived the stop",
-        );
-        let v = classify(&exit(Some(0), None), Some(&passed), BOUND, false);
-        assert_eq!(v.outcome, Outcome::Error);
-        assert_eq!(v.error_kind, Some(ErrorKind::Run));
-        let message = v.message.unwrap();
-        assert!(
-            message.starts_with(
-                "the test passed, but run 1 (e) stopped with cleanup_error: a runtime process outlived the stop\n"
-            ),
-            "{message}"
-        );
-    }
-
-    /// Every infrastructure stop makes a passing test an error naming the run, its stop and its
-    /// error text; the task's own verdicts (and a script that ran out, the test's mistake) do
-    /// not.
-    #[test]
-    fn a_passed_test_whose_run_ended_on_any_infrastructure_stop_is_an_error() {
-        for stop in crate::report::INFRASTRUCTURE_STOPS {
-            let passed = with_run(EvidenceStatus::Passed, stop, "what went wrong");
-            let v = classify(&exit(Some(0), None), Some(&passed), BOUND, false);
-            assert_eq!(v.outcome, Outcome::Error, "{stop}");
-            assert_eq!(v.error_kind, Some(ErrorKind::Run), "{stop}");
-            let message = v.message.unwrap();
-            assert!(
-                message.contains(&format!(
-                    "the test passed, but run 1 (e) stopped with {stop}: what went wrong"
-                )) && message.contains("ctx.expect_stop"),
-                "{message}"
-            );
-        }
-        for stop in [
-            "completed",
-            "timeout",
-            "tool_budget_exceeded",
-            "script_exhausted",
-        ] {
-            let passed = with_run(EvidenceStatus::Passed, stop, "x");
-            let v = classify(&exit(Some(0), None), Some(&passed), BOUND, false);
-            assert_eq!(v.outcome, Outcome::Passed, "{stop}: {:?}", v.message);
-        }
-        // The list holds every stop reason that is not a verdict on the task or the test's own
-        // mistake, and nothing else.
-        let verdicts = [
-            "completed",
-            "timeout",
-            "tool_budget_exceeded",
-            "script_exhausted",
-        ];
-        let mut expected: Vec<&str> = crate::StopReason::PRECEDENCE
-            .iter()
-            .map(|r| r.as_str())
-            .filter(|r| !verdicts.contains(r))
-            .collect();
-        let mut listed = crate::report::INFRASTRUCTURE_STOPS.to_vec();
-        expected.sort_unstable();
-        listed.sort_unstable();
-        assert_eq!(listed, expected);
-    }
-
-    /// A stop the test declared (`ctx.expect_stop`, the run's `expected_stop`) is not an
-    /// error, whether the test then passed or failed; a declared stop of another reason does
-    /// not excuse the one that happened.
-    #[test]
-    fn a_declared_infrastructure_stop_is_not_an_error() {
-        let mut passed = with_run(EvidenceStatus::Passed, "replay_mismatch", "request 1");
-        passed.runs[0].expected_stop = Some("replay_mismatch".to_owned());
-        let v = classify(&exit(Some(0), None), Some(&passed), BOUND, false);
-        assert_eq!(v.outcome, Outcome::Passed, "{:?}", v.message);
-
-        let mut failed = with_run(EvidenceStatus::Failed, "request_audit_error", "no request");
-        failed.runs[0].expected_stop = Some("request_audit_error".to_owned());
-        failed.failure = Some("assertion failed: the guard's file".to_owned());
-        let v = classify(&exit(Some(101), None), Some(&failed), BOUND, false);
-        assert_eq!(v.outcome, Outcome::Failed);
-        assert_eq!(
-            v.message.as_deref(),
-            Some("assertion failed: the guard's file")
-        );
-
-        let mut other = with_run(
-            EvidenceStatus::Passed,
-            "cleanup_error",
-            "runtime kept running",
-        );
-        other.runs[0].expected_stop = Some("request_audit_error".to_owned());
-        let v = classify(&exit(Some(0), None), Some(&other), BOUND, false);
-        assert_eq!(v.error_kind, Some(ErrorKind::Run));
-        assert!(
-            v.message
-                .unwrap()
-                .contains("run 1 (e) stopped with cleanup_error: runtime kept running")
-        );
-    }
-
-    #[test]
-    fn a_failed_test_after_an_infrastructure_stop_is_an_error_naming_both() {
-        let mut failed = with_run(
-            EvidenceStatus::Failed,
-            "replay_mismatch",
-            "request 2 unmatched",
-        );
-        failed.failure = Some("assertion failed: success".to_owned());
-        let v = classify(&exit(Some(101), None), Some(&failed), BOUND, false);
-        assert_eq!(v.error_kind, Some(ErrorKind::Run));
-        let message = v.message.unwrap();
-        assert!(
-            message.contains("run 1 (e) stopped with replay_mismatch: request 2 unmatched")
-                && message.contains("the test then failed: assertion failed: success"),
-            "{message}"
-        );
-    }
-
-    #[test]
-    fn a_failure_that_repeats_the_runs_error_shows_it_once() {
-        let mut failed = with_run(
-            EvidenceStatus::Failed,
-            "replay_mismatch",
-            "request 2 \"x\" unmatched",
-        );
-        failed.failure =
-            Some("replay_mismatch: Some(\"request 2 \\\"x\\\" unmatched\")".to_owned());
-        let v = classify(&exit(Some(101), None), Some(&failed), BOUND, false);
-        assert_eq!(
-            v.message.as_deref(),
-            Some(
-                "run 1 (e) stopped with replay_mismatch: request 2 \"x\" unmatched\nthe test then failed: replay_mismatch: Some(<the run's error, shown above>)"
-            )
-        );
-    }
-
-    #[test]
-    fn a_script_that_ran_out_is_the_tests_failure_and_said_first() {
-        let mut failed = with_run(
-            EvidenceStatus::Failed,
-            "script_exhausted",
-            "the script ran out of turns: it has 1 turn and the runtime asked for turn 2",
-        );
-        failed.failure = Some("the run did not complete".to_owned());
-        let v = classify(&exit(Some(101), None), Some(&failed), BOUND, false);
-        assert_eq!(v.outcome, Outcome::Failed);
-        assert_eq!(v.error_kind, None);
-        assert_eq!(
-            v.message.as_deref(),
-            Some(
-                "run 1 (e): the script ran out of turns: it has 1 turn and the runtime asked for turn 2\nthe test then failed: the run did not complete"
-            )
-        );
-    }
-
-    #[test]
-    fn an_interrupted_suite_reports_what_was_running() {
-        let mut running = evidence(EvidenceStatus::Running);
-        running.running = Some("e: Say hello.".to_owned());
-        let mut killed = exit(None, Some(9));
-        killed.killed_by_runner = true;
-        let v = classify(&killed, Some(&running), BOUND, true);
-        assert_eq!(v.error_kind, Some(ErrorKind::Crashed));
-        assert_eq!(
-            v.message.as_deref(),
-            Some("interrupted: the suite was stopped while running e: Say hello.")
-        );
-        // A test that exited 0 without ever writing its evidence.
-        let v = classify(&exit(Some(0), None), None, BOUND, false);
-        assert!(
-            v.message
-                .unwrap()
-                .contains("exited with status 0 without writing its evidence")
-        );
-    }
-}
+pub(crate) mod tests;

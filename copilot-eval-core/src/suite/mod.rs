@@ -116,6 +116,9 @@ pub struct SuiteOptions {
     /// ([`crate::runtime::resolve`]): the tests get `COPILOT_EVAL_RUNTIME_PATH`, and the report's
     /// `runtime` names it. `drift` sets it once per compared version.
     pub runtime: Option<PathBuf>,
+    /// Start a runtime for every eval (`--fresh-runtime`) instead of running offline evals on
+    /// warm pooled runtimes (docs/performance.md, "Warm runtimes").
+    pub fresh_runtime: bool,
 }
 
 impl SuiteOptions {
@@ -139,6 +142,7 @@ impl SuiteOptions {
             cassette_root: None,
             cost: crate::cost::CostOptions::default(),
             runtime: None,
+            fresh_runtime: false,
         }
     }
 }
@@ -290,6 +294,7 @@ pub fn exit_status(report: &SuiteReport) -> u8 {
 /// test is launched either (`not_run`, with the cap as the reason).
 pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
     let started_at = SystemTime::now();
+    let mut pool = None;
     if !list.tests.is_empty() {
         let path = match &options.runtime {
             Some(path) => Some(path.clone()),
@@ -297,6 +302,9 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
         };
         if let Some(path) = path {
             warm_runtime(&path);
+            if !options.fresh_runtime {
+                pool = serve_pool(&path, options.jobs.max(1)).await;
+            }
         }
     }
     let started = Instant::now();
@@ -342,6 +350,7 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
                     crate::report::rfc3339(started_at)
                 ),
                 runtime: options.runtime.clone(),
+                pool: pool.clone(),
             });
             let interrupt = Arc::new(Interrupt::default());
             let jobs = options.jobs.max(1);
@@ -444,6 +453,15 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
         totals: SuiteTotals::of(&tests),
         cost_control: Some(cost.record()),
         partition: options.partition.map(|p| p.record()),
+        pool: pool.map(|control| {
+            let pool = control.pool();
+            let record = crate::report::PoolRecord {
+                runtimes_started: pool.started() as u64,
+                runtimes_retired: pool.retired() as u64,
+            };
+            pool.shutdown();
+            record
+        }),
         tests,
     }
 }
@@ -482,6 +500,28 @@ fn not_run(list: &TestList, test: &list::EvalTest, message: String) -> TestRecor
 /// (its start and its JavaScript), so more at a time than CPUs only queues them.
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Sessions a pooled runtime serves before it is retired (a fresh one starts on demand).
+pub const POOL_MAX_SESSIONS: usize = 50;
+
+/// The suite's pool of warm runtimes of `path` and its control endpoint, keeping at most
+/// `jobs` idle runtimes; `None` (every eval starts its own runtime, as `--fresh-runtime`) when
+/// the endpoint cannot be served, said on stderr.
+async fn serve_pool(
+    path: &std::path::Path,
+    jobs: usize,
+) -> Option<Arc<crate::run::pool::control::Control>> {
+    let pool = crate::run::pool::Pool::with_idle_limit(path, POOL_MAX_SESSIONS, jobs);
+    match crate::run::pool::control::Control::serve(pool).await {
+        Ok(control) => Some(Arc::new(control)),
+        Err(e) => {
+            eprintln!(
+                "warning: cannot serve the pool of warm runtimes ({e}); every eval starts its own runtime"
+            );
+            None
+        }
+    }
 }
 
 /// Unpack the runtime into the shared cache before the first test starts, so that no eval's

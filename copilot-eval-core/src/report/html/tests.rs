@@ -53,6 +53,7 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
         totals: SuiteTotals::of(&tests),
         cost_control: None,
         partition: None,
+        pool: None,
         tests,
     }
 }

@@ -191,6 +191,7 @@ fn suite(version: &str, tests: Vec<TestRecord>) -> SuiteReport {
         totals: SuiteTotals::of(&tests),
         cost_control: None,
         partition: None,
+        pool: None,
         tests,
     }
 }

@@ -1,11 +1,12 @@
-//! The request proxy (the "request seam"): the SDK's [`CopilotRequestHandler`], installed when a
+//! The request proxy (the "request seam"): where a run sees and controls its model traffic. It is
+//! fed by the SDK's `CopilotRequestHandler` (module `sdk`, a private runtime), installed when a
 //! run must see or control its model traffic (`max_tool_calls`, a caller guard or hooks object,
 //! an in-process tool handler, `audit_requests`, `image_detail`, or a recording through
 //! [`RunOptions::record`](super::RunOptions::record)). Every model
 //! request of the runtime, HTTP and WebSocket, then passes here before it is forwarded to its
 //! upstream (the loopback model server offline, GitHub live).
 //!
-//! - HTTP requests are forwarded with the SDK's [`forward_http`]; the response body is streamed
+//! - HTTP requests are forwarded with the SDK's `forward_http`; the response body is streamed
 //!   back chunk by chunk (the first SSE chunk reaches the runtime before the upstream ends).
 //! - WebSocket connections are forwarded by our own forwarder (tokio-tungstenite), so that a
 //!   transport failure is seen: an upstream that refuses the connection, a send that fails, or a
@@ -30,11 +31,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use axum::http::HeaderMap;
 use futures::{SinkExt, StreamExt};
 use github_copilot_sdk::copilot_request_handler::{
-    CopilotHttpRequest, CopilotHttpResponse, CopilotRequestContext, CopilotRequestError,
-    CopilotRequestHandler, CopilotWebSocketHandler, CopilotWebSocketMessage,
-    CopilotWebSocketResponse, forward_http,
+    CopilotHttpResponse, CopilotRequestError, CopilotWebSocketMessage,
 };
 use tokio::sync::Mutex as AsyncMutex;
 use tokio_tungstenite::tungstenite::Message;
@@ -44,6 +44,65 @@ use super::ExchangeTap;
 use super::controls::{ControlStop, Controls, Gate};
 use crate::audit::{self, HttpVerdict, RequestAudit, RequestOrigin};
 use crate::eval::ImageDetail;
+
+mod sdk;
+
+/// Where a model request comes from, as the runtime described it (the SDK's request context,
+/// or the same fields as they arrive over a pooled runtime's router): shared by HTTP requests
+/// and WebSocket messages.
+#[derive(Debug, Clone, Default)]
+pub struct ProxyContext {
+    /// The runtime's id of this request (stable across its lifecycle).
+    pub request_id: String,
+    /// The session that made it; `None` for sessionless requests (the model catalog, the
+    /// account).
+    pub session_id: Option<String>,
+    /// The agent that made it (empty strings count as none).
+    pub agent_id: Option<String>,
+    /// Its parent agent, when a subagent made it.
+    pub parent_agent_id: Option<String>,
+    /// The runtime's classification (`conversation-agent`, `conversation-subagent`, ...).
+    pub interaction_type: Option<String>,
+    /// The absolute URL the request goes to (a WebSocket's upstream URL).
+    pub url: String,
+    /// The request headers (a WebSocket's upgrade headers).
+    pub headers: HeaderMap,
+}
+
+/// One buffered HTTP model request the proxy may rewrite (its body and headers) and then
+/// forwards to its upstream: the SDK's request (forwarded with the SDK's `forward_http`), or a
+/// request that reached a pooled runtime's endpoint.
+#[async_trait]
+pub trait ModelHttpRequest: Send + Sized {
+    /// The HTTP method (`GET`, `POST`, ...).
+    fn method(&self) -> &str;
+    /// The absolute URL.
+    fn url(&self) -> &str;
+    /// The request headers.
+    fn headers(&self) -> &HeaderMap;
+    /// The request headers, to change before forwarding.
+    fn headers_mut(&mut self) -> &mut HeaderMap;
+    /// The buffered body.
+    fn body(&self) -> &[u8];
+    /// Replace the body (the audit's image-detail rewrite).
+    fn set_body(&mut self, body: Vec<u8>);
+    /// Resolves once the runtime cancelled this request.
+    async fn cancelled(&self);
+    /// Forward it upstream and stream the answer back.
+    async fn forward(self) -> Result<CopilotHttpResponse, CopilotRequestError>;
+}
+
+/// The runtime-facing side of a proxied WebSocket: where upstream messages are written.
+#[async_trait]
+pub trait Downstream: Send + Sync + 'static {
+    /// Hand one upstream message to the runtime.
+    async fn send_message(
+        &self,
+        message: CopilotWebSocketMessage,
+    ) -> Result<(), CopilotRequestError>;
+    /// Tell the runtime the connection ended.
+    async fn close(&self);
+}
 
 /// How long a held-back HTTP request waits for the runtime's cancellation before failing.
 const HOLD_BOUND: Duration = Duration::from_secs(30);
@@ -184,19 +243,20 @@ impl Shared {
     }
 
     /// Forward an HTTP request, handing a model request and its answer to the tap.
-    async fn forward(
+    async fn forward<R: ModelHttpRequest>(
         &self,
-        mut request: CopilotHttpRequest,
+        mut request: R,
     ) -> Result<CopilotHttpResponse, CopilotRequestError> {
         let Some(tap) = &self.tap else {
-            return forward_http(request).await;
+            return request.forward().await;
         };
-        let Some(index) = tap.http_request(&request.method, &url_path(&request.url), &request.body)
+        let Some(index) =
+            tap.http_request(request.method(), &url_path(request.url()), request.body())
         else {
-            return forward_http(request).await;
+            return request.forward().await;
         };
-        request.headers.remove("accept-encoding");
-        match forward_http(request).await {
+        request.headers_mut().remove("accept-encoding");
+        match request.forward().await {
             Ok(response) => Ok(tap.clone().http_response(index, response)),
             Err(e) => {
                 tap.http_failed(index, &e.to_string());
@@ -213,7 +273,7 @@ impl Shared {
     }
 }
 
-fn origin(ctx: &CopilotRequestContext) -> RequestOrigin {
+fn origin(ctx: &ProxyContext) -> RequestOrigin {
     RequestOrigin {
         request_id: ctx.request_id.clone(),
         agent_id: ctx.agent_id.clone().filter(|a| !a.is_empty()),
@@ -228,62 +288,73 @@ fn url_path(url: &str) -> String {
     path.split(['?', '#']).next().unwrap_or("/").to_owned()
 }
 
-#[async_trait]
-impl CopilotRequestHandler for RequestProxy {
-    async fn send_request(
+impl RequestProxy {
+    /// Pass one HTTP model request: hold it back once the gate is closed (until the runtime
+    /// cancels it, at most 30 s, then fail), audit it and rewrite image details when the run
+    /// inspects, hand it to the tap, and forward it.
+    ///
+    /// # Errors
+    /// A held-back request, an audit failure (which also stops the run), or the upstream's
+    /// error.
+    pub async fn http<R: ModelHttpRequest>(
         &self,
-        mut request: CopilotHttpRequest,
-        ctx: &CopilotRequestContext,
+        mut request: R,
+        ctx: &ProxyContext,
     ) -> Result<CopilotHttpResponse, CopilotRequestError> {
         let shared = &self.shared;
         if shared.gate.is_closed() {
             shared.held_back.fetch_add(1, Ordering::SeqCst);
-            let _ = tokio::time::timeout(HOLD_BOUND, request.cancel.cancelled()).await;
+            let _ = tokio::time::timeout(HOLD_BOUND, request.cancelled()).await;
             return Err(CopilotRequestError::message(
                 "the eval stopped; this model request was not forwarded",
             ));
         }
         if shared.options.inspects() {
             let encoding = request
-                .headers
+                .headers()
                 .get("content-encoding")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
             // The interaction type the request itself declares wins over the context's.
             let mut origin = origin(ctx);
             if let Some(declared) = request
-                .headers
+                .headers()
                 .get("x-interaction-type")
                 .and_then(|v| v.to_str().ok())
             {
                 origin.interaction_type = Some(declared.to_owned());
             }
             match audit::inspect_http(
-                &request.method,
-                &url_path(&request.url),
+                request.method(),
+                &url_path(request.url()),
                 encoding.as_deref(),
-                &request.body,
+                request.body(),
                 shared.options.image_detail,
                 &origin,
             ) {
-                Ok(HttpVerdict::Catalog) => return forward_http(request).await,
+                Ok(HttpVerdict::Catalog) => return request.forward().await,
                 Ok(HttpVerdict::Model { body, audit }) => {
-                    request.body = body;
+                    request.set_body(body);
                     shared.record(*audit);
                 }
                 Err(e) => return Err(shared.fail(e.0)),
             }
-        } else if !request.method.eq_ignore_ascii_case("GET") {
+        } else if !request.method().eq_ignore_ascii_case("GET") {
             shared.observed.fetch_add(1, Ordering::SeqCst);
         }
         shared.forward(request).await
     }
 
-    async fn open_websocket(
+    /// Open one proxied WebSocket: connect its upstream (`ctx.url` with `ctx.headers`, less
+    /// the connection's own headers) and copy upstream messages to `downstream`.
+    ///
+    /// # Errors
+    /// The gate is closed, or the upstream cannot be reached (a run failure when inspecting).
+    pub async fn websocket(
         &self,
-        ctx: &CopilotRequestContext,
-        response: CopilotWebSocketResponse,
-    ) -> Result<Box<dyn CopilotWebSocketHandler>, CopilotRequestError> {
+        ctx: &ProxyContext,
+        downstream: Arc<dyn Downstream>,
+    ) -> Result<ProxySocket, CopilotRequestError> {
         let shared = &self.shared;
         if shared.gate.is_closed() {
             shared.held_back.fetch_add(1, Ordering::SeqCst);
@@ -291,7 +362,7 @@ impl CopilotRequestHandler for RequestProxy {
                 "the eval stopped; no WebSocket was opened",
             ));
         }
-        let upstream = Upstream::connect(ctx, response, shared.clone())
+        let upstream = Upstream::connect(ctx, downstream, shared.clone())
             .await
             .map_err(|e| shared.transport_error(format!("WebSocket transport open failed: {e}")))?;
         shared
@@ -299,23 +370,30 @@ impl CopilotRequestHandler for RequestProxy {
             .lock()
             .expect("proxy lock")
             .push(upstream.clone());
-        Ok(Box::new(ProxySocket {
+        Ok(ProxySocket {
             shared: shared.clone(),
             upstream,
-        }))
+        })
     }
 }
 
-struct ProxySocket {
+/// One proxied WebSocket ([`RequestProxy::websocket`]): the runtime's messages go through
+/// [`ProxySocket::forward`].
+pub struct ProxySocket {
     shared: Arc<Shared>,
     upstream: Arc<Upstream>,
 }
 
 impl ProxySocket {
-    async fn forward(
+    /// Pass one runtime message upstream: dropped (and counted) once the gate is closed,
+    /// audited when the run inspects, handed to the tap.
+    ///
+    /// # Errors
+    /// An audit failure, or a failed send (a run failure when inspecting).
+    pub async fn forward(
         &self,
         message: CopilotWebSocketMessage,
-        ctx: Option<&CopilotRequestContext>,
+        ctx: Option<&ProxyContext>,
     ) -> Result<(), CopilotRequestError> {
         let shared = &self.shared;
         if shared.gate.is_closed() {
@@ -356,26 +434,10 @@ impl ProxySocket {
     }
 }
 
-#[async_trait]
-impl CopilotWebSocketHandler for ProxySocket {
-    async fn send_request_message(
-        &self,
-        message: CopilotWebSocketMessage,
-    ) -> Result<(), CopilotRequestError> {
-        self.forward(message, None).await
-    }
-
-    async fn send_request_message_with_context(
-        &self,
-        message: CopilotWebSocketMessage,
-        ctx: &CopilotRequestContext,
-    ) -> Result<(), CopilotRequestError> {
-        self.forward(message, Some(ctx)).await
-    }
-
-    async fn close(&self) -> Result<(), CopilotRequestError> {
+impl ProxySocket {
+    /// Close the upstream connection (the runtime closed its side).
+    pub async fn close(&self) {
         self.upstream.close().await;
-        Ok(())
     }
 }
 
@@ -402,8 +464,8 @@ struct Upstream {
 
 impl Upstream {
     async fn connect(
-        ctx: &CopilotRequestContext,
-        response: CopilotWebSocketResponse,
+        ctx: &ProxyContext,
+        response: Arc<dyn Downstream>,
         shared: Arc<Shared>,
     ) -> Result<Arc<Self>, String> {
         let mut request = ctx
@@ -486,7 +548,7 @@ impl Upstream {
             if let (Some(tap), Some(socket)) = (&shared.tap, watcher.recording) {
                 tap.ws_closed(socket);
             }
-            let _ = response.close().await;
+            response.close().await;
         });
         *upstream.reader.lock().expect("reader lock") = Some(reader);
         Ok(upstream)

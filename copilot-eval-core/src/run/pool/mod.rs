@@ -1,0 +1,296 @@
+//! Warm runtimes: a pool of running Copilot runtimes that evals lease instead of starting
+//! their own.
+//!
+//! Each [`PooledRuntime`] listens on 127.0.0.1 and has one request handler for its whole
+//! life, the pool's [`Router`] (a runtime takes exactly one, docs/performance.md finding 1). A
+//! run that leases it ([`RunOptions::pooled`](crate::run::RunOptions::pooled)) connects its own
+//! client without a handler, names its loopback endpoint in its session id, and gets every
+//! model request of its session back there, into its own request proxy: audit, budget gate,
+//! image detail, recording and replay stay the run's ([`wire`] says how requests travel).
+//!
+//! A lease is exclusive: one run at a time per runtime, so the runtime's sessionless requests
+//! (the model catalog, the account) go to the run that holds it. A runtime is retired (killed)
+//! after a run that did not end cleanly and after [`Pool::new`]'s `max_sessions`, and when the
+//! pool is dropped.
+
+#[cfg(feature = "runner")]
+pub mod control;
+mod key;
+pub mod remote;
+pub mod router;
+pub mod runtime;
+pub mod wire;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+pub use key::pool_key;
+pub use remote::RunnerPool;
+pub use router::Router;
+pub use runtime::PooledRuntime;
+
+/// Where a run gets a warm runtime from.
+#[derive(Clone)]
+pub enum PoolSource {
+    /// A pool in this process.
+    Local(Arc<Pool>),
+    /// The pool of the `cargo copilot-eval` runner that started this test process, asked over
+    /// its loopback control endpoint ([`RunnerPool::from_env`]).
+    Runner(RunnerPool),
+}
+
+impl std::fmt::Debug for PoolSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Local(_) => f.write_str("PoolSource::Local"),
+            Self::Runner(runner) => write!(f, "PoolSource::Runner({})", runner.url()),
+        }
+    }
+}
+
+impl PoolSource {
+    /// Lease a runtime of pool key `key` for a run of the runtime at `runtime_path`.
+    /// `Ok(None)`: this source has no runtime of that executable (the run starts its own).
+    ///
+    /// # Errors
+    /// The pool could not start a runtime, or the runner's control endpoint failed; the text
+    /// says which.
+    pub async fn lease(
+        &self,
+        key: &str,
+        runtime_path: &std::path::Path,
+    ) -> Result<Option<Lease>, String> {
+        match self {
+            Self::Local(pool) if pool.runtime_path == runtime_path => {
+                pool.lease(key).await.map(Some)
+            }
+            Self::Local(_) => Ok(None),
+            Self::Runner(runner) => runner.lease(key, runtime_path).await,
+        }
+    }
+}
+
+/// A pool of warm runtimes of one runtime executable, offline. Shared as `Arc<Pool>`.
+pub struct Pool {
+    runtime_path: PathBuf,
+    max_sessions: usize,
+    max_idle: usize,
+    /// Idle runtimes with their pool key.
+    idle: Mutex<Vec<(String, PooledRuntime)>>,
+    started: std::sync::atomic::AtomicUsize,
+    retired: std::sync::atomic::AtomicUsize,
+}
+
+impl Pool {
+    /// A pool of runtimes at `runtime_path`; each is retired after `max_sessions` leases.
+    pub fn new(runtime_path: impl Into<PathBuf>, max_sessions: usize) -> Arc<Self> {
+        Self::with_idle_limit(runtime_path, max_sessions, usize::MAX)
+    }
+
+    /// [`Pool::new`], keeping at most `max_idle` idle runtimes (the oldest idle one is stopped
+    /// when another would exceed it); the runner gives its `-j`.
+    pub fn with_idle_limit(
+        runtime_path: impl Into<PathBuf>,
+        max_sessions: usize,
+        max_idle: usize,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            runtime_path: runtime_path.into(),
+            max_sessions: max_sessions.max(1),
+            max_idle: max_idle.max(1),
+            idle: Mutex::default(),
+            started: Default::default(),
+            retired: Default::default(),
+        })
+    }
+
+    /// Lease a runtime of pool key `key`: an idle one of that key that still runs, else a new
+    /// one. The key must name everything the runtime fixes for all its sessions (docs/
+    /// performance.md): the model catalog it was answered (model ids, wire format, vision) and
+    /// the account answer (MCP on or off) above all; runs whose keys differ never share one.
+    ///
+    /// # Errors
+    /// A new runtime could not start ([`PooledRuntime::start`]).
+    pub async fn lease(self: &Arc<Self>, key: &str) -> Result<Lease, String> {
+        loop {
+            let idle = {
+                let mut idle = self.idle.lock().expect("pool lock");
+                idle.iter()
+                    .position(|(k, _)| k == key)
+                    .map(|i| idle.remove(i).1)
+            };
+            match idle {
+                Some(mut runtime) => {
+                    if runtime.is_running() {
+                        return Ok(self.lease_of(key, runtime));
+                    }
+                    self.retired
+                        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                None => break,
+            }
+        }
+        let runtime = PooledRuntime::start(&self.runtime_path).await?;
+        self.started
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(self.lease_of(key, runtime))
+    }
+
+    fn lease_of(self: &Arc<Self>, key: &str, mut runtime: PooledRuntime) -> Lease {
+        runtime.sessions += 1;
+        Lease {
+            port: runtime.port(),
+            token: runtime.token().to_owned(),
+            binding: Binding::InProcess(Arc::new(InProcess {
+                pool: self.clone(),
+                key: key.to_owned(),
+                runtime: Mutex::new(Some(runtime)),
+            })),
+        }
+    }
+
+    /// The runtime executable this pool starts.
+    pub fn runtime_path(&self) -> &std::path::Path {
+        &self.runtime_path
+    }
+
+    /// Take back a runtime whose lease ended cleanly, or retire it.
+    fn give_back(&self, key: &str, runtime: PooledRuntime, clean: bool) {
+        runtime.router().lease_to(None);
+        if clean && runtime.sessions < self.max_sessions {
+            let mut idle = self.idle.lock().expect("pool lock");
+            idle.push((key.to_owned(), runtime));
+            while idle.len() > self.max_idle {
+                idle.remove(0);
+                self.retired
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        } else {
+            self.retired
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    /// Runtimes started so far.
+    pub fn started(&self) -> usize {
+        self.started.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Runtimes retired so far (unclean end, session bound, or found dead).
+    pub fn retired(&self) -> usize {
+        self.retired.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Process ids of the idle runtimes.
+    pub fn idle_pids(&self) -> Vec<u32> {
+        self.idle
+            .lock()
+            .expect("pool lock")
+            .iter()
+            .map(|(_, runtime)| runtime.pid())
+            .collect()
+    }
+
+    /// Stop every idle runtime.
+    pub fn shutdown(&self) {
+        self.idle.lock().expect("pool lock").clear();
+    }
+}
+
+/// What a run holds while it uses a pooled runtime: where to connect, and how to route the
+/// runtime's requests to itself and give the runtime back.
+#[derive(Clone)]
+pub struct Lease {
+    /// The runtime's 127.0.0.1 port.
+    pub port: u16,
+    /// The connection token to present (`Transport::External`).
+    pub token: String,
+    binding: Binding,
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lease").field("port", &self.port).finish()
+    }
+}
+
+/// How a lease talks to its pool.
+#[derive(Clone)]
+enum Binding {
+    /// A pool of this process.
+    InProcess(Arc<InProcess>),
+    /// The runner's pool, through its control endpoint.
+    Runner(remote::RunnerLease),
+}
+
+impl Lease {
+    /// Route the runtime's sessionless requests to the endpoint on `endpoint` (127.0.0.1), and
+    /// its account and catalog requests to the run's model server at `base_url`.
+    ///
+    /// # Errors
+    /// The runner's control endpoint did not take the binding (a lease of an in-process pool
+    /// cannot fail).
+    pub async fn bind(&self, endpoint: u16, base_url: &str) -> Result<(), String> {
+        match &self.binding {
+            Binding::InProcess(lease) => {
+                lease.bind(endpoint, base_url);
+                Ok(())
+            }
+            Binding::Runner(lease) => lease.bind(endpoint, base_url).await,
+        }
+    }
+
+    /// Route nothing to the run any more (the runtime stays leased): its sessionless requests
+    /// fail until the next [`Lease::bind`].
+    pub fn unbind(&self) {
+        if let Binding::InProcess(lease) = &self.binding
+            && let Some(runtime) = lease.runtime.lock().expect("lease lock").as_ref()
+        {
+            runtime.router().lease_to(None);
+        }
+    }
+
+    /// Give the runtime back; `clean: false` (the run did not end cleanly: a session may still
+    /// be open in it) retires it. A lease of the runner that this process never gives back
+    /// (it crashed, or was killed) is retired by the runner when the process has ended.
+    pub async fn release(&self, clean: bool) {
+        match &self.binding {
+            Binding::InProcess(lease) => lease.release(clean),
+            Binding::Runner(lease) => lease.release(clean).await,
+        }
+    }
+}
+
+/// A lease of a pool in this process.
+struct InProcess {
+    pool: Arc<Pool>,
+    key: String,
+    runtime: Mutex<Option<PooledRuntime>>,
+}
+
+impl InProcess {
+    fn bind(&self, endpoint: u16, base_url: &str) {
+        if let Some(runtime) = self.runtime.lock().expect("lease lock").as_ref() {
+            runtime
+                .router()
+                .lease_to(Some((endpoint, base_url.to_owned())));
+        }
+    }
+
+    fn release(&self, clean: bool) {
+        let Some(mut runtime) = self.runtime.lock().expect("lease lock").take() else {
+            return;
+        };
+        let running = runtime.is_running();
+        self.pool.give_back(&self.key, runtime, clean && running);
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        // A lease dropped without release: the run did not end cleanly.
+        if self.runtime.lock().expect("lease lock").is_some() {
+            self.release(false);
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! One pooled runtime: the Copilot CLI listening on a 127.0.0.1 port (`--server --port 0
+//! --log-level none`), with a home of its own, and the pool's own client connected first as
+//! its only request handler (the [`Router`]).
+
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use github_copilot_sdk::{CliProgram, Client, ClientOptions, Transport};
+
+use super::router::Router;
+use crate::run::{OFFLINE_TOKEN, Target};
+
+/// How long a starting runtime may take to announce its port (the first start may unpack it).
+const LISTEN_BOUND: Duration = Duration::from_secs(120);
+
+/// A running pooled runtime. Dropping it kills the process.
+pub struct PooledRuntime {
+    child: Child,
+    port: u16,
+    token: String,
+    router: Arc<Router>,
+    owner: Option<Client>,
+    /// Stops the API front when dropped.
+    _front: tokio::sync::oneshot::Sender<()>,
+    _home: tempfile::TempDir,
+    _cwd: tempfile::TempDir,
+    /// Sessions leased on it so far.
+    pub(super) sessions: usize,
+}
+
+impl PooledRuntime {
+    /// Start the runtime at `runtime_path` offline (every model request goes through the
+    /// router, so its API URL is a placeholder) and connect the router's client.
+    ///
+    /// # Errors
+    /// The process cannot start, does not announce its port within 120 s, or the client
+    /// cannot connect; the text says which.
+    pub async fn start(runtime_path: &Path) -> Result<Self, String> {
+        let home = tempfile::Builder::new()
+            .prefix("copilot-eval-pool-home-")
+            .tempdir()
+            .map_err(|e| format!("cannot create a pooled runtime's home: {e}"))?;
+        let cwd = tempfile::Builder::new()
+            .prefix("copilot-eval-pool-cwd-")
+            .tempdir()
+            .map_err(|e| format!("cannot create a pooled runtime's directory: {e}"))?;
+        let cache = crate::runtime::runtime_cache_dir();
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let router = Router::new();
+        let (front_port, front_stop) = super::router::front(router.clone())
+            .await
+            .map_err(|e| format!("cannot serve a pooled runtime's API front: {e}"))?;
+        let target = Target::Offline {
+            base_url: format!("http://127.0.0.1:{front_port}"),
+        };
+        let mut command = Command::new(runtime_path);
+        command
+            .args([
+                "--server",
+                "--port",
+                "0",
+                "--no-auto-update",
+                "--log-level",
+                "none",
+            ])
+            .args([
+                "--auth-token-env",
+                "COPILOT_SDK_AUTH_TOKEN",
+                "--no-auto-login",
+            ])
+            .current_dir(cwd.path())
+            .envs(crate::run::runtime_env(home.path(), &cache, &target))
+            .env("COPILOT_SDK_AUTH_TOKEN", OFFLINE_TOKEN)
+            .env("COPILOT_CONNECTION_TOKEN", &token)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        die_with_parent(&mut command);
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("cannot start the runtime {}: {e}", runtime_path.display()))?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (port_tx, port_rx) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || {
+            let mut port_tx = Some(port_tx);
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(port) = line
+                    .split("listening on port ")
+                    .nth(1)
+                    .and_then(|p| p.trim().parse::<u16>().ok())
+                    && let Some(tx) = port_tx.take()
+                {
+                    let _ = tx.send(port);
+                }
+            }
+        });
+        let port = match tokio::time::timeout(LISTEN_BOUND, port_rx).await {
+            Ok(Ok(port)) => port,
+            Ok(Err(_)) => {
+                let status = child.wait().ok();
+                return Err(format!(
+                    "the pooled runtime ended before it listened ({})",
+                    status.map_or("no exit status".to_owned(), |s| s.to_string())
+                ));
+            }
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("the pooled runtime did not listen within 120 s".to_owned());
+            }
+        };
+        let mut runtime = Self {
+            child,
+            port,
+            token,
+            router: router.clone(),
+            owner: None,
+            _front: front_stop,
+            _home: home,
+            _cwd: cwd,
+            sessions: 0,
+        };
+        let owner = Client::start(
+            ClientOptions::new()
+                .with_transport(Transport::External {
+                    host: "127.0.0.1".into(),
+                    port,
+                    connection_token: Some(runtime.token.clone()),
+                })
+                .with_program(CliProgram::Path(runtime_path.to_path_buf()))
+                .with_request_handler(router),
+        )
+        .await
+        .map_err(|e| format!("cannot connect to the pooled runtime: {e}"))?;
+        runtime.owner = Some(owner);
+        Ok(runtime)
+    }
+
+    /// Its 127.0.0.1 port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The connection token a client must present.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// Its router.
+    pub fn router(&self) -> &Arc<Router> {
+        &self.router
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the process still runs.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for PooledRuntime {
+    fn drop(&mut self) {
+        drop(self.owner.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Linux: the runtime gets SIGKILL when the thread that started it ends, so that no pooled
+/// runtime outlives its owner (also when the owner is killed with SIGKILL); and it never
+/// starts when the owner is already gone.
+fn die_with_parent(command: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe calls (prctl, getppid, _exit) between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
+}
