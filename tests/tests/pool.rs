@@ -271,3 +271,237 @@ async fn pooled_runs_give_the_evidence_of_private_runs() {
     assert_eq!(pool.retired(), 1, "runtimes retired");
     pool.shutdown();
 }
+
+/// A pooled runtime killed (SIGKILL) while a run's tool call is in flight: that run ends with
+/// `execution_error` naming the pooled runtime's exit, on the kill (not at its 90 s timeout),
+/// with nothing left to clean up; the pool retires the runtime, and the next run of the same
+/// key gets a new one and completes.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_pooled_runtime_killed_mid_eval_ends_that_eval_and_is_replaced() {
+    let Some(runtime) =
+        runtime_for("a_pooled_runtime_killed_mid_eval_ends_that_eval_and_is_replaced")
+    else {
+        return;
+    };
+    let pool = Pool::new(&runtime.path, 100);
+    let text = &cases()[0];
+    // A first run leaves its runtime idle in the pool: the one the next run of its key gets.
+    let first = run_case(text, &runtime, Some(&pool)).await;
+    assert_eq!(
+        first.result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        first.result.error
+    );
+    let idle = pool.idle_pids();
+    assert_eq!(idle.len(), 1, "{idle:?}");
+    let target = idle[0];
+
+    let work = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(
+        ServerConfig::new(Arc::new(
+            Script::new([])
+                .turn(ScriptedTurn::tool_call("kill_runtime", json!({})))
+                .turn(ScriptedTurn::text("never")),
+        ))
+        .model(MODEL),
+    )
+    .await
+    .unwrap();
+    let killed_at: Arc<std::sync::Mutex<Option<std::time::Instant>>> = Arc::default();
+    let mark = killed_at.clone();
+    let eval = CopilotEval::builder()
+        .model(MODEL)
+        .working_directory(work.path())
+        .timeout_s(90.0)
+        .tool(function_tool(
+            "kill_runtime",
+            "Kills the runtime.",
+            json!({"type": "object", "properties": {}}),
+            move |_| {
+                let mark = mark.clone();
+                async move {
+                    let status = std::process::Command::new("kill")
+                        .args(["-KILL", &target.to_string()])
+                        .status()
+                        .map_err(|e| e.to_string())?;
+                    assert!(status.success(), "kill -KILL {target}");
+                    *mark.lock().unwrap() = Some(std::time::Instant::now());
+                    Ok("killed".to_owned())
+                }
+            },
+        ))
+        .build()
+        .unwrap();
+    let options = RunOptions::offline(server.base_url())
+        .runtime_path(&runtime.path)
+        .pooled(PoolSource::Local(pool.clone()));
+    let result = run_turns(&eval, ["Kill it."], &options).await;
+    let since_kill = killed_at
+        .lock()
+        .unwrap()
+        .expect("the handler killed the pooled runtime")
+        .elapsed();
+    assert!(result.pooled_runtime, "the run leased the idle runtime");
+    assert!(
+        since_kill < std::time::Duration::from_secs(30),
+        "the run ended {since_kill:?} after the kill"
+    );
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ExecutionError,
+        "{:?}",
+        result.error
+    );
+    let error = result.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "the pooled runtime (pid {target}) exited during the session"
+        )),
+        "{error}"
+    );
+    assert!(
+        result.cleanup_errors.is_empty(),
+        "{:?}",
+        result.cleanup_errors
+    );
+    assert_eq!(pool.retired(), 1, "the killed runtime is retired");
+    assert!(pool.idle_pids().is_empty(), "{:?}", pool.idle_pids());
+
+    // The next run of that key gets a new runtime and completes.
+    let next = run_case(text, &runtime, Some(&pool)).await;
+    assert_eq!(
+        next.result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        next.result.error
+    );
+    assert!(next.result.pooled_runtime);
+    assert_eq!(pool.started(), 2, "a new runtime replaced the killed one");
+    pool.shutdown();
+}
+
+/// The stdio MCP fixture as server `fixture`, logging to `log`, its one tool `lookup`.
+fn mcp_fixture(log: &std::path::Path) -> copilot_eval_core::sdk::McpServerConfig {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/stdio-server.js");
+    copilot_eval_core::sdk::McpServerConfig::Stdio(copilot_eval_core::sdk::McpStdioServerConfig {
+        command: "node".to_owned(),
+        args: vec![script.to_string_lossy().into_owned()],
+        env: [(
+            "MCP_FIXTURE_LOG".to_owned(),
+            log.to_string_lossy().into_owned(),
+        )]
+        .into(),
+        ..Default::default()
+    })
+}
+
+/// The pids the MCP fixture logged (`pid N` lines) to `log`.
+fn fixture_pids(log: &std::path::Path) -> Vec<u32> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("pid ")?.parse().ok())
+        .collect()
+}
+
+/// The measurement behind "evals with MCP servers run on a private runtime" (docs/
+/// performance.md): two evals one after the other on ONE pooled runtime (a test-only switch lets
+/// MCP evals lease it), each configuring an MCP server of the same name `fixture` with its own
+/// log. Each session starts a server process of its own, gets its own call answered by it,
+/// and the first session's server is gone when its run has ended. What is not kept apart: the
+/// server's process is the runtime's child, with the runtime's environment (not the run's home
+/// or the runner's per-test marker), so the run's own leftover sweep and the runner's cannot
+/// find it; that is why MCP evals stay on private runtimes.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn mcp_servers_of_sessions_on_one_pooled_runtime() {
+    let Some(runtime) = runtime_for("mcp_servers_of_sessions_on_one_pooled_runtime") else {
+        return;
+    };
+    let pool = Pool::new(&runtime.path, 100);
+    let mut servers = Vec::new();
+    for label in ["first", "second"] {
+        let work = tempfile::tempdir().unwrap();
+        let log = work.path().join("mcp.log");
+        let server = ModelServer::start(
+            ServerConfig::new(Arc::new(
+                Script::new([])
+                    .turn(ScriptedTurn::tool_call(
+                        "fixture-lookup",
+                        json!({"key": label}),
+                    ))
+                    .turn(ScriptedTurn::text("done")),
+            ))
+            .model(MODEL),
+        )
+        .await
+        .unwrap();
+        let eval = CopilotEval::builder()
+            .model(MODEL)
+            .working_directory(work.path())
+            .timeout_s(90.0)
+            .mcp_server("fixture", mcp_fixture(&log))
+            .build()
+            .unwrap();
+        let faults = copilot_eval_core::run::TestFaults {
+            pool_mcp_servers: true,
+            ..Default::default()
+        };
+        let options = RunOptions::offline(server.base_url())
+            .runtime_path(&runtime.path)
+            .pooled(PoolSource::Local(pool.clone()))
+            .test_faults(faults);
+        let result = run_turns(&eval, ["Look it up."], &options).await;
+        assert!(result.pooled_runtime, "{label}: pooled");
+        assert_eq!(
+            result.stop_reason,
+            StopReason::Completed,
+            "{label}: {:?}",
+            result.error
+        );
+        let call = result
+            .tool_calls
+            .iter()
+            .find(|c| c.name == "fixture-lookup")
+            .unwrap_or_else(|| panic!("{label}: {:?}", result.tool_calls));
+        assert_eq!(
+            call.result.as_deref(),
+            Some(format!("value-of-{label}").as_str()),
+            "{label}"
+        );
+        let pids = fixture_pids(&log);
+        assert_eq!(
+            pids.len(),
+            1,
+            "{label}: one server process of its own: {pids:?}"
+        );
+        let log_text = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            log_text.contains(label),
+            "{label}: its own server answered: {log_text}"
+        );
+        // The session's server does not outlive its session on the runtime that stays.
+        let bound = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while copilot_eval_core::runtime::process_alive(pids[0])
+            && std::time::Instant::now() < bound
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(
+            !copilot_eval_core::runtime::process_alive(pids[0]),
+            "{label}: its MCP server {} is still running after the run",
+            pids[0]
+        );
+        servers.push(pids[0]);
+        drop(work);
+    }
+    assert_ne!(
+        servers[0], servers[1],
+        "each session started its own server"
+    );
+    assert_eq!(pool.started(), 1, "both sessions ran on one runtime");
+    pool.shutdown();
+}

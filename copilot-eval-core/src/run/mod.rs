@@ -366,6 +366,23 @@ where
     )
     .await;
 
+    // A pooled runtime that died during the session ended it: said as such (the runtime is the
+    // pool's process, so its exit status is the pool's to read; it is retired on release).
+    if let Some(lease) = lease
+        && run
+            .stops
+            .iter()
+            .any(|(_, e)| e.contains("closed the event stream"))
+        && !crate::runtime::process_alive(lease.pid)
+    {
+        run.fail(
+            crate::StopReason::ExecutionError,
+            format!(
+                "the pooled runtime (pid {}) exited during the session; the pool retires it",
+                lease.pid
+            ),
+        );
+    }
     let cleanup_started = Instant::now();
     cleanup::cleanup(
         &slots,

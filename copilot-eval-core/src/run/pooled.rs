@@ -73,7 +73,7 @@ fn poolable(eval: &crate::CopilotEval, options: &super::RunOptions) -> bool {
         && !eval.fresh_runtime
         && options.resume.is_none()
         && options.home_seed.is_none()
-        && eval.mcp_servers.is_empty()
+        && (eval.mcp_servers.is_empty() || options.faults.pool_mcp_servers)
 }
 
 /// The running endpoint; stops when dropped.

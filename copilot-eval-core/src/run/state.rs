@@ -18,7 +18,7 @@ pub(super) struct RunState {
     model_requested: Option<String>,
     configuration: serde_json::Value,
     pub(super) log: Arc<Mutex<Vec<LoggedEvent>>>,
-    stops: Vec<(StopReason, String)>,
+    pub(super) stops: Vec<(StopReason, String)>,
     pub(super) timings: Timings,
     pub(super) runtime_path: Option<PathBuf>,
     pub(super) runtime_pid: Option<u32>,

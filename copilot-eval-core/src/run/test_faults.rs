@@ -34,6 +34,9 @@ pub struct TestFaults {
     /// after the runtime's start however long that start takes on a loaded machine. The real
     /// origin is tested by `tests/tests/stops.rs` (`timeout_covers_runtime_start`).
     pub clock_starts_at_session: Option<SessionClock>,
+    /// An eval with MCP servers may lease a pooled runtime too (they never do otherwise): for
+    /// measuring what MCP servers of sessions on one runtime share (tests/tests/pool.rs).
+    pub pool_mcp_servers: bool,
 }
 
 /// Where a run with [`TestFaults::clock_starts_at_session`] records the moment its clock started

@@ -157,6 +157,23 @@ impl Default for SuiteOptions {
 /// the exit status ([`exit_code`]). Everything for the user goes to stderr, except the `--list`
 /// output (stdout).
 pub fn run_command(options: &SuiteOptions) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return exit_code::SUITE_ERROR;
+        }
+    };
+    // The first warm runtime starts while the tests are built and listed.
+    let pool = if options.list_only || options.fresh_runtime {
+        None
+    } else {
+        let _entered = runtime.enter();
+        prestarted_pool(options)
+    };
     let mut list = match list::discover(&options.build, &options.filters, options.exact) {
         Ok(list) => list,
         Err(e) => {
@@ -190,17 +207,7 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
     if let Some(banner) = live_banner(options, list.tests.len()) {
         eprintln!("{banner}");
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return exit_code::SUITE_ERROR;
-        }
-    };
-    let report = runtime.block_on(run_suite(&list, options));
+    let report = runtime.block_on(run_suite_with(&list, options, pool));
     eprint!("{}", display::summary(&report));
     if let Some(line) = crate::harness::recording_summary(&report) {
         eprint!("{line}");
@@ -293,9 +300,21 @@ pub fn exit_status(report: &SuiteReport) -> u8 {
 /// ([`crate::cost::CostControl`]); once a cost cap of `options.cost` is reached, no further
 /// test is launched either (`not_run`, with the cap as the reason).
 pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
+    run_suite_with(list, options, None).await
+}
+
+/// [`run_suite`] with the pool `prestarted` (from [`prestarted_pool`]) when given; without
+/// one, the suite makes its own unless `options.fresh_runtime`.
+async fn run_suite_with(
+    list: &TestList,
+    options: &SuiteOptions,
+    prestarted: Option<Arc<crate::run::pool::Pool>>,
+) -> SuiteReport {
     let started_at = SystemTime::now();
     let mut pool = None;
-    if !list.tests.is_empty() {
+    if let Some(prestarted) = prestarted.filter(|_| !list.tests.is_empty()) {
+        pool = serve_pool(prestarted).await;
+    } else if !list.tests.is_empty() {
         let path = match &options.runtime {
             Some(path) => Some(path.clone()),
             None => crate::runtime::resolve().ok().map(|resolved| resolved.path),
@@ -303,7 +322,13 @@ pub async fn run_suite(list: &TestList, options: &SuiteOptions) -> SuiteReport {
         if let Some(path) = path {
             warm_runtime(&path);
             if !options.fresh_runtime {
-                pool = serve_pool(&path, options.jobs.max(1)).await;
+                let jobs = options.jobs.max(1);
+                pool = serve_pool(crate::run::pool::Pool::with_idle_limit(
+                    &path,
+                    POOL_MAX_SESSIONS,
+                    jobs,
+                ))
+                .await;
             }
         }
     }
@@ -505,14 +530,11 @@ pub fn default_jobs() -> usize {
 /// Sessions a pooled runtime serves before it is retired (a fresh one starts on demand).
 pub const POOL_MAX_SESSIONS: usize = 50;
 
-/// The suite's pool of warm runtimes of `path` and its control endpoint, keeping at most
-/// `jobs` idle runtimes; `None` (every eval starts its own runtime, as `--fresh-runtime`) when
-/// the endpoint cannot be served, said on stderr.
+/// The control endpoint of the suite's pool of warm runtimes; `None` (every eval starts its
+/// own runtime, as `--fresh-runtime`) when the endpoint cannot be served, said on stderr.
 async fn serve_pool(
-    path: &std::path::Path,
-    jobs: usize,
+    pool: Arc<crate::run::pool::Pool>,
 ) -> Option<Arc<crate::run::pool::control::Control>> {
-    let pool = crate::run::pool::Pool::with_idle_limit(path, POOL_MAX_SESSIONS, jobs);
     match crate::run::pool::control::Control::serve(pool).await {
         Ok(control) => Some(Arc::new(control)),
         Err(e) => {
@@ -522,6 +544,24 @@ async fn serve_pool(
             None
         }
     }
+}
+
+/// The suite's pool of warm runtimes (at most `-j` idle), with its first runtime already
+/// starting ([`crate::run::pool::Pool::prestart`]; call inside a tokio runtime); `None` when
+/// no runtime resolves (the tests report that themselves) or in record mode (nothing pools).
+fn prestarted_pool(options: &SuiteOptions) -> Option<Arc<crate::run::pool::Pool>> {
+    if matches!(options.mode, Mode::Record(_)) {
+        return None;
+    }
+    let path = match &options.runtime {
+        Some(path) => path.clone(),
+        None => crate::runtime::resolve().ok()?.path,
+    };
+    warm_runtime(&path);
+    let pool =
+        crate::run::pool::Pool::with_idle_limit(&path, POOL_MAX_SESSIONS, options.jobs.max(1));
+    pool.prestart(1);
+    Some(pool)
 }
 
 /// Unpack the runtime into the shared cache before the first test starts, so that no eval's

@@ -1,5 +1,6 @@
 //! The performance benchmark of issue 15: W1 (one eval, whole process) and W2 (24 evals, `-j 2`),
-//! run alternately, each `--runs` times: copilot-eval's runner (`cargo copilot-eval`), the raw
+//! run alternately, each `--runs` times: copilot-eval's runner (`cargo copilot-eval`; W2 both on
+//! warm pooled runtimes, the default, and with `--fresh-runtime`), the raw
 //! SDK program (`raw_session`, W1's floor), and, when given, commands that run the same
 //! workloads with another tool (`--other-w1`, `--other-w2`, e.g. a pytest-skill-engineering
 //! suite). Prints, per workload and side, the median wall time, the median CPU time of the
@@ -13,6 +14,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
+
+/// The evals of W2 (`weather::w01` .. `weather::w24`).
+const W2_EVALS: usize = 24;
 
 /// One measured run.
 #[derive(Debug, Clone, Copy)]
@@ -122,6 +126,7 @@ fn main() {
         ("W1 other", Vec::new()),
         ("W2 copilot-eval -j 2", Vec::new()),
         ("W2 other", Vec::new()),
+        ("W2 --fresh-runtime", Vec::new()),
     ];
     for _ in 0..runs {
         results[0].1.push(measure(
@@ -141,6 +146,10 @@ fn main() {
         if let Some(command) = &other_w2 {
             results[4].1.push(measure("W2 other", &mut shell(command)));
         }
+        results[5].1.push(measure(
+            "W2 copilot-eval --fresh-runtime",
+            &mut runner(&["-j", "2", "--fresh-runtime"]),
+        ));
     }
     println!("{runs} alternating runs each; medians (peak: the largest of the runs):");
     println!(
@@ -148,9 +157,11 @@ fn main() {
         "workload", "wall s", "CPU s", "peak MB"
     );
     let mut medians = Vec::new();
+    let mut cpus = Vec::new();
     for (name, samples) in &results {
         if samples.is_empty() {
             medians.push(None);
+            cpus.push(None);
             continue;
         }
         let wall = median(&mut samples.iter().map(|s| s.wall_s).collect::<Vec<_>>());
@@ -158,6 +169,7 @@ fn main() {
         let peak = samples.iter().map(|s| s.peak_kb).max().unwrap_or(0) as f64 / 1024.0;
         println!("{name:<22} {wall:>8.2} {cpu:>8.2} {peak:>9.0}");
         medians.push(Some(wall));
+        cpus.push(Some(cpu));
     }
     if let (Some(ours), Some(raw)) = (medians[0], medians[1]) {
         println!("W1 copilot-eval / raw SDK: {:.2}", ours / raw);
@@ -167,5 +179,14 @@ fn main() {
     }
     if let (Some(ours), Some(other)) = (medians[3], medians[4]) {
         println!("W2 copilot-eval / other: {:.2}", ours / other);
+    }
+    if let (Some(pooled), Some(fresh)) = (medians[3], medians[5]) {
+        println!("W2 pooled / fresh: {:.2}", pooled / fresh);
+    }
+    // CPU per eval: the whole command's CPU (runner, test processes, runtimes) over W2's evals.
+    for (index, name) in [(3, "pooled"), (5, "fresh")] {
+        if let Some(cpu) = cpus[index] {
+            println!("W2 CPU s per eval, {name}: {:.3}", cpu / W2_EVALS as f64);
+        }
     }
 }

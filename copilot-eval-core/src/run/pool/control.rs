@@ -150,6 +150,7 @@ async fn lease(State(shared): State<Arc<Shared>>, Json(ask): Json<LeaseAsk>) -> 
                 lease: id.clone(),
                 port: lease.port,
                 token: lease.token.clone(),
+                pid: lease.pid,
             };
             shared
                 .leases

@@ -75,8 +75,13 @@ pub struct Pool {
     runtime_path: PathBuf,
     max_sessions: usize,
     max_idle: usize,
-    /// Idle runtimes with their pool key.
-    idle: Mutex<Vec<(String, PooledRuntime)>>,
+    /// Idle runtimes with their pool key; `None`: started ahead ([`Pool::prestart`]), no
+    /// session yet, so any key may have it.
+    idle: Mutex<Vec<(Option<String>, PooledRuntime)>>,
+    /// Runtimes [`Pool::prestart`] is starting now.
+    starting: std::sync::atomic::AtomicUsize,
+    /// Notified when a runtime started ahead is idle (or failed to start).
+    prestarted: tokio::sync::Notify,
     started: std::sync::atomic::AtomicUsize,
     retired: std::sync::atomic::AtomicUsize,
 }
@@ -99,6 +104,8 @@ impl Pool {
             max_sessions: max_sessions.max(1),
             max_idle: max_idle.max(1),
             idle: Mutex::default(),
+            starting: Default::default(),
+            prestarted: tokio::sync::Notify::new(),
             started: Default::default(),
             retired: Default::default(),
         })
@@ -113,10 +120,16 @@ impl Pool {
     /// A new runtime could not start ([`PooledRuntime::start`]).
     pub async fn lease(self: &Arc<Self>, key: &str) -> Result<Lease, String> {
         loop {
+            // Registered before the idle list is read, so a runtime that becomes idle in
+            // between is not missed.
+            let prestarted = self.prestarted.notified();
+            tokio::pin!(prestarted);
+            prestarted.as_mut().enable();
             let idle = {
                 let mut idle = self.idle.lock().expect("pool lock");
                 idle.iter()
-                    .position(|(k, _)| k == key)
+                    .position(|(k, _)| k.as_deref() == Some(key))
+                    .or_else(|| idle.iter().position(|(k, _)| k.is_none()))
                     .map(|i| idle.remove(i).1)
             };
             match idle {
@@ -126,6 +139,10 @@ impl Pool {
                     }
                     self.retired
                         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                // A runtime started ahead is on its way: wait for it rather than start another.
+                None if self.starting.load(std::sync::atomic::Ordering::SeqCst) > 0 => {
+                    prestarted.await;
                 }
                 None => break,
             }
@@ -141,11 +158,38 @@ impl Pool {
         Lease {
             port: runtime.port(),
             token: runtime.token().to_owned(),
+            pid: runtime.pid(),
             binding: Binding::InProcess(Arc::new(InProcess {
                 pool: self.clone(),
                 key: key.to_owned(),
                 runtime: Mutex::new(Some(runtime)),
             })),
+        }
+    }
+
+    /// Start `count` runtimes now, in the background (tasks of the current tokio runtime), for
+    /// the first leases of any key: the runner calls it before it builds and lists the tests,
+    /// so that a runtime's start overlaps with that work. A lease that finds no idle runtime
+    /// while one is starting waits for it. A runtime that fails to start is only logged (a
+    /// lease then starts its own and reports the error).
+    pub fn prestart(self: &Arc<Self>, count: usize) {
+        for _ in 0..count {
+            self.starting
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let pool = self.clone();
+            tokio::spawn(async move {
+                match PooledRuntime::start(&pool.runtime_path).await {
+                    Ok(runtime) => {
+                        pool.started
+                            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        pool.idle.lock().expect("pool lock").push((None, runtime));
+                    }
+                    Err(e) => tracing::warn!("copilot-eval: a pooled runtime did not start: {e}"),
+                }
+                pool.starting
+                    .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                pool.prestarted.notify_waiters();
+            });
         }
     }
 
@@ -159,7 +203,7 @@ impl Pool {
         runtime.router().lease_to(None);
         if clean && runtime.sessions < self.max_sessions {
             let mut idle = self.idle.lock().expect("pool lock");
-            idle.push((key.to_owned(), runtime));
+            idle.push((Some(key.to_owned()), runtime));
             while idle.len() > self.max_idle {
                 idle.remove(0);
                 self.retired
@@ -205,6 +249,8 @@ pub struct Lease {
     pub port: u16,
     /// The connection token to present (`Transport::External`).
     pub token: String,
+    /// The runtime's process id (a process of the pool's owner, not of the run).
+    pub pid: u32,
     binding: Binding,
 }
 

@@ -7,7 +7,7 @@
 //!
 //! | path | body | answer |
 //! |---|---|---|
-//! | `/lease` | `client`, `key` (the pool key), `runtime_path` | `200` `lease`, `port`, `token`; `204`: the runner pools another runtime executable; `500`: text |
+//! | `/lease` | `client`, `key` (the pool key), `runtime_path` | `200` `lease`, `port`, `token`, `pid`; `204`: the runner pools another runtime executable; `500`: text |
 //! | `/bind` | `lease`, `endpoint` (the run's 127.0.0.1 port), `base_url` (its model server) | `200`; `404` unknown lease |
 //! | `/release` | `lease`, `clean` | `200` |
 //!
@@ -45,6 +45,7 @@ pub(crate) struct LeaseGiven {
     pub(crate) lease: String,
     pub(crate) port: u16,
     pub(crate) token: String,
+    pub(crate) pid: u32,
 }
 
 /// Body of `/bind`.
@@ -110,6 +111,7 @@ impl RunnerPool {
         Ok(Some(Lease {
             port: given.port,
             token: given.token,
+            pid: given.pid,
             binding: Binding::Runner(RunnerLease {
                 pool: self.clone(),
                 lease: given.lease,
