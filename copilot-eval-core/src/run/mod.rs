@@ -322,6 +322,7 @@ where
                     let session = session::PooledSession {
                         session_id: crate::run::pool::wire::session_id(served.port()),
                         config_directory: home.path().to_path_buf(),
+                        port: lease.port,
                     };
                     endpoint = Some(served);
                     run.pooled_runtime = true;

@@ -127,7 +127,7 @@ pub(crate) async fn serve(proxy: Arc<RequestProxy>, base_url: &str) -> std::io::
     let port = listener.local_addr()?.port();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
-        let _ = axum::serve(listener, app)
+        let _ = axum::serve(crate::run::pooled::no_delay(listener), app)
             .with_graceful_shutdown(async move {
                 let _ = stopped.await;
             })
@@ -388,6 +388,18 @@ pub(crate) fn client_options(
             port: lease.port,
             connection_token: Some(lease.token.clone()),
         })
+}
+
+/// `listener` with `TCP_NODELAY` on every accepted connection: the small frames between the
+/// router and a run's endpoint (SSE chunks, acks) go out at once instead of waiting for the
+/// peer's delayed ACK.
+pub(crate) fn no_delay(
+    listener: tokio::net::TcpListener,
+) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
+    use axum::serve::ListenerExt;
+    listener.tap_io(|stream| {
+        let _ = stream.set_nodelay(true);
+    })
 }
 
 #[cfg(test)]

@@ -254,6 +254,8 @@ impl MappedFields {
 pub(super) struct PooledSession {
     pub(super) session_id: String,
     pub(super) config_directory: std::path::PathBuf,
+    /// The pooled runtime's 127.0.0.1 port.
+    pub(super) port: u16,
 }
 
 /// Start the runtime and the session and run the turns ([`execute`]), bounded by `deadline` and
@@ -398,6 +400,9 @@ async fn execute(
         .await
         .map_err(|e| format!("starting the runtime failed: {e}"))?;
     run.timings.runtime_start_ms = Some(t.elapsed().as_millis() as u64);
+    if let Some(pooled) = pooled {
+        crate::run::pool::nodelay::to_port(pooled.port);
+    }
     run.runtime_pid = client.pid();
     run.timings.runtime_startup = client.startup_timings().map(|s| RuntimeStartup {
         total_ms: s.total_ms,

@@ -67,7 +67,7 @@ impl Control {
             .with_state(shared.clone());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
+            let _ = axum::serve(crate::run::pooled::no_delay(listener), app)
                 .with_graceful_shutdown(async move {
                     let _ = stopped.await;
                 })

@@ -304,7 +304,7 @@ pub(crate) async fn front(
     let port = listener.local_addr()?.port();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
-        let _ = axum::serve(listener, app)
+        let _ = axum::serve(crate::run::pooled::no_delay(listener), app)
             .with_graceful_shutdown(async move {
                 let _ = stopped.await;
             })

@@ -136,6 +136,7 @@ impl PooledRuntime {
         )
         .await
         .map_err(|e| format!("cannot connect to the pooled runtime: {e}"))?;
+        super::nodelay::to_port(port);
         runtime.owner = Some(owner);
         Ok(runtime)
     }
