@@ -123,16 +123,7 @@ pub(crate) async fn serve(proxy: Arc<RequestProxy>, base_url: &str) -> std::io::
         .route(wire::HTTP_PATH, axum::routing::post(http))
         .route(wire::WS_PATH, axum::routing::get(websocket))
         .with_state(state);
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-    let port = listener.local_addr()?.port();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let _ = axum::serve(crate::run::pooled::no_delay(listener), app)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .await;
-    });
+    let (port, stop) = serve_loopback(app).await?;
     Ok(Endpoint {
         port,
         stop: Some(stop),
@@ -207,17 +198,7 @@ impl ModelHttpRequest for PooledRequest {
             .send()
             .await
             .map_err(|e| CopilotRequestError::Upstream(e.to_string()))?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = response
-            .bytes_stream()
-            .map(|item| item.map_err(|e| CopilotRequestError::Upstream(e.to_string())));
-        Ok(CopilotHttpResponse::new(
-            status.as_u16(),
-            status.canonical_reason().map(str::to_owned),
-            headers,
-            Box::pin(body),
-        ))
+        Ok(sdk_response(response))
     }
 }
 
@@ -388,6 +369,42 @@ pub(crate) fn client_options(
             port: lease.port,
             connection_token: Some(lease.token.clone()),
         })
+}
+
+/// Serve `app` on 127.0.0.1 (a port the OS chooses, [`no_delay`]) until the returned sender is
+/// dropped or sent to: the port and that sender.
+///
+/// # Errors
+/// The port cannot be bound.
+pub(crate) async fn serve_loopback(
+    app: axum::Router,
+) -> std::io::Result<(u16, tokio::sync::oneshot::Sender<()>)> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+    let port = listener.local_addr()?.port();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = axum::serve(crate::run::pooled::no_delay(listener), app)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+    Ok((port, stop))
+}
+
+/// A `reqwest` answer as the SDK's streamed response (status, reason, headers, body chunks).
+pub(crate) fn sdk_response(response: reqwest::Response) -> CopilotHttpResponse {
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = response
+        .bytes_stream()
+        .map(|item| item.map_err(|e| CopilotRequestError::Upstream(e.to_string())));
+    CopilotHttpResponse::new(
+        status.as_u16(),
+        status.canonical_reason().map(str::to_owned),
+        headers,
+        Box::pin(body),
+    )
 }
 
 /// `listener` with `TCP_NODELAY` on every accepted connection: the small frames between the

@@ -52,8 +52,6 @@ impl Control {
     /// # Errors
     /// The port cannot be bound.
     pub async fn serve(pool: Arc<Pool>) -> std::io::Result<Self> {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-        let port = listener.local_addr()?.port();
         let secret = uuid::Uuid::new_v4().simple().to_string();
         let shared = Arc::new(Shared {
             pool,
@@ -65,14 +63,7 @@ impl Control {
             .route(&format!("/{secret}/bind"), post(bind))
             .route(&format!("/{secret}/release"), post(release))
             .with_state(shared.clone());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(crate::run::pooled::no_delay(listener), app)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
+        let (port, stop) = crate::run::pooled::serve_loopback(app).await?;
         Ok(Self {
             url: format!("http://127.0.0.1:{port}/{secret}"),
             shared,

@@ -136,17 +136,7 @@ impl CopilotRequestHandler for Router {
                 error.to_str().unwrap_or("the eval's proxy failed"),
             ));
         }
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = response
-            .bytes_stream()
-            .map(|item| item.map_err(|e| CopilotRequestError::Upstream(e.to_string())));
-        Ok(CopilotHttpResponse::new(
-            status.as_u16(),
-            status.canonical_reason().map(str::to_owned),
-            headers,
-            Box::pin(body),
-        ))
+        Ok(crate::run::pooled::sdk_response(response))
     }
 
     async fn open_websocket(
@@ -300,17 +290,7 @@ pub(crate) async fn front(
         let router = router.clone();
         async move { router.forward_front(request).await }
     });
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-    let port = listener.local_addr()?.port();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let _ = axum::serve(crate::run::pooled::no_delay(listener), app)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .await;
-    });
-    Ok((port, stop))
+    crate::run::pooled::serve_loopback(app).await
 }
 
 impl Router {
