@@ -18,21 +18,10 @@ use github_copilot_sdk::copilot_request_handler::{
 };
 use tokio::sync::Mutex as AsyncMutex;
 
-use super::proxy::{Downstream, ModelHttpRequest, ProxyContext, RequestProxy};
+use super::proxy::{
+    Downstream, ModelHttpRequest, ProxyContext, RequestProxy, is_connection_header,
+};
 use crate::run::pool::wire::{self, Frame, Payload, WireContext};
-
-/// Headers that belong to a connection, not to the request or answer.
-const CONNECTION_HEADERS: &[&str] = &[
-    "host",
-    "connection",
-    "content-length",
-    "transfer-encoding",
-    "keep-alive",
-    "upgrade",
-    "proxy-connection",
-    "te",
-    "trailer",
-];
 
 /// The lease of a warm runtime for this run, when it has a pool (given, or the runner's from
 /// the environment) and may share a runtime ([`poolable`]): its pool key is asked from the
@@ -205,9 +194,7 @@ impl ModelHttpRequest for PooledRequest {
 fn strip_connection_headers(headers: &mut HeaderMap) {
     let names: Vec<HeaderName> = headers
         .keys()
-        .filter(|n| {
-            CONNECTION_HEADERS.contains(&n.as_str()) || n.as_str().starts_with("sec-websocket")
-        })
+        .filter(|n| is_connection_header(n.as_str()))
         .cloned()
         .collect();
     for name in names {
@@ -239,7 +226,7 @@ async fn http(State(state): State<EndpointState>, headers: HeaderMap, body: Byte
         Ok(answer) => {
             let mut response = Response::builder().status(answer.status);
             for (name, value) in &answer.headers {
-                if !CONNECTION_HEADERS.contains(&name.as_str()) {
+                if !is_connection_header(name.as_str()) {
                     response = response.header(name, value);
                 }
             }
@@ -383,7 +370,7 @@ pub(crate) async fn serve_loopback(
     let port = listener.local_addr()?.port();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
-        let _ = axum::serve(crate::run::pooled::no_delay(listener), app)
+        let _ = axum::serve(no_delay(listener), app)
             .with_graceful_shutdown(async move {
                 let _ = stopped.await;
             })
@@ -410,7 +397,7 @@ pub(crate) fn sdk_response(response: reqwest::Response) -> CopilotHttpResponse {
 /// `listener` with `TCP_NODELAY` on every accepted connection: the small frames between the
 /// router and a run's endpoint (SSE chunks, acks) go out at once instead of waiting for the
 /// peer's delayed ACK.
-pub(crate) fn no_delay(
+fn no_delay(
     listener: tokio::net::TcpListener,
 ) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
     use axum::serve::ListenerExt;

@@ -107,6 +107,12 @@ pub trait Downstream: Send + Sync + 'static {
 /// How long a held-back HTTP request waits for the runtime's cancellation before failing.
 const HOLD_BOUND: Duration = Duration::from_secs(30);
 
+/// Whether header `name` (lower case) belongs to a connection (hop-by-hop, or a WebSocket's
+/// handshake), not to the request or its answer: never forwarded.
+pub(crate) fn is_connection_header(name: &str) -> bool {
+    CONNECTION_HEADERS.contains(&name) || name.starts_with("sec-websocket")
+}
+
 /// Headers that belong to the runtime's connection, not to the upstream request.
 const CONNECTION_HEADERS: &[&str] = &[
     "host",
@@ -474,8 +480,7 @@ impl Upstream {
             .into_client_request()
             .map_err(|e| format!("invalid URL: {e}"))?;
         for (name, value) in &ctx.headers {
-            let lower = name.as_str();
-            if CONNECTION_HEADERS.contains(&lower) || lower.starts_with("sec-websocket") {
+            if is_connection_header(name.as_str()) {
                 continue;
             }
             request.headers_mut().append(name.clone(), value.clone());
