@@ -317,24 +317,35 @@ where
                 Ok(served) => lease.bind(served.port(), base_url).await.map(|()| served),
                 Err(e) => Err(format!("cannot serve the pooled runtime's endpoint: {e}")),
             };
-            match served {
-                Ok(served) => {
+            let connected = match served {
+                Ok(served) => crate::run::pool::relay::to_runtime(lease.port)
+                    .await
+                    .map(|relay| (served, relay))
+                    .map_err(|e| {
+                        format!(
+                            "cannot connect to the pooled runtime (pid {}) on 127.0.0.1:{}: {e}",
+                            lease.pid, lease.port
+                        )
+                    }),
+                Err(e) => Err(e),
+            };
+            match connected {
+                Ok((served, relay)) => {
                     let session = session::PooledSession {
                         session_id: crate::run::pool::wire::session_id(served.port()),
                         config_directory: home.path().to_path_buf(),
-                        port: lease.port,
+                        port: relay.port(),
                     };
-                    endpoint = Some(served);
+                    let options = pooled::client_options(
+                        run.runtime_path
+                            .as_deref()
+                            .unwrap_or(std::path::Path::new("copilot")),
+                        lease,
+                        &relay,
+                    );
+                    endpoint = Some((served, relay));
                     run.pooled_runtime = true;
-                    (
-                        pooled::client_options(
-                            run.runtime_path
-                                .as_deref()
-                                .unwrap_or(std::path::Path::new("copilot")),
-                            lease,
-                        ),
-                        Some(session),
-                    )
+                    (options, Some(session))
                 }
                 Err(e) => {
                     lease.release(true).await;

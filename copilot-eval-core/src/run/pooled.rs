@@ -340,12 +340,14 @@ async fn pump(socket: WebSocket, state: EndpointState) {
     socket.close().await;
 }
 
-/// The client options of a run on a pooled runtime: connect to the leased runtime (the SDK
-/// still wants the program it would have started), with no handler and no token of its own
-/// (the runtime's one handler is the pool's router; the session carries the token).
+/// The client options of a run on a pooled runtime: connect to the leased runtime through
+/// `relay` ([`crate::run::pool::relay`]; the SDK still wants the program it would have
+/// started), with the lease's connection token and no handler (the runtime's one handler is
+/// the pool's router).
 pub(crate) fn client_options(
     runtime_path: &std::path::Path,
     lease: &crate::run::pool::Lease,
+    relay: &crate::run::pool::relay::Relay,
 ) -> github_copilot_sdk::ClientOptions {
     github_copilot_sdk::ClientOptions::new()
         .with_program(github_copilot_sdk::CliProgram::Path(
@@ -353,7 +355,7 @@ pub(crate) fn client_options(
         ))
         .with_transport(github_copilot_sdk::Transport::External {
             host: "127.0.0.1".into(),
-            port: lease.port,
+            port: relay.port(),
             connection_token: Some(lease.token.clone()),
         })
 }

@@ -254,7 +254,7 @@ impl MappedFields {
 pub(super) struct PooledSession {
     pub(super) session_id: String,
     pub(super) config_directory: std::path::PathBuf,
-    /// The pooled runtime's 127.0.0.1 port.
+    /// The 127.0.0.1 port the client connects to: the relay to the pooled runtime.
     pub(super) port: u16,
 }
 

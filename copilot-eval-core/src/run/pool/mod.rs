@@ -17,6 +17,7 @@
 pub mod control;
 mod key;
 pub(crate) mod nodelay;
+pub(crate) mod relay;
 pub mod remote;
 pub mod router;
 pub mod runtime;

@@ -23,6 +23,8 @@ pub struct PooledRuntime {
     token: String,
     router: Arc<Router>,
     owner: Option<Client>,
+    /// The owner client's connection to the runtime ([`super::relay`]).
+    relay: Option<super::relay::Relay>,
     /// Stops the API front when dropped.
     _front: tokio::sync::oneshot::Sender<()>,
     _home: tempfile::TempDir,
@@ -119,16 +121,20 @@ impl PooledRuntime {
             token,
             router: router.clone(),
             owner: None,
+            relay: None,
             _front: front_stop,
             _home: home,
             _cwd: cwd,
             sessions: 0,
         };
+        let relay = super::relay::to_runtime(port)
+            .await
+            .map_err(|e| format!("cannot connect to the pooled runtime: {e}"))?;
         let owner = Client::start(
             ClientOptions::new()
                 .with_transport(Transport::External {
                     host: "127.0.0.1".into(),
-                    port,
+                    port: relay.port(),
                     connection_token: Some(runtime.token.clone()),
                 })
                 .with_program(CliProgram::Path(runtime_path.to_path_buf()))
@@ -136,8 +142,9 @@ impl PooledRuntime {
         )
         .await
         .map_err(|e| format!("cannot connect to the pooled runtime: {e}"))?;
-        super::nodelay::to_port(port);
+        super::nodelay::to_port(relay.port());
         runtime.owner = Some(owner);
+        runtime.relay = Some(relay);
         Ok(runtime)
     }
 
@@ -170,6 +177,7 @@ impl PooledRuntime {
 impl Drop for PooledRuntime {
     fn drop(&mut self) {
         drop(self.owner.take());
+        drop(self.relay.take());
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
