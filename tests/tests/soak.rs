@@ -1,8 +1,9 @@
 //! The soak benchmark: `cargo copilot-eval -p copilot-eval-soak -j 2` runs 200 scripted evals
 //! (benches/soak/tests/soak_evals.rs) through the real runtime while this test samples the runner process after
-//! each finished eval (resident memory, peak memory, open file descriptors). It checks that
-//! memory and descriptors stay flat, that no process of the suite is left, and that both
-//! artifacts are complete. Not part of CI (several minutes of both cores); the figures in
+//! each finished eval (resident memory, peak memory, open file descriptors) and every pooled
+//! runtime the runner keeps (resident memory). It checks that the runner's memory and
+//! descriptors stay flat, that no process of the suite is left, and that both artifacts are
+//! complete; it prints the time per quarter of the evals and each pooled runtime's memory. Not part of CI (several minutes of both cores); the figures in
 //! docs/recording-and-ci.md come from:
 //!
 //! ```sh
@@ -61,6 +62,26 @@ fn sample(pid: u32, finished: usize) -> Option<Sample> {
         peak_kb: status_kb(pid, "VmHWM:")?,
         fds: std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count(),
     })
+}
+
+/// The pooled runtimes of the runner `runner` (its children started with `--server`) and
+/// their resident memory in KB.
+fn pooled_runtimes(runner: u32) -> Vec<(u32, u64)> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // `pid (comm) state ppid ...`: the fields after the command's closing parenthesis.
+            let parent = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            parent == Some(runner) && String::from_utf8_lossy(&cmdline).contains("--server")
+        })
+        .filter_map(|pid| Some((pid, status_kb(pid, "VmRSS:")?)))
+        .collect()
 }
 
 /// Processes whose environment mentions `scratch` (the suite's TMPDIR: every run's home and
@@ -130,6 +151,9 @@ fn two_hundred_scripted_evals_leave_memory_descriptors_and_processes_flat() {
         .unwrap();
     let pid = child.id();
     let mut samples = Vec::new();
+    // Each pooled runtime's resident memory (KB) at each finished eval; when each eval finished.
+    let mut runtimes: std::collections::BTreeMap<u32, Vec<u64>> = Default::default();
+    let mut finished_at = Vec::new();
     let mut finished = 0;
     let mut log = String::new();
     for line in BufReader::new(child.stderr.take().unwrap()).lines() {
@@ -140,8 +164,12 @@ fn two_hundred_scripted_evals_leave_memory_descriptors_and_processes_flat() {
             .any(|word| trimmed.starts_with(word))
         {
             finished += 1;
+            finished_at.push(started.elapsed().as_secs_f64());
             if let Some(s) = sample(pid, finished) {
                 samples.push(s);
+            }
+            for (runtime, rss_kb) in pooled_runtimes(pid) {
+                runtimes.entry(runtime).or_default().push(rss_kb);
             }
         }
         log.push_str(&line);
@@ -211,8 +239,43 @@ fn two_hundred_scripted_evals_leave_memory_descriptors_and_processes_flat() {
         quarter.rss_kb
     );
     assert!(
-        late_fds <= quarter.fds + 4,
+        // A margin for the pooled runtimes in flight: each holds a few descriptors of the
+        // runner's (its pipes, the owner client's connection through the relay), and one is
+        // replaced every 50 sessions.
+        late_fds <= quarter.fds + 8,
         "descriptors grew from {} to {late_fds}",
         quarter.fds
     );
+
+    // Time per quarter of the evals, counted from the first eval's end (the build before it is
+    // not eval time): printed, for docs/performance.md (a figure, not a check).
+    let quarters: Vec<f64> = (1..=4)
+        .map(|q| finished_at[evals * q / 4 - 1] - finished_at[(evals * (q - 1) / 4).max(1) - 1])
+        .collect();
+    let pool = report.pool.unwrap_or_default();
+    println!(
+        "soak: time per quarter of the evals {:?} s; pooled runtimes started {}, retired {}",
+        quarters
+            .iter()
+            .map(|q| (q * 10.0).round() / 10.0)
+            .collect::<Vec<_>>(),
+        pool.runtimes_started,
+        pool.runtimes_retired
+    );
+    // Each pooled runtime's resident memory, sampled when evals end: printed, for
+    // docs/performance.md (a figure, not a check).
+    assert!(
+        !runtimes.is_empty(),
+        "no pooled runtime was seen: the soak did not run on warm runtimes"
+    );
+    for (runtime, rss) in &runtimes {
+        let settled = rss[rss.len().min(5) - 1];
+        let later = rss.iter().skip(5).copied().max().unwrap_or(settled);
+        println!(
+            "soak: pooled runtime {runtime}: {} samples, resident memory first {} KB, after 5 samples {settled} KB, highest after that {later} KB, last {} KB",
+            rss.len(),
+            rss[0],
+            rss.last().unwrap()
+        );
+    }
 }

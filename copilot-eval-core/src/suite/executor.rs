@@ -120,6 +120,7 @@ pub async fn run_one(
         }
     };
     let library = super::list::library_path(binary);
+    super::phases::mark(&format!("test {index} starts"));
     let mut command = tokio::process::Command::new(&binary.path);
     command
         .arg(&test.test_id)
@@ -190,6 +191,7 @@ pub async fn run_one(
     // Whatever the test left behind goes too: its process group and any process that still
     // carries its marker (e.g. the runtime of a crashed test), named with their command lines
     // (read before they are killed).
+    super::phases::mark(&format!("test {index} exited"));
     let leftovers = super::leftovers::find(pid, &format!("{ENV_SUITE_PROCESS}={marker}")).await;
     kill_group(pid);
     for leftover in &leftovers {
@@ -204,6 +206,9 @@ pub async fn run_one(
             !killed && leftovers.is_empty() && status.as_ref().is_ok_and(|s| s.code().is_some());
         pool.end_client(&marker, clean).await;
     }
+    super::phases::mark(&format!(
+        "test {index} ended (leftovers swept, runtimes released)"
+    ));
     record.duration_ms = started.elapsed().as_millis() as u64;
     let exit = match &status {
         Ok(status) => ExitRecord {

@@ -148,6 +148,11 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id();
+        // Until the child has exec'd, its command line is still this test binary's.
+        let bound = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while command_line(pid) != "sleep 600" && std::time::Instant::now() < bound {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         // By group alone and by marker alone.
         let by_group = candidates(Some(pid), "COPILOT_EVAL_LEFTOVER_TEST=none");
         assert_eq!(by_group, [pid]);

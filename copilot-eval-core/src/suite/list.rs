@@ -146,6 +146,7 @@ pub fn build_test_binaries(options: &BuildOptions) -> Result<Vec<TestBinary>, Su
         .map(|p| (p.id.repr.clone(), p.name.to_string()))
         .collect();
 
+    super::phases::mark("cargo metadata read");
     let mut command = Command::new(&options.cargo);
     command
         .args([
@@ -432,6 +433,7 @@ pub fn discover(
     exact: bool,
 ) -> Result<TestList, SuiteError> {
     let binaries = build_test_binaries(options)?;
+    super::phases::mark("cargo test --no-run done");
     let names = binaries
         .iter()
         .map(list_binary)

@@ -23,6 +23,7 @@ pub mod github;
 mod leftovers;
 pub mod list;
 pub mod partition;
+pub mod phases;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -157,6 +158,7 @@ impl Default for SuiteOptions {
 /// the exit status ([`exit_code`]). Everything for the user goes to stderr, except the `--list`
 /// output (stdout).
 pub fn run_command(options: &SuiteOptions) -> u8 {
+    phases::mark("start");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -207,7 +209,9 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
     if let Some(banner) = live_banner(options, list.tests.len()) {
         eprintln!("{banner}");
     }
+    phases::mark("tests built and listed");
     let report = runtime.block_on(run_suite_with(&list, options, pool));
+    phases::mark("tests done, pool shut down");
     eprint!("{}", display::summary(&report));
     if let Some(line) = crate::harness::recording_summary(&report) {
         eprint!("{line}");
@@ -226,6 +230,7 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
     if !artifacts::write_artifacts(&report, &paths, &redactor) {
         status = exit_code::SUITE_ERROR;
     }
+    phases::mark("artifacts written");
     if let Err(e) = github::report_to_github(&report, &redactor) {
         eprintln!("error: {e}");
         status = exit_code::SUITE_ERROR;
@@ -333,14 +338,16 @@ async fn run_suite_with(
         }
     }
     let started = Instant::now();
-    let runtime = match &options.runtime {
+    // The report's runtime (asking its version starts it once): found while the tests run.
+    let given = options.runtime.clone();
+    let runtime = tokio::task::spawn_blocking(move || match given {
         Some(path) => RuntimeInfo {
-            version: crate::runtime::version(path).ok(),
+            version: crate::runtime::version(&path).ok(),
             path: Some(path.display().to_string()),
             error: None,
         },
         None => runtime_info(),
-    };
+    });
     let scratch = tempfile::Builder::new()
         .prefix("copilot-eval-suite-")
         .tempdir();
@@ -465,6 +472,11 @@ async fn run_suite_with(
     // recorded too, although nothing was left to stop.
     let _ = cost.cap_reached();
     let tests: Vec<TestRecord> = records.into_iter().flatten().collect();
+    let runtime = runtime.await.unwrap_or_else(|e| RuntimeInfo {
+        version: None,
+        path: None,
+        error: Some(format!("finding the runtime failed: {e}")),
+    });
     SuiteReport {
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {

@@ -29,8 +29,13 @@ struct Sample {
 }
 
 /// Run `command` to its end and measure it with `wait4` (its own and its descendants' usage).
-#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
 fn measure(name: &str, command: &mut Command) -> Sample {
+    measure_with_stderr(name, command).0
+}
+
+/// [`measure`], with what the command wrote to stderr.
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
+fn measure_with_stderr(name: &str, command: &mut Command) -> (Sample, String) {
     use std::io::Read;
     let started = Instant::now();
     let mut child = command
@@ -60,11 +65,24 @@ fn measure(name: &str, command: &mut Command) -> Sample {
         panic!("{name} failed (wait status {status}):\n{stdout}{stderr}");
     }
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Sample {
+    let sample = Sample {
         wall_s,
         cpu_s: seconds(usage.ru_utime) + seconds(usage.ru_stime),
         peak_kb: usage.ru_maxrss as u64,
-    }
+    };
+    (sample, stderr)
+}
+
+/// The runner's phase lines (`phase <ms> <what>`, copilot-eval-core's `suite/phases.rs`) in
+/// its stderr, in order.
+fn phase_lines(stderr: &str) -> Vec<(u64, String)> {
+    stderr
+        .lines()
+        .filter_map(|line| {
+            let (ms, what) = line.strip_prefix("phase ")?.split_once(' ')?;
+            Some((ms.parse().ok()?, what.to_owned()))
+        })
+        .collect()
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -92,25 +110,27 @@ fn main() {
         }
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args([
-            "build",
-            "-p",
-            "cargo-copilot-eval",
-            "-p",
-            "copilot-eval-bench",
-            "--bins",
-        ])
-        .current_dir(&root)
-        .status()
-        .expect("cargo runs");
-    assert!(status.success());
-    let target = std::env::var_os("CARGO_TARGET_DIR")
+    // The runner as users install it (`cargo install` builds release); the test binaries it
+    // builds, and the raw SDK program, in the dev profile, as `cargo test` builds them.
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    for args in [
+        &["build", "--release", "-p", "cargo-copilot-eval"][..],
+        &["build", "-p", "copilot-eval-bench", "--bins"][..],
+    ] {
+        let status = Command::new(&cargo)
+            .args(args)
+            .current_dir(&root)
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cargo {args:?}");
+    }
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"))
-        .join("debug");
+        .unwrap_or_else(|| root.join("target"));
+    let target = target_dir.join("debug");
+    let runner_path = target_dir.join("release").join("cargo-copilot-eval");
     let runner = |extra: &[&str]| {
-        let mut command = Command::new(target.join("cargo-copilot-eval"));
+        let mut command = Command::new(&runner_path);
         command
             .args(["copilot-eval", "-p", "copilot-eval-bench", "--plain"])
             .args(extra)
@@ -151,6 +171,13 @@ fn main() {
             &mut runner(&["-j", "2", "--fresh-runtime"]),
         ));
     }
+    // One more W1 run, with the runner's phase marks (copilot_eval_core::suite::phases).
+    let (_, stderr) = measure_with_stderr(
+        "W1 copilot-eval, phases",
+        runner(&["--exact", "weather::w01"]).env("COPILOT_EVAL_PHASES", "1"),
+    );
+    let phases = phase_lines(&stderr);
+
     println!("{runs} alternating runs each; medians (peak: the largest of the runs):");
     println!(
         "{:<22} {:>8} {:>8} {:>9}",
@@ -182,6 +209,14 @@ fn main() {
     }
     if let (Some(pooled), Some(fresh)) = (medians[3], medians[5]) {
         println!("W2 pooled / fresh: {:.2}", pooled / fresh);
+    }
+    println!(
+        "W1 copilot-eval phases (one more run; ms from the runner's start, and since the last mark):"
+    );
+    let mut last = 0;
+    for (ms, what) in &phases {
+        println!("  {ms:>6} {:>+6}  {what}", ms - last);
+        last = *ms;
     }
     // CPU per eval: the whole command's CPU (runner, test processes, runtimes) over W2's evals.
     for (index, name) in [(3, "pooled"), (5, "fresh")] {
