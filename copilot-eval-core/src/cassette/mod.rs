@@ -185,6 +185,7 @@ mod session_folder;
 #[cfg(feature = "runner")]
 pub mod split;
 mod tap_impl;
+mod tool_output_file;
 mod write;
 
 #[cfg(all(test, feature = "runner"))]
