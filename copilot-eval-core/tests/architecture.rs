@@ -677,8 +677,8 @@ fn every_module_has_its_place_in_architecture_md() {
             if parent.is_empty() {
                 if !rows.iter().any(|r| has(&r.names, name)) {
                     missing.push(format!(
-                        "{} (module `{}`) has no row in the table under `{heading}`: add a row \
-                         `| \\`{name}\\` | <stage> | <what it holds> |`",
+                        "{} (module `{}`) has no row in the table under {heading}: add the row \
+                         | `{name}` | <stage> | <what it holds> |",
                         shown(&module.file),
                         module.name()
                     ));
@@ -687,16 +687,26 @@ fn every_module_has_its_place_in_architecture_md() {
             }
             let folder = format!("{}/", spelled(parent));
             match rows.iter().find(|r| r.names.contains(&folder)) {
-                None => missing.push(format!(
-                    "{} (module `{}`) has no place in the table under `{heading}`: its folder \
-                     has no row; add a row `| \\`{folder}\\` | <stage> | ... |` naming each of \
-                     the folder's modules, `{name}` among them",
-                    shown(&module.file),
-                    module.name()
-                )),
+                None => {
+                    let siblings: Vec<&str> = modules
+                        .iter()
+                        .filter(|m| m.path.len() == module.path.len() && m.path.starts_with(parent))
+                        .map(|m| m.path.last().unwrap().as_str())
+                        .collect();
+                    let text = format!(
+                        "{dir}/src/{folder} (module `{}`) has no row in the table under \
+                         {heading}: add the row | `{folder}` | <stage> | <what it holds, naming \
+                         each of its modules: {}> |",
+                        parent.join("::"),
+                        siblings.join(", ")
+                    );
+                    if !missing.contains(&text) {
+                        missing.push(text);
+                    }
+                }
                 Some(row) if !has(&row.holds, name) => missing.push(format!(
                     "{} (module `{}`) is missing from the row `{folder}` of the table under \
-                     `{heading}`: name it there (`{name}`) with what it holds",
+                     {heading}: name it there (`{name}`) with what it holds",
                     shown(&module.file),
                     module.name()
                 )),
@@ -709,7 +719,7 @@ fn every_module_has_its_place_in_architecture_md() {
                     // A file that is no module (an `include!`d one): it must exist.
                     if !workspace().join(dir).join("src").join(name).is_file() {
                         missing.push(format!(
-                            "the table under `{heading}` has a row `{name}`, which is no file of \
+                            "the table under {heading} has a row `{name}`, which is no file of \
                              {dir}/src: rename or remove the row"
                         ));
                     }
@@ -722,7 +732,7 @@ fn every_module_has_its_place_in_architecture_md() {
                     .collect();
                 if !modules.iter().any(|m| m.path == path) {
                     missing.push(format!(
-                        "the table under `{heading}` has a row `{name}`, which is no module of \
+                        "the table under {heading} has a row `{name}`, which is no module of \
                          {dir}/src: rename or remove the row"
                     ));
                 }
