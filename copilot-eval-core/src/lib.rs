@@ -56,16 +56,17 @@
 //! - [`cost`]: the pricing table, cost estimates and the suite's cost caps (the cost totals of
 //!   the results are in [`report`]).
 //!
-//! Commands and helpers: [`doctor`] (the checks behind `cargo copilot-eval doctor`), `init`
-//! (feature `runner`: the planning behind `cargo copilot-eval init`), [`tools`] (ready-made SDK
-//! tools for evals), [`error`] (the configuration error [`ConfigError`]).
+//! Commands and helpers: `doctor` (feature `runner`: the checks behind `cargo copilot-eval
+//! doctor`), `init` (feature `runner`: the planning behind `cargo copilot-eval init`), [`tools`]
+//! (ready-made SDK tools for evals), [`error`] (the configuration error [`ConfigError`]).
 //!
 //! The cargo feature `runner` is for the `cargo copilot-eval` command; a test binary does not need
 //! it. Where each stage lives and which module may import which: `ARCHITECTURE.md`.
 //!
 //! Skills, custom agents and instructions:
 //! - [`customization`]: loaders for `SKILL.md`, `*.agent.md`, instructions files and a repository's
-//!   `.github/` configuration; [`lint`]: the checks behind `cargo copilot-eval lint`;
+//!   `.github/` configuration; `lint` (feature `runner`): the checks behind `cargo copilot-eval
+//!   lint`;
 //! - [`skills`]: skill discovery before the first model request (skill invocations and
 //!   discovery data are in [`evidence::skills`]);
 //! - [`evidence::subagents`]: custom-agent dispatch evidence.
@@ -75,6 +76,7 @@ pub mod audit;
 pub mod cassette;
 pub mod cost;
 pub mod customization;
+#[cfg(feature = "runner")]
 pub mod doctor;
 pub mod error;
 pub mod eval;
@@ -82,6 +84,7 @@ pub mod evidence;
 pub mod harness;
 #[cfg(feature = "runner")]
 pub mod init;
+#[cfg(feature = "runner")]
 pub mod lint;
 pub mod model_server;
 pub mod report;

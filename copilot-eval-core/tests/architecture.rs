@@ -1,9 +1,19 @@
-//! The shape rules of ARCHITECTURE.md, checked on the source tree of `copilot-eval-core`:
-//! - no import cycle between the crate's top-level modules (a module is a top-level file or
-//!   folder of `src/`; a reference is `crate::NAME` in a line of code; comment lines and files
-//!   named `tests.rs` do not count);
+//! The shape rules of ARCHITECTURE.md, checked on the source trees of the workspace's crates:
+//! - no import cycle between copilot-eval-core's top-level modules;
+//! - no file circle inside a folder: two sibling modules (files or folders of one folder) that
+//!   use each other, in every crate;
 //! - no source file other than a `tests.rs` over 800 lines;
-//! - the layering rules that ARCHITECTURE.md states (which module may import which).
+//! - the layering rules that ARCHITECTURE.md states (which module may import which);
+//! - every module of every crate has its place in ARCHITECTURE.md's module tables;
+//! - a user's test binary compiles none of the runner's modules and links none of its
+//!   dependencies.
+//!
+//! A module is what a `mod NAME;` declares, from the crate root down (a file `NAME.rs` or
+//! `NAME/mod.rs`, with its own children); modules declared under `#[cfg(test)]` are tests and do
+//! not count. A reference is a `crate::...` or `super::...` path (grouped imports included) in a
+//! line of code of a non-test module; comment lines and inline `#[cfg(test)] mod ... { }`
+//! blocks do not count. A reference through a re-export of a folder's `mod.rs` counts for the
+//! folder, not for the sibling it re-exports.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -11,8 +21,54 @@ use std::path::{Path, PathBuf};
 /// Longest a non-test source file may be, in lines.
 const MAX_LINES: usize = 800;
 
+/// The workspace's library and command crates: directory, crate root file, and the heading of
+/// their module table in ARCHITECTURE.md.
+const CRATES: &[(&str, &str, &str)] = &[
+    (
+        "copilot-eval-core",
+        "lib.rs",
+        "## Core's modules (`copilot-eval-core/src`)",
+    ),
+    (
+        "copilot-eval-macros",
+        "lib.rs",
+        "## The attribute's modules (`copilot-eval-macros/src`)",
+    ),
+    (
+        "cargo-copilot-eval",
+        "main.rs",
+        "## The command's modules (`cargo-copilot-eval/src`)",
+    ),
+];
+
+/// Core's modules that only the `cargo copilot-eval` command uses: declared under
+/// `#[cfg(feature = "runner")]`, so a user's test binary never compiles them.
+const RUNNER_ONLY: &[&str] = &[
+    "suite",
+    "init",
+    "lint",
+    "doctor",
+    "cassette::split",
+    "report::html",
+    "report::junit",
+    "report::merge",
+    "run::pool::control",
+];
+
+fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// `path` relative to the workspace, for messages.
+fn shown(path: &Path) -> String {
+    path.strip_prefix(workspace())
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -30,106 +86,317 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Top-level module name -> the files it holds.
-fn modules(src: &Path) -> BTreeMap<String, Vec<PathBuf>> {
-    let mut modules = BTreeMap::new();
-    for entry in std::fs::read_dir(src).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let name = name.strip_suffix(".rs").unwrap_or(&name).to_owned();
-        if name == "lib" || name == "main" {
-            continue;
-        }
-        let mut files = Vec::new();
-        if path.is_dir() {
-            rust_files(&path, &mut files);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            files.push(path);
-        } else {
-            continue;
-        }
-        modules.entry(name).or_insert_with(Vec::new).extend(files);
-    }
-    modules
+/// One module of a crate, as its crate root declares it.
+#[derive(Debug, Clone)]
+struct Module {
+    /// Its path below the crate root: `["cassette", "normalize"]`; empty for the root.
+    path: Vec<String>,
+    /// Its file.
+    file: PathBuf,
+    /// Declared under `#[cfg(feature = "runner")]`, itself or an ancestor.
+    runner: bool,
 }
 
-/// The top-level modules named by `crate::NAME` (or `crate::{NAME::..., ...}`) in the code
-/// lines of `text`.
-fn references(text: &str) -> BTreeSet<String> {
-    let code: String = text
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let ident = |s: &str| -> String {
-        s.trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
-            .collect()
-    };
-    let mut found = BTreeSet::new();
-    let mut rest = code.as_str();
-    while let Some(at) = rest.find("crate::") {
-        let boundary = rest[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-        rest = &rest[at + "crate::".len()..];
-        if !boundary {
+impl Module {
+    fn name(&self) -> String {
+        self.path.join("::")
+    }
+}
+
+/// The `mod NAME;` declarations of a file's text: (line index, name, its attributes).
+fn declarations(text: &str) -> Vec<(usize, String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let mut rest = line.trim();
+        if let Some(after) = rest.strip_prefix("pub") {
+            rest = after.trim_start();
+            if rest.starts_with('(') {
+                let Some(close) = rest.find(')') else {
+                    continue;
+                };
+                rest = rest[close + 1..].trim_start();
+            }
+        }
+        let Some(decl) = rest.strip_prefix("mod ") else {
             continue;
-        }
-        if let Some(group) = rest.strip_prefix('{') {
-            // A grouped import: the first name of each item at the group's own depth.
-            let mut depth = 0usize;
-            let mut item_start = true;
-            for (i, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => break,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => item_start = true,
-                    c if item_start && !c.is_whitespace() => {
-                        item_start = false;
-                        let name = ident(&group[i..]);
-                        if !name.is_empty() {
-                            found.insert(name);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        } else {
-            let name = ident(rest);
-            if !name.is_empty() {
-                found.insert(name);
+        };
+        let Some(name) = decl.trim().strip_suffix(';') else {
+            continue; // an inline module
+        };
+        let mut attributes = String::new();
+        for above in lines[..i].iter().rev() {
+            let above = above.trim();
+            if above.starts_with("#[") || above.starts_with("///") {
+                attributes.push_str(above);
+                attributes.push('\n');
+            } else {
+                break;
             }
         }
+        found.push((i, name.trim().to_owned(), attributes));
     }
     found
 }
 
-/// Module -> the other top-level modules its non-test files reference.
-fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let modules = modules(src);
-    let mut graph = BTreeMap::new();
-    for (name, files) in &modules {
-        let mut uses = BTreeSet::new();
-        for file in files {
-            if file.file_name().is_some_and(|f| f == "tests.rs") {
+/// Every non-test module of the crate whose root file is `root` (the root first).
+fn module_tree(root: &Path) -> Vec<Module> {
+    let mut modules = Vec::new();
+    let mut pending = vec![Module {
+        path: Vec::new(),
+        file: root.to_path_buf(),
+        runner: false,
+    }];
+    while let Some(module) = pending.pop() {
+        let text = std::fs::read_to_string(&module.file)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", module.file.display()));
+        let file_name = module.file.file_name().unwrap().to_string_lossy();
+        let dir = if matches!(file_name.as_ref(), "lib.rs" | "main.rs" | "mod.rs") {
+            module.file.parent().unwrap().to_path_buf()
+        } else {
+            module.file.with_extension("")
+        };
+        for (line, name, attributes) in declarations(&text) {
+            assert!(
+                !attributes.contains("#[path"),
+                "{}:{}: `#[path]` on `mod {name};`: the architecture test finds a module's \
+                 file by its name; drop the attribute and move the file",
+                shown(&module.file),
+                line + 1
+            );
+            if attributes.contains("cfg(test)") || attributes.contains("cfg(all(test") {
                 continue;
             }
-            let text = std::fs::read_to_string(file).unwrap();
-            uses.extend(
-                references(&text)
-                    .into_iter()
-                    .filter(|m| m != name && modules.contains_key(m)),
-            );
+            let file = [
+                dir.join(format!("{name}.rs")),
+                dir.join(&name).join("mod.rs"),
+            ]
+            .into_iter()
+            .find(|f| f.is_file())
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}:{}: `mod {name};` has no file {name}.rs or {name}/mod.rs in {}",
+                    shown(&module.file),
+                    line + 1,
+                    shown(&dir)
+                )
+            });
+            let mut path = module.path.clone();
+            path.push(name);
+            pending.push(Module {
+                path,
+                file,
+                runner: module.runner || attributes.contains("feature = \"runner\""),
+            });
         }
-        graph.insert(name.clone(), uses);
+        modules.push(module);
+    }
+    modules.sort_by(|a, b| a.path.cmp(&b.path));
+    modules
+}
+
+/// `text` with comment lines and inline `#[cfg(test)] mod NAME { ... }` blocks blanked (their
+/// lines kept empty, so that offsets still give line numbers).
+fn code_lines(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let trimmed = lines[i].trim_start();
+        let opens_test_block = trimmed.starts_with("#[cfg(test)]")
+            && lines.get(i + 1).is_some_and(|next| {
+                let next = next.trim();
+                (next.starts_with("mod ") || next.starts_with("pub(crate) mod "))
+                    && next.ends_with('{')
+            });
+        if opens_test_block {
+            // Blank up to the line that closes the block.
+            let mut depth = 0i64;
+            let mut opened = false;
+            while i < lines.len() {
+                for c in lines[i].chars() {
+                    match c {
+                        '{' => {
+                            depth += 1;
+                            opened = true;
+                        }
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                }
+                out.push("");
+                i += 1;
+                if opened && depth <= 0 {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(if trimmed.starts_with("//") {
+            ""
+        } else {
+            lines[i]
+        });
+        i += 1;
+    }
+    out.join("\n")
+}
+
+/// The paths of a use tree starting at `s` (what follows `crate::` or `super::`): `a::b::X` is
+/// `[a, b, X]`; `{a::X, b::{Y, Z}}` is `[a, X]`, `[b, Y]`, `[b, Z]`. Returns the paths and the
+/// bytes read.
+fn use_tree(s: &str) -> (Vec<Vec<String>>, usize) {
+    let bytes = s.as_bytes();
+    let skip_ws = |mut i: usize| {
+        while i < bytes.len() && (bytes[i] as char).is_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let mut i = skip_ws(0);
+    if i < bytes.len() && bytes[i] == b'{' {
+        i += 1;
+        let mut paths = Vec::new();
+        loop {
+            i = skip_ws(i);
+            if i >= bytes.len() {
+                return (paths, i);
+            }
+            if bytes[i] == b'}' {
+                return (paths, i + 1);
+            }
+            let (sub, read) = use_tree(&s[i..]);
+            paths.extend(sub);
+            i = skip_ws(i + read);
+            match bytes.get(i) {
+                Some(b',') => i += 1,
+                Some(b'}') => return (paths, i + 1),
+                _ => return (paths, i),
+            }
+        }
+    }
+    let start = i;
+    while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+        i += 1;
+    }
+    if i == start {
+        return (vec![Vec::new()], i);
+    }
+    let ident = s[start..i].to_owned();
+    if s[i..].starts_with("::") {
+        let (subs, read) = use_tree(&s[i + 2..]);
+        let paths = subs
+            .into_iter()
+            .map(|mut sub| {
+                sub.insert(0, ident.clone());
+                sub
+            })
+            .collect();
+        return (paths, i + 2 + read);
+    }
+    (vec![vec![ident]], i)
+}
+
+/// The absolute paths (below the crate root) that the code of the module at `module` (its
+/// path) names with `crate::` and `super::`, each with the line (1-based) it is on.
+fn references(text: &str, module: &[String]) -> Vec<(Vec<String>, usize)> {
+    let code = code_lines(text);
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < code.len() {
+        let rest = &code[at..];
+        let Some(next) = [rest.find("crate::"), rest.find("super::")]
+            .into_iter()
+            .flatten()
+            .min()
+        else {
+            break;
+        };
+        let start = at + next;
+        let boundary = code[..start]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        if !boundary {
+            at = start + 1;
+            continue;
+        }
+        let mut base: Vec<String>;
+        let mut cursor = start;
+        if code[cursor..].starts_with("crate::") {
+            base = Vec::new();
+            cursor += "crate::".len();
+        } else {
+            base = module.to_vec();
+            while code[cursor..].starts_with("super::") {
+                base.pop();
+                cursor += "super::".len();
+            }
+        }
+        let (paths, read) = use_tree(&code[cursor..]);
+        let line = code[..start].matches('\n').count() + 1;
+        for path in paths {
+            let mut absolute = base.clone();
+            absolute.extend(path);
+            found.push((absolute, line));
+        }
+        at = cursor + read.max(1);
+    }
+    found
+}
+
+/// Where one sibling uses another: the file, the line number and the line's text.
+type Evidence = (PathBuf, usize, String);
+
+/// For the folder of module `parent` (its path): each child -> the other children its non-test
+/// code uses, with the first place each use is made.
+fn folder_graph(
+    modules: &[Module],
+    parent: &[String],
+) -> BTreeMap<String, BTreeMap<String, Evidence>> {
+    let children: BTreeSet<String> = modules
+        .iter()
+        .filter(|m| m.path.len() == parent.len() + 1 && m.path.starts_with(parent))
+        .map(|m| m.path[parent.len()].clone())
+        .collect();
+    let mut graph: BTreeMap<String, BTreeMap<String, Evidence>> = children
+        .iter()
+        .map(|c| (c.clone(), BTreeMap::new()))
+        .collect();
+    for module in modules
+        .iter()
+        .filter(|m| m.path.len() > parent.len() && m.path.starts_with(parent))
+    {
+        let from = &module.path[parent.len()];
+        let text = std::fs::read_to_string(&module.file).unwrap();
+        for (path, line) in references(&text, &module.path) {
+            if path.len() <= parent.len() || !path.starts_with(parent) {
+                continue;
+            }
+            let to = &path[parent.len()];
+            if to != from && children.contains(to) {
+                graph
+                    .get_mut(from)
+                    .unwrap()
+                    .entry(to.clone())
+                    .or_insert_with(|| {
+                        let shown_line = text.lines().nth(line - 1).unwrap_or("").trim().to_owned();
+                        (module.file.clone(), line, shown_line)
+                    });
+            }
+        }
     }
     graph
 }
 
+/// Top-level module -> the other top-level modules its non-test code uses (core).
+fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let modules = module_tree(&src.join("lib.rs"));
+    folder_graph(&modules, &[])
+        .into_iter()
+        .map(|(m, uses)| (m, uses.into_keys().collect()))
+        .collect()
+}
 /// The strongly connected components with more than one module (Tarjan's algorithm).
 fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     struct Walk<'a> {
@@ -200,6 +467,54 @@ fn no_import_cycle_between_top_level_modules() {
     );
 }
 
+/// Inside every folder of every crate (the crate root's own folder included), no two sibling
+/// modules use each other, directly or around a circle.
+#[test]
+fn no_file_circle_inside_a_folder() {
+    let mut circles = Vec::new();
+    for (dir, root, _) in CRATES {
+        let modules = module_tree(&workspace().join(dir).join("src").join(root));
+        for parent in &modules {
+            let graph = folder_graph(&modules, &parent.path);
+            let plain: BTreeMap<String, BTreeSet<String>> = graph
+                .iter()
+                .map(|(m, uses)| (m.clone(), uses.keys().cloned().collect()))
+                .collect();
+            for circle in cycles(&plain) {
+                let uses: Vec<String> = circle
+                    .iter()
+                    .flat_map(|from| {
+                        graph[from]
+                            .iter()
+                            .filter(|(to, _)| circle.contains(to))
+                            .map(move |(to, (file, line, text))| {
+                                format!("  {from} uses {to}: {}:{line}: `{text}`", shown(file))
+                            })
+                    })
+                    .collect();
+                let folder = parent.file.parent().unwrap();
+                circles.push(format!(
+                    "file circle in {}/ (module `{}`) between {}:\n{}",
+                    shown(folder),
+                    if parent.path.is_empty() {
+                        "crate".to_owned()
+                    } else {
+                        parent.name()
+                    },
+                    circle.join(", "),
+                    uses.join("\n")
+                ));
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "{}\nfix: move the piece both sides need to the file that owns it, or to a small new \
+         module of the folder named after what it holds, so that the use runs one way only",
+        circles.join("\n")
+    );
+}
+
 #[test]
 fn no_source_file_over_the_limit() {
     let mut files = Vec::new();
@@ -261,19 +576,278 @@ fn lower_stages_do_not_import_higher_ones() {
 }
 
 #[test]
-fn the_reference_scan_sees_grouped_and_inline_paths() {
+fn the_reference_scan_sees_grouped_inline_and_relative_paths() {
     let text = "use crate::{a::X, b::{Y, Z},\n    c};\nlet x = crate::run::go();\n\
-                // crate::hidden\nmy_crate::no;";
-    let found = references(text);
-    let expected: BTreeSet<String> = ["a", "b", "c", "run"].map(String::from).into();
+                // crate::hidden\nmy_crate::no;\nuse super::{sibling::S, other};\n\
+                super::super::up::f();\n#[cfg(test)]\nmod tests {\n    use crate::tested;\n}\n";
+    let module = ["top".to_owned(), "here".to_owned()];
+    let found: BTreeSet<(String, usize)> = references(text, &module)
+        .into_iter()
+        .map(|(path, line)| (path.join("::"), line))
+        .collect();
+    let expected: BTreeSet<(String, usize)> = [
+        ("a::X", 1),
+        ("b::Y", 1),
+        ("b::Z", 1),
+        ("c", 1),
+        ("run::go", 3),
+        ("top::sibling::S", 6),
+        ("top::other", 6),
+        ("up::f", 7),
+    ]
+    .map(|(p, l)| (p.to_owned(), l))
+    .into();
     assert_eq!(found, expected);
+}
+
+#[test]
+fn the_module_tree_follows_the_declarations() {
+    let modules = module_tree(&src().join("lib.rs"));
+    let find = |name: &str| modules.iter().find(|m| m.name() == name);
+    // A folder module, a file under a file module (`skill.rs` + `skill/links.rs`), a runner
+    // module, and no test module.
+    assert!(find("run::pool::router").is_some());
+    assert!(find("customization::skill::links").is_some());
+    assert!(find("suite::drift::classify").is_some_and(|m| m.runner));
+    assert!(find("run").is_some_and(|m| !m.runner));
+    assert!(find("eval::tests").is_none());
+}
+
+/// One row of a module table: the names of its first cell and the names of its last.
+struct Row {
+    names: Vec<String>,
+    holds: Vec<String>,
+}
+
+/// The texts between pairs of backticks.
+fn backticked(cell: &str) -> Vec<String> {
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|s| s.trim().to_owned())
+        .collect()
+}
+
+/// The rows of the first table after the line `heading` (`None` when there is no such line).
+fn table_after(doc: &str, heading: &str) -> Option<Vec<Row>> {
+    let mut lines = doc.lines().skip_while(|l| l.trim() != heading);
+    lines.next()?;
+    let rows = lines
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|line| {
+            let cells: Vec<&str> = line.trim().trim_matches('|').split('|').collect();
+            Row {
+                names: backticked(cells[0]),
+                holds: backticked(cells[cells.len() - 1]),
+            }
+        })
+        .collect();
+    Some(rows)
+}
+
+/// Every module of every crate has its place in ARCHITECTURE.md's module table of its crate:
+/// a top-level module has a row (`name`, or `name/` for a folder); a folder module has a row
+/// `path/to/folder/` whose last cell names each of its modules (`name` or `name/`). A row names
+/// only modules that exist, or files (`name.rs`, an `include!`d file) that exist.
+#[test]
+fn every_module_has_its_place_in_architecture_md() {
+    let doc_path = workspace().join("ARCHITECTURE.md");
+    let doc = std::fs::read_to_string(&doc_path).unwrap();
+    let mut missing = Vec::new();
+    for (dir, root, heading) in CRATES {
+        let modules = module_tree(&workspace().join(dir).join("src").join(root));
+        let Some(rows) = table_after(&doc, heading) else {
+            missing.push(format!(
+                "ARCHITECTURE.md has no heading `{heading}`: add it, with a table `| module | \
+                 stage | holds |` of {dir}/src's modules"
+            ));
+            continue;
+        };
+        let spelled = |path: &[String]| path.join("/");
+        let has = |tokens: &[String], name: &str| {
+            tokens
+                .iter()
+                .any(|t| t == name || t.strip_suffix('/') == Some(name))
+        };
+        for module in modules.iter().filter(|m| !m.path.is_empty()) {
+            let name = module.path.last().unwrap();
+            let parent = &module.path[..module.path.len() - 1];
+            if parent.is_empty() {
+                if !rows.iter().any(|r| has(&r.names, name)) {
+                    missing.push(format!(
+                        "{} (module `{}`) has no row in the table under {heading}: add the row \
+                         | `{name}` | <stage> | <what it holds> |",
+                        shown(&module.file),
+                        module.name()
+                    ));
+                }
+                continue;
+            }
+            let folder = format!("{}/", spelled(parent));
+            match rows.iter().find(|r| r.names.contains(&folder)) {
+                None => {
+                    let siblings: Vec<&str> = modules
+                        .iter()
+                        .filter(|m| m.path.len() == module.path.len() && m.path.starts_with(parent))
+                        .map(|m| m.path.last().unwrap().as_str())
+                        .collect();
+                    let text = format!(
+                        "{dir}/src/{folder} (module `{}`) has no row in the table under \
+                         {heading}: add the row | `{folder}` | <stage> | <what it holds, naming \
+                         each of its modules: {}> |",
+                        parent.join("::"),
+                        siblings.join(", ")
+                    );
+                    if !missing.contains(&text) {
+                        missing.push(text);
+                    }
+                }
+                Some(row) if !has(&row.holds, name) => missing.push(format!(
+                    "{} (module `{}`) is missing from the row `{folder}` of the table under \
+                     {heading}: name it there (`{name}`) with what it holds",
+                    shown(&module.file),
+                    module.name()
+                )),
+                Some(_) => {}
+            }
+        }
+        for row in &rows {
+            for name in &row.names {
+                if name.ends_with(".rs") {
+                    // A file that is no module (an `include!`d one): it must exist.
+                    if !workspace().join(dir).join("src").join(name).is_file() {
+                        missing.push(format!(
+                            "the table under {heading} has a row `{name}`, which is no file of \
+                             {dir}/src: rename or remove the row"
+                        ));
+                    }
+                    continue;
+                }
+                let path: Vec<String> = name
+                    .trim_end_matches('/')
+                    .split('/')
+                    .map(str::to_owned)
+                    .collect();
+                if !modules.iter().any(|m| m.path == path) {
+                    missing.push(format!(
+                        "the table under {heading} has a row `{name}`, which is no module of \
+                         {dir}/src: rename or remove the row"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{}:\n{}",
+        shown(&doc_path),
+        missing.join("\n")
+    );
+}
+
+/// The list of runner-only modules is what the `#[cfg(feature = "runner")]` declarations say.
+#[test]
+fn the_runner_only_list_is_what_the_declarations_gate() {
+    let modules = module_tree(&src().join("lib.rs"));
+    // The outermost gated modules (a gated module's children are gated with it).
+    let gated: BTreeSet<String> = modules
+        .iter()
+        .filter(|m| m.runner)
+        .filter(|m| {
+            !modules
+                .iter()
+                .any(|p| p.runner && p.path.len() < m.path.len() && m.path.starts_with(&p.path))
+        })
+        .map(Module::name)
+        .collect();
+    let listed: BTreeSet<String> = RUNNER_ONLY.iter().map(|s| s.to_string()).collect();
+    assert_eq!(
+        gated, listed,
+        "copilot-eval-core's modules declared under #[cfg(feature = \"runner\")] (left) differ \
+         from RUNNER_ONLY in copilot-eval-core/tests/architecture.rs (right): gate the module \
+         where its parent declares it, or update the list (and ARCHITECTURE.md's sentence on \
+         the feature)"
+    );
+}
+
+/// A user's test binary compiles none of the runner-only modules: the copilot-eval-core that
+/// `cargo build -p quickstart --tests` builds for the quick-start example (a crate written as
+/// a user writes one) holds none of their source files. The compiled library records every
+/// source file it was built from (for its spans and line tables), so this is what was compiled,
+/// not what the declarations say.
+#[test]
+fn users_test_binaries_do_not_compile_the_runner_only_modules() {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args(["build", "-p", "quickstart", "--tests", "--offline"])
+        .args(["--message-format=json"])
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "cargo build -p quickstart --tests failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let artifact = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "copilot_eval_core")
+        .expect("cargo build -p quickstart --tests reported no copilot_eval_core artifact");
+    let features = artifact["features"].to_string();
+    let rlib = artifact["filenames"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .find(|f| f.ends_with(".rlib"))
+        .unwrap_or_else(|| panic!("no .rlib among the artifact's files: {artifact}"));
+    let bytes = std::fs::read(rlib).unwrap();
+    let compiled = |file: &Path| {
+        let name = format!(
+            "copilot-eval-core/src/{}",
+            file.strip_prefix(src()).unwrap().display()
+        );
+        bytes
+            .windows(name.len())
+            .any(|window| window == name.as_bytes())
+    };
+    assert!(
+        compiled(&src().join("lib.rs")) && compiled(&src().join("run/mod.rs")),
+        "{rlib} names neither src/lib.rs nor src/run/mod.rs: this check cannot see which \
+         source files the library was compiled from"
+    );
+    let modules = module_tree(&src().join("lib.rs"));
+    let mut found = Vec::new();
+    for name in RUNNER_ONLY {
+        let path: Vec<String> = name.split("::").map(str::to_owned).collect();
+        assert!(
+            modules.iter().any(|m| m.path == path),
+            "RUNNER_ONLY names `{name}`, which is no module of copilot-eval-core"
+        );
+        for module in modules.iter().filter(|m| m.path.starts_with(&path)) {
+            if compiled(&module.file) {
+                found.push(format!("{} (module `{name}`)", shown(&module.file)));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a user's test binary compiles runner-only modules: {found:?} (the quick-start \
+         example's copilot-eval-core, features {features}: {rlib}).\nfix: declare each under \
+         `#[cfg(feature = \"runner\")]` where its parent declares it (e.g. \
+         `#[cfg(feature = \"runner\")] pub mod lint;` in copilot-eval-core/src/lib.rs), and \
+         move what the rest of core uses of it out of it"
+    );
 }
 
 /// A user's test binary links core without the `runner` feature: none of the runner's own
 /// dependencies reach the quick-start example (a crate written as a user writes one).
 #[test]
 fn users_test_binaries_do_not_link_the_runner_dependencies() {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = std::process::Command::new(cargo)
         .args([
@@ -286,7 +860,7 @@ fn users_test_binaries_do_not_link_the_runner_dependencies() {
             "none",
         ])
         .args(["--offline"])
-        .current_dir(workspace)
+        .current_dir(workspace())
         .output()
         .unwrap();
     let tree = String::from_utf8_lossy(&output.stdout);
@@ -300,6 +874,7 @@ fn users_test_binaries_do_not_link_the_runner_dependencies() {
         "cargo_metadata ",
         "quick-junit ",
         "toml_edit ",
+        "minijinja ",
     ];
     let linked: Vec<&str> = tree
         .lines()

@@ -171,8 +171,9 @@
 //! a failure (the run already failed for its own reason), but `unconsumed` still reports it.
 //!
 //! When the run used some conversations and left others wholly unused, the error ends with how
-//! to split a file that holds several sessions: [`split`] (`cargo copilot-eval cassette split`)
-//! writes one cassette per session, the test's second run's as `<stem>-2.yaml`.
+//! to split a file that holds several sessions: `split` (feature `runner`, behind `cargo
+//! copilot-eval cassette split`) writes one cassette per session, the test's second run's as
+//! `<stem>-2.yaml`.
 
 mod format;
 mod normalize;
@@ -181,11 +182,13 @@ mod record;
 mod replay;
 mod scan;
 mod session_folder;
+#[cfg(feature = "runner")]
 pub mod split;
 mod tap_impl;
+mod tool_output_file;
 mod write;
 
-#[cfg(test)]
+#[cfg(all(test, feature = "runner"))]
 mod split_tests;
 #[cfg(test)]
 mod tests;

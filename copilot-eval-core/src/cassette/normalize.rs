@@ -86,7 +86,7 @@ pub const NORMALIZERS: &[Normalizer] = &[
         kind: NormalizerKind::Format,
         runtime_versions: "1.0.102 (a prompt sent in plan mode names `<runtime home>/session-state/<session id>/plan.md`)",
         description: "in user messages, the run's session folder (`<folder>/session-state/<uuid>`) becomes `${session_folder}`",
-        apply: super::session_folder::session_folder,
+        apply: session_folder,
     },
     Normalizer {
         name: "tool_output_file",
@@ -542,59 +542,24 @@ fn workdir(messages: &mut Vec<NormalMessage>, context: &Context) {
     }
 }
 
-/// The placeholder of the runtime's large-output file.
-pub(crate) const TOOL_OUTPUT_FILE: &str = "${tool_output_file}";
-/// The part of the large-output file's name that does not change.
-const TOOL_OUTPUT_MARK: &str = "-copilot-tool-output-";
-
-fn tool_output_file(messages: &mut Vec<NormalMessage>, _: &Context) {
-    for message in messages.iter_mut().filter(|m| m.role == "tool") {
+fn session_folder(messages: &mut Vec<NormalMessage>, _: &Context) {
+    for message in messages.iter_mut().filter(|m| m.role == "user") {
         if let Some(content) = &message.content
-            && content.contains(TOOL_OUTPUT_MARK)
+            && content.contains(super::session_folder::MARK)
         {
-            message.content = Some(replace_tool_output_files(content));
+            message.content = Some(super::session_folder::replace(content));
         }
     }
 }
 
-/// `text` with every runtime large-output file path (`[folder/]<digits>-copilot-tool-output-
-/// <hex>.txt`, the folder running back to the previous whitespace) replaced by
-/// [`TOOL_OUTPUT_FILE`].
-pub(crate) fn replace_tool_output_files(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(TOOL_OUTPUT_MARK) {
-        let before = &rest[..at];
-        let digits = before.len() - before.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-        let after = &rest[at + TOOL_OUTPUT_MARK.len()..];
-        let hex = after.len()
-            - after
-                .trim_start_matches(|c: char| c.is_ascii_hexdigit())
-                .len();
-        if digits == 0 || hex == 0 || !after[hex..].starts_with(".txt") {
-            out.push_str(&rest[..at + TOOL_OUTPUT_MARK.len()]);
-            rest = after;
-            continue;
+fn tool_output_file(messages: &mut Vec<NormalMessage>, _: &Context) {
+    for message in messages.iter_mut().filter(|m| m.role == "tool") {
+        if let Some(content) = &message.content
+            && content.contains(super::tool_output_file::MARK)
+        {
+            message.content = Some(super::tool_output_file::replace(content));
         }
-        let name_start = at - digits;
-        let head = &rest[..name_start];
-        // The folder: after `Saved to: ` on the same line (folders may hold spaces), else back
-        // to the previous whitespace, when the name follows a separator.
-        const SAVED_TO: &str = "Saved to: ";
-        let line_start = head.rfind('\n').map_or(0, |n| n + 1);
-        let start = if !head.ends_with(['/', '\\']) {
-            name_start
-        } else if let Some(saved) = head[line_start..].rfind(SAVED_TO) {
-            line_start + saved + SAVED_TO.len()
-        } else {
-            head.rfind(char::is_whitespace).map_or(0, |w| w + 1)
-        };
-        out.push_str(&rest[..start]);
-        out.push_str(TOOL_OUTPUT_FILE);
-        rest = &after[hex + ".txt".len()..];
     }
-    out.push_str(rest);
-    out
 }
 
 fn replace_in_strings(value: &mut Value, from: &str, to: &str) {

@@ -1,28 +1,14 @@
-//! The `session_folder` normaliser: the run's session folder (`<runtime home>/session-state/
-//! <session id>`, private to the run and new each time) becomes `${session_folder}` in user
-//! messages. Runtime 1.0.102 names it in the notice of a prompt sent in plan mode (`Save the
-//! plan to: <home>/session-state/<id>/plan.md`).
-
-use super::normalize::{Context, NormalMessage};
+//! The text rule of the `session_folder` normaliser (which `normalize` applies to user
+//! messages): the run's session folder (`<runtime home>/session-state/<session id>`, private to
+//! the run and new each time) becomes `${session_folder}`. Runtime 1.0.102 names it in the
+//! notice of a prompt sent in plan mode (`Save the plan to: <home>/session-state/<id>/plan.md`).
 
 /// The placeholder of the session folder.
 pub(crate) const PLACEHOLDER: &str = "${session_folder}";
 /// The part of the session folder's path that does not change.
-const MARK: &str = "/session-state/";
+pub(super) const MARK: &str = "/session-state/";
 /// Length of a session id (a UUID: 8-4-4-4-12 hex digits).
 const ID_LEN: usize = 36;
-
-// The signature of every entry of `NORMALIZERS` (some remove messages).
-#[allow(clippy::ptr_arg)]
-pub(super) fn session_folder(messages: &mut Vec<NormalMessage>, _: &Context) {
-    for message in messages.iter_mut().filter(|m| m.role == "user") {
-        if let Some(content) = &message.content
-            && content.contains(MARK)
-        {
-            message.content = Some(replace(content));
-        }
-    }
-}
 
 /// `text` with every `<folder>/session-state/<uuid>` (the folder running back to the previous
 /// whitespace) replaced by [`PLACEHOLDER`].

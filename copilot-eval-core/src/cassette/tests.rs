@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::normalize::{
-    Context, NormalMessage, normalize, replace_tool_output_files, rewrite_exit_markers, spellings,
-    strip_line_numbers, workdir_from_system_prompt,
+    Context, NormalMessage, normalize, rewrite_exit_markers, spellings, strip_line_numbers,
+    workdir_from_system_prompt,
 };
 use super::*;
 use crate::model_server::{ModelRequest, Reply, WireApi};
@@ -631,20 +631,20 @@ fn the_large_output_file_becomes_a_placeholder_wherever_the_temp_folder_is() {
         "/tmp/1796080158565-copilot-tool-output-caa0942272c743838721dba39aef5b59.txt",
         "${tool_output_file}",
     );
-    assert_eq!(replace_tool_output_files(LARGE_OUTPUT), expected);
+    assert_eq!(tool_output_file::replace(LARGE_OUTPUT), expected);
     // Another machine: another folder (with a space), time and name.
     let elsewhere = LARGE_OUTPUT.replace(
         "/tmp/1796080158565-copilot-tool-output-caa0942272c743838721dba39aef5b59",
         "/Users/a b/T/1700000000001-copilot-tool-output-0123456789abcdef0123456789abcdef",
     );
-    assert_eq!(replace_tool_output_files(&elsewhere), expected);
+    assert_eq!(tool_output_file::replace(&elsewhere), expected);
     // Not the runtime's file name: kept.
     for kept in [
         "see x-copilot-tool-output-abc.txt",
         "/tmp/12-copilot-tool-output-.txt",
         "/tmp/12-copilot-tool-output-abc.log",
     ] {
-        assert_eq!(replace_tool_output_files(kept), kept);
+        assert_eq!(tool_output_file::replace(kept), kept);
     }
     // Only tool results are touched, through the list.
     let normal = normalised(

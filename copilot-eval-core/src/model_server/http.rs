@@ -13,7 +13,7 @@ use super::conn::ResetOnClose;
 use super::convert;
 use super::render::{self, TurnRender};
 use super::script::{BINARY_FRAME_BYTES, Reply};
-use super::server::{PREVIOUS_NOT_FOUND, Shared, header_value, parse_body, string_member};
+use super::state::{PREVIOUS_NOT_FOUND, Shared, header_value, parse_body, string_member};
 use super::types::{ModelRequest, Outcome, WireApi};
 
 /// Response header (and WebSocket error-event `headers` member) the runtime honours to decide

@@ -170,6 +170,7 @@ mod http;
 mod render;
 mod script;
 mod server;
+mod state;
 mod types;
 mod websocket;
 

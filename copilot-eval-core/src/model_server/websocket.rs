@@ -15,7 +15,7 @@ use super::conn::ResetOnClose;
 use super::http::error_response;
 use super::render;
 use super::script::{BINARY_FRAME_BYTES, Reply};
-use super::server::{
+use super::state::{
     MAX_BODY_BYTES, PREVIOUS_NOT_FOUND, Shared, header_pairs, parse_body, string_member,
 };
 use super::types::{Outcome, Transport, WireApi};

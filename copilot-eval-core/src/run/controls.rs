@@ -37,7 +37,7 @@ use github_copilot_sdk::hooks::{
 };
 use tokio::sync::watch;
 
-use super::handlers::{HandlerTracker, TrackedHandler};
+use super::handlers::{HandlerTracker, TrackedHandler, panic_text};
 use super::permissions::{NO_REASON_DENIAL, PermissionLayer};
 use crate::eval::{CopilotEval, PreToolGuard};
 
@@ -213,12 +213,17 @@ impl Controls {
         tools
             .iter()
             .map(|tool| match tool.handler() {
-                Some(inner) => tool.clone().with_handler(Arc::new(TrackedHandler {
-                    inner: inner.clone(),
-                    tool: tool.name.clone(),
-                    tracker: self.handlers.clone(),
-                    controls: self.clone(),
-                })),
+                Some(inner) => {
+                    let controls = self.clone();
+                    tool.clone().with_handler(Arc::new(TrackedHandler {
+                        inner: inner.clone(),
+                        tool: tool.name.clone(),
+                        tracker: self.handlers.clone(),
+                        on_panic: Arc::new(move |tool: &str, message: &str| {
+                            controls.handler_panicked(tool, message)
+                        }),
+                    }))
+                }
                 None => tool.clone(),
             })
             .collect()
@@ -462,15 +467,6 @@ impl Controls {
 
 fn join(contexts: &[String]) -> Option<String> {
     (!contexts.is_empty()).then(|| contexts.join("\n\n"))
-}
-
-/// The message of a caught panic (`non-string panic` when its payload is not text).
-pub(super) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "non-string panic".to_owned())
 }
 
 /// The caller's `hooks` object's `on_pre_tool_use`, as the first guard.

@@ -18,8 +18,6 @@ use github_copilot_sdk::tool::ToolHandler;
 use github_copilot_sdk::{Error, ToolInvocation, ToolResult, ToolResultExpanded};
 use tokio::sync::Notify;
 
-use super::controls::{Controls, panic_text};
-
 /// Counts in-process tool handlers that are running, and records their failures.
 #[derive(Clone, Default)]
 pub(super) struct HandlerTracker(Arc<TrackerInner>);
@@ -91,13 +89,18 @@ impl HandlerTracker {
     }
 }
 
+/// What a wrapped handler calls when it panics: with the tool's name and the panic message.
+pub(super) type OnPanic = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
 /// An in-process tool handler wrapped for the drain and the panic stop.
 pub(super) struct TrackedHandler {
     pub(super) inner: Arc<dyn ToolHandler>,
     pub(super) tool: String,
     pub(super) tracker: HandlerTracker,
-    /// The run's controls, stopped when the handler panics.
-    pub(super) controls: Arc<Controls>,
+    /// Called with the tool's name and the panic message when the handler panics, before the
+    /// failure result reaches the runtime (the run's controls stop the run:
+    /// [`Controls::handler_panicked`](super::controls::Controls::handler_panicked)).
+    pub(super) on_panic: OnPanic,
 }
 
 #[async_trait]
@@ -114,7 +117,7 @@ impl ToolHandler for TrackedHandler {
         let tool = self.tool.clone();
         // The handler runs in its own task: if the SDK drops this call (abort, stop), the handler
         // still runs to its end and the drain waits for it.
-        let controls = self.controls.clone();
+        let on_panic = self.on_panic.clone();
         let task = tokio::spawn(async move {
             let outcome = AssertUnwindSafe(inner.call(invocation))
                 .catch_unwind()
@@ -125,7 +128,7 @@ impl ToolHandler for TrackedHandler {
                 Err(panic) => {
                     // Before the failure result reaches the runtime: the gate is closed, so the
                     // model request that would carry it is never forwarded.
-                    controls.handler_panicked(&tool, &panic_text(panic));
+                    on_panic(&tool, &panic_text(panic));
                     Some(format!(
                         "tool handler {tool} panicked: {}",
                         panic_text(panic)
@@ -157,10 +160,19 @@ impl ToolHandler for TrackedHandler {
     }
 }
 
+/// The message of a caught panic (`non-string panic` when its payload is not text).
+pub(super) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::controls::ControlStop;
+    use crate::run::controls::{ControlStop, Controls};
     use crate::tools::function_tool;
     use serde_json::json;
 

@@ -8,8 +8,7 @@ use std::sync::Mutex;
 use github_copilot_sdk::session::Session;
 use tokio::sync::watch;
 
-use super::session::Progress;
-use super::state::RunState;
+use super::state::{Progress, RunState};
 use crate::evidence::{LoggedEvent, mcp};
 
 /// The MCP check before the prompt. The runtime starts MCP servers lazily, so first ask it

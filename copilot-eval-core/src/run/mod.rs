@@ -54,7 +54,10 @@ mod state;
 mod test_faults;
 
 pub use hooks::{ExchangeTap, ReplayCheck};
-pub(crate) use prepare::{client_options, gh_token, live_token, runtime_env};
+/// What `doctor` (feature `runner`) asks of a run's preparation.
+#[cfg(feature = "runner")]
+pub(crate) use prepare::{client_options, gh_token};
+pub(crate) use prepare::{live_token, runtime_env};
 pub use proxy::ProxyContext;
 #[doc(hidden)]
 pub use test_faults::{SessionClock, TestFaults};

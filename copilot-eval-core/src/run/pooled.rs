@@ -21,6 +21,7 @@ use tokio::sync::Mutex as AsyncMutex;
 use super::proxy::{
     Downstream, ModelHttpRequest, ProxyContext, RequestProxy, is_connection_header,
 };
+use crate::run::pool::loopback::{sdk_response, serve_loopback};
 use crate::run::pool::wire::{self, Frame, Payload, WireContext};
 
 /// The lease of a warm runtime for this run, when it has a pool (given, or the runner's from
@@ -358,54 +359,6 @@ pub(crate) fn client_options(
             port: relay.port(),
             connection_token: Some(lease.token.clone()),
         })
-}
-
-/// Serve `app` on 127.0.0.1 (a port the OS chooses, [`no_delay`]) until the returned sender is
-/// dropped or sent to: the port and that sender.
-///
-/// # Errors
-/// The port cannot be bound.
-pub(crate) async fn serve_loopback(
-    app: axum::Router,
-) -> std::io::Result<(u16, tokio::sync::oneshot::Sender<()>)> {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-    let port = listener.local_addr()?.port();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let _ = axum::serve(no_delay(listener), app)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .await;
-    });
-    Ok((port, stop))
-}
-
-/// A `reqwest` answer as the SDK's streamed response (status, reason, headers, body chunks).
-pub(crate) fn sdk_response(response: reqwest::Response) -> CopilotHttpResponse {
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = response
-        .bytes_stream()
-        .map(|item| item.map_err(|e| CopilotRequestError::Upstream(e.to_string())));
-    CopilotHttpResponse::new(
-        status.as_u16(),
-        status.canonical_reason().map(str::to_owned),
-        headers,
-        Box::pin(body),
-    )
-}
-
-/// `listener` with `TCP_NODELAY` on every accepted connection: the small frames between the
-/// router and a run's endpoint (SSE chunks, acks) go out at once instead of waiting for the
-/// peer's delayed ACK.
-fn no_delay(
-    listener: tokio::net::TcpListener,
-) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
-    use axum::serve::ListenerExt;
-    listener.tap_io(|stream| {
-        let _ = stream.set_nodelay(true);
-    })
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use github_copilot_sdk::{Client, ClientOptions, SessionConfig};
 use tokio::sync::watch;
 
 use super::controls::{ControlHooks, Controls};
-use super::state::{RunState, control_stop};
+use super::state::{Progress, RunState, control_stop};
 use super::test_faults::{SessionClock, TestFaults};
 use super::{OFFLINE_TOKEN, Target, live_token};
 use crate::error::ConfigError;
@@ -34,17 +34,6 @@ pub(super) struct Slots {
     pub(super) recorder: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Set to true once the root `session.idle` was seen (the session is not busy).
     pub(super) idle: Mutex<Option<watch::Receiver<Progress>>>,
-}
-
-/// What the recorder has seen so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Progress {
-    pub(super) idle: bool,
-    pub(super) session_error: bool,
-    /// Root `session.idle` events seen (one per finished turn).
-    pub(super) idles: u32,
-    /// `session.mcp_*` events seen (the MCP check waits on these).
-    pub(super) mcp_events: u32,
 }
 
 /// Map the eval onto the SDK's session configuration (without credentials, which the run adds).

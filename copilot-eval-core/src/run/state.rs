@@ -12,6 +12,18 @@ use crate::evidence::mcp::mcp_servers;
 use crate::evidence::{LoggedEvent, map_events};
 use crate::result::{CopilotResult, StopReason, Timings};
 
+/// What the event recorder (`session`) has seen so far; the MCP check (`mcp_check`) waits on
+/// it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Progress {
+    pub(super) idle: bool,
+    pub(super) session_error: bool,
+    /// Root `session.idle` events seen (one per finished turn).
+    pub(super) idles: u32,
+    /// `session.mcp_*` events seen (the MCP check waits on these).
+    pub(super) mcp_events: u32,
+}
+
 /// Everything the run accumulates; turned into the result by [`RunState::finish`].
 pub(super) struct RunState {
     eval_name: String,

@@ -63,7 +63,7 @@ impl Control {
             .route(&format!("/{secret}/bind"), post(bind))
             .route(&format!("/{secret}/release"), post(release))
             .with_state(shared.clone());
-        let (port, stop) = crate::run::pooled::serve_loopback(app).await?;
+        let (port, stop) = super::loopback::serve_loopback(app).await?;
         Ok(Self {
             url: format!("http://127.0.0.1:{port}/{secret}"),
             shared,

@@ -16,6 +16,7 @@
 #[cfg(feature = "runner")]
 pub mod control;
 mod key;
+pub(crate) mod loopback;
 pub(crate) mod nodelay;
 pub(crate) mod relay;
 pub mod remote;

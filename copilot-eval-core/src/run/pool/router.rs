@@ -136,7 +136,7 @@ impl CopilotRequestHandler for Router {
                 error.to_str().unwrap_or("the eval's proxy failed"),
             ));
         }
-        Ok(crate::run::pooled::sdk_response(response))
+        Ok(super::loopback::sdk_response(response))
     }
 
     async fn open_websocket(
@@ -290,7 +290,7 @@ pub(crate) async fn front(
         let router = router.clone();
         async move { router.forward_front(request).await }
     });
-    crate::run::pooled::serve_loopback(app).await
+    super::loopback::serve_loopback(app).await
 }
 
 impl Router {
