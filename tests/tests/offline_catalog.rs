@@ -206,7 +206,7 @@ async fn an_agent_model_missing_from_the_catalog_stops_the_run_as_model_unavaila
         result.warnings
     );
     let record = &ctx.evidence().runs[0];
-    assert_eq!(record.stop_reason, "model_unavailable");
+    assert_eq!(record.stop_reason, StopReason::ModelUnavailable);
     assert!(record.is_infrastructure_stop());
     assert_eq!(record.warnings, result.warnings);
 }

@@ -5,6 +5,7 @@ use serde_json::json;
 
 use super::view::{CallView, Page};
 use super::*;
+use crate::StopReason;
 use crate::report::tests::run;
 use crate::report::{
     CostTotals, Outcome, PermissionRecord, RuntimeInfo, SuiteTotals, TestRecord, ToolCallRecord,
@@ -24,7 +25,7 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
         runs: if outcome == Outcome::NotRun {
             vec![]
         } else {
-            vec![run("completed", input)]
+            vec![run(StopReason::Completed, input)]
         },
         workdir: None,
         cassette: None,
@@ -138,7 +139,7 @@ fn unknown_tokens_are_shown_as_unknown_per_eval() {
 /// Who denied a call: the budget, a call after the stop, a guard, or the permission layer.
 #[test]
 fn a_denied_call_names_who_denied_it() {
-    let mut record = run("tool_budget_exceeded", 1);
+    let mut record = run(StopReason::ToolBudgetExceeded, 1);
     let refused = PermissionRecord {
         kind: "shell".into(),
         by: "permission_handler".into(),
@@ -221,7 +222,7 @@ fn model_text_is_escaped_folded_and_redacted() {
 #[test]
 fn a_comparison_is_a_table_before_its_labelled_runs() {
     let mut compared = test("compared", Outcome::Passed, Some(0.1), 100);
-    let mut treatment = run("completed", 300);
+    let mut treatment = run(StopReason::Completed, 300);
     treatment.tool_calls = vec![call("1", None, None)];
     treatment.totals.tool_calls = 1;
     compared.runs[0].totals.tool_calls = 0;
@@ -310,7 +311,7 @@ fn incomplete_evidence_has_a_badge_on_the_run_and_the_eval() {
     let mut lossy = test("lossy", Outcome::Passed, Some(0.1), 5);
     lossy.runs[0].evidence_complete = false;
     lossy.runs[0].capture_errors = vec!["the event subscription lagged: 3 events were lost".into()];
-    lossy.runs[0].expected_stop = Some("completed".into());
+    lossy.runs[0].expected_stop = Some(StopReason::Completed);
     let whole = test("whole", Outcome::Passed, Some(0.1), 5);
     let html = to_html(&report(vec![lossy, whole])).unwrap();
     assert_eq!(

@@ -374,8 +374,11 @@ fn token_label(test: &TestRecord, unit: &str) -> String {
 
 impl TestView {
     fn of(index: usize, test: &TestRecord, currency: &str) -> Self {
-        let mut stop_reasons: Vec<String> =
-            test.runs.iter().map(|r| r.stop_reason.clone()).collect();
+        let mut stop_reasons: Vec<String> = test
+            .runs
+            .iter()
+            .map(|r| r.stop_reason.to_string())
+            .collect();
         stop_reasons.dedup();
         TestView {
             anchor: test_anchor(index),
@@ -506,8 +509,8 @@ impl RunView {
             model_requested: run.model_requested.clone(),
             model_used: run.model_used.clone(),
             success: run.success,
-            stop_reason: run.stop_reason.clone(),
-            expected_stop: run.expected_stop.clone(),
+            stop_reason: run.stop_reason.to_string(),
+            expected_stop: run.expected_stop.map(|s| s.to_string()),
             evidence_complete: run.evidence_complete,
             error: run.error.clone(),
             duration: duration(run.duration_ms),
