@@ -108,10 +108,20 @@ async fn budgets_stop_the_session_and_model_traffic() {
         let by_budget: Vec<_> = result
             .tool_calls
             .iter()
-            .filter(|c| c.denied.as_deref().is_some_and(|d| d.contains("budget")))
+            .filter(|c| {
+                c.denied
+                    .as_ref()
+                    .is_some_and(|d| d.reason.contains("budget"))
+            })
             .collect();
         assert_eq!(by_budget.len(), 1, "{label}: {:#?}", result.tool_calls);
         assert_ne!(by_budget[0].success, Some(true), "{label}");
+        // The denial and the run's error word the budget stop the same way.
+        let denial = by_budget[0].denied.as_ref().unwrap();
+        assert!(
+            error.contains(&denial.reason),
+            "{label}: {error} / {denial}"
+        );
         // Every other call either ran (admitted) or was denied because the eval had stopped.
         for call in &result.tool_calls {
             assert!(
@@ -202,7 +212,13 @@ async fn a_guard_deny_reaches_the_model_and_the_session_goes_on() {
         "a denied call consumes no budget"
     );
     assert_eq!(result.tool_calls[0].success, Some(false));
-    assert_eq!(result.tool_calls[0].denied.as_deref(), Some("no secrets"));
+    assert_eq!(
+        result.tool_calls[0]
+            .denied
+            .as_ref()
+            .map(|d| d.reason.as_str()),
+        Some("no secrets")
+    );
     // The model saw the denial in the next request.
     let second = &offline.server.model_requests()[1];
     let tool_message = second
@@ -424,8 +440,8 @@ async fn a_subagents_tool_calls_pass_the_same_budget() {
     assert!(
         denied
             .denied
-            .as_deref()
-            .is_some_and(|d| d.contains("budget")),
+            .as_ref()
+            .is_some_and(|d| d.reason.contains("budget")),
         "{denied:?}"
     );
 }

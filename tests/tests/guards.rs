@@ -199,7 +199,7 @@ async fn guard_decisions_compose_with_the_permission_layer() {
                     && handler_kinds == kinds
                     && seen.3 == want_permission
                     && match denied {
-                        Some(text) => seen.4.as_deref().is_some_and(|d| d.contains(text)),
+                        Some(text) => seen.4.as_ref().is_some_and(|d| d.reason.contains(text)),
                         None => seen.4.is_none(),
                     }
                     && seen.5 == Some(runs);
@@ -443,7 +443,7 @@ async fn an_unanswerable_ask_reaches_the_model_in_the_runtimes_words() {
         "the runtime's words: {model_read}"
     );
     assert!(!model_read.contains("no one can answer"), "{model_read}");
-    let denied = call.denied.as_deref().unwrap_or_default();
+    let denied = call.denied.as_ref().map_or("", |d| d.reason.as_str());
     assert!(
         denied.contains("no one can answer") && denied.contains("auto_confirm is off"),
         "{denied}"

@@ -304,7 +304,10 @@ async fn a_guard_denial_without_a_reason_reaches_the_model_in_the_runtimes_words
         result.error
     );
     assert_eq!(
-        result.tool_calls[0].denied.as_deref(),
+        result.tool_calls[0]
+            .denied
+            .as_ref()
+            .map(|d| d.reason.as_str()),
         Some("denied by a pre-tool guard (no reason given)")
     );
     let requests = ctx.model_requests();

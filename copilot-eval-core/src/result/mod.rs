@@ -12,7 +12,7 @@ use serde_json::Value;
 pub use crate::evidence::mcp::McpServerState;
 use crate::evidence::skills::{SkillDiscovery, SkillInvocation};
 use crate::evidence::subagents::{SubagentInvocation, SubagentStatus};
-pub use crate::evidence::{RawEvent, Role, ToolCall, Turn, Usage};
+pub use crate::evidence::{Denial, RawEvent, Role, ToolCall, Turn, Usage};
 pub use stop::{StopClass, StopReason};
 
 mod stop;
@@ -225,12 +225,13 @@ impl CopilotResult {
             .collect()
     }
 
-    /// Why the first denied call of the tool `name` was denied; `None` when no call of it was.
-    pub fn denial_for(&self, name: &str) -> Option<&str> {
+    /// Why the first denied call of the tool `name` was denied (its [`Denial`]: the `reason`);
+    /// `None` when no call of it was.
+    pub fn denial_for(&self, name: &str) -> Option<&Denial> {
         self.tool_calls
             .iter()
             .filter(|c| c.name == name)
-            .find_map(|c| c.denied.as_deref())
+            .find_map(|c| c.denied.as_ref())
     }
 
     /// Every tool call with this exact name, in order.
@@ -482,9 +483,12 @@ mod tests {
 
         assert!(result.denied_calls().is_empty());
         assert_eq!(result.denial_for("create"), None);
-        result.tool_calls[0].denied = Some("guard: no writes".into());
+        result.tool_calls[0].denied = Some(Denial::guard(Some("guard: no writes".into())));
         assert_eq!(result.denied_calls().len(), 1);
-        assert_eq!(result.denial_for("create"), Some("guard: no writes"));
+        assert_eq!(
+            result.denial_for("create").map(|d| d.reason.as_str()),
+            Some("guard: no writes")
+        );
         assert_eq!(result.denial_for("view"), None);
     }
 

@@ -5,12 +5,12 @@ use serde_json::json;
 
 use super::view::{CallView, Page};
 use super::*;
-use crate::StopReason;
 use crate::report::tests::run;
 use crate::report::{
     CostTotals, Outcome, PermissionRecord, RuntimeInfo, SuiteTotals, TestRecord, ToolCallRecord,
     ToolInfo,
 };
+use crate::{Denial, StopReason};
 
 fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> TestRecord {
     TestRecord {
@@ -59,7 +59,7 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
     }
 }
 
-fn call(id: &str, denied: Option<&str>, permission: Option<PermissionRecord>) -> ToolCallRecord {
+fn call(id: &str, denied: Option<Denial>, permission: Option<PermissionRecord>) -> ToolCallRecord {
     ToolCallRecord {
         id: id.into(),
         name: "bash".into(),
@@ -70,7 +70,7 @@ fn call(id: &str, denied: Option<&str>, permission: Option<PermissionRecord>) ->
         agent_id: None,
         duration_ms: Some(3),
         completed: true,
-        denied: denied.map(str::to_owned),
+        denied,
         permission,
         cut_for_model_full_bytes: None,
         structured_content: None,
@@ -149,13 +149,13 @@ fn a_denied_call_names_who_denied_it() {
     };
     record.tool_calls = vec![
         call("1", None, None),
-        call("2", Some("no shell in this eval"), None),
         call(
-            "3",
-            Some("tool-call budget of 2 exhausted; bash was not run"),
+            "2",
+            Some(Denial::guard(Some("no shell in this eval".into()))),
             None,
         ),
-        call("4", Some("the eval stopped; bash was not run"), None),
+        call("3", Some(Denial::budget(2, "bash")), None),
+        call("4", Some(Denial::stopped("bash")), None),
         call("5", None, Some(refused)),
     ];
     let mut placed = Default::default();
@@ -176,7 +176,7 @@ fn a_denied_call_names_who_denied_it() {
             (
                 "denied",
                 Some("budget"),
-                Some("tool-call budget of 2 exhausted; bash was not run")
+                Some("tool-call budget exhausted (max_tool_calls = 2); bash was not run")
             ),
             (
                 "denied",

@@ -631,10 +631,10 @@ impl CallView {
         placed.insert(call.id.clone());
         let permission_refused = call.permission.as_ref().filter(|p| !p.approved);
         let (status, denied_by, reason) = match (&call.denied, permission_refused) {
-            (Some(reason), _) => (
+            (Some(denial), _) => (
                 "denied",
-                Some(denied_by(reason).to_owned()),
-                Some(reason.clone()),
+                Some(denied_by(&denial.reason).to_owned()),
+                Some(denial.reason.clone()),
             ),
             (None, Some(p)) => (
                 "denied",
@@ -712,7 +712,7 @@ impl CallView {
 /// `max_tool_calls`), `stop` (a call after the run stopped), else `guard` (a pre-tool guard, or
 /// the permission layer's refusal of a guard's `ask`).
 fn denied_by(reason: &str) -> &'static str {
-    if reason.starts_with("tool-call budget of ") {
+    if reason.starts_with("tool-call budget exhausted ") {
         "budget"
     } else if reason.starts_with("the eval stopped; ") {
         "stop"
