@@ -136,7 +136,8 @@ fn unknown_tokens_are_shown_as_unknown_per_eval() {
     assert!(html.contains("tokens unknown"));
 }
 
-/// Who denied a call: the budget, a call after the stop, a guard, or the permission layer.
+/// Who denied a call, from its denial's kind: the budget, a call after the stop, a guard (its
+/// deny, its failure, its ask no one could answer), or the permission layer.
 #[test]
 fn a_denied_call_names_who_denied_it() {
     let mut record = run(StopReason::ToolBudgetExceeded, 1);
@@ -157,6 +158,14 @@ fn a_denied_call_names_who_denied_it() {
         call("3", Some(Denial::budget(2, "bash")), None),
         call("4", Some(Denial::stopped("bash")), None),
         call("5", None, Some(refused)),
+        call(
+            "6",
+            Some(Denial::guard_failed(
+                "pre-tool guard #0 failed on bash: no db".into(),
+            )),
+            None,
+        ),
+        call("7", Some(Denial::unanswered_ask("bash", &[])), None),
     ];
     let mut placed = Default::default();
     let views: Vec<CallView> = record
@@ -184,6 +193,18 @@ fn a_denied_call_names_who_denied_it() {
                 Some("the eval stopped; bash was not run")
             ),
             ("denied", Some("permission_handler"), Some("not here")),
+            (
+                "denied",
+                Some("guard failure"),
+                Some("pre-tool guard #0 failed on bash: no db")
+            ),
+            (
+                "denied",
+                Some("guard ask, no permission layer"),
+                Some(
+                    "a pre-tool guard answered ask and no one can answer: the eval has no permission_handler and auto_confirm is off; bash was not run"
+                )
+            ),
         ]
     );
 }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::text::{duration, maybe_duration, maybe_number, pretty, text_of};
+use crate::evidence::denial::DenialKind;
 use crate::report::{CostTotals, Outcome, RunRecord, SuiteReport, TestRecord, ToolCallRecord};
 
 /// The whole page.
@@ -633,7 +634,7 @@ impl CallView {
         let (status, denied_by, reason) = match (&call.denied, permission_refused) {
             (Some(denial), _) => (
                 "denied",
-                Some(denied_by(&denial.reason).to_owned()),
+                denied_by(denial.kind).map(str::to_owned),
                 Some(denial.reason.clone()),
             ),
             (None, Some(p)) => (
@@ -708,17 +709,19 @@ impl CallView {
     }
 }
 
-/// Who denied a call, from the reason the run's pre-tool hook recorded: `budget` (the call past
-/// `max_tool_calls`), `stop` (a call after the run stopped), else `guard` (a pre-tool guard, or
-/// the permission layer's refusal of a guard's `ask`).
-fn denied_by(reason: &str) -> &'static str {
-    if reason.starts_with("tool-call budget exhausted ") {
-        "budget"
-    } else if reason.starts_with("the eval stopped; ") {
-        "stop"
-    } else {
-        "guard"
-    }
+/// Who denied a call, from the kind its denial records: `budget` (the call past
+/// `max_tool_calls`), `stop` (a call after the run stopped), `guard` (a pre-tool guard's deny),
+/// `guard failure` (a guard failed on the call), `guard ask, no permission layer` (a guard's ask
+/// no one could answer); nothing for a denial read from a file that recorded no kind.
+fn denied_by(kind: DenialKind) -> Option<&'static str> {
+    Some(match kind {
+        DenialKind::Budget => "budget",
+        DenialKind::Stopped => "stop",
+        DenialKind::Guard => "guard",
+        DenialKind::GuardFailed => "guard failure",
+        DenialKind::UnansweredAsk => "guard ask, no permission layer",
+        DenialKind::Unrecorded => return None,
+    })
 }
 
 fn audit_rows(audit: Option<&Value>) -> Vec<AuditView> {
