@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use copilot_eval_core::evidence::denial::DenialKind;
 use copilot_eval_core::guard_fn;
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
 use copilot_eval_core::run::{SessionClock, TestFaults};
@@ -111,7 +112,7 @@ async fn budgets_stop_the_session_and_model_traffic() {
             .filter(|c| {
                 c.denied
                     .as_ref()
-                    .is_some_and(|d| d.reason.contains("budget"))
+                    .is_some_and(|d| d.kind == DenialKind::Budget)
             })
             .collect();
         assert_eq!(by_budget.len(), 1, "{label}: {:#?}", result.tool_calls);
@@ -124,8 +125,11 @@ async fn budgets_stop_the_session_and_model_traffic() {
         );
         // Every other call either ran (admitted) or was denied because the eval had stopped.
         for call in &result.tool_calls {
+            let kind = call.denied.as_ref().map(|d| d.kind);
             assert!(
-                call.success == Some(true) || call.denied.is_some() || !call.completed,
+                call.success == Some(true)
+                    || matches!(kind, Some(DenialKind::Budget | DenialKind::Stopped))
+                    || !call.completed,
                 "{label}: {call:?}"
             );
         }
@@ -216,8 +220,8 @@ async fn a_guard_deny_reaches_the_model_and_the_session_goes_on() {
         result.tool_calls[0]
             .denied
             .as_ref()
-            .map(|d| d.reason.as_str()),
-        Some("no secrets")
+            .map(|d| (d.kind, d.reason.as_str())),
+        Some((DenialKind::Guard, "no secrets"))
     );
     // The model saw the denial in the next request.
     let second = &offline.server.model_requests()[1];
@@ -441,7 +445,7 @@ async fn a_subagents_tool_calls_pass_the_same_budget() {
         denied
             .denied
             .as_ref()
-            .is_some_and(|d| d.reason.contains("budget")),
+            .is_some_and(|d| d.kind == DenialKind::Budget),
         "{denied:?}"
     );
 }

@@ -23,6 +23,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use copilot_eval_core::cassette::{CassetteHeader, Recorder, ReplaySession};
+use copilot_eval_core::evidence::denial::DenialKind;
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::report::Redactor;
 use copilot_eval_core::sdk::{McpHttpServerConfig, McpServerConfig, McpStdioServerConfig};
@@ -219,7 +220,7 @@ async fn a_zero_tool_budget_denies_the_mcp_call_before_it_reaches_the_server() {
     assert!(
         call.denied
             .as_ref()
-            .is_some_and(|d| d.reason.contains("budget")),
+            .is_some_and(|d| d.kind == DenialKind::Budget),
         "{call:?}"
     );
     assert_ne!(call.success, Some(true), "{call:?}");
@@ -585,7 +586,7 @@ async fn a_zero_tool_budget_denies_the_http_mcp_call_before_it_reaches_the_serve
     assert!(
         call.denied
             .as_ref()
-            .is_some_and(|d| d.reason.contains("budget")),
+            .is_some_and(|d| d.kind == DenialKind::Budget),
         "{call:?}"
     );
     let log_lines = fixture_log(&log);

@@ -515,6 +515,7 @@ impl SessionHooks for ControlHooks {
 mod tests {
     use super::*;
     use crate::eval::guard_fn;
+    use crate::evidence::denial::DenialKind;
     use serde_json::json;
 
     fn input(tool: &str) -> PreToolUseInput {
@@ -570,6 +571,8 @@ mod tests {
                 .contains("eval stopped")
         );
         assert_eq!(controls.admitted(), 2);
+        let kinds: Vec<_> = controls.denied().iter().map(|d| d.denial.kind).collect();
+        assert_eq!(kinds, [DenialKind::Budget, DenialKind::Stopped]);
     }
 
     #[tokio::test]
@@ -597,6 +600,7 @@ mod tests {
         let out = decide(&controls, "a").await;
         assert_eq!(out.permission_decision.as_deref(), Some("deny"));
         assert!(!later_ran.load(Ordering::SeqCst), "a deny wins at once");
+        assert_eq!(controls.denied()[0].denial.kind, DenialKind::Guard);
         assert_eq!(controls.admitted(), 0, "a denied call consumes no budget");
         assert_eq!(
             controls.stop_requested(),
@@ -684,6 +688,7 @@ mod tests {
         assert!(
             matches!(controls.stop_requested(), Some(ControlStop::GuardFailed(m)) if m.contains("no db"))
         );
+        assert_eq!(controls.denied()[0].denial.kind, DenialKind::GuardFailed);
 
         let controls = Controls::new(None, vec![guard_fn(|_| panic!("guard bug"))], None);
         let out = decide(&controls, "a").await;
@@ -701,5 +706,6 @@ mod tests {
         assert!(
             matches!(controls.stop_requested(), Some(ControlStop::GuardFailed(m)) if m.contains("\"maybe\""))
         );
+        assert_eq!(controls.denied()[0].denial.kind, DenialKind::GuardFailed);
     }
 }
