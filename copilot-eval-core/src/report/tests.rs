@@ -154,8 +154,9 @@ fn totals_count_outcomes_runs_and_stop_reasons() {
     assert_eq!(totals.runs, 4);
     assert_eq!(totals.input_tokens, 153);
     assert_eq!(totals.tool_calls, 8);
-    assert_eq!(totals.stop_reasons["completed"], 2);
-    assert_eq!(totals.stop_reasons["execution_error"], 1);
+    // Keyed by each reason's text, as the JSON writes them.
+    assert_eq!(totals.stop_reasons[StopReason::Completed.as_str()], 2);
+    assert_eq!(totals.stop_reasons[StopReason::ExecutionError.as_str()], 1);
 }
 
 #[test]

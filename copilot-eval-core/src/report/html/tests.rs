@@ -177,36 +177,30 @@ fn a_denied_call_names_who_denied_it() {
         .iter()
         .map(|v| (v.status, v.denied_by.as_deref(), v.reason.as_deref()))
         .collect();
+    // Each denial shows its own reason (worded in evidence::denial) and the label of its kind.
+    let reason = |i: usize| {
+        record.tool_calls[i]
+            .denied
+            .as_ref()
+            .map(|d| d.reason.as_str())
+    };
     assert_eq!(
         who,
         [
             ("admitted", None, None),
             ("denied", Some("guard"), Some("no shell in this eval")),
-            (
-                "denied",
-                Some("budget"),
-                Some("tool-call budget exhausted (max_tool_calls = 2); bash was not run")
-            ),
-            (
-                "denied",
-                Some("stop"),
-                Some("the eval stopped; bash was not run")
-            ),
+            ("denied", Some("budget"), reason(2)),
+            ("denied", Some("stop"), reason(3)),
             ("denied", Some("permission_handler"), Some("not here")),
             (
                 "denied",
                 Some("guard failure"),
                 Some("pre-tool guard #0 failed on bash: no db")
             ),
-            (
-                "denied",
-                Some("guard ask, no permission layer"),
-                Some(
-                    "a pre-tool guard answered ask and no one can answer: the eval has no permission_handler and auto_confirm is off; bash was not run"
-                )
-            ),
+            ("denied", Some("guard ask, no permission layer"), reason(6)),
         ]
     );
+    assert!(views[2..].iter().all(|v| v.reason.is_some()));
 }
 
 /// Markup from a model is escaped, long texts are folded, and the file is written through the
