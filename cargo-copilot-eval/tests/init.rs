@@ -297,7 +297,10 @@ fn the_scaffold_replays_offline_right_after_init() {
     };
     assert_eq!(test.name, "writes_a_greeting");
     assert_eq!(test.runs[0].mode, "replay");
-    assert_eq!(test.runs[0].stop_reason, "completed");
+    assert_eq!(
+        test.runs[0].stop_reason,
+        copilot_eval_core::StopReason::Completed
+    );
     assert_eq!(test.properties[0].value, "Hello, Ferris!");
     assert_eq!(chapter.name, "writes_the_changelog");
     assert_eq!(

@@ -104,7 +104,7 @@ pub use eval::{
     AgentMode, ClientMode, CopilotEval, ImageDetail, PreToolGuard, Prompt, ReasoningEffort,
     SYSTEM_PROMPT_SECTIONS, SectionAction, SystemMessageMode, guard_fn,
 };
-pub use result::{CopilotResult, PromptTurn, StopReason, ToolCall, Turn, Usage};
+pub use result::{CopilotResult, Denial, PromptTurn, StopClass, StopReason, ToolCall, Turn, Usage};
 pub use run::{RunOptions, run, run_turns, run_with};
 
 /// Old path of [`evidence::subagents`] (kept so `copilot_eval_core::subagents::SubagentStatus`

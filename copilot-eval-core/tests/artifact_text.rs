@@ -2,6 +2,7 @@
 //! 1.0 (read back with `roxmltree`, a parser that rejects every code point XML forbids) and the
 //! JSON results validate against the published schema and keep the exact text.
 
+use copilot_eval_core::StopReason;
 use copilot_eval_core::report::{
     CapturedOutput, Outcome, Property, Redactor, RunRecord, RunTotals, SCHEMA_VERSION, SuiteReport,
     SuiteTotals, TestRecord, TimingsRecord, ToolInfo, json_schema, write_json, write_junit,
@@ -53,7 +54,7 @@ fn visible_text() -> impl Strategy<Value = String> {
     .prop_map(|c| c.into_iter().collect())
 }
 
-fn run(stop: String, model: String, prompt: String, response: String) -> RunRecord {
+fn run(stop: StopReason, model: String, prompt: String, response: String) -> RunRecord {
     RunRecord {
         eval_name: "e".into(),
         mode: "replay".into(),
@@ -197,7 +198,7 @@ proptest! {
         property_value in text(),
         stdout in text(),
         stderr in text(),
-        stop in text(),
+        stop in prop::sample::select(&StopReason::PRECEDENCE[..]),
         model in text(),
         prompt in text(),
         response in text(),

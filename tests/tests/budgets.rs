@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use copilot_eval_core::evidence::denial::DenialKind;
 use copilot_eval_core::guard_fn;
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
 use copilot_eval_core::run::{SessionClock, TestFaults};
@@ -108,14 +109,27 @@ async fn budgets_stop_the_session_and_model_traffic() {
         let by_budget: Vec<_> = result
             .tool_calls
             .iter()
-            .filter(|c| c.denied.as_deref().is_some_and(|d| d.contains("budget")))
+            .filter(|c| {
+                c.denied
+                    .as_ref()
+                    .is_some_and(|d| d.kind == DenialKind::Budget)
+            })
             .collect();
         assert_eq!(by_budget.len(), 1, "{label}: {:#?}", result.tool_calls);
         assert_ne!(by_budget[0].success, Some(true), "{label}");
+        // The denial and the run's error word the budget stop the same way.
+        let denial = by_budget[0].denied.as_ref().unwrap();
+        assert!(
+            error.contains(&denial.reason),
+            "{label}: {error} / {denial}"
+        );
         // Every other call either ran (admitted) or was denied because the eval had stopped.
         for call in &result.tool_calls {
+            let kind = call.denied.as_ref().map(|d| d.kind);
             assert!(
-                call.success == Some(true) || call.denied.is_some() || !call.completed,
+                call.success == Some(true)
+                    || matches!(kind, Some(DenialKind::Budget | DenialKind::Stopped))
+                    || !call.completed,
                 "{label}: {call:?}"
             );
         }
@@ -202,7 +216,13 @@ async fn a_guard_deny_reaches_the_model_and_the_session_goes_on() {
         "a denied call consumes no budget"
     );
     assert_eq!(result.tool_calls[0].success, Some(false));
-    assert_eq!(result.tool_calls[0].denied.as_deref(), Some("no secrets"));
+    assert_eq!(
+        result.tool_calls[0]
+            .denied
+            .as_ref()
+            .map(|d| (d.kind, d.reason.as_str())),
+        Some((DenialKind::Guard, "no secrets"))
+    );
     // The model saw the denial in the next request.
     let second = &offline.server.model_requests()[1];
     let tool_message = second
@@ -424,8 +444,8 @@ async fn a_subagents_tool_calls_pass_the_same_budget() {
     assert!(
         denied
             .denied
-            .as_deref()
-            .is_some_and(|d| d.contains("budget")),
+            .as_ref()
+            .is_some_and(|d| d.kind == DenialKind::Budget),
         "{denied:?}"
     );
 }

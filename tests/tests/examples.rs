@@ -8,6 +8,7 @@
 
 mod support;
 
+use copilot_eval_core::StopReason;
 use copilot_eval_core::report::Outcome;
 use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
@@ -38,7 +39,12 @@ fn check(run: &SuiteRun, mode: &str) {
         );
         for record in &test.runs {
             assert_eq!(record.mode, "scripted", "{mode}: {}", test.name);
-            assert_eq!(record.stop_reason, "completed", "{mode}: {}", test.name);
+            assert_eq!(
+                record.stop_reason,
+                StopReason::Completed,
+                "{mode}: {}",
+                test.name
+            );
             assert!(
                 record.warnings.is_empty(),
                 "{mode}: {}: every scripted reply was used: {:?}",

@@ -1304,7 +1304,7 @@ fn a_runtime_of_another_version() {
     assert!(message.contains(fix), "{message}");
     assert!(run.junit_message("passes").contains(fix));
     assert_eq!(test.runs.len(), 1, "{test:#?}");
-    assert_eq!(test.runs[0].stop_reason, "execution_error");
+    assert_eq!(test.runs[0].stop_reason, StopReason::ExecutionError);
     // Before any process starts: the run never started a runtime (no start, no session)...
     assert_eq!(test.runs[0].timings.runtime_start_ms, None, "{test:#?}");
     assert_eq!(test.runs[0].timings.create_session_ms, None, "{test:#?}");

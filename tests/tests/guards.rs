@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use copilot_eval_core::evidence::denial::DenialKind;
 use copilot_eval_core::guard_fn;
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
 use copilot_eval_core::sdk::handler::{PermissionHandler, PermissionResult};
@@ -103,19 +104,25 @@ async fn run_row(
 }
 
 /// What each combination must do: (the file is written, the kinds the user's handler was asked,
-/// the permission on the call as (kind, by, approved), the denial reason contains).
+/// the permission on the call as (kind, by, approved), the denial's kind and what its reason
+/// contains).
 type Expected = (
     bool,
     &'static [&'static str],
     Option<(&'static str, &'static str, bool)>,
-    Option<&'static str>,
+    Option<(DenialKind, &'static str)>,
 );
 
 fn expected(decision: &str, auto_confirm: bool, given: Given) -> Expected {
     use Given::*;
     match (decision, auto_confirm, given) {
         // A deny wins over every permission layer; no one is asked.
-        ("deny", _, _) => (false, &[], None, Some("the guard says deny")),
+        ("deny", _, _) => (
+            false,
+            &[],
+            None,
+            Some((DenialKind::Guard, "the guard says deny")),
+        ),
         // An ask goes to the layer as a `hook` request...
         ("ask", _, Approving) => (
             true,
@@ -131,7 +138,12 @@ fn expected(decision: &str, auto_confirm: bool, given: Given) -> Expected {
         ),
         ("ask", true, NoHandler) => (true, &[], Some(("hook", "auto_confirm", true)), None),
         // ...and with no layer, no one can answer: denied, with the fix named.
-        ("ask", false, NoHandler) => (false, &[], None, Some("no one can answer")),
+        ("ask", false, NoHandler) => (
+            false,
+            &[],
+            None,
+            Some((DenialKind::UnansweredAsk, "no one can answer")),
+        ),
         // An allow never skips a permission layer: the runtime asks it as without the guard.
         ("allow", _, Approving) => (
             true,
@@ -199,7 +211,10 @@ async fn guard_decisions_compose_with_the_permission_layer() {
                     && handler_kinds == kinds
                     && seen.3 == want_permission
                     && match denied {
-                        Some(text) => seen.4.as_deref().is_some_and(|d| d.contains(text)),
+                        Some((kind, text)) => seen
+                            .4
+                            .as_ref()
+                            .is_some_and(|d| d.kind == kind && d.reason.contains(text)),
                         None => seen.4.is_none(),
                     }
                     && seen.5 == Some(runs);
@@ -217,6 +232,13 @@ async fn guard_decisions_compose_with_the_permission_layer() {
                         .map(|p| (p.kind.clone(), p.by.clone(), p.approved)),
                     seen.3,
                     "{label}: the report's permission differs from the result's"
+                );
+                // ...and the same denial, its kind written as `denial_kind`.
+                let json = serde_json::to_value(&record.tool_calls).unwrap();
+                assert_eq!(
+                    json.get(0).and_then(|c| c.get("denial_kind")).cloned(),
+                    denied.map(|(kind, _)| serde_json::to_value(kind).unwrap()),
+                    "{label}: {json}"
                 );
                 // The invariant, whatever the row: a call that ran was approved by someone on
                 // record, or allowed by a guard in an eval without a permission layer.
@@ -397,6 +419,13 @@ async fn no_model_request_is_forwarded_after_a_guard_failure_without_a_budget() 
         let error = result.error.as_deref().unwrap_or_default();
         assert!(error.contains(cause), "{row}: {error}");
         assert!(!file.exists(), "{row}: the guarded call did not run");
+        let denied = result.tool_calls.iter().find_map(|c| c.denied.as_ref());
+        assert_eq!(
+            denied.map(|d| d.kind),
+            Some(DenialKind::GuardFailed),
+            "{row}: {:#?}",
+            result.tool_calls
+        );
         let served = offline.server.model_requests();
         assert_eq!(
             served.len(),
@@ -443,7 +472,7 @@ async fn an_unanswerable_ask_reaches_the_model_in_the_runtimes_words() {
         "the runtime's words: {model_read}"
     );
     assert!(!model_read.contains("no one can answer"), "{model_read}");
-    let denied = call.denied.as_deref().unwrap_or_default();
+    let denied = call.denied.as_ref().map_or("", |d| d.reason.as_str());
     assert!(
         denied.contains("no one can answer") && denied.contains("auto_confirm is off"),
         "{denied}"

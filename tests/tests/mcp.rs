@@ -23,6 +23,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use copilot_eval_core::cassette::{CassetteHeader, Recorder, ReplaySession};
+use copilot_eval_core::evidence::denial::DenialKind;
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::report::Redactor;
 use copilot_eval_core::sdk::{McpHttpServerConfig, McpServerConfig, McpStdioServerConfig};
@@ -217,7 +218,9 @@ async fn a_zero_tool_budget_denies_the_mcp_call_before_it_reaches_the_server() {
         .find(|c| c.name == "fixture-lookup")
         .unwrap_or_else(|| panic!("no MCP call in {:#?}", result.tool_calls));
     assert!(
-        call.denied.as_deref().is_some_and(|d| d.contains("budget")),
+        call.denied
+            .as_ref()
+            .is_some_and(|d| d.kind == DenialKind::Budget),
         "{call:?}"
     );
     assert_ne!(call.success, Some(true), "{call:?}");
@@ -581,7 +584,9 @@ async fn a_zero_tool_budget_denies_the_http_mcp_call_before_it_reaches_the_serve
         .find(|c| c.name == "web-lookup")
         .unwrap_or_else(|| panic!("no MCP call in {:#?}", result.tool_calls));
     assert!(
-        call.denied.as_deref().is_some_and(|d| d.contains("budget")),
+        call.denied
+            .as_ref()
+            .is_some_and(|d| d.kind == DenialKind::Budget),
         "{call:?}"
     );
     let log_lines = fixture_log(&log);

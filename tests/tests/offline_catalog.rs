@@ -206,7 +206,7 @@ async fn an_agent_model_missing_from_the_catalog_stops_the_run_as_model_unavaila
         result.warnings
     );
     let record = &ctx.evidence().runs[0];
-    assert_eq!(record.stop_reason, "model_unavailable");
+    assert_eq!(record.stop_reason, StopReason::ModelUnavailable);
     assert!(record.is_infrastructure_stop());
     assert_eq!(record.warnings, result.warnings);
 }
@@ -304,7 +304,10 @@ async fn a_guard_denial_without_a_reason_reaches_the_model_in_the_runtimes_words
         result.error
     );
     assert_eq!(
-        result.tool_calls[0].denied.as_deref(),
+        result.tool_calls[0]
+            .denied
+            .as_ref()
+            .map(|d| d.reason.as_str()),
         Some("denied by a pre-tool guard (no reason given)")
     );
     let requests = ctx.model_requests();

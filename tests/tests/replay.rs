@@ -648,7 +648,7 @@ fn evidence(r: &Replayed) -> Value {
             "error": c.error,
             "agent": c.agent_id.is_some(),
             "completed": c.completed,
-            "denied": c.denied,
+            "denied": c.denied.as_ref().map(|d| &d.reason),
         })).collect::<Vec<_>>(),
         "final_response": result.final_response,
         "usage": result.usage.iter().map(|u| json!([u.model, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens])).collect::<Vec<_>>(),

@@ -9,6 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use copilot_eval_core::StopReason;
 use copilot_eval_core::report::{ErrorKind, Outcome, TokenUsage};
 use copilot_eval_e2e::runtime_for;
 
@@ -191,7 +192,7 @@ fn passing_evals_exit_0() {
     let [first] = test.runs.as_slice() else {
         panic!("one run: {:#?}", test.runs)
     };
-    assert_eq!(first.stop_reason, "completed");
+    assert_eq!(first.stop_reason, StopReason::Completed);
     assert_eq!(first.mode, "scripted");
     assert!(first.success && first.evidence_complete);
     assert_eq!(first.tool_calls[0].name, "create");
@@ -238,7 +239,7 @@ fn an_assertion_failure_exits_1() {
     assert!(message.contains("answers wrongly on purpose"), "{message}");
     assert!(message.contains("The answer is 5."), "{message}");
     assert_eq!(test.properties[0].value, "The answer is 5.");
-    assert_eq!(test.runs[0].stop_reason, "completed");
+    assert_eq!(test.runs[0].stop_reason, StopReason::Completed);
     let workdir = test
         .workdir
         .as_deref()
@@ -299,7 +300,7 @@ fn a_script_that_runs_out_of_turns_is_the_tests_failure_exit_1() {
         message.contains("the test then failed: the run did not complete"),
         "{message}"
     );
-    assert_eq!(test.runs[0].stop_reason, "script_exhausted");
+    assert_eq!(test.runs[0].stop_reason, StopReason::ScriptExhausted);
     assert_eq!(run.junit_kind("script_runs_out"), "failure");
 }
 
@@ -312,7 +313,7 @@ fn a_timeout_is_a_failed_eval_exit_1() {
     assert_eq!(run.status, 1, "{}", run.stderr);
     let test = run.test("times_out");
     assert_eq!(test.outcome, Outcome::Failed);
-    assert_eq!(test.runs[0].stop_reason, "timeout");
+    assert_eq!(test.runs[0].stop_reason, StopReason::Timeout);
     assert!(!test.runs[0].success);
     assert_eq!(run.report.totals.stop_reasons["timeout"], 1);
     assert_eq!(run.junit_kind("times_out"), "failure");
@@ -337,7 +338,7 @@ fn a_hanging_test_is_killed_and_still_reported_exit_3() {
     assert_eq!(exit.signal, Some(9));
     // What the test recorded before it hung is kept.
     assert_eq!(test.runs.len(), 1);
-    assert_eq!(test.runs[0].stop_reason, "completed");
+    assert_eq!(test.runs[0].stop_reason, StopReason::Completed);
     assert_eq!(test.properties[0].name, "first_run_success");
     // Killed at about the attribute's timeout_s (2 s) plus the cleanup bound (2 s) after the
     // run, its last event (the run itself, runtime start included, does not count: a loaded
@@ -440,7 +441,7 @@ fn a_conversation_is_one_run_in_the_artifacts() {
         panic!("one run: {:#?}", test.runs)
     };
     assert_eq!(conversation.mode, "scripted");
-    assert_eq!(conversation.stop_reason, "completed");
+    assert_eq!(conversation.stop_reason, StopReason::Completed);
     assert_eq!(
         conversation.prompts,
         ["Create notes.txt saying first.", "What does notes.txt say?"]
@@ -536,7 +537,7 @@ fn a_replay_mismatch_is_an_infrastructure_error_exit_3() {
     let test = run.test("replay_mismatch");
     assert_eq!(test.outcome, Outcome::Error, "{test:#?}");
     assert_eq!(test.error_kind, Some(ErrorKind::Run), "{test:#?}");
-    assert_eq!(test.runs[0].stop_reason, "replay_mismatch");
+    assert_eq!(test.runs[0].stop_reason, StopReason::ReplayMismatch);
     assert_eq!(test.runs[0].mode, "replay");
     // Every miss of the run is in its replay record, with its whole diagnosis.
     let replay = test.runs[0].replay.as_ref().unwrap();
@@ -636,7 +637,7 @@ fn the_quickstart_example_replays_offline_exit_0() {
             "{:?}",
             test.cassette
         );
-        assert_eq!(run.stop_reason, "completed");
+        assert_eq!(run.stop_reason, StopReason::Completed);
         assert_eq!(
             run.replay.as_ref().unwrap().unconsumed,
             Vec::<String>::new()

@@ -3,6 +3,7 @@
 //! not declare, a process the test left behind, and a run whose evidence is incomplete are each
 //! shown in the terminal, the JSON results and the JUnit XML (and the HTML report).
 
+use copilot_eval_core::StopReason;
 use copilot_eval_core::report::{ErrorKind, Outcome};
 use copilot_eval_e2e::runtime_for;
 
@@ -37,7 +38,7 @@ fn a_passing_test_over_a_stale_cassette_is_an_error_naming_replay_mismatch() {
     let stale = run.test("ignores_a_stale_cassette");
     assert_eq!(stale.outcome, Outcome::Error, "{stale:#?}");
     assert_eq!(stale.error_kind, Some(ErrorKind::Run));
-    assert_eq!(stale.runs[0].stop_reason, "replay_mismatch");
+    assert_eq!(stale.runs[0].stop_reason, StopReason::ReplayMismatch);
     assert_eq!(stale.runs[0].expected_stop, None);
     let message = stale.message.as_deref().unwrap();
     assert!(
@@ -63,10 +64,10 @@ fn a_passing_test_over_a_stale_cassette_is_an_error_naming_replay_mismatch() {
 
     let declared = run.test("expects_a_stale_cassette");
     assert_eq!(declared.outcome, Outcome::Passed, "{declared:#?}");
-    assert_eq!(declared.runs[0].stop_reason, "replay_mismatch");
+    assert_eq!(declared.runs[0].stop_reason, StopReason::ReplayMismatch);
     assert_eq!(
-        declared.runs[0].expected_stop.as_deref(),
-        Some("replay_mismatch")
+        declared.runs[0].expected_stop,
+        Some(StopReason::ReplayMismatch)
     );
     assert_eq!(run.junit_kind("expects_a_stale_cassette"), "success");
     assert_eq!(
@@ -76,7 +77,7 @@ fn a_passing_test_over_a_stale_cassette_is_an_error_naming_replay_mismatch() {
 
     let unmet = run.test("expects_a_stop_that_does_not_happen");
     assert_eq!(unmet.outcome, Outcome::Failed, "{unmet:#?}");
-    assert_eq!(unmet.runs[0].stop_reason, "completed");
+    assert_eq!(unmet.runs[0].stop_reason, StopReason::Completed);
     assert_eq!(
         unmet.message.as_deref(),
         Some(
@@ -236,7 +237,7 @@ fn a_panicking_handler_or_a_failing_guard_is_an_error_though_the_test_passed() {
     let panicked = run.test("hides_a_handler_panic");
     assert_eq!(panicked.outcome, Outcome::Error, "{panicked:#?}");
     assert_eq!(panicked.error_kind, Some(ErrorKind::Run));
-    assert_eq!(panicked.runs[0].stop_reason, "execution_error");
+    assert_eq!(panicked.runs[0].stop_reason, StopReason::ExecutionError);
     let message = panicked.message.as_deref().unwrap();
     assert!(
         message
@@ -254,7 +255,7 @@ fn a_panicking_handler_or_a_failing_guard_is_an_error_though_the_test_passed() {
     let guarded = run.test("hides_a_guard_failure");
     assert_eq!(guarded.outcome, Outcome::Error, "{guarded:#?}");
     assert_eq!(guarded.error_kind, Some(ErrorKind::Run));
-    assert_eq!(guarded.runs[0].stop_reason, "execution_error");
+    assert_eq!(guarded.runs[0].stop_reason, StopReason::ExecutionError);
     let message = guarded.message.as_deref().unwrap();
     assert!(
         message.contains("fixture guard: the policy file cannot be read"),

@@ -5,6 +5,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::Denial;
+
 /// Who wrote a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -59,7 +61,9 @@ pub struct ToolCall {
     pub completed: bool,
     /// Why the run's pre-tool-use hook denied this call (a caller guard, the budget, or the
     /// stop), matched to the call by tool name and arguments; `None` when it was not denied.
-    pub denied: Option<String>,
+    /// Written as `denied` (the reason) in JSON ([`denial::fields`](super::denial::fields)).
+    #[serde(flatten, with = "super::denial::fields")]
+    pub denied: Option<Denial>,
     /// The permission request the runtime made for this call and who answered it; `None` when
     /// the runtime asked no permission (a pre-tool guard answered `allow` in an eval without
     /// a permission layer, or the call was denied before). See [`Permission`].

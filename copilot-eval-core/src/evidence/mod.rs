@@ -21,6 +21,8 @@
 //! - `skill.invoked` and `subagent.*`: skill invocations and subagent dispatches, mapped by
 //!   [`skills`] and [`subagents`];
 //! - what the runtime substituted for the model's tool names ([`substitutions`]);
+//! - why the run's pre-tool-use hook denied a call ([`denial`]: recorded by the run, not read
+//!   from an event);
 //! - `session.shutdown` / `session.usage_checkpoint`: `totalPremiumRequests`, the premium
 //!   requests the session used ([`reported_premium_requests`]).
 //!
@@ -29,6 +31,7 @@
 //! for their events. This module depends on no other stage of a run: the result
 //! ([`crate::result`]) composes it, the report mirrors it.
 
+pub mod denial;
 mod events;
 mod map;
 pub mod mcp;
@@ -37,6 +40,7 @@ pub mod skills;
 pub mod subagents;
 pub mod substitutions;
 
+pub use denial::Denial;
 pub use events::{CutForModel, Permission, RawEvent, Role, ToolCall, Turn, Usage};
 pub use map::{Evidence, LoggedEvent, map_events};
 pub use premium::reported_premium_requests;

@@ -551,7 +551,7 @@ impl EvalContext {
         let mut record = RunRecord::from_conversation(&result, mode, &texts);
         record.replay = replay;
         record.resumed_from = resume.as_ref().map(|plan| plan.from.clone());
-        record.expected_stop = expected_stop.map(|reason| reason.as_str().to_owned());
+        record.expected_stop = expected_stop;
         let recording_failure = recording
             .as_ref()
             .filter(|(_, fatal)| *fatal)

@@ -480,14 +480,15 @@ fn resuming_what_cannot_be_resumed_is_a_setup_error_naming_the_fix() {
 /// test that failed anyway; a run that stopped as declared changes nothing.
 #[test]
 fn a_declared_stop_that_did_not_happen_fails_the_test() {
-    let outcome = |stop: &str, expected: &str, fails: bool| {
+    use crate::StopReason::{CleanupError, Completed, ReplayMismatch, RequestAuditError};
+    let outcome = |stop: crate::StopReason, expected: crate::StopReason, fails: bool| {
         let scratch = tempfile::tempdir().unwrap();
         let file = scratch.path().join("evidence.json");
         let ctx = EvalContext::with_settings(config(), Ok(Mode::Live), Some(file.clone()));
         let workdir = ctx.workdir().to_path_buf();
         let mut run = crate::report::tests::run(stop, 1);
-        run.error = (stop != "completed").then(|| "what happened".to_owned());
-        run.expected_stop = Some(expected.to_owned());
+        run.error = (stop != Completed).then(|| "what happened".to_owned());
+        run.expected_stop = Some(expected);
         let unwound = catch_unwind(AssertUnwindSafe(|| {
             run_test_in(ctx, move |ctx| async move {
                 ctx.update_evidence(|e| e.runs.push(run));
@@ -497,11 +498,11 @@ fn a_declared_stop_that_did_not_happen_fails_the_test() {
         let _ = std::fs::remove_dir_all(workdir);
         (unwound.is_err(), TestEvidence::read(&file).unwrap())
     };
-    let (panicked, evidence) = outcome("replay_mismatch", "replay_mismatch", false);
+    let (panicked, evidence) = outcome(ReplayMismatch, ReplayMismatch, false);
     assert!(!panicked);
     assert_eq!(evidence.status, EvidenceStatus::Passed);
 
-    let (panicked, evidence) = outcome("completed", "replay_mismatch", false);
+    let (panicked, evidence) = outcome(Completed, ReplayMismatch, false);
     assert!(panicked);
     assert_eq!(evidence.status, EvidenceStatus::Failed);
     assert_eq!(
@@ -511,7 +512,7 @@ fn a_declared_stop_that_did_not_happen_fails_the_test() {
         )
     );
 
-    let (panicked, evidence) = outcome("cleanup_error", "request_audit_error", true);
+    let (panicked, evidence) = outcome(CleanupError, RequestAuditError, true);
     assert!(panicked);
     let failure = evidence.failure.unwrap();
     assert!(

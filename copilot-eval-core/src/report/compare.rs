@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::RunRecord;
+use crate::result::StopReason;
 
 /// The label of a comparison's baseline run (`RunRecord::label`).
 pub const BASELINE: &str = "baseline";
@@ -38,14 +39,14 @@ pub struct ComparisonRecord {
 }
 
 /// What one side of a comparison did, from its run record (and its working directory).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ComparisonSide {
     /// The side's run: its number in the test's `runs`, from 1.
     pub run: u64,
     /// The run's `success`.
     pub success: bool,
     /// The run's `stop_reason`.
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     /// Tool calls (main agent and subagents).
     pub tool_calls: u64,
     /// Calls per tool name.
@@ -124,7 +125,7 @@ impl ComparisonSide {
         ComparisonSide {
             run: number,
             success: run.success,
-            stop_reason: run.stop_reason.clone(),
+            stop_reason: run.stop_reason,
             tool_calls: run.totals.tool_calls,
             tools,
             files_written,
@@ -142,7 +143,7 @@ impl ComparisonSide {
     /// the line is the same for every replay of the same cassettes).
     fn line(&self) -> String {
         let mut parts = vec![if self.success {
-            self.stop_reason.clone()
+            self.stop_reason.to_string()
         } else {
             format!("{} (not successful)", self.stop_reason)
         }];
@@ -373,7 +374,13 @@ mod tests {
         }
     }
 
-    fn run(stop: &str, tools: &[&str], input: u64, output: u64, duration_ms: u64) -> RunRecord {
+    fn run(
+        stop: StopReason,
+        tools: &[&str],
+        input: u64,
+        output: u64,
+        duration_ms: u64,
+    ) -> RunRecord {
         let mut run = crate::report::tests::run(stop, input);
         run.tool_calls = tools.iter().map(|t| call(t)).collect();
         run.totals.tool_calls = tools.len() as u64;
@@ -387,8 +394,14 @@ mod tests {
 
     #[test]
     fn differences_are_treatment_minus_baseline() {
-        let baseline = run("completed", &["view"], 1000, 20, 1500);
-        let mut treatment = run("completed", &["skill", "create", "create"], 1200, 35, 2100);
+        let baseline = run(StopReason::Completed, &["view"], 1000, 20, 1500);
+        let mut treatment = run(
+            StopReason::Completed,
+            &["skill", "create", "create"],
+            1200,
+            35,
+            2100,
+        );
         treatment.totals.cost = Some(0.3);
         let record = ComparisonRecord::new(
             "Announce 2.4.1",
@@ -421,8 +434,8 @@ mod tests {
 
     #[test]
     fn the_differences_line_says_each_difference() {
-        let baseline = run("completed", &["view"], 1000, 20, 1500);
-        let mut treatment = run("completed", &["skill", "view"], 1200, 15, 1100);
+        let baseline = run(StopReason::Completed, &["view"], 1000, 20, 1500);
+        let mut treatment = run(StopReason::Completed, &["skill", "view"], 1200, 15, 1100);
         treatment.totals.estimated_cost = Some(0.002);
         let mut runs = vec![baseline, treatment];
         runs[0].totals.estimated_cost = Some(0.0015);
@@ -441,8 +454,8 @@ mod tests {
 
     #[test]
     fn an_unknown_side_makes_the_difference_unknown_and_outcomes_are_compared() {
-        let baseline = run("completed", &[], 1000, 20, 1000);
-        let mut treatment = run("timeout", &[], 0, 0, 900);
+        let baseline = run(StopReason::Completed, &[], 1000, 20, 1000);
+        let mut treatment = run(StopReason::Timeout, &[], 0, 0, 900);
         treatment.success = false;
         treatment.totals.tokens = TokenUsage::Unknown;
         let mut record =
@@ -474,8 +487,8 @@ mod tests {
     #[test]
     fn refresh_reads_the_priced_runs_and_keeps_the_files() {
         let mut runs = vec![
-            run("completed", &[], 1000, 20, 1000),
-            run("completed", &["skill"], 1500, 40, 1000),
+            run(StopReason::Completed, &[], 1000, 20, 1000),
+            run(StopReason::Completed, &["skill"], 1500, 40, 1000),
         ];
         let mut record =
             ComparisonRecord::new("p", (1, &runs[0], vec!["x".into()]), (2, &runs[1], vec![]));

@@ -319,7 +319,7 @@ output = 0
             model_requested: Some("m".into()),
             model_used: Some("m".into()),
             success: true,
-            stop_reason: "completed".into(),
+            stop_reason: crate::StopReason::Completed,
             error: None,
             capture_errors: vec![],
             evidence_complete: true,

@@ -151,7 +151,7 @@ impl RunRecord {
             model_requested: result.model_requested.clone(),
             model_used: result.model_used.clone(),
             success: result.success,
-            stop_reason: result.stop_reason.as_str().to_owned(),
+            stop_reason: result.stop_reason,
             error: result.error.clone(),
             capture_errors: result.capture_errors.clone(),
             evidence_complete: result.evidence_complete,
@@ -229,25 +229,24 @@ impl RunRecord {
         }
     }
 
-    /// Whether this run's stop reason is an infrastructure stop ([`INFRASTRUCTURE_STOPS`])
-    /// rather than a verdict on the task (`completed`, `timeout`, `tool_budget_exceeded`) or
-    /// the test's own mistake (`script_exhausted`).
+    /// Whether this run's stop reason is an infrastructure stop
+    /// ([`StopClass::Infrastructure`](crate::StopClass::Infrastructure)) rather than a verdict on
+    /// the task (`completed`, `timeout`, `tool_budget_exceeded`) or the test's own mistake
+    /// (`script_exhausted`).
     pub fn is_infrastructure_stop(&self) -> bool {
-        INFRASTRUCTURE_STOPS.contains(&self.stop_reason.as_str())
+        self.stop_reason.is_infrastructure()
     }
 
     /// Whether this run ended on an infrastructure stop the test did not declare with
     /// `ctx.expect_stop(..)` (its `expected_stop`): the runner makes such a test an `error`.
     pub fn is_unexpected_infrastructure_stop(&self) -> bool {
-        self.is_infrastructure_stop()
-            && self.expected_stop.as_deref() != Some(self.stop_reason.as_str())
+        self.is_infrastructure_stop() && self.expected_stop != Some(self.stop_reason)
     }
 
     /// The stop the test declared for this run with `ctx.expect_stop(..)`, when the run stopped
     /// otherwise.
-    pub fn unmet_expected_stop(&self) -> Option<&str> {
+    pub fn unmet_expected_stop(&self) -> Option<StopReason> {
         self.expected_stop
-            .as_deref()
             .filter(|expected| *expected != self.stop_reason)
     }
 }

@@ -173,7 +173,7 @@ fn test_case(test: &TestRecord) -> TestCase {
         let expected: Vec<&str> = test
             .runs
             .iter()
-            .map(|r| r.expected_stop.as_deref().unwrap_or("none"))
+            .map(|r| r.expected_stop.map_or("none", |s| s.as_str()))
             .collect();
         case.add_property(Property::new(
             "copilot_eval.expected_stop",

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::evidence::Role;
-use crate::result::CopilotResult;
+use crate::result::{CopilotResult, StopReason};
 
 pub use compare::{
     BASELINE, ComparisonDifferences, ComparisonRecord, ComparisonSide, CriterionRecord, TREATMENT,
@@ -354,7 +354,7 @@ pub struct RunRecord {
     /// `execution_error`, `skill_setup_error`, `mcp_setup_error`, `script_exhausted`, `model_unavailable`,
     /// `tool_budget_exceeded`,
     /// `request_audit_error`, `cleanup_error`, `replay_mismatch`, `runtime_substitution`.
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     /// What went wrong, causes joined with `; `.
     pub error: Option<String>,
     /// Problems recording evidence (a tool call without completion, lost events).
@@ -437,7 +437,7 @@ pub struct RunRecord {
     /// equal to it does not make the test an `error`; a run that stopped otherwise fails the
     /// test. Absent when the test declared none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_stop: Option<String>,
+    pub expected_stop: Option<StopReason>,
     /// What the run noticed that did not fail it (the result's `warnings`), and for the last run
     /// of a test with a scripted model, the replies left unused when the test ended. Absent when
     /// there is none.
@@ -645,28 +645,6 @@ pub struct McpToolRecord {
     pub model_name: String,
 }
 
-/// Stop reasons that mean the run did not do what the test asked for, for a reason other than
-/// the task's outcome: the runtime, the session, a model request or the cleanup failed
-/// (`execution_error`, `cleanup_error`), a request could not be audited (`request_audit_error`),
-/// the cassette no longer fits the eval (`replay_mismatch`), or a skill or MCP server the eval
-/// configured was not set up, so no model request was made (`skill_setup_error`,
-/// `mcp_setup_error`), or a tool call failed because of what the runtime changed
-/// (`runtime_substitution`). The runner reports a test with such a run as `error` (`run`), whether its
-/// own checks passed or failed, unless the test declared that stop with
-/// `ctx.expect_stop(..)` (the run's `expected_stop`). The other reasons are verdicts on the
-/// task (`completed`, `timeout`, `tool_budget_exceeded`) or the test's own mistake
-/// (`script_exhausted`), which the test's checks judge.
-pub const INFRASTRUCTURE_STOPS: &[&str] = &[
-    "execution_error",
-    "cleanup_error",
-    "request_audit_error",
-    "replay_mismatch",
-    "runtime_substitution",
-    "skill_setup_error",
-    "mcp_setup_error",
-    "model_unavailable",
-];
-
 /// Keys of configuration objects whose values are replaced by `[redacted]` (matched
 /// case-insensitively as substrings).
 const CREDENTIAL_KEYS: &[&str] = &[
@@ -728,7 +706,7 @@ impl SuiteTotals {
                 totals.tool_calls += run.totals.tool_calls;
                 *totals
                     .stop_reasons
-                    .entry(run.stop_reason.clone())
+                    .entry(run.stop_reason.as_str().to_owned())
                     .or_default() += 1;
             }
             match &test.cost {

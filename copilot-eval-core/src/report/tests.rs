@@ -6,7 +6,7 @@ use serde_json::json;
 
 /// A run record that stopped with `stop` and read `input` tokens (also used by the executor's
 /// tests).
-pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
+pub(crate) fn run(stop: StopReason, input: u64) -> RunRecord {
     RunRecord {
         eval_name: "e".into(),
         mode: "replay".into(),
@@ -15,8 +15,8 @@ pub(crate) fn run(stop: &str, input: u64) -> RunRecord {
         prompt_options: Vec::new(),
         model_requested: Some("claude-sonnet-4.5".into()),
         model_used: Some("claude-sonnet-4.5".into()),
-        success: stop == "completed",
-        stop_reason: stop.into(),
+        success: stop == StopReason::Completed,
+        stop_reason: stop,
         error: None,
         capture_errors: vec![],
         evidence_complete: true,
@@ -85,14 +85,22 @@ fn report() -> SuiteReport {
             "a",
             "pkg::evals",
             Outcome::Passed,
-            vec![run("completed", 100)],
+            vec![run(StopReason::Completed, 100)],
         ),
-        test("b", "pkg::evals", Outcome::Failed, vec![run("timeout", 50)]),
+        test(
+            "b",
+            "pkg::evals",
+            Outcome::Failed,
+            vec![run(StopReason::Timeout, 50)],
+        ),
         test(
             "c",
             "pkg",
             Outcome::Error,
-            vec![run("completed", 1), run("execution_error", 2)],
+            vec![
+                run(StopReason::Completed, 1),
+                run(StopReason::ExecutionError, 2),
+            ],
         ),
         test("d", "pkg", Outcome::NotRun, vec![]),
     ];
@@ -146,8 +154,9 @@ fn totals_count_outcomes_runs_and_stop_reasons() {
     assert_eq!(totals.runs, 4);
     assert_eq!(totals.input_tokens, 153);
     assert_eq!(totals.tool_calls, 8);
-    assert_eq!(totals.stop_reasons["completed"], 2);
-    assert_eq!(totals.stop_reasons["execution_error"], 1);
+    // Keyed by each reason's text, as the JSON writes them.
+    assert_eq!(totals.stop_reasons[StopReason::Completed.as_str()], 2);
+    assert_eq!(totals.stop_reasons[StopReason::ExecutionError.as_str()], 1);
 }
 
 #[test]
@@ -218,9 +227,11 @@ fn json_round_trips_and_junit_parses_back() {
 #[test]
 fn junit_shows_incomplete_evidence_and_expected_stops() {
     let mut report = report();
-    report.tests[0].runs.push(run("replay_mismatch", 1));
+    report.tests[0]
+        .runs
+        .push(run(StopReason::ReplayMismatch, 1));
     report.tests[0].runs[1].evidence_complete = false;
-    report.tests[0].runs[1].expected_stop = Some("replay_mismatch".into());
+    report.tests[0].runs[1].expected_stop = Some(StopReason::ReplayMismatch);
     let junit = super::junit::to_junit(&report);
     let property = |case: &str, name: &str| {
         junit

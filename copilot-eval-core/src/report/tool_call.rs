@@ -1,9 +1,12 @@
 //! One tool call of a run as the JSON report keeps it (`tests[].runs[].tool_calls[]`), from the
-//! evidence's [`ToolCall`](crate::evidence::ToolCall).
+//! evidence's [`ToolCall`](crate::evidence::ToolCall). Its denial is the evidence's own
+//! [`Denial`], not a copy of its fields: what a denial records reaches the JSON as it is.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::evidence::Denial;
 
 /// One tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -32,8 +35,11 @@ pub struct ToolCallRecord {
     pub duration_ms: Option<u64>,
     /// Whether a completion was seen.
     pub completed: bool,
-    /// Why the call was denied, when it was.
-    pub denied: Option<String>,
+    /// Why the call was denied, when it was: the evidence's own [`Denial`], written as its
+    /// fields ([`denial::fields`](crate::evidence::denial::fields): `denied`, the reason).
+    #[serde(flatten, with = "crate::evidence::denial::fields")]
+    #[schemars(with = "crate::evidence::denial::fields::DenialFields")]
+    pub denied: Option<Denial>,
     /// The permission request the runtime made for the call and who answered it.
     #[serde(default)]
     pub permission: Option<PermissionRecord>,

@@ -38,8 +38,9 @@ use github_copilot_sdk::hooks::{
 use tokio::sync::watch;
 
 use super::handlers::{HandlerTracker, TrackedHandler, panic_text};
-use super::permissions::{NO_REASON_DENIAL, PermissionLayer};
+use super::permissions::PermissionLayer;
 use crate::eval::{CopilotEval, PreToolGuard};
+use crate::evidence::Denial;
 
 /// Why the controls want the run to stop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,18 +98,32 @@ pub struct Controls {
 struct State {
     admitted: u32,
     closed: bool,
-    denied: Vec<Denial>,
+    denied: Vec<DeniedCall>,
 }
 
-/// A tool call the pre-tool-use hook denied.
+impl State {
+    /// Record the denial of a call to `tool` with `arguments`; returns its reason.
+    fn deny(&mut self, tool: &str, arguments: &serde_json::Value, denial: Denial) -> String {
+        let reason = denial.reason.clone();
+        self.denied.push(DeniedCall {
+            tool: tool.to_owned(),
+            arguments: arguments.clone(),
+            denial,
+        });
+        reason
+    }
+}
+
+/// A tool call the pre-tool-use hook denied: the call as the hook saw it (matched to the
+/// evidence's call by name and arguments at the end of the run) and its [`Denial`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct Denial {
+pub struct DeniedCall {
     /// The tool's name.
     pub tool: String,
     /// The arguments as the runtime sent them to the hook.
     pub arguments: serde_json::Value,
-    /// Why: the budget, the stop, a caller guard's reason, or a guard failure.
-    pub reason: String,
+    /// Why, as the evidence keeps it.
+    pub denial: Denial,
 }
 
 impl Controls {
@@ -168,7 +183,7 @@ impl Controls {
     }
 
     /// The calls the hook denied (guards, budget, after the stop), in order.
-    pub fn denied(&self) -> Vec<Denial> {
+    pub fn denied(&self) -> Vec<DeniedCall> {
         self.state.lock().expect("controls lock").denied.clone()
     }
 
@@ -329,8 +344,8 @@ impl Controls {
                 Some("deny") => {
                     // No reason: the model reads the runtime's own words, as in production.
                     let reason = output.permission_decision_reason;
-                    let recorded = reason.clone().unwrap_or_else(|| NO_REASON_DENIAL.into());
-                    self.record_denial(&current.tool_name, &original, &recorded);
+                    let denial = Denial::guard(reason.clone());
+                    self.record_denial(&current.tool_name, &original, denial);
                     return PreToolUseOutput {
                         permission_decision: Some("deny".into()),
                         permission_decision_reason: reason,
@@ -351,20 +366,12 @@ impl Controls {
             }
         }
         if ask && self.permissions == PermissionLayer::None {
-            let asked = if reasons.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", reasons.join("; "))
-            };
-            let reason = format!(
-                "a pre-tool guard answered ask{asked} and no one can answer: the eval has no permission_handler and auto_confirm is off; {} was not run",
-                current.tool_name
-            );
             // The runtime itself denies an `ask` no one can answer, in its own words ("Denied by
             // preToolUse hook (unable to ask user for confirmation): <reason>", runtime
             // 1.0.102), which is what the model reads in production: pass the ask on, and keep
             // our explanation for the evidence only (the call's `denied`).
-            self.record_denial(&current.tool_name, &original, &reason);
+            let denial = Denial::unanswered_ask(&current.tool_name, &reasons);
+            self.record_denial(&current.tool_name, &original, denial);
             return PreToolUseOutput {
                 permission_decision: Some("ask".into()),
                 permission_decision_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
@@ -401,15 +408,8 @@ impl Controls {
     /// The budget decision: `None` admits, `Some(reason)` denies.
     fn admit(&self, tool: &str, arguments: &serde_json::Value) -> Option<String> {
         let mut state = self.state.lock().expect("controls lock");
-        let denial = |reason: &str| Denial {
-            tool: tool.to_owned(),
-            arguments: arguments.clone(),
-            reason: reason.to_owned(),
-        };
         if state.closed {
-            let reason = format!("the eval stopped; {tool} was not run");
-            state.denied.push(denial(&reason));
-            return Some(reason);
+            return Some(state.deny(tool, arguments, Denial::stopped(tool)));
         }
         let Some(max) = self.max_tool_calls else {
             state.admitted += 1;
@@ -424,8 +424,7 @@ impl Controls {
         // Calls admitted earlier may still run their handlers: the run lets them finish.
         state.closed = true;
         self.gate.close();
-        let reason = format!("tool-call budget of {max} exhausted; {tool} was not run");
-        state.denied.push(denial(&reason));
+        let reason = state.deny(tool, arguments, Denial::budget(max, tool));
         drop(state);
         self.request_stop(ControlStop::BudgetExceeded {
             max,
@@ -434,16 +433,11 @@ impl Controls {
         Some(reason)
     }
 
-    fn record_denial(&self, tool: &str, arguments: &serde_json::Value, reason: &str) {
+    fn record_denial(&self, tool: &str, arguments: &serde_json::Value, denial: Denial) {
         self.state
             .lock()
             .expect("controls lock")
-            .denied
-            .push(Denial {
-                tool: tool.to_owned(),
-                arguments: arguments.clone(),
-                reason: reason.to_owned(),
-            });
+            .deny(tool, arguments, denial);
     }
 
     fn guard_failed(
@@ -452,7 +446,7 @@ impl Controls {
         arguments: &serde_json::Value,
         message: String,
     ) -> PreToolUseOutput {
-        self.record_denial(tool, arguments, &message);
+        self.record_denial(tool, arguments, Denial::guard_failed(message.clone()));
         self.state.lock().expect("controls lock").closed = true;
         self.gate.close();
         self.handlers.close();
@@ -517,6 +511,7 @@ impl SessionHooks for ControlHooks {
 mod tests {
     use super::*;
     use crate::eval::guard_fn;
+    use crate::evidence::denial::DenialKind;
     use serde_json::json;
 
     fn input(tool: &str) -> PreToolUseInput {
@@ -550,11 +545,9 @@ mod tests {
         assert_eq!(decide(&controls, "b").await.permission_decision, None);
         let third = decide(&controls, "c").await;
         assert_eq!(third.permission_decision.as_deref(), Some("deny"));
-        assert!(
-            third
-                .permission_decision_reason
-                .unwrap()
-                .contains("budget of 2")
+        assert_eq!(
+            third.permission_decision_reason,
+            Some(Denial::budget(2, "c").reason)
         );
         assert!(controls.gate().is_closed());
         assert_eq!(
@@ -565,13 +558,13 @@ mod tests {
             })
         );
         let fourth = decide(&controls, "d").await;
-        assert!(
-            fourth
-                .permission_decision_reason
-                .unwrap()
-                .contains("eval stopped")
+        assert_eq!(
+            fourth.permission_decision_reason,
+            Some(Denial::stopped("d").reason)
         );
         assert_eq!(controls.admitted(), 2);
+        let kinds: Vec<_> = controls.denied().iter().map(|d| d.denial.kind).collect();
+        assert_eq!(kinds, [DenialKind::Budget, DenialKind::Stopped]);
     }
 
     #[tokio::test]
@@ -599,6 +592,7 @@ mod tests {
         let out = decide(&controls, "a").await;
         assert_eq!(out.permission_decision.as_deref(), Some("deny"));
         assert!(!later_ran.load(Ordering::SeqCst), "a deny wins at once");
+        assert_eq!(controls.denied()[0].denial.kind, DenialKind::Guard);
         assert_eq!(controls.admitted(), 0, "a denied call consumes no budget");
         assert_eq!(
             controls.stop_requested(),
@@ -644,11 +638,9 @@ mod tests {
         assert_eq!(out.permission_decision_reason.as_deref(), Some("said ask"));
         let denied = controls.denied();
         assert_eq!(denied.len(), 1);
-        assert!(
-            denied[0].reason.contains("said ask")
-                && denied[0].reason.contains("auto_confirm is off"),
-            "{:?}",
-            denied[0]
+        assert_eq!(
+            denied[0].denial,
+            Denial::unanswered_ask("a", &["said ask".into()])
         );
         assert_eq!(controls.admitted(), 0, "a denied ask consumes no budget");
     }
@@ -688,6 +680,7 @@ mod tests {
         assert!(
             matches!(controls.stop_requested(), Some(ControlStop::GuardFailed(m)) if m.contains("no db"))
         );
+        assert_eq!(controls.denied()[0].denial.kind, DenialKind::GuardFailed);
 
         let controls = Controls::new(None, vec![guard_fn(|_| panic!("guard bug"))], None);
         let out = decide(&controls, "a").await;
@@ -705,5 +698,6 @@ mod tests {
         assert!(
             matches!(controls.stop_requested(), Some(ControlStop::GuardFailed(m)) if m.contains("\"maybe\""))
         );
+        assert_eq!(controls.denied()[0].denial.kind, DenialKind::GuardFailed);
     }
 }

@@ -107,7 +107,7 @@ pub(super) struct TrackedHandler {
 impl ToolHandler for TrackedHandler {
     async fn call(&self, invocation: ToolInvocation) -> Result<ToolResult, Error> {
         if !self.tracker.start(&self.tool) {
-            let text = format!("the eval stopped; {} was not run", self.tool);
+            let text = crate::evidence::denial::not_run_after_stop(&self.tool);
             return Ok(ToolResult::Expanded(
                 ToolResultExpanded::new(text.clone(), "failure").with_error(text),
             ));

@@ -19,11 +19,6 @@ use std::collections::HashMap;
 use crate::eval::CopilotEval;
 use crate::evidence::{LoggedEvent, Permission, ToolCall};
 
-/// What a tool call's `denied` says when a pre-tool guard denied it without a reason: the guard's
-/// answer reaches the runtime without one, so the model reads the runtime's own words
-/// ("Denied by preToolUse hook: No reason provided"), as in production.
-pub(crate) const NO_REASON_DENIAL: &str = "denied by a pre-tool guard (no reason given)";
-
 /// Who answers the runtime's permission requests in a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PermissionLayer {

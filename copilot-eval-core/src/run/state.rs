@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::controls::{ControlStop, Denial};
+use super::controls::{ControlStop, DeniedCall};
 use crate::audit::RequestAudit;
 use crate::eval::CopilotEval;
 use crate::evidence::mcp::mcp_servers;
@@ -41,7 +41,7 @@ pub(super) struct RunState {
     pub(super) tool_calls_admitted: u32,
     pub(super) model_requests_held_back: usize,
     pub(super) tool_handler_failures: Vec<String>,
-    pub(super) denials: Vec<Denial>,
+    pub(super) denials: Vec<DeniedCall>,
     permission_layer: super::permissions::PermissionLayer,
     pub(super) request_audit: Vec<RequestAudit>,
     pub(super) prompt_sent: bool,
@@ -121,11 +121,11 @@ impl RunState {
                 state.warnings = checked.warnings.clone();
             }
         }
-        for denial in &self.denials {
+        for denied in self.denials {
             if let Some(call) = evidence.tool_calls.iter_mut().find(|c| {
-                c.denied.is_none() && c.name == denial.tool && c.arguments == denial.arguments
+                c.denied.is_none() && c.name == denied.tool && c.arguments == denied.arguments
             }) {
-                call.denied = Some(denial.reason.clone());
+                call.denied = Some(denied.denial);
             }
         }
         super::permissions::attach_permissions(
@@ -255,9 +255,7 @@ pub(super) fn control_stop(stop: &ControlStop) -> (StopReason, String) {
     match stop {
         ControlStop::BudgetExceeded { max, tool } => (
             StopReason::ToolBudgetExceeded,
-            format!(
-                "tool-call budget exhausted: max_tool_calls = {max}; the next call ({tool}) was denied and the session aborted"
-            ),
+            crate::evidence::denial::budget_exhausted(*max, tool),
         ),
         ControlStop::GuardFailed(message) => (StopReason::ExecutionError, message.clone()),
         ControlStop::HandlerPanicked { tool, message } => (

@@ -326,13 +326,13 @@ mod tests {
     /// whether the test passed or not; a suite without one prints no such line.
     #[test]
     fn incomplete_evidence_is_shown_in_the_test_line_and_the_summary() {
-        let mut lossy = crate::report::tests::run("completed", 1);
+        let mut lossy = crate::report::tests::run(crate::StopReason::Completed, 1);
         lossy.evidence_complete = false;
         lossy.capture_errors = vec![
             "the event subscription lagged: 3 events were lost".to_owned(),
             "completion for unknown tool call call_1".to_owned(),
         ];
-        let whole = crate::report::tests::run("completed", 1);
+        let whole = crate::report::tests::run(crate::StopReason::Completed, 1);
         let mut test = crate::suite::executor::tests::record("lossy", Outcome::Passed);
         test.runs = vec![whole.clone(), lossy];
         let line = finished_line(&test);

@@ -304,7 +304,7 @@ impl Verdict {
 /// - a signal or an exit status other than 0 and 101: `error` (`crashed`);
 /// - a setup error in the evidence: `error` (`setup`);
 /// - exit 0 with the evidence `passed`: `passed`, unless a run ended on an infrastructure stop
-///   ([`INFRASTRUCTURE_STOPS`](crate::report::INFRASTRUCTURE_STOPS)) the test did not declare
+///   ([`StopClass::Infrastructure`](crate::StopClass::Infrastructure)) the test did not declare
 ///   with `ctx.expect_stop(..)`: then `error` (`run`), naming each such run (number, eval name),
 ///   its stop reason and its error text;
 /// - exit 101 with the evidence `failed`: `error` (`run`) when a run ended on such an
@@ -410,7 +410,7 @@ pub fn classify(
                 .runs
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| r.stop_reason == crate::StopReason::ScriptExhausted.as_str())
+                .filter(|(_, r)| r.stop_reason == crate::StopReason::ScriptExhausted)
                 .map(|(i, r)| {
                     format!(
                         "run {} ({}): {}",

@@ -98,7 +98,7 @@ fn only(baseline: &[String], treatment: &[String]) -> String {
 
 fn outcome(side: &ComparisonSide) -> String {
     if side.success {
-        side.stop_reason.clone()
+        side.stop_reason.to_string()
     } else {
         format!("{} (not successful)", side.stop_reason)
     }

@@ -10,6 +10,7 @@ use crate::report::{
     CostTotals, Outcome, PermissionRecord, RuntimeInfo, SuiteTotals, TestRecord, ToolCallRecord,
     ToolInfo,
 };
+use crate::{Denial, StopReason};
 
 fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> TestRecord {
     TestRecord {
@@ -24,7 +25,7 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
         runs: if outcome == Outcome::NotRun {
             vec![]
         } else {
-            vec![run("completed", input)]
+            vec![run(StopReason::Completed, input)]
         },
         workdir: None,
         cassette: None,
@@ -58,7 +59,7 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
     }
 }
 
-fn call(id: &str, denied: Option<&str>, permission: Option<PermissionRecord>) -> ToolCallRecord {
+fn call(id: &str, denied: Option<Denial>, permission: Option<PermissionRecord>) -> ToolCallRecord {
     ToolCallRecord {
         id: id.into(),
         name: "bash".into(),
@@ -69,7 +70,7 @@ fn call(id: &str, denied: Option<&str>, permission: Option<PermissionRecord>) ->
         agent_id: None,
         duration_ms: Some(3),
         completed: true,
-        denied: denied.map(str::to_owned),
+        denied,
         permission,
         cut_for_model_full_bytes: None,
         structured_content: None,
@@ -135,10 +136,11 @@ fn unknown_tokens_are_shown_as_unknown_per_eval() {
     assert!(html.contains("tokens unknown"));
 }
 
-/// Who denied a call: the budget, a call after the stop, a guard, or the permission layer.
+/// Who denied a call, from its denial's kind: the budget, a call after the stop, a guard (its
+/// deny, its failure, its ask no one could answer), or the permission layer.
 #[test]
 fn a_denied_call_names_who_denied_it() {
-    let mut record = run("tool_budget_exceeded", 1);
+    let mut record = run(StopReason::ToolBudgetExceeded, 1);
     let refused = PermissionRecord {
         kind: "shell".into(),
         by: "permission_handler".into(),
@@ -148,14 +150,22 @@ fn a_denied_call_names_who_denied_it() {
     };
     record.tool_calls = vec![
         call("1", None, None),
-        call("2", Some("no shell in this eval"), None),
         call(
-            "3",
-            Some("tool-call budget of 2 exhausted; bash was not run"),
+            "2",
+            Some(Denial::guard(Some("no shell in this eval".into()))),
             None,
         ),
-        call("4", Some("the eval stopped; bash was not run"), None),
+        call("3", Some(Denial::budget(2, "bash")), None),
+        call("4", Some(Denial::stopped("bash")), None),
         call("5", None, Some(refused)),
+        call(
+            "6",
+            Some(Denial::guard_failed(
+                "pre-tool guard #0 failed on bash: no db".into(),
+            )),
+            None,
+        ),
+        call("7", Some(Denial::unanswered_ask("bash", &[])), None),
     ];
     let mut placed = Default::default();
     let views: Vec<CallView> = record
@@ -167,24 +177,30 @@ fn a_denied_call_names_who_denied_it() {
         .iter()
         .map(|v| (v.status, v.denied_by.as_deref(), v.reason.as_deref()))
         .collect();
+    // Each denial shows its own reason (worded in evidence::denial) and the label of its kind.
+    let reason = |i: usize| {
+        record.tool_calls[i]
+            .denied
+            .as_ref()
+            .map(|d| d.reason.as_str())
+    };
     assert_eq!(
         who,
         [
             ("admitted", None, None),
             ("denied", Some("guard"), Some("no shell in this eval")),
-            (
-                "denied",
-                Some("budget"),
-                Some("tool-call budget of 2 exhausted; bash was not run")
-            ),
-            (
-                "denied",
-                Some("stop"),
-                Some("the eval stopped; bash was not run")
-            ),
+            ("denied", Some("budget"), reason(2)),
+            ("denied", Some("stop"), reason(3)),
             ("denied", Some("permission_handler"), Some("not here")),
+            (
+                "denied",
+                Some("guard failure"),
+                Some("pre-tool guard #0 failed on bash: no db")
+            ),
+            ("denied", Some("guard ask, no permission layer"), reason(6)),
         ]
     );
+    assert!(views[2..].iter().all(|v| v.reason.is_some()));
 }
 
 /// Markup from a model is escaped, long texts are folded, and the file is written through the
@@ -221,7 +237,7 @@ fn model_text_is_escaped_folded_and_redacted() {
 #[test]
 fn a_comparison_is_a_table_before_its_labelled_runs() {
     let mut compared = test("compared", Outcome::Passed, Some(0.1), 100);
-    let mut treatment = run("completed", 300);
+    let mut treatment = run(StopReason::Completed, 300);
     treatment.tool_calls = vec![call("1", None, None)];
     treatment.totals.tool_calls = 1;
     compared.runs[0].totals.tool_calls = 0;
@@ -310,7 +326,7 @@ fn incomplete_evidence_has_a_badge_on_the_run_and_the_eval() {
     let mut lossy = test("lossy", Outcome::Passed, Some(0.1), 5);
     lossy.runs[0].evidence_complete = false;
     lossy.runs[0].capture_errors = vec!["the event subscription lagged: 3 events were lost".into()];
-    lossy.runs[0].expected_stop = Some("completed".into());
+    lossy.runs[0].expected_stop = Some(StopReason::Completed);
     let whole = test("whole", Outcome::Passed, Some(0.1), 5);
     let html = to_html(&report(vec![lossy, whole])).unwrap();
     assert_eq!(

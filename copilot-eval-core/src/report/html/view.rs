@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::text::{duration, maybe_duration, maybe_number, pretty, text_of};
+use crate::evidence::denial::DenialKind;
 use crate::report::{CostTotals, Outcome, RunRecord, SuiteReport, TestRecord, ToolCallRecord};
 
 /// The whole page.
@@ -374,8 +375,11 @@ fn token_label(test: &TestRecord, unit: &str) -> String {
 
 impl TestView {
     fn of(index: usize, test: &TestRecord, currency: &str) -> Self {
-        let mut stop_reasons: Vec<String> =
-            test.runs.iter().map(|r| r.stop_reason.clone()).collect();
+        let mut stop_reasons: Vec<String> = test
+            .runs
+            .iter()
+            .map(|r| r.stop_reason.to_string())
+            .collect();
         stop_reasons.dedup();
         TestView {
             anchor: test_anchor(index),
@@ -506,8 +510,8 @@ impl RunView {
             model_requested: run.model_requested.clone(),
             model_used: run.model_used.clone(),
             success: run.success,
-            stop_reason: run.stop_reason.clone(),
-            expected_stop: run.expected_stop.clone(),
+            stop_reason: run.stop_reason.to_string(),
+            expected_stop: run.expected_stop.map(|s| s.to_string()),
             evidence_complete: run.evidence_complete,
             error: run.error.clone(),
             duration: duration(run.duration_ms),
@@ -628,10 +632,10 @@ impl CallView {
         placed.insert(call.id.clone());
         let permission_refused = call.permission.as_ref().filter(|p| !p.approved);
         let (status, denied_by, reason) = match (&call.denied, permission_refused) {
-            (Some(reason), _) => (
+            (Some(denial), _) => (
                 "denied",
-                Some(denied_by(reason).to_owned()),
-                Some(reason.clone()),
+                denied_by(denial.kind).map(str::to_owned),
+                Some(denial.reason.clone()),
             ),
             (None, Some(p)) => (
                 "denied",
@@ -705,17 +709,19 @@ impl CallView {
     }
 }
 
-/// Who denied a call, from the reason the run's pre-tool hook recorded: `budget` (the call past
-/// `max_tool_calls`), `stop` (a call after the run stopped), else `guard` (a pre-tool guard, or
-/// the permission layer's refusal of a guard's `ask`).
-fn denied_by(reason: &str) -> &'static str {
-    if reason.starts_with("tool-call budget of ") {
-        "budget"
-    } else if reason.starts_with("the eval stopped; ") {
-        "stop"
-    } else {
-        "guard"
-    }
+/// Who denied a call, from the kind its denial records: `budget` (the call past
+/// `max_tool_calls`), `stop` (a call after the run stopped), `guard` (a pre-tool guard's deny),
+/// `guard failure` (a guard failed on the call), `guard ask, no permission layer` (a guard's ask
+/// no one could answer); nothing for a denial read from a file that recorded no kind.
+fn denied_by(kind: DenialKind) -> Option<&'static str> {
+    Some(match kind {
+        DenialKind::Budget => "budget",
+        DenialKind::Stopped => "stop",
+        DenialKind::Guard => "guard",
+        DenialKind::GuardFailed => "guard failure",
+        DenialKind::UnansweredAsk => "guard ask, no permission layer",
+        DenialKind::Unrecorded => return None,
+    })
 }
 
 fn audit_rows(audit: Option<&Value>) -> Vec<AuditView> {

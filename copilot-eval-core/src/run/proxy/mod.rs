@@ -44,6 +44,7 @@ use super::ExchangeTap;
 use super::controls::{ControlStop, Controls, Gate};
 use crate::audit::{self, HttpVerdict, RequestAudit, RequestOrigin};
 use crate::eval::ImageDetail;
+use crate::evidence::denial::after_stop;
 
 mod sdk;
 
@@ -311,9 +312,9 @@ impl RequestProxy {
         if shared.gate.is_closed() {
             shared.held_back.fetch_add(1, Ordering::SeqCst);
             let _ = tokio::time::timeout(HOLD_BOUND, request.cancelled()).await;
-            return Err(CopilotRequestError::message(
-                "the eval stopped; this model request was not forwarded",
-            ));
+            return Err(CopilotRequestError::message(after_stop(
+                "this model request was not forwarded",
+            )));
         }
         if shared.options.inspects() {
             let encoding = request
@@ -364,9 +365,9 @@ impl RequestProxy {
         let shared = &self.shared;
         if shared.gate.is_closed() {
             shared.held_back.fetch_add(1, Ordering::SeqCst);
-            return Err(CopilotRequestError::message(
-                "the eval stopped; no WebSocket was opened",
-            ));
+            return Err(CopilotRequestError::message(after_stop(
+                "no WebSocket was opened",
+            )));
         }
         let upstream = Upstream::connect(ctx, downstream, shared.clone())
             .await

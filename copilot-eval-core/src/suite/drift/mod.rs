@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use super::{SuiteOptions, exit_code, list};
 use crate::harness::Mode;
 use crate::report::{Outcome, RuntimeInfo, SuiteReport, TestRecord};
+use crate::result::StopReason;
 use crate::runtime;
 
 /// The version of the drift report's shape.
@@ -123,7 +124,7 @@ pub struct VersionOutcome {
     /// The eval test's outcome (`passed`, `failed`, `error`, `not_run`).
     pub outcome: Outcome,
     /// Each run's stop reason, in order.
-    pub stop_reasons: Vec<String>,
+    pub stop_reasons: Vec<StopReason>,
     /// The failure, error or not-run message of the test, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -368,7 +369,7 @@ pub fn compare(pinned: &SuiteReport, candidate: &SuiteReport) -> DriftReport {
 fn version_outcome(record: &TestRecord) -> VersionOutcome {
     VersionOutcome {
         outcome: record.outcome,
-        stop_reasons: record.runs.iter().map(|r| r.stop_reason.clone()).collect(),
+        stop_reasons: record.runs.iter().map(|r| r.stop_reason).collect(),
         message: record.message.clone(),
     }
 }
@@ -418,7 +419,8 @@ pub fn first_difference(before: &TestRecord, after: &TestRecord) -> Difference {
             .runs
             .iter()
             .map(|r| {
-                (r.stop_reason == "replay_mismatch").then(|| r.error.clone().unwrap_or_default())
+                (r.stop_reason == StopReason::ReplayMismatch)
+                    .then(|| r.error.clone().unwrap_or_default())
             })
             .collect()
     };

@@ -12,130 +12,10 @@ use serde_json::Value;
 pub use crate::evidence::mcp::McpServerState;
 use crate::evidence::skills::{SkillDiscovery, SkillInvocation};
 use crate::evidence::subagents::{SubagentInvocation, SubagentStatus};
-pub use crate::evidence::{RawEvent, Role, ToolCall, Turn, Usage};
+pub use crate::evidence::{Denial, RawEvent, Role, ToolCall, Turn, Usage};
+pub use stop::{StopClass, StopReason};
 
-/// Why a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// The session reached `session.idle` with no error.
-    Completed,
-    /// `timeout_s` elapsed before the session went idle (runtime start and session creation
-    /// count too).
-    Timeout,
-    /// Anything else that ended the run with an error: the runtime could not be found or started,
-    /// the session could not be created, the model request failed (`session.error`), the
-    /// session configuration was rejected, a caller pre-tool guard failed or panicked, or an
-    /// in-process tool handler panicked (`error`: "the tool handler `NAME` panicked: ...").
-    ExecutionError,
-    /// A requested skill could not be set up, so no model request was made: a skill folder held
-    /// no valid skill (checked before the runtime starts), or the runtime did not discover a
-    /// requested skill or has it disabled (checked after the session is created, before the
-    /// prompt). `skill_discovery` says what was requested and what the runtime saw
-    /// ([`crate::skills`]).
-    SkillSetupError,
-    /// A required MCP server the eval configured (`mcp_server`; never one added with
-    /// `optional_mcp_server`) was not connected when the runtime
-    /// settled its servers, checked after the session is created and before the prompt is sent
-    /// (no model request was made): the runtime reported it `failed` (e.g. the command could
-    /// not start), `needs-auth`, `not_configured`, `disabled` or `stopped`, or never reported
-    /// it; or the eval's `timeout_s` elapsed while the runtime was still starting a server (it
-    /// stays `pending`, e.g. a stdio server that never answers `initialize`). `error` names each
-    /// such server and its status; `mcp_servers` lists every configured server's status and tool
-    /// count.
-    McpSetupError,
-    /// The scripted model (`EvalContext::offline`) ran out of turns: the runtime asked for one
-    /// more model turn than the script holds (the extra request was answered `500`, ending the
-    /// session). The test author's own mistake, not an infrastructure stop: the runner reports
-    /// the test `failed`. Set by the harness, which knows the script; a plain
-    /// [`crate::run_with`] against a [`crate::model_server::ModelServer`] reports
-    /// `execution_error`.
-    ScriptExhausted,
-    /// The runtime could not dispatch a custom agent because the agent's `model` is not
-    /// available (the `task` call failed "Model ... is not available": offline, a model the
-    /// catalog of [`EvalContext::offline`](crate::harness::EvalContext::offline) lacks; live,
-    /// one the account cannot use). The runtime carries on without the subagent, so the run would
-    /// otherwise end `completed` with an answer the subagent never gave. An infrastructure stop:
-    /// the runtime's doing, not the model's. `error` names the agent and the runtime's text.
-    ModelUnavailable,
-    /// The tool call past `max_tool_calls` was denied; the session was aborted and no further
-    /// model request was forwarded.
-    ToolBudgetExceeded,
-    /// A cassette replay went wrong: a model request matched no recorded conversation (it was
-    /// answered 400 at once, ending the turn), or the turns ended before every recorded reply
-    /// was served. `error` holds the diagnosis ([`crate::cassette`]).
-    ReplayMismatch,
-    /// A tool call failed because of what the runtime itself changed, not because of what the
-    /// model asked: the model called a tool with an empty name (the runtime renamed the call
-    /// `invalid_tool_call` and answered "Tool name is missing or empty"), or the model called
-    /// an MCP tool by its full `<server>-<tool>` name where the runtime had cut that name to 64
-    /// characters (the call failed "Tool ... does not exist"). Such a call has
-    /// [`ToolCall::runtime_name`] set; `error` names each. An infrastructure stop, never
-    /// `completed`: the eval did not test the model. A failed call with any other unknown name
-    /// is the model's own doing and stays for the test to judge.
-    RuntimeSubstitution,
-    /// The request audit could not check a model request (an unsupported frame, schema or body,
-    /// a WebSocket transport failure, or no model request observed with the audit on); nothing
-    /// was forwarded after it.
-    RequestAuditError,
-    /// Cleanup failed: the session could not be aborted, the runtime did not stop in time, or a
-    /// runtime process outlived the stop and had to be killed.
-    CleanupError,
-}
-
-impl StopReason {
-    /// The value as written in reports: `completed`, `timeout`, `execution_error`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Completed => "completed",
-            Self::Timeout => "timeout",
-            Self::ExecutionError => "execution_error",
-            Self::SkillSetupError => "skill_setup_error",
-            Self::McpSetupError => "mcp_setup_error",
-            Self::ScriptExhausted => "script_exhausted",
-            Self::ModelUnavailable => "model_unavailable",
-            Self::ToolBudgetExceeded => "tool_budget_exceeded",
-            Self::ReplayMismatch => "replay_mismatch",
-            Self::RuntimeSubstitution => "runtime_substitution",
-            Self::RequestAuditError => "request_audit_error",
-            Self::CleanupError => "cleanup_error",
-        }
-    }
-
-    /// Every reason, from the highest precedence to the lowest. When several causes are seen in
-    /// one run, the reason is the one that comes first here (so the same causes always give the
-    /// same reason, whatever their timing); the error text keeps every cause, each once.
-    pub const PRECEDENCE: [StopReason; 12] = [
-        Self::CleanupError,
-        Self::RequestAuditError,
-        Self::ToolBudgetExceeded,
-        Self::ReplayMismatch,
-        Self::RuntimeSubstitution,
-        Self::Timeout,
-        Self::SkillSetupError,
-        Self::McpSetupError,
-        Self::ModelUnavailable,
-        Self::ScriptExhausted,
-        Self::ExecutionError,
-        Self::Completed,
-    ];
-
-    /// The reason of higher precedence of the two.
-    pub fn max(self, other: StopReason) -> StopReason {
-        let rank = |r: StopReason| Self::PRECEDENCE.iter().position(|p| *p == r).unwrap_or(0);
-        if rank(other) < rank(self) {
-            other
-        } else {
-            self
-        }
-    }
-}
-
-impl std::fmt::Display for StopReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+mod stop;
 
 /// Phase timings of one run, in milliseconds (host monotonic clock).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -345,12 +225,13 @@ impl CopilotResult {
             .collect()
     }
 
-    /// Why the first denied call of the tool `name` was denied; `None` when no call of it was.
-    pub fn denial_for(&self, name: &str) -> Option<&str> {
+    /// Why the first denied call of the tool `name` was denied (its [`Denial`]: the `reason`);
+    /// `None` when no call of it was.
+    pub fn denial_for(&self, name: &str) -> Option<&Denial> {
         self.tool_calls
             .iter()
             .filter(|c| c.name == name)
-            .find_map(|c| c.denied.as_deref())
+            .find_map(|c| c.denied.as_ref())
     }
 
     /// Every tool call with this exact name, in order.
@@ -602,9 +483,12 @@ mod tests {
 
         assert!(result.denied_calls().is_empty());
         assert_eq!(result.denial_for("create"), None);
-        result.tool_calls[0].denied = Some("guard: no writes".into());
+        result.tool_calls[0].denied = Some(Denial::guard(Some("guard: no writes".into())));
         assert_eq!(result.denied_calls().len(), 1);
-        assert_eq!(result.denial_for("create"), Some("guard: no writes"));
+        assert_eq!(
+            result.denial_for("create").map(|d| d.reason.as_str()),
+            Some("guard: no writes")
+        );
         assert_eq!(result.denial_for("view"), None);
     }
 
@@ -699,25 +583,6 @@ mod tests {
         assert_eq!((turns[2].prompt, turns[2].response), ("Stop.", None));
         r.turns.clear();
         assert!(r.prompt_turns().is_empty());
-    }
-
-    #[test]
-    fn precedence_is_one_fixed_order() {
-        use StopReason::*;
-        assert_eq!(Timeout.max(ToolBudgetExceeded), ToolBudgetExceeded);
-        assert_eq!(ToolBudgetExceeded.max(Timeout), ToolBudgetExceeded);
-        assert_eq!(Completed.max(ExecutionError), ExecutionError);
-        assert_eq!(Timeout.max(CleanupError), CleanupError);
-        assert_eq!(Completed.max(Completed), Completed);
-        assert_eq!(Timeout.max(ReplayMismatch), ReplayMismatch);
-        assert_eq!(ExecutionError.max(ReplayMismatch), ReplayMismatch);
-        assert_eq!(ExecutionError.max(ScriptExhausted), ScriptExhausted);
-        assert_eq!(ScriptExhausted.max(CleanupError), CleanupError);
-        assert_eq!(ReplayMismatch.max(ToolBudgetExceeded), ToolBudgetExceeded);
-        assert_eq!(ExecutionError.max(SkillSetupError), SkillSetupError);
-        assert_eq!(SkillSetupError.max(Timeout), Timeout);
-        assert_eq!(Timeout.max(RuntimeSubstitution), RuntimeSubstitution);
-        assert_eq!(RuntimeSubstitution.max(ReplayMismatch), ReplayMismatch);
     }
 
     #[test]

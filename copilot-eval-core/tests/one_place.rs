@@ -1,0 +1,356 @@
+//! Facts the code keeps typed, in one place, checked on the workspace's source (every `.rs` file
+//! of the product crates, their tests, the end-to-end tests, the examples and the benches):
+//! - the run's words for a denial and a stop (`tool-call budget ...`, `the eval stopped; ...`)
+//!   are spelled only in `copilot-eval-core/src/evidence/denial.rs`: no other file has a string
+//!   literal holding them, so nothing can tell a denial's kind from its text (it reads
+//!   `Denial::kind`);
+//! - a stop reason's text (`replay_mismatch`, `execution_error`, ...) is spelled only in
+//!   `copilot-eval-core/src/result/stop.rs` within the product crates (`StopReason::as_str`,
+//!   `StopReason::class`), so no list of reasons lives elsewhere;
+//! - nowhere is a `stop_reason` or `expected_stop` compared with a string literal (compare the
+//!   `StopReason`).
+//!
+//! Comments are not code: a doc comment may name these words.
+
+use std::path::{Path, PathBuf};
+
+/// The folders scanned, from the workspace root.
+const SCANNED: &[&str] = &[
+    "copilot-eval-core/src",
+    "copilot-eval-core/tests",
+    "copilot-eval-macros/src",
+    "cargo-copilot-eval/src",
+    "cargo-copilot-eval/tests",
+    "tests/src",
+    "tests/tests",
+    "tests/fixture",
+    "examples",
+    "benches",
+];
+
+/// The product's folders, where a stop reason's text may not be spelled outside its module.
+const PRODUCT: &[&str] = &[
+    "copilot-eval-core/src",
+    "copilot-eval-macros/src",
+    "cargo-copilot-eval/src",
+];
+
+/// Where the denial and stop words live.
+const DENIAL_MODULE: &str = "copilot-eval-core/src/evidence/denial.rs";
+/// Where the stop reasons' texts live.
+const STOP_MODULE: &str = "copilot-eval-core/src/result/stop.rs";
+/// This file, which names what it looks for.
+const THIS_FILE: &str = "copilot-eval-core/tests/one_place.rs";
+
+/// Text a string literal outside [`DENIAL_MODULE`] may not hold.
+const DENIAL_WORDS: &[&str] = &["tool-call budget", "the eval stopped"];
+
+/// The stop reasons' texts that are not also common words (`completed` and `timeout` are: a
+/// response item's status, a configuration key), which a product string literal may not be
+/// outside [`STOP_MODULE`].
+const STOP_TEXTS: &[&str] = &[
+    "execution_error",
+    "skill_setup_error",
+    "mcp_setup_error",
+    "script_exhausted",
+    "model_unavailable",
+    "tool_budget_exceeded",
+    "replay_mismatch",
+    "runtime_substitution",
+    "request_audit_error",
+    "cleanup_error",
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace root")
+        .to_path_buf()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().unwrap().to_string_lossy();
+        if path.is_dir() {
+            if name != "target" && !name.starts_with('.') {
+                rust_files(&path, out);
+            }
+        } else if name.ends_with(".rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// One string literal of a source file: its 1-based line and its text as written between the
+/// quotes.
+struct Literal {
+    line: usize,
+    text: String,
+}
+
+/// A source file read for the checks: its string literals, and its code with every comment
+/// blanked out (string literals kept as written).
+struct Source {
+    literals: Vec<Literal>,
+    code: String,
+}
+
+/// Read Rust source: `//` and `/* */` comments (doc comments too) are blanked; `"..."`,
+/// `b"..."` and raw `r#"..."#` strings are literals; `'"'` is a char, not a string.
+fn lex(text: &str) -> Source {
+    let chars: Vec<char> = text.chars().collect();
+    let mut code = String::with_capacity(text.len());
+    let mut literals = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                code.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    code.push_str("  ");
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    code.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    if chars[i] == '\n' {
+                        line += 1;
+                    }
+                    code.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+        } else if c == '\'' && next == Some('\\') {
+            // An escaped char literal: '\'', '\"', '\n', '\u{..}'.
+            code.push_str("'\\");
+            i += 2;
+            if let Some(&escaped) = chars.get(i) {
+                code.push(if escaped == '"' { ' ' } else { escaped });
+                i += 1;
+            }
+            while i < chars.len() && chars[i] != '\'' {
+                code.push(chars[i]);
+                i += 1;
+            }
+            if i < chars.len() {
+                code.push('\'');
+                i += 1;
+            }
+        } else if c == '\'' && chars.get(i + 2) == Some(&'\'') {
+            // A plain char literal such as '"'.
+            code.push_str("' '");
+            i += 3;
+        } else if c == '"'
+            || (c == 'r' && matches!(next, Some('#') | Some('"')) && raw_start(&chars, i))
+        {
+            let start_line = line;
+            let (hashes, open) = if c == 'r' {
+                let mut j = i + 1;
+                while chars[j] == '#' {
+                    j += 1;
+                }
+                (j - i - 1, j + 1)
+            } else {
+                (0, i + 1)
+            };
+            let mut j = open;
+            let mut literal = String::new();
+            while let Some(&ch) = chars.get(j) {
+                if ch == '\\' && hashes == 0 && c == '"' {
+                    literal.push(ch);
+                    if let Some(&escaped) = chars.get(j + 1) {
+                        literal.push(escaped);
+                        if escaped == '\n' {
+                            line += 1;
+                        }
+                    }
+                    j += 2;
+                    continue;
+                }
+                if ch == '"' && (0..hashes).all(|h| chars.get(j + 1 + h) == Some(&'#')) {
+                    j += 1 + hashes;
+                    break;
+                }
+                if ch == '\n' {
+                    line += 1;
+                }
+                literal.push(ch);
+                j += 1;
+            }
+            code.push('"');
+            code.push_str(&literal);
+            code.push('"');
+            literals.push(Literal {
+                line: start_line,
+                text: literal,
+            });
+            i = j;
+        } else {
+            if c == '\n' {
+                line += 1;
+            }
+            code.push(c);
+            i += 1;
+        }
+    }
+    Source { literals, code }
+}
+
+/// Whether the `r` at `at` starts a raw string (`r"` or `r#..."`), not an identifier's `r`.
+fn raw_start(chars: &[char], at: usize) -> bool {
+    let before = at.checked_sub(1).map(|b| chars[b]);
+    if before.is_some_and(|b| b.is_alphanumeric() || b == '_') {
+        // `br"..."` is a raw byte string; any other letter before `r` is an identifier.
+        if before != Some('b') {
+            return false;
+        }
+    }
+    let mut j = at + 1;
+    while chars.get(j) == Some(&'#') {
+        j += 1;
+    }
+    chars.get(j) == Some(&'"')
+}
+
+/// What the rules find in `source`, the file at `relative` (workspace-relative, `/`-separated).
+fn violations(relative: &str, source: &Source) -> Vec<String> {
+    let mut found = Vec::new();
+    if relative != DENIAL_MODULE && relative != THIS_FILE {
+        for literal in &source.literals {
+            for words in DENIAL_WORDS {
+                if literal.text.contains(words) {
+                    found.push(format!(
+                        "{relative}:{}: the string {:?} spells the run's words for a denial or stop ({words:?}); use the constructors and functions of copilot_eval_core::evidence::denial, and Denial::kind instead of its text",
+                        literal.line, literal.text
+                    ));
+                }
+            }
+        }
+    }
+    let product = PRODUCT.iter().any(|p| relative.starts_with(p));
+    if product && relative != STOP_MODULE {
+        for literal in &source.literals {
+            if STOP_TEXTS.contains(&literal.text.as_str()) {
+                found.push(format!(
+                    "{relative}:{}: the string {:?} is a stop reason's text; use StopReason (its as_str or class, in result/stop.rs)",
+                    literal.line, literal.text
+                ));
+            }
+        }
+    }
+    if relative != THIS_FILE {
+        let compare = regex::Regex::new(
+            r#"(stop_reason|expected_stop)[\w.()]*\s*(==|!=)\s*"|"[^"\n]*"\s*(==|!=)\s*[\w.&*()]*(stop_reason|expected_stop)"#,
+        )
+        .unwrap();
+        for m in compare.find_iter(&source.code) {
+            let line = source.code[..m.start()].matches('\n').count() + 1;
+            found.push(format!(
+                "{relative}:{line}: `{}` compares a stop reason with a string; compare the StopReason",
+                m.as_str()
+            ));
+        }
+    }
+    found
+}
+
+/// The rules hold over the workspace's source.
+#[test]
+fn denial_words_and_stop_reasons_are_spelled_in_one_place() {
+    let root = root();
+    let mut files = Vec::new();
+    for dir in SCANNED {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(
+        files.len() > 100,
+        "only {} files found under {}: the scan is looking in the wrong place",
+        files.len(),
+        root.display()
+    );
+    let mut found = Vec::new();
+    for file in &files {
+        let relative = file
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = std::fs::read_to_string(file).unwrap();
+        found.extend(violations(&relative, &lex(&text)));
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The lexer and the rules find what they are for, and leave comments and other files alone.
+#[test]
+fn the_rules_find_what_they_look_for() {
+    let code = r##"
+        // "the eval stopped; in a comment"
+        /// `tool-call budget` in a doc comment
+        let c = '"';
+        let q = '\'';
+        let s = "tool-call budget exhausted (max_tool_calls = 2); x was not run";
+        let r = r#"the eval stopped; "quoted" x"#;
+        if run.stop_reason.as_str() == "replay_mismatch" {}
+        if "completed" != record.expected_stop.unwrap().as_str() {}
+        let fine = StopReason::ReplayMismatch;
+    "##;
+    let source = lex(code);
+    let texts: Vec<&str> = source.literals.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "tool-call budget exhausted (max_tool_calls = 2); x was not run",
+            "the eval stopped; \"quoted\" x",
+            "replay_mismatch",
+            "completed",
+        ]
+    );
+    let found = violations("copilot-eval-core/src/report/x.rs", &source);
+    assert_eq!(found.len(), 5, "{found:#?}");
+    assert!(found[0].contains(":6: the string"), "{}", found[0]);
+    assert!(found[2].contains("is a stop reason's text"), "{}", found[2]);
+    assert!(
+        found[3].contains(":8: `stop_reason.as_str() == \""),
+        "{}",
+        found[3]
+    );
+    assert!(
+        found[4].contains(":9: `\"completed\" != record.expected_stop"),
+        "{}",
+        found[4]
+    );
+    // The defining modules may spell their own words.
+    let denial = violations(DENIAL_MODULE, &lex(r#"let s = "the eval stopped; x";"#));
+    assert!(denial.is_empty(), "{denial:?}");
+    let stop = violations(
+        STOP_MODULE,
+        &lex(r#"Self::ReplayMismatch => "replay_mismatch","#),
+    );
+    assert!(stop.is_empty(), "{stop:?}");
+    // A test may compare the JSON's text; only the product may not spell a reason.
+    let test = violations(
+        "tests/tests/x.rs",
+        &lex(r#"assert_eq!(v["stop_reason"], "replay_mismatch");"#),
+    );
+    assert!(test.is_empty(), "{test:?}");
+}
