@@ -116,7 +116,7 @@ impl ModelServer {
     }
 
     /// Connections the server has ended with a TCP reset (`RST`) so far: a
-    /// [`Reply::Disconnect`] over HTTP, and a WebSocket connection after
+    /// [`Reply::Disconnect`](super::script::Reply::Disconnect) over HTTP, and a WebSocket connection after
     /// [`ServerConfig::reset_websocket_after_turns`]. Counted when the socket is closed.
     pub fn connections_reset(&self) -> usize {
         self.shared.resets()
