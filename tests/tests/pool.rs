@@ -382,6 +382,26 @@ async fn a_pooled_runtime_killed_mid_eval_ends_that_eval_and_is_replaced() {
     pool.shutdown();
 }
 
+/// A pooled runtime's start, before any run holds it: the runtime asks its API front for
+/// `/copilot_internal/user` before it listens, and the router's `404` is taken at once. (A
+/// `503`, or a reset connection, makes the pinned runtime wait about 200 ms and ask again
+/// before it listens: that wait was on every suite's first eval.)
+#[tokio::test]
+async fn a_pooled_runtime_asks_its_account_once_before_it_listens() {
+    let Some(runtime) = runtime_for("a_pooled_runtime_asks_its_account_once_before_it_listens")
+    else {
+        return;
+    };
+    let pooled = copilot_eval_core::pool::PooledRuntime::start(&runtime.path)
+        .await
+        .expect("a pooled runtime starts");
+    assert_eq!(
+        pooled.router().unleased_answers(),
+        1,
+        "the account request before the runtime listens, asked once"
+    );
+}
+
 /// The stdio MCP fixture as server `fixture`, logging to `log`, its one tool `lookup`.
 fn mcp_fixture(log: &std::path::Path) -> copilot_eval_core::sdk::McpServerConfig {
     let script =

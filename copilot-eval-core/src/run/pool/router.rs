@@ -29,6 +29,7 @@ pub struct Router {
     /// The current lessee: its endpoint port and its model server's base URL.
     lessee: Mutex<Option<(u16, String)>>,
     routed: std::sync::atomic::AtomicUsize,
+    unleased: std::sync::atomic::AtomicUsize,
 }
 
 impl Router {
@@ -41,6 +42,7 @@ impl Router {
                 .expect("a plain HTTP client builds"),
             lessee: Mutex::default(),
             routed: Default::default(),
+            unleased: Default::default(),
         })
     }
 
@@ -63,6 +65,13 @@ impl Router {
     /// Model requests and WebSockets routed so far.
     pub fn routed(&self) -> usize {
         self.routed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Requests to the runtime's API front (`COPILOT_API_URL`) answered `404` because no run
+    /// held the runtime: the runtime's start asks `/copilot_internal/user` once before it
+    /// listens.
+    pub fn unleased_answers(&self) -> usize {
+        self.unleased.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn endpoint(&self, ctx: &CopilotRequestContext) -> Result<u16, CopilotRequestError> {
@@ -296,9 +305,14 @@ pub(crate) async fn front(
 impl Router {
     async fn forward_front(&self, request: axum::extract::Request) -> axum::response::Response {
         use axum::response::IntoResponse;
+        // Before any lease (the runtime's start asks `/copilot_internal/user` before it
+        // listens): 404, which the runtime takes at once, where a 503 or a reset makes it wait
+        // about 200 ms and ask again. Each session asks again, through its lessee.
         let Some(base) = self.lessee_base_url() else {
+            self.unleased
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             return (
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                axum::http::StatusCode::NOT_FOUND,
                 "no eval holds this pooled runtime",
             )
                 .into_response();
