@@ -106,6 +106,22 @@ struct RunArgs {
     /// `runtime install --version X`); sets COPILOT_EVAL_RUNTIME_VERSION for the test processes.
     #[arg(long, value_name = "X")]
     runtime_version: Option<String>,
+    /// Run each eval N times, each trial its own test process and attempt (none is a retry);
+    /// the report gives every trial and, per eval, its pass rate, 95% interval, pass@k,
+    /// pass^k and a flaky mark. An infrastructure error in a trial stops that eval's further
+    /// trials.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    trials: u32,
+    /// With --trials: an eval passes when at least PERCENT of its trials that reached a verdict
+    /// passed (and none ended in an error); without it every trial must pass.
+    #[arg(long, value_name = "PERCENT")]
+    min_pass_rate: Option<f64>,
+    /// With --trials: the k of pass@k and pass^k, comma-separated [default: 1 and the trials
+    /// run].
+    #[arg(long, value_name = "K,...", value_delimiter = ',',
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pass_k: Vec<u32>,
     #[command(flatten)]
     cost: cost::CostArgs,
     #[command(flatten)]
@@ -237,6 +253,29 @@ fn run_command(args: RunArgs) -> u8 {
             std::env::remove_var(copilot_eval_core::harness::ENV_RECORD_STRICT);
         }
     }
+    if let Some(rate) = args.min_pass_rate
+        && !(0.0..=100.0).contains(&rate)
+    {
+        eprintln!("error: --min-pass-rate takes a percentage from 0 to 100, got {rate}");
+        return exit_code::USAGE;
+    }
+    if args.trials == 1 && (args.min_pass_rate.is_some() || !args.pass_k.is_empty()) {
+        eprintln!("error: --min-pass-rate and --pass-k judge trials: give --trials N with N > 1");
+        return exit_code::USAGE;
+    }
+    if let Some(k) = args.pass_k.iter().find(|&&k| k > args.trials) {
+        eprintln!(
+            "error: --pass-k {k} is more than --trials {}: pass@k needs k <= the trials",
+            args.trials
+        );
+        return exit_code::USAGE;
+    }
+    if args.trials > 1 && matches!(mode, copilot_eval_core::harness::Mode::Record(_)) {
+        eprintln!(
+            "error: --record with --trials is not supported yet: every trial would write the same cassette; record once, or run the trials live"
+        );
+        return exit_code::USAGE;
+    }
     let packages = if args.workspace {
         list::PackageSelection::Workspace
     } else if !args.packages.is_empty() {
@@ -262,6 +301,11 @@ fn run_command(args: RunArgs) -> u8 {
         cassette_root,
         runtime: None,
         fresh_runtime: args.fresh_runtime,
+        trials: args.trials,
+        trial_rule: copilot_eval_core::report::trials::TrialRule {
+            pass_k: args.pass_k,
+            min_pass_rate: args.min_pass_rate.map(|percent| percent / 100.0),
+        },
     };
     suite::run_command(&options)
 }

@@ -95,6 +95,7 @@ pub use run::pool;
 pub mod runtime;
 mod secrets;
 pub mod skills;
+pub mod stats;
 #[cfg(feature = "runner")]
 pub mod suite;
 pub mod tools;

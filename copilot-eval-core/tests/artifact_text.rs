@@ -100,6 +100,7 @@ fn run(stop: StopReason, model: String, prompt: String, response: String) -> Run
 
 fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord {
     TestRecord {
+        trial: None,
         test_id: format!("{name}::__copilot_eval"),
         name,
         binary: "pkg::evals".into(),
@@ -121,6 +122,7 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
 
 fn suite(tests: Vec<TestRecord>) -> SuiteReport {
     SuiteReport {
+        trial_summaries: Vec::new(),
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

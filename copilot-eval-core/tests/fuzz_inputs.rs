@@ -128,6 +128,7 @@ fn evidence_seed() -> &'static str {
 
 fn results_seed() -> &'static str {
     let tests = vec![TestRecord {
+        trial: None,
         name: "t".into(),
         test_id: "t::__copilot_eval".into(),
         binary: "pkg::evals".into(),
@@ -146,6 +147,7 @@ fn results_seed() -> &'static str {
         source: None,
     }];
     let report = SuiteReport {
+        trial_summaries: Vec::new(),
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

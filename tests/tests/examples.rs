@@ -14,9 +14,10 @@ use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
 
 /// The example's eval tests, in the order of the results.
-const TESTS: [&str; 8] = [
+const TESTS: [&str; 9] = [
     "compares_with_and_without_the_skill",
     "keeps_the_canary_from_the_model",
+    "names_the_capital_in_most_trials",
     "remembers_the_file_it_wrote",
     "resumes_the_session_later",
     "reviews_with_an_agent_on_another_model",

@@ -176,6 +176,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         false,
     );
     let test = TestRecord {
+        trial: None,
         name: row.to_owned(),
         test_id: format!("faults::{row}::__copilot_eval"),
         binary: "faults".to_owned(),
@@ -195,6 +196,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
     };
     let tests = vec![test];
     let report = SuiteReport {
+        trial_summaries: Vec::new(),
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".to_owned(),

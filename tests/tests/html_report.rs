@@ -75,6 +75,119 @@ fn processes_with(marker: &str) -> Vec<String> {
     found
 }
 
+/// Chromium, headless, with `profile` as its private folder (its profile, and its TMPDIR, where
+/// Chromium leaves its singleton socket folder when killed: both removed with it), showing the
+/// page at `html` once its script ran.
+fn open(
+    chrome: std::path::PathBuf,
+    profile: &tempfile::TempDir,
+    html: &std::path::Path,
+) -> (Browser, std::sync::Arc<Tab>) {
+    let browser_tmp = profile.path().join("tmp");
+    std::fs::create_dir(&browser_tmp).unwrap();
+    let browser = Browser::new(
+        LaunchOptions::default_builder()
+            .path(Some(chrome))
+            .headless(true)
+            .sandbox(false)
+            .user_data_dir(Some(profile.path().join("data")))
+            .process_envs(Some(
+                [(
+                    "TMPDIR".to_owned(),
+                    browser_tmp.to_str().unwrap().to_owned(),
+                )]
+                .into(),
+            ))
+            .window_size(Some((1280, 1600)))
+            .idle_browser_timeout(BROWSER_TIMEOUT)
+            .build()
+            .unwrap(),
+    )
+    .expect("Chromium starts headless");
+    let tab = browser.new_tab().unwrap();
+    tab.set_default_timeout(BROWSER_TIMEOUT);
+    tab.navigate_to(&format!("file://{}", html.display()))
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    tab.wait_for_element("#shown").unwrap();
+    (browser, tab)
+}
+
+/// The page of a flaky eval run in five trials (the scripted example's
+/// `names_the_capital_in_most_trials`, wrong in trials 2 and 4): the Trials table gives its
+/// figures, marks it flaky, and each trial that did not pass is one click away: its link opens
+/// that trial's section.
+#[test]
+fn the_html_report_shows_an_evals_trials_with_links_to_the_failed_ones() {
+    let test = "the_html_report_shows_an_evals_trials_with_links_to_the_failed_ones";
+    if runtime_for(test).is_none() {
+        return;
+    }
+    let Some(chrome) = copilot_eval_e2e::chromium_for(test) else {
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("trials.html");
+    let run = support::copilot_eval(
+        &support::workspace_root(),
+        &[
+            "-p",
+            "scripted",
+            "--exact",
+            "names_the_capital_in_most_trials",
+            "--trials",
+            "5",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let profile = tempfile::tempdir().unwrap();
+    let (browser, tab) = open(chrome, &profile, &html);
+    let row = eval_json(
+        &tab,
+        "Array.from(document.querySelectorAll('#trials tr.trial-summary')).map(r => Array.from(r.cells).map(c => c.innerText.trim()))",
+    );
+    assert_eq!(
+        row,
+        serde_json::json!([[
+            "names_the_capital_in_most_trials flaky\nscripted::evals",
+            "3/5",
+            "60%",
+            "23%-88%",
+            "pass@1 0.60, pass@5 1.00, pass^1 0.60, pass^5 0.00",
+            "failed every trial must pass",
+            "trial 2 failed, trial 4 failed"
+        ]])
+    );
+    assert_eq!(
+        eval_str(&tab, "document.getElementById('shown').textContent"),
+        "5 of 5 evals shown"
+    );
+    // The link to trial 4 opens its section, named with its trial: read once the page's own
+    // `hashchange` listener (registered first) has run.
+    let opened = tab
+        .evaluate(
+            "new Promise(resolve => { const a = Array.from(document.querySelectorAll('#trials a')).find(a => a.innerText === 'trial 4 failed'); window.addEventListener('hashchange', () => { const d = document.getElementById(a.getAttribute('href').slice(1)); resolve(JSON.stringify([d.dataset.name, d.dataset.outcome, d.open, !d.hidden])); }, { once: true }); a.click(); })",
+            true,
+        )
+        .unwrap();
+    let opened: Value = serde_json::from_str(opened.value.unwrap().as_str().unwrap()).unwrap();
+    assert_eq!(
+        opened,
+        serde_json::json!([
+            "names_the_capital_in_most_trials [trial 4/5]",
+            "failed",
+            true,
+            true
+        ])
+    );
+    drop(tab);
+    drop(browser);
+}
+
 /// The PNG's size, how many distinct colours its pixels have, and the share of its pixels that
 /// have the most common colour (the background).
 fn decode_png(bytes: &[u8]) -> (u32, u32, usize, f64) {
@@ -159,39 +272,10 @@ fn the_html_report_renders_the_suite_in_a_real_browser() {
         std::fs::read_to_string(&html).unwrap()
     );
 
-    // The browser's private folder: its profile, and its TMPDIR (where Chromium leaves its
-    // singleton socket folder when killed), both removed with it.
     let profile = tempfile::tempdir().unwrap();
     let marker = profile.path().to_str().unwrap().to_owned();
-    let browser_tmp = profile.path().join("tmp");
-    std::fs::create_dir(&browser_tmp).unwrap();
-    let browser = Browser::new(
-        LaunchOptions::default_builder()
-            .path(Some(chrome))
-            .headless(true)
-            .sandbox(false)
-            .user_data_dir(Some(profile.path().join("data")))
-            .process_envs(Some(
-                [(
-                    "TMPDIR".to_owned(),
-                    browser_tmp.to_str().unwrap().to_owned(),
-                )]
-                .into(),
-            ))
-            .window_size(Some((1280, 1600)))
-            .idle_browser_timeout(BROWSER_TIMEOUT)
-            .build()
-            .unwrap(),
-    )
-    .expect("Chromium starts headless");
+    let (browser, tab) = open(chrome, &profile, &html);
     let pid = browser.get_process_id();
-    let tab = browser.new_tab().unwrap();
-    tab.set_default_timeout(BROWSER_TIMEOUT);
-    tab.navigate_to(&format!("file://{}", html.display()))
-        .unwrap()
-        .wait_until_navigated()
-        .unwrap();
-    tab.wait_for_element("#shown").unwrap();
 
     // The page's script ran (it fills in how many evals are shown) and the markup in the model's
     // answer did not run (it would set the title).

@@ -18,6 +18,7 @@ const FIXTURE_TESTS: &[&str] = &[
     "unit_eval",
     "aborts",
     "converses_in_two_turns",
+    "crashes_in_its_second_trial",
     "expects_a_stale_cassette",
     "expects_a_stop_that_does_not_happen",
     "fails_an_assertion",

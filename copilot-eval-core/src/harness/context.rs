@@ -150,6 +150,19 @@ impl EvalContext {
         &self.inner.workdir_path
     }
 
+    /// Which trial of its eval this test process is, when the runner runs the eval in trials
+    /// (`cargo copilot-eval --trials N`, from `COPILOT_EVAL_TRIAL` and `COPILOT_EVAL_TRIALS`);
+    /// `None` when it runs once. A script may vary by it, e.g. to test how a suite reports a
+    /// flaky eval.
+    pub fn trial(&self) -> Option<crate::report::TrialOf> {
+        let read = |name| std::env::var(name).ok()?.parse::<u32>().ok();
+        let trial = read(super::ENV_TRIAL)?;
+        let trials = read(super::ENV_TRIALS)?;
+        (1..=trials)
+            .contains(&trial)
+            .then_some(crate::report::TrialOf { trial, trials })
+    }
+
     /// `path` in the test's package: the package root (the folder of its `Cargo.toml`) joined
     /// with `path`, in place of `concat!(env!("CARGO_MANIFEST_DIR"), "/...")` (an absolute
     /// `path` stays as it is).

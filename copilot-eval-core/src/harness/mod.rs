@@ -74,6 +74,12 @@ pub use record::{
 };
 pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 
+/// Variable the runner gives each test process of an eval run in trials (`cargo copilot-eval
+/// --trials N`): its trial, from 1; read by [`EvalContext::trial`].
+pub const ENV_TRIAL: &str = "COPILOT_EVAL_TRIAL";
+/// Variable the runner gives each test process of an eval run in trials: the trials asked (N).
+pub const ENV_TRIALS: &str = "COPILOT_EVAL_TRIALS";
+
 /// Environment variable selecting where model requests go: `live` (default), `replay` or
 /// `record` (with [`ENV_RECORD`]).
 pub const ENV_MODE: &str = "COPILOT_EVAL_MODE";

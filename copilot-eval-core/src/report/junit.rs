@@ -28,6 +28,9 @@
 //! `copilot_eval.comparison.N.summary` (both sides in one line, then the criteria's verdicts),
 //! `copilot_eval.comparison.N.differences` (treatment minus baseline) and
 //! `copilot_eval.comparison.N.criterion.<name>` (`baseline=yes treatment=no`).
+//! A trial of an eval run in trials (`--trials N`) is a test case of its own, named
+//! `<test path> [trial k/N]`, with `copilot_eval.trial` (`k/N`) and its eval's figures over
+//! all its trials as `copilot_eval.trials.*` (see `trial_properties`).
 //! Tests that did not pass carry the tail of their output in `<system-out>` / `<system-err>`.
 //!
 //! Every text is valid XML 1.0 whatever the model, a tool or the test put in it: `quick-junit`
@@ -71,7 +74,17 @@ pub fn to_junit(report: &SuiteReport) -> Report {
             ));
         }
         for test in tests {
-            suite.add_test_case(test_case(test));
+            let mut case = test_case(test);
+            if let Some(trial) = test.trial {
+                let summary = report
+                    .trial_summaries
+                    .iter()
+                    .find(|s| s.binary == test.binary && s.name == test.name);
+                for (name, value) in trial_properties(trial, summary) {
+                    case.add_property(Property::new(name, xml_text(&value)));
+                }
+            }
+            suite.add_test_case(case);
         }
         junit.add_test_suite(suite);
     }
@@ -120,7 +133,12 @@ fn test_case(test: &TestRecord) -> TestCase {
             status
         }
     };
-    let mut case = TestCase::new(xml_text(&test.name), status);
+    // A trial is its own test case, named so that a CI reader keeps the trials apart.
+    let name = match test.trial {
+        Some(trial) => format!("{} {}", test.name, trial.label()),
+        None => test.name.clone(),
+    };
+    let mut case = TestCase::new(xml_text(&name), status);
     case.set_classname(xml_text(&test.binary));
     case.set_time(Duration::from_millis(test.duration_ms));
     let mut models: Vec<&str> = Vec::new();
@@ -226,6 +244,51 @@ fn test_case(test: &TestRecord) -> TestCase {
         case.set_system_err(xml_text(&output.stderr));
     }
     case
+}
+
+/// The JUnit properties of one trial: `copilot_eval.trial` (`2/5`) and its eval's figures over
+/// every trial, `copilot_eval.trials.<figure>`: `passed`, `failed`, `error`, `not_run`,
+/// `pass_rate` and `pass_rate_interval` (fractions, `low-high`; absent when no trial reached a
+/// verdict), `pass_at_k.<k>`, `pass_hat_k.<k>`, `flaky`, `verdict`.
+fn trial_properties(
+    trial: super::TrialOf,
+    summary: Option<&super::TrialSummary>,
+) -> Vec<(String, String)> {
+    let mut properties = vec![(
+        "copilot_eval.trial".to_owned(),
+        format!("{}/{}", trial.trial, trial.trials),
+    )];
+    let Some(s) = summary else {
+        return properties;
+    };
+    let p = |name: &str| format!("copilot_eval.trials.{name}");
+    for (name, value) in [
+        ("passed", s.passed),
+        ("failed", s.failed),
+        ("error", s.error),
+        ("not_run", s.not_run),
+    ] {
+        properties.push((p(name), value.to_string()));
+    }
+    if let (Some(rate), Some([low, high])) = (s.pass_rate, s.pass_rate_interval) {
+        properties.push((p("pass_rate"), format!("{rate:.4}")));
+        properties.push((p("pass_rate_interval"), format!("{low:.4}-{high:.4}")));
+    }
+    for at in &s.pass_at_k {
+        properties.push((
+            p(&format!("pass_at_k.{}", at.k)),
+            format!("{:.4}", at.value),
+        ));
+    }
+    for at in &s.pass_hat_k {
+        properties.push((
+            p(&format!("pass_hat_k.{}", at.k)),
+            format!("{:.4}", at.value),
+        ));
+    }
+    properties.push((p("flaky"), s.flaky.to_string()));
+    properties.push((p("verdict"), s.verdict.as_str().to_owned()));
+    properties
 }
 
 /// The JUnit properties of one test's cost, as `(name, value)` pairs: `copilot_eval.model_calls`,

@@ -277,7 +277,8 @@ pub fn merge(
             runtimes_retired: a.runtimes_retired + b.runtimes_retired,
         });
     let mut tests = Vec::new();
-    let mut origin: Vec<(&str, &str, &Path)> = Vec::new();
+    let mut origin: Vec<(&str, &str, Option<u32>, &Path)> = Vec::new();
+    let mut trial_summaries = Vec::new();
     let mut caps: Vec<String> = Vec::new();
     for (path, report) in shards {
         if report.schema_version != SCHEMA_VERSION {
@@ -333,10 +334,14 @@ pub fn merge(
         {
             caps.push(cap);
         }
+        // An eval's trials are one test of the list, so they are all in one shard, with its
+        // summary.
+        trial_summaries.extend(report.trial_summaries.iter().cloned());
         for test in &report.tests {
-            if let Some((_, _, earlier)) = origin
+            let trial = test.trial.map(|t| t.trial);
+            if let Some((_, _, _, earlier)) = origin
                 .iter()
-                .find(|(b, id, _)| *b == test.binary && *id == test.test_id)
+                .find(|(b, id, t, _)| *b == test.binary && *id == test.test_id && *t == trial)
             {
                 return Err(MergeError::Duplicate {
                     binary: test.binary.clone(),
@@ -345,12 +350,20 @@ pub fn merge(
                     second: path.clone(),
                 });
             }
-            origin.push((&test.binary, &test.test_id, path));
+            origin.push((&test.binary, &test.test_id, trial, path));
             tests.push(test.clone());
         }
     }
-    // List order: binaries by id, then libtest's order (its names, sorted).
-    tests.sort_by(|a, b| (&a.binary, &a.test_id).cmp(&(&b.binary, &b.test_id)));
+    // List order: binaries by id, then libtest's order (its names, sorted), then trials.
+    let trial = |t: &super::TestRecord| t.trial.map(|t| t.trial);
+    tests.sort_by(|a, b| (&a.binary, &a.test_id, trial(a)).cmp(&(&b.binary, &b.test_id, trial(b))));
+    let order = |s: &super::TrialSummary| {
+        tests
+            .iter()
+            .position(|t| t.binary == s.binary && t.name == s.name)
+    };
+    trial_summaries.sort_by_key(|s| order(s));
+    merged.trial_summaries = trial_summaries;
     if let Some(control) = merged.cost_control.as_mut() {
         control.cap_reached = (!caps.is_empty()).then(|| caps.join("; "));
     }
@@ -428,6 +441,7 @@ mod tests {
 
     fn report(started_at: &str, duration_ms: u64, tests: Vec<TestRecord>) -> SuiteReport {
         SuiteReport {
+            trial_summaries: Vec::new(),
             schema_version: SCHEMA_VERSION.to_owned(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

@@ -23,6 +23,8 @@ pub mod html;
 pub mod junit;
 #[cfg(feature = "runner")]
 pub mod merge;
+pub mod trials;
+pub use trials::{TrialOf, TrialSummary};
 mod tool_call;
 pub use tool_call::{PermissionRecord, ToolCallRecord};
 mod write;
@@ -82,8 +84,13 @@ pub struct SuiteReport {
     /// report sums its shards'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<PoolRecord>,
-    /// One entry per selected eval test, in list order (binary, then test name).
+    /// One entry per selected eval test, in list order (binary, then test name); with trials
+    /// (`--trials N`), one entry per trial, each eval's trials together in trial order.
     pub tests: Vec<TestRecord>,
+    /// With trials: one summary per eval over its trials (pass rate, interval, pass@k, pass^k,
+    /// flaky, verdict), in list order; absent when every eval ran once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trial_summaries: Vec<TrialSummary>,
 }
 
 /// The runner's pool of warm runtimes over a suite run ([`SuiteReport::pool`]).
@@ -236,6 +243,10 @@ pub struct TestRecord {
     /// The test binary: `package::target` for an integration test (e.g. `quickstart::evals`),
     /// `package` for a library's unit tests, `package::bin/target` for a binary's.
     pub binary: String,
+    /// Which trial of its eval this record is (`trial`, `trials`), when the eval ran in trials
+    /// (`--trials N` with N > 1); absent otherwise.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<TrialOf>,
     /// Outcome of the test.
     pub outcome: Outcome,
     /// For `error`: which infrastructure failed.

@@ -57,6 +57,7 @@ pub(crate) fn run(stop: StopReason, input: u64) -> RunRecord {
 
 fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunRecord>) -> TestRecord {
     TestRecord {
+        trial: None,
         name: name.into(),
         test_id: format!("{name}::__copilot_eval"),
         binary: binary.into(),
@@ -105,6 +106,7 @@ fn report() -> SuiteReport {
         test("d", "pkg", Outcome::NotRun, vec![]),
     ];
     SuiteReport {
+        trial_summaries: Vec::new(),
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

@@ -232,12 +232,26 @@ pub fn summary(report: &SuiteReport) -> String {
             .as_deref()
             .and_then(|m| m.lines().next())
             .unwrap_or("");
+        let trial = test
+            .trial
+            .map(|t| format!(" {}", t.label()))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "  {:>7} {} {}: {first}\n",
+            "  {:>7} {} {}{trial}: {first}\n",
             test.outcome.as_str().to_uppercase(),
             test.binary,
             test.name
         ));
+    }
+    if !report.trial_summaries.is_empty() {
+        out.push_str("  trials:\n");
+        for summary in &report.trial_summaries {
+            out.push_str(&format!(
+                "    {} {}\n",
+                summary.binary,
+                crate::report::trials::line(summary)
+            ));
+        }
     }
     out
 }
@@ -346,6 +360,7 @@ mod tests {
         clean.runs = vec![whole];
         assert!(!finished_line(&clean).contains("evidence"));
         let report = |tests: Vec<TestRecord>| SuiteReport {
+            trial_summaries: Vec::new(),
             schema_version: crate::report::SCHEMA_VERSION.into(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

@@ -18,7 +18,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::list::{EvalTest, TestBinary};
 use crate::harness::{
-    ENV_CASSETTE_ROOT, ENV_EVIDENCE_FILE, ENV_MODE, ENV_RECORD, EvidenceStatus, Mode, TestEvidence,
+    ENV_CASSETTE_ROOT, ENV_EVIDENCE_FILE, ENV_MODE, ENV_RECORD, ENV_TRIAL, ENV_TRIALS,
+    EvidenceStatus, Mode, TestEvidence,
 };
 use crate::report::{CapturedOutput, ErrorKind, ExitRecord, Outcome, TestRecord};
 
@@ -92,12 +93,15 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
         cost: None,
         source: None,
         comparisons: Vec::new(),
+        trial: None,
     }
 }
 
-/// Run `test` (the `index`-th of the list) in its own process and report it.
+/// Run `test` (the `index`-th process of the suite) in its own process and report it; as
+/// `trial` of its eval when given (the test process gets [`ENV_TRIAL`] and [`ENV_TRIALS`]).
 pub async fn run_one(
     index: usize,
+    trial: Option<crate::report::TrialOf>,
     test: &EvalTest,
     binary: &TestBinary,
     options: &ExecOptions,
@@ -109,6 +113,7 @@ pub async fn run_one(
     let marker = format!("{}-{index}", options.suite_id);
     let started = Instant::now();
     let mut record = test_record(test, binary, Outcome::Error);
+    record.trial = trial;
     let files = std::fs::File::create(&stdout_path)
         .and_then(|out| Ok((out, std::fs::File::create(&stderr_path)?)));
     let (out, err) = match files {
@@ -139,6 +144,12 @@ pub async fn run_one(
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))
         .kill_on_drop(true);
+    match trial {
+        Some(trial) => command
+            .env(ENV_TRIAL, trial.trial.to_string())
+            .env(ENV_TRIALS, trial.trials.to_string()),
+        None => command.env_remove(ENV_TRIAL).env_remove(ENV_TRIALS),
+    };
     if let Mode::Record(policy) = options.mode {
         command.env(ENV_RECORD, policy.as_str());
     }

@@ -24,6 +24,7 @@ mod leftovers;
 pub mod list;
 pub mod partition;
 pub mod phases;
+mod trials;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -120,6 +121,11 @@ pub struct SuiteOptions {
     /// Start a runtime for every eval (`--fresh-runtime`) instead of running offline evals on
     /// warm pooled runtimes (docs/performance.md, "Warm runtimes").
     pub fresh_runtime: bool,
+    /// Run each eval this many times (`--trials N`, >= 1), each trial its own test process and
+    /// attempt with a fresh working directory; 1: once, as without trials.
+    pub trials: u32,
+    /// How trials are judged (`--min-pass-rate`, `--pass-k`); unused with one trial.
+    pub trial_rule: crate::report::trials::TrialRule,
 }
 
 impl SuiteOptions {
@@ -144,6 +150,8 @@ impl SuiteOptions {
             cost: crate::cost::CostOptions::default(),
             runtime: None,
             fresh_runtime: false,
+            trials: 1,
+            trial_rule: Default::default(),
         }
     }
 }
@@ -280,14 +288,46 @@ pub fn live_banner_to(
         ),
         None => "send model requests to GitHub Copilot and spend premium requests".to_owned(),
     };
+    let (trials, over) = if options.trials > 1 {
+        let attempts = selected * options.trials as usize;
+        (
+            format!(
+                " ({selected} x {} trials = {attempts} attempts)",
+                options.trials
+            ),
+            ", over every trial",
+        )
+    } else {
+        (String::new(), "")
+    };
     Some(format!(
-        "note: {who} {target} ({bound}); scripted evals stay offline. Pass --replay to run everything offline from cassettes."
+        "note: {who}{trials} {target} ({bound}{over}); scripted evals stay offline. Pass --replay to run everything offline from cassettes."
     ))
 }
 
 /// The exit status a finished suite earns: `3` when any test is `error` or `not_run`, else `1`
-/// when any is `failed`, else `0`.
+/// when any is `failed`, else `0`. With trials, an eval run in trials counts by its verdict
+/// over them ([`TrialSummary::verdict`](crate::report::TrialSummary::verdict)), not by each
+/// trial: with `--min-pass-rate 60`, 3 passing trials of 5 make it pass.
 pub fn exit_status(report: &SuiteReport) -> u8 {
+    if !report.trial_summaries.is_empty() {
+        // With trials, each eval's verdict over its trials decides, not each trial.
+        let once = report.tests.iter().filter(|t| t.trial.is_none());
+        let verdicts: Vec<Outcome> = once
+            .map(|t| t.outcome)
+            .chain(report.trial_summaries.iter().map(|s| s.verdict))
+            .collect();
+        return if verdicts
+            .iter()
+            .any(|o| matches!(o, Outcome::Error | Outcome::NotRun))
+        {
+            exit_code::INFRASTRUCTURE
+        } else if verdicts.contains(&Outcome::Failed) {
+            exit_code::TEST_FAILURES
+        } else {
+            exit_code::SUCCESS
+        };
+    }
     let t = &report.totals;
     if t.error > 0 || t.not_run > 0 {
         exit_code::INFRASTRUCTURE
@@ -351,8 +391,12 @@ async fn run_suite_with(
     let scratch = tempfile::Builder::new()
         .prefix("copilot-eval-suite-")
         .tempdir();
-    let mut records: Vec<Option<TestRecord>> = vec![None; list.tests.len()];
-    let mut display = Display::new(list.tests.len(), options.plain);
+    // One slot per test process: each test, or each trial of each test, in list order.
+    let slots = trials::slots(list.tests.len(), options.trials);
+    let mut records: Vec<Option<TestRecord>> = vec![None; slots.len()];
+    let mut display = Display::new(slots.len(), options.plain);
+    // The evals (by list index) whose further trials an infrastructure error stopped, and why.
+    let mut stopped_evals: std::collections::HashMap<usize, String> = Default::default();
     let mut cost = crate::cost::CostControl::new(&options.cost);
     if matches!(options.mode, Mode::Live | Mode::Record(_)) {
         // A live run's token may come from `gh` instead of the environment: asking once here
@@ -362,10 +406,10 @@ async fn run_suite_with(
     let redactor = Redactor::from_env();
     match &scratch {
         Err(e) => {
-            for (i, test) in list.tests.iter().enumerate() {
+            for (i, slot) in slots.iter().enumerate() {
                 records[i] = Some(not_run(
                     list,
-                    test,
+                    slot,
                     format!("not run: cannot create the suite's scratch folder: {e}"),
                 ));
             }
@@ -395,7 +439,7 @@ async fn run_suite_with(
             tokio::pin!(terminate);
             loop {
                 if stop.is_none()
-                    && next < list.tests.len()
+                    && next < slots.len()
                     && let Some(reason) = cost.cap_reached()
                 {
                     display.note(&format!(
@@ -403,17 +447,25 @@ async fn run_suite_with(
                     ));
                     stop = Some(format!("not run: {reason}; no further evals were launched"));
                 }
-                while stop.is_none() && running.len() < jobs && next < list.tests.len() {
+                while stop.is_none() && running.len() < jobs && next < slots.len() {
                     let index = next;
                     next += 1;
-                    let test = list.tests[index].clone();
+                    let slot = slots[index];
+                    if let Some(reason) = stopped_evals.get(&slot.test) {
+                        let record = not_run(list, &slot, reason.clone());
+                        display.finished(&slot_label(list, &slot), &record);
+                        records[index] = Some(record);
+                        continue;
+                    }
+                    let test = list.tests[slot.test].clone();
                     let binary = list.binary(&test).clone();
-                    display.started(&label(&binary.id, &test.name));
+                    display.started(&slot_label(list, &slot));
                     let exec = exec.clone();
                     let interrupt = interrupt.clone();
                     running.spawn(async move {
                         let record =
-                            executor::run_one(index, &test, &binary, &exec, interrupt).await;
+                            executor::run_one(index, slot.trial, &test, &binary, &exec, interrupt)
+                                .await;
                         (index, record)
                     });
                 }
@@ -427,7 +479,14 @@ async fn run_suite_with(
                             Ok((index, record)) => {
                                 let mut record = redactor.redact_test(&record);
                                 cost.charge(&mut record);
-                                display.finished(&label(&record.binary, &record.name), &record);
+                                display.finished(&slot_label(list, &slots[index]), &record);
+                                if record.outcome == Outcome::Error
+                                    && let Some(trial) = record.trial
+                                {
+                                    stopped_evals.entry(slots[index].test).or_insert_with(|| {
+                                        trials::stopped_reason(trial, &record)
+                                    });
+                                }
                                 if record.outcome == Outcome::Error
                                     && !options.no_fail_fast
                                     && stop.is_none()
@@ -436,7 +495,7 @@ async fn run_suite_with(
                                         "not run: {} ended in an infrastructure error; later evals were not launched (use --no-fail-fast to run them anyway)",
                                         record.name
                                     ));
-                                    if next < list.tests.len() {
+                                    if next < slots.len() {
                                         display.note("  stopping: no further evals are launched after an infrastructure error (--no-fail-fast overrides)");
                                     }
                                 }
@@ -458,10 +517,11 @@ async fn run_suite_with(
                 }
             }
             let reason = stop.unwrap_or_else(|| "not run".to_owned());
-            for (i, test) in list.tests.iter().enumerate() {
+            for (i, slot) in slots.iter().enumerate() {
                 if records[i].is_none() {
-                    let record = not_run(list, test, reason.clone());
-                    display.finished(&label(&record.binary, &record.name), &record);
+                    let reason = stopped_evals.get(&slot.test).unwrap_or(&reason);
+                    let record = not_run(list, slot, reason.clone());
+                    display.finished(&slot_label(list, slot), &record);
                     records[i] = Some(record);
                 }
             }
@@ -488,6 +548,7 @@ async fn run_suite_with(
         started_at: crate::report::rfc3339(started_at),
         duration_ms: started.elapsed().as_millis() as u64,
         totals: SuiteTotals::of(&tests),
+        trial_summaries: crate::report::trials::summarize(&tests, &options.trial_rule),
         cost_control: Some(cost.record()),
         partition: options.partition.map(|p| p.record()),
         pool: pool.map(|control| {
@@ -525,9 +586,21 @@ fn label(binary: &str, name: &str) -> String {
     format!("{binary} {name}")
 }
 
-fn not_run(list: &TestList, test: &list::EvalTest, message: String) -> TestRecord {
+/// The progress label of a slot: the test, and its trial (`[trial 2/5]`) when it has one.
+fn slot_label(list: &TestList, slot: &trials::Slot) -> String {
+    let test = &list.tests[slot.test];
+    let label = label(&list.binary(test).id, &test.name);
+    match slot.trial {
+        Some(trial) => format!("{label} {}", trial.label()),
+        None => label,
+    }
+}
+
+fn not_run(list: &TestList, slot: &trials::Slot, message: String) -> TestRecord {
+    let test = &list.tests[slot.test];
     TestRecord {
         message: Some(message),
+        trial: slot.trial,
         ..executor::test_record(test, list.binary(test), Outcome::NotRun)
     }
 }
@@ -639,6 +712,16 @@ mod banner_tests {
             "{stand_in}"
         );
         assert_eq!(live_banner_to(&options, 1, Some(" ")), Some(github));
+        // With trials it counts the attempts the cap covers.
+        options.mode = Mode::Live;
+        options.trials = 5;
+        options.cost.max_cost = Some(2.0);
+        let trials = live_banner_to(&options, 3, None).unwrap();
+        assert!(
+            trials.starts_with("note: live mode: the selected evals (3 x 5 trials = 15 attempts) send model requests to GitHub Copilot and spend premium requests (capped by --max-cost 2, over every trial)"),
+            "{trials}"
+        );
+        options.mode = Mode::Record(crate::harness::RecordPolicy::Missing);
         options.mode = Mode::Replay;
         assert_eq!(
             live_banner_to(&options, 1, Some("http://127.0.0.1:4321")),

@@ -31,6 +31,23 @@ fn create(file: &Path, text: &str) -> ScriptedTurn {
     )
 }
 
+/// A stochastic model, scripted: run in trials (`cargo copilot-eval --trials 5`), the model
+/// names the wrong capital in trials 2 and 4 and the right one otherwise, so the eval passes
+/// 3 of 5 trials: the report gives its pass rate (60%, 95% interval 23%-88%), pass@k, pass^k
+/// and marks it flaky; it passes the suite only with `--min-pass-rate 60` or lower. Run once,
+/// it passes.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120)]
+async fn names_the_capital_in_most_trials(ctx: EvalContext) {
+    let wrong = ctx.trial().is_some_and(|t| t.trial % 2 == 0);
+    let answer = if wrong { "Lyon." } else { "Paris." };
+    ctx.offline(Script::new([]).turn(ScriptedTurn::text(answer)));
+    let eval = ctx.eval().build().unwrap();
+    let result = ctx.run(&eval, "What is the capital of France?").await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    let reply = result.final_response.unwrap_or_default();
+    assert!(reply.contains("Paris"), "the model answered {reply:?}");
+}
+
 /// A conversation: two prompts in one session. The script answers the first prompt with a
 /// tool call and a reply, the second with a reply only; `prompt_turns` splits the one run by
 /// prompt.

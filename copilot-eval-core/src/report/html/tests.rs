@@ -14,6 +14,7 @@ use crate::{Denial, StopReason};
 
 fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> TestRecord {
     TestRecord {
+        trial: None,
         name: name.into(),
         test_id: format!("{name}::__copilot_eval"),
         binary: "pkg::evals".into(),
@@ -42,6 +43,7 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
 
 fn report(tests: Vec<TestRecord>) -> SuiteReport {
     SuiteReport {
+        trial_summaries: Vec::new(),
         schema_version: crate::report::SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

@@ -1,0 +1,225 @@
+//! Trials of one eval (`cargo copilot-eval --trials N`): which trial a test record is, and the
+//! figures over an eval's trials ([`TrialSummary`]: counts, pass rate with its 95% Wilson
+//! interval, pass@k, pass^k, flaky, verdict), computed from the trials' records.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Outcome, TestRecord};
+use crate::stats;
+
+/// Which trial of its eval a test record is ([`TestRecord::trial`]): written as the record's
+/// `trial` and `trials` fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TrialOf {
+    /// This trial, from 1 to `trials`.
+    pub trial: u32,
+    /// Trials asked for this eval (`--trials N`).
+    pub trials: u32,
+}
+
+impl TrialOf {
+    /// The label a reader keeps apart: `[trial 2/5]`.
+    pub fn label(self) -> String {
+        format!("[trial {}/{}]", self.trial, self.trials)
+    }
+}
+
+/// One estimate for one k (`pass@k` or `pass^k`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AtK {
+    /// k: trials drawn (1 <= k <= the trials that reached a verdict).
+    pub k: u32,
+    /// The estimate, a fraction in [0, 1].
+    pub value: f64,
+}
+
+/// The figures of one eval over its trials ([`super::SuiteReport::trial_summaries`]; one per
+/// eval run with more than one trial). Only trials that reached a verdict (`passed` or
+/// `failed`) count towards the rate: an `error` or `not_run` trial says nothing about the
+/// agent, and makes the verdict `error`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrialSummary {
+    /// The eval's test path, as its records' `name`.
+    pub name: String,
+    /// Its test binary, as its records' `binary`.
+    pub binary: String,
+    /// Trials asked.
+    pub trials: u32,
+    /// Trials that passed.
+    pub passed: u32,
+    /// Trials that failed (the eval's own checks).
+    pub failed: u32,
+    /// Trials that ended in an infrastructure error.
+    pub error: u32,
+    /// Trials not run (after an infrastructure error in an earlier trial, an interrupt, or a
+    /// cost cap).
+    pub not_run: u32,
+    /// `passed / (passed + failed)`, a fraction in [0, 1]; absent when no trial reached a
+    /// verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate: Option<f64>,
+    /// The 95% Wilson score interval of the pass rate, `[low, high]` fractions; absent with
+    /// `pass_rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate_interval: Option<[f64; 2]>,
+    /// pass@k, the unbiased estimate of "at least one of k trials passes" from these trials,
+    /// for each asked k (`--pass-k`; by default 1 and the trials that reached a verdict) that
+    /// is at most the trials that reached a verdict.
+    pub pass_at_k: Vec<AtK>,
+    /// pass^k, the unbiased estimate of "all k trials pass", for the same k.
+    pub pass_hat_k: Vec<AtK>,
+    /// Some trials passed and some failed.
+    pub flaky: bool,
+    /// The pass rate the eval needs (`--min-pass-rate`, as a fraction); absent: every trial
+    /// must pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_pass_rate: Option<f64>,
+    /// The eval's verdict over its trials: `error` when any trial is `error` or `not_run`;
+    /// else, with `min_pass_rate`, `passed` when the pass rate reaches it; without, `passed`
+    /// only when every trial passed; otherwise `failed`.
+    pub verdict: Outcome,
+    /// The trial numbers that failed, in order (the records to read first).
+    pub failed_trials: Vec<u32>,
+}
+
+/// How trials are judged: the ks to estimate and the pass rate needed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrialRule {
+    /// The ks of pass@k and pass^k; empty: 1 and the trials that reached a verdict.
+    pub pass_k: Vec<u32>,
+    /// The pass rate needed, a fraction in [0, 1]; `None`: every trial must pass.
+    pub min_pass_rate: Option<f64>,
+}
+
+/// The summaries of every eval of `tests` that ran in trials (records with
+/// [`TestRecord::trial`]), in the order of each eval's first trial.
+pub fn summarize(tests: &[TestRecord], rule: &TrialRule) -> Vec<TrialSummary> {
+    let mut evals: Vec<(&str, &str, u32, Vec<&TestRecord>)> = Vec::new();
+    for test in tests {
+        let Some(trial) = test.trial else { continue };
+        match evals
+            .iter_mut()
+            .find(|(binary, name, _, _)| *binary == test.binary && *name == test.name)
+        {
+            Some((_, _, _, records)) => records.push(test),
+            None => evals.push((&test.binary, &test.name, trial.trials, vec![test])),
+        }
+    }
+    evals
+        .into_iter()
+        .map(|(binary, name, trials, records)| summary(binary, name, trials, &records, rule))
+        .collect()
+}
+
+fn summary(
+    binary: &str,
+    name: &str,
+    trials: u32,
+    records: &[&TestRecord],
+    rule: &TrialRule,
+) -> TrialSummary {
+    let count = |outcome: Outcome| records.iter().filter(|r| r.outcome == outcome).count() as u32;
+    let (passed, failed) = (count(Outcome::Passed), count(Outcome::Failed));
+    let (error, not_run) = (count(Outcome::Error), count(Outcome::NotRun));
+    let judged = passed + failed;
+    let pass_rate = (judged > 0).then(|| f64::from(passed) / f64::from(judged));
+    let pass_rate_interval = pass_rate.map(|_| {
+        let (low, high) = stats::wilson_interval(u64::from(passed), u64::from(judged));
+        [low, high]
+    });
+    let ks: Vec<u32> = if rule.pass_k.is_empty() {
+        let mut ks = vec![1, judged];
+        ks.dedup();
+        ks
+    } else {
+        rule.pass_k.clone()
+    };
+    let estimate = |f: fn(u64, u64, u64) -> Option<f64>| -> Vec<AtK> {
+        ks.iter()
+            .filter_map(|&k| {
+                f(u64::from(judged), u64::from(passed), u64::from(k)).map(|value| AtK { k, value })
+            })
+            .collect()
+    };
+    let verdict = if error > 0 || not_run > 0 {
+        Outcome::Error
+    } else {
+        let needed = rule.min_pass_rate.unwrap_or(1.0);
+        // A rate is compared with a tolerance, so that 4 of 5 meets 0.8.
+        match pass_rate {
+            Some(rate) if rate + 1e-9 >= needed => Outcome::Passed,
+            _ => Outcome::Failed,
+        }
+    };
+    let mut failed_trials: Vec<u32> = records
+        .iter()
+        .filter(|r| r.outcome == Outcome::Failed)
+        .filter_map(|r| r.trial.map(|t| t.trial))
+        .collect();
+    failed_trials.sort_unstable();
+    TrialSummary {
+        name: name.to_owned(),
+        binary: binary.to_owned(),
+        trials,
+        passed,
+        failed,
+        error,
+        not_run,
+        pass_rate,
+        pass_rate_interval,
+        pass_at_k: estimate(stats::pass_at_k),
+        pass_hat_k: estimate(stats::pass_hat_k),
+        flaky: passed > 0 && failed > 0,
+        min_pass_rate: rule.min_pass_rate,
+        verdict,
+        failed_trials,
+    }
+}
+
+/// One line per eval for the terminal: `name: 3/5 passed (60%, 95% CI 23%-88%), flaky, pass@1
+/// 0.60, pass^5 0.00 -> failed (every trial must pass); failed trials: 2, 4`.
+pub fn line(summary: &TrialSummary) -> String {
+    let percent = |f: f64| format!("{:.0}%", f * 100.0);
+    let mut line = format!(
+        "{}: {}/{} passed",
+        summary.name,
+        summary.passed,
+        summary.passed + summary.failed
+    );
+    if let (Some(rate), Some([low, high])) = (summary.pass_rate, summary.pass_rate_interval) {
+        line.push_str(&format!(
+            " ({}, 95% CI {}-{})",
+            percent(rate),
+            percent(low),
+            percent(high)
+        ));
+    }
+    if summary.error + summary.not_run > 0 {
+        line.push_str(&format!(
+            ", {} error, {} not run",
+            summary.error, summary.not_run
+        ));
+    }
+    if summary.flaky {
+        line.push_str(", flaky");
+    }
+    for (name, values) in [
+        ("pass@", &summary.pass_at_k),
+        ("pass^", &summary.pass_hat_k),
+    ] {
+        for at in values {
+            line.push_str(&format!(", {name}{} {:.2}", at.k, at.value));
+        }
+    }
+    let rule = match summary.min_pass_rate {
+        Some(rate) => format!("needs {}", percent(rate)),
+        None => "every trial must pass".to_owned(),
+    };
+    line.push_str(&format!(" -> {} ({rule})", summary.verdict.as_str()));
+    if !summary.failed_trials.is_empty() {
+        let trials: Vec<String> = summary.failed_trials.iter().map(u32::to_string).collect();
+        line.push_str(&format!("; failed trials: {}", trials.join(", ")));
+    }
+    line
+}

@@ -1,0 +1,262 @@
+//! Trials (`cargo copilot-eval --trials N`): each trial is its own test process and attempt,
+//! reported on its own, and each eval gets its figures over its trials. The scripted example's
+//! `names_the_capital_in_most_trials` answers wrongly in trials 2 and 4 of 5, so every figure
+//! is known in advance: 3 of 5 passed, pass rate 0.6, Wilson 95% interval 0.2307-0.8824,
+//! pass@1 0.6, pass@5 1 (1 - C(2,5)/C(5,5), no 5 trials without a pass), pass^1 0.6, pass^5 0,
+//! pass@2 0.9 (1 - C(2,2)/C(5,2) = 1 - 1/10), pass^2 0.3 (C(3,2)/C(5,2) = 3/10), pass@3 1,
+//! pass^3 0.1 (C(3,3)/C(5,3) = 1/10).
+
+mod support;
+
+use copilot_eval_core::report::{Outcome, TrialOf};
+use copilot_eval_e2e::runtime_for;
+use support::{FIXTURE, SuiteRun, workspace_root};
+
+const FLAKY: &str = "names_the_capital_in_most_trials";
+
+fn flaky_trials(extra: &[&str]) -> SuiteRun {
+    let args = [
+        &[
+            "-p", "scripted", "--exact", FLAKY, "--trials", "5", "-j", "2",
+        ][..],
+        extra,
+    ]
+    .concat();
+    support::copilot_eval(&workspace_root(), &args, &[])
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-4
+}
+
+#[test]
+fn a_flaky_eval_over_five_trials_gives_its_pass_rate_interval_and_pass_at_k() {
+    if runtime_for("a_flaky_eval_over_five_trials_gives_its_pass_rate_interval_and_pass_at_k")
+        .is_none()
+    {
+        return;
+    }
+    let run = flaky_trials(&[]);
+    // Every trial must pass without a threshold: 2 failed trials fail the suite.
+    assert_eq!(run.status, 1, "{}", run.stderr);
+
+    // One JSON entry per trial, in trial order, each its own attempt.
+    let trials: Vec<(Option<TrialOf>, Outcome)> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| (t.trial, t.outcome))
+        .collect();
+    let expected: Vec<(Option<TrialOf>, Outcome)> = (1..=5)
+        .map(|trial| {
+            let outcome = if trial % 2 == 0 {
+                Outcome::Failed
+            } else {
+                Outcome::Passed
+            };
+            (Some(TrialOf { trial, trials: 5 }), outcome)
+        })
+        .collect();
+    assert_eq!(trials, expected);
+    assert!(
+        run.report
+            .tests
+            .iter()
+            .all(|t| t.name == FLAKY && t.runs.len() == 1)
+    );
+    let sessions: std::collections::BTreeSet<_> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| t.runs[0].session_id.clone())
+        .collect();
+    assert_eq!(sessions.len(), 5, "five sessions, one per trial");
+
+    // The eval's figures.
+    let [summary] = &run.report.trial_summaries[..] else {
+        panic!("one summary: {:#?}", run.report.trial_summaries)
+    };
+    assert_eq!(
+        (
+            summary.name.as_str(),
+            summary.trials,
+            summary.passed,
+            summary.failed
+        ),
+        (FLAKY, 5, 3, 2)
+    );
+    assert_eq!((summary.error, summary.not_run), (0, 0));
+    assert!(close(summary.pass_rate.unwrap(), 0.6));
+    let [low, high] = summary.pass_rate_interval.unwrap();
+    assert!(close(low, 0.2307) && close(high, 0.8824), "{low} {high}");
+    let at = |values: &[copilot_eval_core::report::trials::AtK]| -> Vec<(u32, f64)> {
+        values.iter().map(|a| (a.k, a.value)).collect()
+    };
+    assert_eq!(at(&summary.pass_at_k), vec![(1, 0.6), (5, 1.0)]);
+    assert_eq!(at(&summary.pass_hat_k), vec![(1, 0.6), (5, 0.0)]);
+    assert!(summary.flaky);
+    assert_eq!(summary.min_pass_rate, None);
+    assert_eq!(summary.verdict, Outcome::Failed);
+    assert_eq!(summary.failed_trials, vec![2, 4]);
+
+    // JUnit: one test case per trial, named apart, with the eval's figures.
+    assert_eq!(run.junit.tests, 5, "{}", run.junit_xml);
+    for trial in 1..=5 {
+        let name = format!("{FLAKY} [trial {trial}/5]");
+        let kind = if trial % 2 == 0 { "failure" } else { "success" };
+        assert_eq!(run.junit_kind(&name), kind, "{name}");
+        assert_eq!(
+            run.junit_property(&name, "copilot_eval.trial"),
+            format!("{trial}/5")
+        );
+        assert_eq!(
+            run.junit_property(&name, "copilot_eval.trials.pass_rate"),
+            "0.6000"
+        );
+        assert_eq!(
+            run.junit_property(&name, "copilot_eval.trials.pass_rate_interval"),
+            "0.2307-0.8824"
+        );
+        assert_eq!(
+            run.junit_property(&name, "copilot_eval.trials.flaky"),
+            "true"
+        );
+        assert_eq!(
+            run.junit_property(&name, "copilot_eval.trials.verdict"),
+            "failed"
+        );
+    }
+
+    // The terminal's per-eval line.
+    assert!(
+        run.stderr.contains(&format!(
+            "{FLAKY}: 3/5 passed (60%, 95% CI 23%-88%), flaky, pass@1 0.60, pass@5 1.00, pass^1 0.60, pass^5 0.00 -> failed (every trial must pass); failed trials: 2, 4"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("FAILED scripted::evals {FLAKY} [trial 2/5]")),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_minimum_pass_rate_makes_the_verdict_and_the_exit_status() {
+    if runtime_for("a_minimum_pass_rate_makes_the_verdict_and_the_exit_status").is_none() {
+        return;
+    }
+    let enough = flaky_trials(&["--min-pass-rate", "60", "--pass-k", "2,3"]);
+    assert_eq!(enough.status, 0, "{}", enough.stderr);
+    let summary = &enough.report.trial_summaries[0];
+    assert_eq!(summary.verdict, Outcome::Passed);
+    assert_eq!(summary.min_pass_rate, Some(0.6));
+    let at = |values: &[copilot_eval_core::report::trials::AtK]| -> Vec<(u32, f64)> {
+        values.iter().map(|a| (a.k, a.value)).collect()
+    };
+    let (pass_at, pass_hat) = (at(&summary.pass_at_k), at(&summary.pass_hat_k));
+    assert_eq!(pass_at.iter().map(|a| a.0).collect::<Vec<_>>(), vec![2, 3]);
+    assert!(
+        close(pass_at[0].1, 0.9) && close(pass_at[1].1, 1.0),
+        "{pass_at:?}"
+    );
+    assert!(
+        close(pass_hat[0].1, 0.3) && close(pass_hat[1].1, 0.1),
+        "{pass_hat:?}"
+    );
+    assert!(
+        enough
+            .stderr
+            .contains("-> passed (needs 60%); failed trials: 2, 4"),
+        "{}",
+        enough.stderr
+    );
+    // The failed trials are still failed trials in the report: only the verdict is by rate.
+    assert_eq!(enough.report.totals.failed, 2);
+
+    let short = flaky_trials(&["--min-pass-rate", "80"]);
+    assert_eq!(short.status, 1, "{}", short.stderr);
+    assert_eq!(short.report.trial_summaries[0].verdict, Outcome::Failed);
+    assert!(
+        short.stderr.contains("-> failed (needs 80%)"),
+        "{}",
+        short.stderr
+    );
+}
+
+#[test]
+fn an_infrastructure_error_in_trial_two_stops_that_evals_further_trials() {
+    if runtime_for("an_infrastructure_error_in_trial_two_stops_that_evals_further_trials").is_none()
+    {
+        return;
+    }
+    let args = [
+        "-p",
+        FIXTURE,
+        "--exact",
+        "crashes_in_its_second_trial",
+        "passes",
+        "--trials",
+        "5",
+        "-j",
+        "1",
+        "--no-fail-fast",
+    ];
+    let run = support::copilot_eval(&workspace_root(), &args, &[]);
+    assert_eq!(run.status, 3, "an eval's verdict is error: {}", run.stderr);
+    let of = |name: &str| -> Vec<Outcome> {
+        run.report
+            .tests
+            .iter()
+            .filter(|t| t.name == name)
+            .map(|t| t.outcome)
+            .collect()
+    };
+    assert_eq!(
+        of("crashes_in_its_second_trial"),
+        vec![
+            Outcome::Passed,
+            Outcome::Error,
+            Outcome::NotRun,
+            Outcome::NotRun,
+            Outcome::NotRun
+        ]
+    );
+    for test in run
+        .report
+        .tests
+        .iter()
+        .filter(|t| t.outcome == Outcome::NotRun)
+    {
+        assert_eq!(
+            test.message.as_deref(),
+            Some(
+                "not run: trial 2 of 5 ended in an infrastructure error (crashed); the eval's further trials were not run"
+            ),
+            "{:?}",
+            test.trial
+        );
+        assert!(test.runs.is_empty());
+    }
+    // The other eval's trials all ran.
+    assert_eq!(of("passes"), vec![Outcome::Passed; 5]);
+    let verdicts: Vec<(&str, Outcome, u32, u32)> = run
+        .report
+        .trial_summaries
+        .iter()
+        .map(|s| (s.name.as_str(), s.verdict, s.error, s.not_run))
+        .collect();
+    assert_eq!(
+        verdicts,
+        vec![
+            ("crashes_in_its_second_trial", Outcome::Error, 1, 3),
+            ("passes", Outcome::Passed, 0, 0)
+        ]
+    );
+    assert_eq!(
+        run.junit_kind("crashes_in_its_second_trial [trial 3/5]"),
+        "skipped"
+    );
+}
