@@ -28,6 +28,7 @@
 
 mod compare;
 mod text;
+mod trials;
 mod view;
 
 use std::path::Path;

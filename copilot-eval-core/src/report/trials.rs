@@ -177,10 +177,38 @@ fn summary(
     }
 }
 
+/// `f` (a fraction) as a whole percentage: `0.6` -> `60%`.
+pub fn percent(f: f64) -> String {
+    format!("{:.0}%", f * 100.0)
+}
+
+/// The estimates of `summary`: `pass@1 0.60, pass@5 1.00, pass^1 0.60, pass^5 0.00`.
+pub fn at_k_text(summary: &TrialSummary) -> String {
+    let mut at_k: Vec<String> = Vec::new();
+    for (name, values) in [
+        ("pass@", &summary.pass_at_k),
+        ("pass^", &summary.pass_hat_k),
+    ] {
+        at_k.extend(
+            values
+                .iter()
+                .map(|a| format!("{name}{} {:.2}", a.k, a.value)),
+        );
+    }
+    at_k.join(", ")
+}
+
+/// The rule of `summary`'s verdict: `every trial must pass` or `needs 80%`.
+pub fn rule_text(summary: &TrialSummary) -> String {
+    summary.min_pass_rate.map_or_else(
+        || "every trial must pass".to_owned(),
+        |rate| format!("needs {}", percent(rate)),
+    )
+}
+
 /// One line per eval for the terminal: `name: 3/5 passed (60%, 95% CI 23%-88%), flaky, pass@1
 /// 0.60, pass^5 0.00 -> failed (every trial must pass); failed trials: 2, 4`.
 pub fn line(summary: &TrialSummary) -> String {
-    let percent = |f: f64| format!("{:.0}%", f * 100.0);
     let mut line = format!(
         "{}: {}/{} passed",
         summary.name,
@@ -204,19 +232,15 @@ pub fn line(summary: &TrialSummary) -> String {
     if summary.flaky {
         line.push_str(", flaky");
     }
-    for (name, values) in [
-        ("pass@", &summary.pass_at_k),
-        ("pass^", &summary.pass_hat_k),
-    ] {
-        for at in values {
-            line.push_str(&format!(", {name}{} {:.2}", at.k, at.value));
-        }
+    let at_k = at_k_text(summary);
+    if !at_k.is_empty() {
+        line.push_str(&format!(", {at_k}"));
     }
-    let rule = match summary.min_pass_rate {
-        Some(rate) => format!("needs {}", percent(rate)),
-        None => "every trial must pass".to_owned(),
-    };
-    line.push_str(&format!(" -> {} ({rule})", summary.verdict.as_str()));
+    line.push_str(&format!(
+        " -> {} ({})",
+        summary.verdict.as_str(),
+        rule_text(summary)
+    ));
     if !summary.failed_trials.is_empty() {
         let trials: Vec<String> = summary.failed_trials.iter().map(u32::to_string).collect();
         line.push_str(&format!("; failed trials: {}", trials.join(", ")));

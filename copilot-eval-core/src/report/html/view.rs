@@ -18,92 +18,8 @@ pub(super) struct Page {
     pub summary: Summary,
     pub chart: Chart,
     /// One row per eval run in trials (`--trials N`), before the evals.
-    pub trials: Vec<TrialView>,
+    pub trials: Vec<super::trials::TrialView>,
     pub tests: Vec<TestView>,
-}
-
-/// One eval over its trials: its figures, and a link to each failed or errored trial.
-#[derive(Debug, Serialize)]
-pub(super) struct TrialView {
-    pub name: String,
-    pub binary: String,
-    /// `3/5`: passed of the trials that reached a verdict.
-    pub passed: String,
-    /// `60%`, or `none reached a verdict`.
-    pub pass_rate: String,
-    /// `23%-88%`, empty without a rate.
-    pub interval: String,
-    /// `pass@1 0.60, pass@5 1.00, pass^1 0.60, pass^5 0.00`.
-    pub at_k: String,
-    pub flaky: bool,
-    pub verdict: &'static str,
-    /// `every trial must pass` or `needs 80%`.
-    pub rule: String,
-    /// `error N, not run N`, empty when every trial ran to a verdict.
-    pub incomplete: String,
-    /// The trials that did not pass: (`trial 2`, the anchor of its section).
-    pub not_passed: Vec<(String, String)>,
-}
-
-impl TrialView {
-    fn of(summary: &crate::report::TrialSummary, tests: &[TestRecord]) -> Self {
-        let percent = |f: f64| format!("{:.0}%", f * 100.0);
-        let mut at_k: Vec<String> = Vec::new();
-        for (name, values) in [
-            ("pass@", &summary.pass_at_k),
-            ("pass^", &summary.pass_hat_k),
-        ] {
-            at_k.extend(
-                values
-                    .iter()
-                    .map(|a| format!("{name}{} {:.2}", a.k, a.value)),
-            );
-        }
-        TrialView {
-            name: summary.name.clone(),
-            binary: summary.binary.clone(),
-            passed: format!("{}/{}", summary.passed, summary.passed + summary.failed),
-            pass_rate: summary
-                .pass_rate
-                .map_or_else(|| "none reached a verdict".to_owned(), percent),
-            interval: summary
-                .pass_rate_interval
-                .map(|[low, high]| format!("{}-{}", percent(low), percent(high)))
-                .unwrap_or_default(),
-            at_k: at_k.join(", "),
-            flaky: summary.flaky,
-            verdict: summary.verdict.as_str(),
-            rule: summary.min_pass_rate.map_or_else(
-                || "every trial must pass".to_owned(),
-                |rate| format!("needs {}", percent(rate)),
-            ),
-            incomplete: if summary.error + summary.not_run > 0 {
-                format!("error {}, not run {}", summary.error, summary.not_run)
-            } else {
-                String::new()
-            },
-            not_passed: tests
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| {
-                    t.binary == summary.binary
-                        && t.name == summary.name
-                        && t.outcome != Outcome::Passed
-                })
-                .filter_map(|(i, t)| {
-                    let trial = t.trial?;
-                    Some((
-                        format!(
-                            "trial {} {}",
-                            trial.trial,
-                            t.outcome.as_str().replace('_', " ")
-                        ),
-                        test_anchor(i),
-                    ))
-                })
-                .collect(),
-        }
-    }
 }
 
 /// The numbers at the top.
@@ -350,7 +266,7 @@ impl Page {
             trials: report
                 .trial_summaries
                 .iter()
-                .map(|s| TrialView::of(s, &report.tests))
+                .map(|s| super::trials::TrialView::of(s, &report.tests))
                 .collect(),
             tests: report
                 .tests
@@ -441,7 +357,7 @@ impl Chart {
 }
 
 /// The id of the eval's section in the page.
-fn test_anchor(index: usize) -> String {
+pub(super) fn test_anchor(index: usize) -> String {
     format!("eval-{index}")
 }
 
