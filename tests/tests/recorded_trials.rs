@@ -119,7 +119,11 @@ fn comparable(text: &str) -> String {
 /// The comment the committed trial cassettes carry instead of the recording's.
 fn committed_comment(trial: usize) -> String {
     let (written, _) = WRITTEN[trial - 1];
-    let verdict = if trial % 2 == 0 { "fails" } else { "passes" };
+    let verdict = if trial.is_multiple_of(2) {
+        "fails"
+    } else {
+        "passes"
+    };
     format!(
         "Trial {trial} of 5 of quickstart's `{EVAL}`, recorded by `cargo copilot-eval --record\n--trials 5` against a loopback stand-in for the model service, NOT live Copilot\n(tests/tests/recorded_trials.rs): its model writes \"{written}\" into greeting.txt, so the\neval {verdict} in this trial. Recreate: COPILOT_EVAL_UPDATE_TRIALS=1 cargo test -p\ncopilot-eval-e2e --test recorded_trials; replay: cargo copilot-eval -p quickstart --replay\n--trials 5 {EVAL}."
     )

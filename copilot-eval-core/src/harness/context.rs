@@ -335,6 +335,9 @@ impl EvalContext {
     ///
     /// In replay mode the first run of the test replays [`cassette_path`](Self::cassette_path)
     /// (`<test>.yaml`), the second `<test>-2.yaml`, and so on: each run has its own recording.
+    /// In trials (`--trials N`), trial K records `<test>/trial-K.yaml` (its second run
+    /// `trial-K-2.yaml`) and replays it when the eval has trial cassettes
+    /// ([`TestConfig::cassette_path_in_trial`]).
     ///
     /// In record mode the run replays its existing cassette (policy `missing`) or runs live
     /// while its session is recorded, and the cassette is written when the run completed; the
