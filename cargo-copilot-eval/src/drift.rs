@@ -47,6 +47,11 @@ pub(crate) struct DriftArgs {
     /// One line per finished test even on a terminal (no progress bar).
     #[arg(long)]
     plain: bool,
+    /// Replay each eval N times, each trial its own cassette when the eval has trial cassettes
+    /// (<test>/trial-K.yaml, from `--record --trials N`), and compare each trial on its own.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    trials: u32,
 }
 
 /// Run `drift`; returns its exit status (see `copilot_eval_core::suite::drift::run_drift`).
@@ -81,6 +86,7 @@ pub(crate) fn run(args: DriftArgs) -> u8 {
                 .map_or_else(copilot_eval_core::suite::default_jobs, usize::from),
             plain: args.plain,
             cassette_root,
+            trials: args.trials,
             ..SuiteOptions::new()
         },
         version,

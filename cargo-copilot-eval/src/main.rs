@@ -109,7 +109,8 @@ struct RunArgs {
     /// Run each eval N times, each trial its own test process and attempt (none is a retry);
     /// the report gives every trial and, per eval, its pass rate, 95% interval, pass@k,
     /// pass^k and a flaky mark. An infrastructure error in a trial stops that eval's further
-    /// trials.
+    /// trials. With --record each trial records its own cassette (<test>/trial-K.yaml); with
+    /// --replay each trial replays its own when the eval has trial cassettes.
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     trials: u32,
@@ -267,12 +268,6 @@ fn run_command(args: RunArgs) -> u8 {
         eprintln!(
             "error: --pass-k {k} is more than --trials {}: pass@k needs k <= the trials",
             args.trials
-        );
-        return exit_code::USAGE;
-    }
-    if args.trials > 1 && matches!(mode, copilot_eval_core::harness::Mode::Record(_)) {
-        eprintln!(
-            "error: --record with --trials is not supported yet: every trial would write the same cassette; record once, or run the trials live"
         );
         return exit_code::USAGE;
     }

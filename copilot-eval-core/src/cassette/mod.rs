@@ -227,6 +227,55 @@ pub fn run_cassette_path(first: &Path, run: usize) -> PathBuf {
     first.with_file_name(format!("{stem}-{run}{extension}"))
 }
 
+/// The folder holding the trial cassettes of an eval whose cassette is `first`: `first` without
+/// its extension (`evals/greets.yaml` -> `evals/greets`; a case's `evals/f/label.yaml` ->
+/// `evals/f/label`); `first` with `.trials` added when it has no extension.
+pub fn trial_folder(first: &Path) -> PathBuf {
+    match first.extension() {
+        Some(_) => first.with_extension(""),
+        None => {
+            let mut name = first.as_os_str().to_owned();
+            name.push(".trials");
+            PathBuf::from(name)
+        }
+    }
+}
+
+/// The cassette of trial `trial` (from 1) of an eval whose cassette is `first`:
+/// `<trial_folder>/trial-<trial>.<ext>` (`evals/greets.yaml` -> `evals/greets/trial-2.yaml`;
+/// `yaml` when `first` has no extension). What `cargo copilot-eval --record --trials N` writes
+/// and `--replay --trials N` replays. A test's later runs in that trial (a comparison's
+/// treatment) add `-2`, `-3`, ... to it ([`run_cassette_path`]): `trial-2-2.yaml`.
+pub fn trial_cassette_path(first: &Path, trial: u32) -> PathBuf {
+    let extension = first
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "yaml".to_owned());
+    trial_folder(first).join(format!("trial-{trial}.{extension}"))
+}
+
+/// The trials recorded for the eval whose cassette is `first`: each k (ascending) for which
+/// [`trial_cassette_path`]`(first, k)` is a file. Empty when [`trial_folder`] does not exist
+/// or holds no such file (later runs' files, `trial-2-2.yaml`, do not count).
+pub fn recorded_trials(first: &Path) -> Vec<u32> {
+    let folder = trial_folder(first);
+    let Ok(entries) = std::fs::read_dir(&folder) else {
+        return Vec::new();
+    };
+    let mut trials: Vec<u32> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let number = name.strip_prefix("trial-")?.split_once('.')?.0;
+            let trial: u32 = number.parse().ok().filter(|k| *k >= 1)?;
+            (trial_cassette_path(first, trial) == entry.path() && entry.path().is_file())
+                .then_some(trial)
+        })
+        .collect();
+    trials.sort_unstable();
+    trials
+}
+
 /// Options of a [`ReplaySession`] (builder; the default replays as the cassette says).
 #[derive(Debug, Clone, Default)]
 pub struct ReplayConfig {

@@ -72,6 +72,15 @@ pub enum SplitError {
         /// Why.
         source: std::io::Error,
     },
+    /// FILE is a folder, such as the folder of an eval's trial cassettes
+    /// ([`trial_folder`](super::trial_folder)); the message names it and a file to split
+    /// instead.
+    #[error(
+        "{} is a folder, not a cassette (an eval's trial cassettes, trial-1.yaml, trial-2.yaml, ..., live in such a folder): split one file of it, e.g. {}",
+        .0.display(),
+        .0.join("trial-1.yaml").display()
+    )]
+    Folder(PathBuf),
     /// The cassette could not be read or parsed.
     #[error(transparent)]
     Cassette(#[from] CassetteError),
@@ -464,9 +473,15 @@ pub fn describe(conversations: &[usize], total: usize) -> String {
 /// `file`'s leading comment and a line naming its conversations; the one that replaces `file`,
 /// if any, is written last, so a failure leaves `file` whole.
 ///
-/// Errors: [`SplitError::Cassette`] (unreadable or malformed cassette),
+/// A trial cassette (`greets/trial-2.yaml`) splits like any other: its second session becomes
+/// `greets/trial-2-2.yaml`, the cassette of that trial's second run.
+///
+/// Errors: [`SplitError::Folder`] (`file` is a folder), [`SplitError::Cassette`] (unreadable or malformed cassette),
 /// [`SplitError::Grouping`], [`SplitError::Exists`], [`SplitError::Write`].
 pub fn split_file(file: &Path, options: &SplitOptions) -> Result<SplitOutcome, SplitError> {
+    if file.is_dir() {
+        return Err(SplitError::Folder(file.to_path_buf()));
+    }
     let text = std::fs::read_to_string(file).map_err(|source| CassetteError::Io {
         path: file.to_path_buf(),
         source,

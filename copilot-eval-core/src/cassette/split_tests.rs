@@ -413,3 +413,52 @@ fn every_file_in_the_way_is_named_and_a_failed_write_says_what_was_written() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
 }
+
+/// A trial cassette (`greets/trial-2.yaml`) splits into the cassettes of that trial's runs
+/// (`trial-2.yaml`, `trial-2-2.yaml`: what the harness replays in trial 2), the trial folder
+/// stays as it is, and the folder itself given as FILE is an error naming a file to split.
+#[test]
+fn a_trial_cassette_splits_into_its_trials_runs_and_its_folder_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("greets.yaml");
+    let folder = super::trial_folder(&first);
+    std::fs::create_dir(&folder).unwrap();
+    let file = super::trial_cassette_path(&first, 2);
+    assert_eq!(file, folder.join("trial-2.yaml"));
+    let mut cassette = pasted(&[sdk(SHELL), sdk(STATEFUL)]);
+    cassette.path = file.clone();
+    cassette.write(&file, "Recorded in trial 2.").unwrap();
+
+    let options = SplitOptions {
+        force: true,
+        ..SplitOptions::default()
+    };
+    let outcome = split_file(&file, &options).unwrap();
+    let written: Vec<PathBuf> = outcome
+        .written
+        .iter()
+        .map(|p| p.cassette.path.clone())
+        .collect();
+    assert_eq!(
+        written,
+        [
+            file.clone(),
+            super::run_cassette_path(&super::trial_cassette_path(&first, 2), 2)
+        ]
+    );
+    assert_eq!(written[1], folder.join("trial-2-2.yaml"));
+    // Still one recorded trial: the second run's file is no trial of its own.
+    assert_eq!(super::recorded_trials(&first), [2]);
+
+    let error = split_file(&folder, &SplitOptions::default()).unwrap_err();
+    assert!(
+        matches!(&error, SplitError::Folder(path) if *path == folder),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    assert!(
+        text.starts_with(&format!("{} is a folder, not a cassette", folder.display()))
+            && text.ends_with(&format!("e.g. {}", folder.join("trial-1.yaml").display())),
+        "{text}"
+    );
+}

@@ -115,7 +115,14 @@ impl EvalContext {
             setup_error: None,
             workdir: workdir.as_ref().map(|d| d.path().display().to_string()),
             workdir_kept: false,
-            cassette: config.cassette_path().display().to_string(),
+            cassette: config
+                .cassette_path_in_trial(
+                    0,
+                    super::trial_from_env(),
+                    mode.clone().unwrap_or(Mode::Live),
+                )
+                .display()
+                .to_string(),
             comparisons: Vec::new(),
             source: config.source_location(),
         };
@@ -155,12 +162,7 @@ impl EvalContext {
     /// `None` when it runs once. A script may vary by it, e.g. to test how a suite reports a
     /// flaky eval.
     pub fn trial(&self) -> Option<crate::report::TrialOf> {
-        let read = |name| std::env::var(name).ok()?.parse::<u32>().ok();
-        let trial = read(super::ENV_TRIAL)?;
-        let trials = read(super::ENV_TRIALS)?;
-        (1..=trials)
-            .contains(&trial)
-            .then_some(crate::report::TrialOf { trial, trials })
+        super::trial_from_env()
     }
 
     /// `path` in the test's package: the package root (the folder of its `Cargo.toml`) joined
@@ -333,6 +335,9 @@ impl EvalContext {
     ///
     /// In replay mode the first run of the test replays [`cassette_path`](Self::cassette_path)
     /// (`<test>.yaml`), the second `<test>-2.yaml`, and so on: each run has its own recording.
+    /// In trials (`--trials N`), trial K records `<test>/trial-K.yaml` (its second run
+    /// `trial-K-2.yaml`) and replays it when the eval has trial cassettes
+    /// ([`TestConfig::cassette_path_in_trial`]).
     ///
     /// In record mode the run replays its existing cassette (policy `missing`) or runs live
     /// while its session is recorded, and the cassette is written when the run completed; the
@@ -505,7 +510,11 @@ impl EvalContext {
                         .expect("evidence lock")
                         .runs
                         .len();
-                    let cassette = self.inner.config.cassette_path_for_run(index);
+                    let cassette = self.inner.config.cassette_path_in_trial(
+                        index,
+                        self.trial(),
+                        Mode::Record(policy),
+                    );
                     match super::record::plan(policy, cassette) {
                         super::record::Plan::Replay(cassette) => {
                             let (result, replay) = super::replay::run(
@@ -544,11 +553,15 @@ impl EvalContext {
                         .expect("evidence lock")
                         .runs
                         .len();
-                    let cassette = self.inner.config.cassette_path_for_run(index);
+                    let cassette =
+                        self.inner
+                            .config
+                            .cassette_path_in_trial(index, self.trial(), Mode::Replay);
                     if !cassette.is_file() {
-                        self.setup_failure(format!(
-                            "replay mode: no cassette at {} (record one, or point the attribute's `cassette` key at it); no live request was made",
-                            cassette.display()
+                        self.setup_failure(super::replay::missing_cassette(
+                            &self.inner.config,
+                            &cassette,
+                            self.trial(),
                         ));
                     }
                     let (result, replay) =

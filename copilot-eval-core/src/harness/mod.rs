@@ -80,6 +80,17 @@ pub const ENV_TRIAL: &str = "COPILOT_EVAL_TRIAL";
 /// Variable the runner gives each test process of an eval run in trials: the trials asked (N).
 pub const ENV_TRIALS: &str = "COPILOT_EVAL_TRIALS";
 
+/// Which trial of its eval this test process is, from [`ENV_TRIAL`] and [`ENV_TRIALS`]: `None`
+/// when either is unset or not a number, or the trial is not in `1..=trials`.
+pub fn trial_from_env() -> Option<crate::report::TrialOf> {
+    let read = |name| std::env::var(name).ok()?.parse::<u32>().ok();
+    let trial = read(ENV_TRIAL)?;
+    let trials = read(ENV_TRIALS)?;
+    (1..=trials)
+        .contains(&trial)
+        .then_some(crate::report::TrialOf { trial, trials })
+}
+
 /// Environment variable selecting where model requests go: `live` (default), `replay` or
 /// `record` (with [`ENV_RECORD`]).
 pub const ENV_MODE: &str = "COPILOT_EVAL_MODE";
@@ -315,6 +326,35 @@ impl TestConfig {
     /// recording.
     pub fn cassette_path_for_run(&self, index: usize) -> PathBuf {
         crate::cassette::run_cassette_path(&self.cassette_path(), index + 1)
+    }
+
+    /// The cassette of the test's run number `index` (0-based) in `trial` of its eval
+    /// (`--trials N`), in `mode`: each trial records its own cassette,
+    /// [`trial_cassette_path`](crate::cassette::trial_cassette_path) (`creates_file.yaml` ->
+    /// `creates_file/trial-2.yaml`; a later run of the trial `trial-2-2.yaml`), and a replay
+    /// reads it when the eval has any trial cassette
+    /// ([`recorded_trials`](crate::cassette::recorded_trials)). Otherwise (no trial, or a
+    /// replay of an eval without trial cassettes: the one cassette in every trial)
+    /// [`cassette_path_for_run`](Self::cassette_path_for_run).
+    pub fn cassette_path_in_trial(
+        &self,
+        index: usize,
+        trial: Option<crate::report::TrialOf>,
+        mode: Mode,
+    ) -> PathBuf {
+        let first = self.cassette_path();
+        match trial {
+            Some(trial)
+                if matches!(mode, Mode::Record(_))
+                    || !crate::cassette::recorded_trials(&first).is_empty() =>
+            {
+                crate::cassette::run_cassette_path(
+                    &crate::cassette::trial_cassette_path(&first, trial.trial),
+                    index + 1,
+                )
+            }
+            _ => self.cassette_path_for_run(index),
+        }
     }
 
     /// The test's deadline outside runs: the `timeout_s` of its eval settings, else (none set,

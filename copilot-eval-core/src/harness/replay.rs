@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use crate::cassette::{ReplayConfig, ReplaySession};
+use crate::cassette::{
+    ReplayConfig, ReplaySession, recorded_trials, trial_cassette_path, trial_folder,
+};
 use crate::eval::CopilotEval;
 use crate::report::ReplayRecord;
 use crate::result::CopilotResult;
@@ -35,4 +37,69 @@ pub(crate) async fn run(
     };
     session.shutdown().await;
     Ok((result, replay))
+}
+
+/// The setup error of a replay whose cassette `cassette` (the path
+/// [`TestConfig::cassette_path_in_trial`](super::TestConfig::cassette_path_in_trial) chose) is
+/// not a file: it names the missing file(s) and the fix.
+///
+/// - In `trial` of an eval with trial cassettes: every trial cassette of `1..=trials` that is
+///   missing, the trials recorded, and the two fixes (fewer trials, or record the missing ones).
+/// - Without a trial, for an eval that has only trial cassettes: where they are and the
+///   `--replay --trials N` that replays them.
+/// - Otherwise: the one missing cassette.
+pub(crate) fn missing_cassette(
+    config: &super::TestConfig,
+    cassette: &Path,
+    trial: Option<crate::report::TrialOf>,
+) -> String {
+    let first = config.cassette_path();
+    let recorded = recorded_trials(&first);
+    let test = config.test_path();
+    let folder = trial_folder(&first);
+    // The trials `--trials K` can replay: 1..=K all recorded, K > 1 (one trial is no trials).
+    let replayable = (1..).take_while(|k| recorded.contains(k)).count();
+    let fewer = if replayable > 1 {
+        format!("replay the {replayable} recorded ones (`--trials {replayable}`), or ")
+    } else {
+        String::new()
+    };
+    let listed = |trials: &[u32]| -> String {
+        let names: Vec<String> = trials.iter().map(|k| format!("trial-{k}")).collect();
+        names.join(", ")
+    };
+    match trial {
+        Some(trial)
+            if !recorded.is_empty() && cassette == trial_cassette_path(&first, trial.trial) =>
+        {
+            let missing: Vec<String> = (1..=trial.trials)
+                .filter(|k| !recorded.contains(k))
+                .map(|k| trial_cassette_path(&first, k).display().to_string())
+                .collect();
+            format!(
+                "replay mode: no cassette for trial {} of {}: missing {}; the eval's recorded trials in {} are {}: {fewer}record the missing ones with `cargo copilot-eval --record --trials {} {test}`; no live request was made",
+                trial.trial,
+                trial.trials,
+                missing.join(", "),
+                folder.display(),
+                listed(&recorded),
+                trial.trials,
+            )
+        }
+        None if !recorded.is_empty() => format!(
+            "replay mode: no cassette at {}; the eval has only trial cassettes ({} in {}): {}record a single cassette with `cargo copilot-eval --record {test}`; no live request was made",
+            cassette.display(),
+            listed(&recorded),
+            folder.display(),
+            if replayable > 1 {
+                format!("replay them with `cargo copilot-eval --replay --trials {replayable}`, or ")
+            } else {
+                String::new()
+            },
+        ),
+        _ => format!(
+            "replay mode: no cassette at {} (record one, or point the attribute's `cassette` key at it); no live request was made",
+            cassette.display()
+        ),
+    }
 }

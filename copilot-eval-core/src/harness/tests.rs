@@ -182,6 +182,97 @@ fn replay_without_a_cassette_is_a_setup_error_and_no_request() {
     std::fs::remove_dir_all(workdir).unwrap();
 }
 
+/// Recorded trials (docs/trials.md): a record run in trial k writes `<test>/trial-k.yaml` (its
+/// second run `trial-k-2.yaml`); a replay reads them only when the eval has trial cassettes,
+/// else the one cassette in every trial; a missing trial cassette is a setup error naming every
+/// missing file and the fixes; a replay without trials of an eval with only trial cassettes
+/// says how to replay them.
+#[test]
+fn trials_record_and_replay_their_own_cassettes() {
+    use crate::report::TrialOf;
+    let package = tempfile::tempdir().unwrap();
+    let config = TestConfig::new("greets", "evals::greets", "");
+    let config = TestConfig {
+        manifest_dir: Box::leak(package.path().display().to_string().into_boxed_str()),
+        ..config
+    };
+    let evals = package.path().join("tests/cassettes/evals");
+    let trial = |trial, trials| Some(TrialOf { trial, trials });
+    let record = Mode::Record(RecordPolicy::Missing);
+    assert_eq!(
+        config.cassette_path_in_trial(0, trial(2, 3), record),
+        evals.join("greets/trial-2.yaml")
+    );
+    assert_eq!(
+        config.cassette_path_in_trial(1, trial(2, 3), record),
+        evals.join("greets/trial-2-2.yaml")
+    );
+    assert_eq!(
+        config.cassette_path_in_trial(1, None, record),
+        evals.join("greets-2.yaml")
+    );
+    // No trial cassette: every trial replays the one cassette.
+    assert_eq!(
+        config.cassette_path_in_trial(0, trial(2, 3), Mode::Replay),
+        evals.join("greets.yaml")
+    );
+    let case = TestConfig {
+        manifest_dir: config.manifest_dir,
+        ..TestConfig::new("greets", "evals::greets::english", "").case("english")
+    };
+    assert_eq!(
+        case.cassette_path_in_trial(0, trial(3, 3), record),
+        evals.join("greets/english/trial-3.yaml")
+    );
+
+    // Trials 1 and 2 recorded (and a comparison's second run, which is no trial of its own).
+    std::fs::create_dir_all(evals.join("greets")).unwrap();
+    for name in [
+        "trial-1.yaml",
+        "trial-2.yaml",
+        "trial-2-2.yaml",
+        "notes.txt",
+    ] {
+        std::fs::write(evals.join("greets").join(name), "conversations: []").unwrap();
+    }
+    assert_eq!(
+        crate::cassette::recorded_trials(&config.cassette_path()),
+        [1, 2]
+    );
+    assert_eq!(
+        config.cassette_path_in_trial(0, trial(2, 4), Mode::Replay),
+        evals.join("greets/trial-2.yaml")
+    );
+    let third = config.cassette_path_in_trial(0, trial(3, 4), Mode::Replay);
+    assert_eq!(third, evals.join("greets/trial-3.yaml"));
+    let message = super::replay::missing_cassette(&config, &third, trial(3, 4));
+    for needle in [
+        "no cassette for trial 3 of 4: missing ".to_owned(),
+        format!(
+            "{}, {}",
+            evals.join("greets/trial-3.yaml").display(),
+            evals.join("greets/trial-4.yaml").display()
+        ),
+        "are trial-1, trial-2".to_owned(),
+        "replay the 2 recorded ones (`--trials 2`)".to_owned(),
+        "`cargo copilot-eval --record --trials 4 greets`".to_owned(),
+        "no live request was made".to_owned(),
+    ] {
+        assert!(message.contains(&needle), "{needle:?} not in {message}");
+    }
+    // Without trials, an eval with only trial cassettes: how to replay them.
+    let single = config.cassette_path_in_trial(0, None, Mode::Replay);
+    let message = super::replay::missing_cassette(&config, &single, None);
+    for needle in [
+        format!("no cassette at {}", evals.join("greets.yaml").display()),
+        "only trial cassettes (trial-1, trial-2 in".to_owned(),
+        "`cargo copilot-eval --replay --trials 2`".to_owned(),
+        "`cargo copilot-eval --record greets`".to_owned(),
+    ] {
+        assert!(message.contains(&needle), "{needle:?} not in {message}");
+    }
+}
+
 /// docs/comparisons.md: two evals that share a working directory, or whose folders nest, make
 /// `ctx.compare` a setup error saying so and how to fix it, before either side runs. (Replay
 /// mode with no cassette: were the check missing, the first side would be a different setup

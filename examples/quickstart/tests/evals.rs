@@ -9,6 +9,11 @@
 //!
 //! (Inside the copilot-eval repository, `cargo xeval` runs the command built from the working tree.)
 //!
+//! `creates_a_greeting_file` also has five recorded trials, one cassette each
+//! (`tests/cassettes/evals/creates_a_greeting_file/trial-K.yaml`, see the README there):
+//! `cargo copilot-eval -p quickstart --replay --trials 5 creates_a_greeting_file` replays them
+//! (3 of 5 pass).
+//!
 //! Without `--replay` they run live against GitHub Copilot (this spends model requests). Plain
 //! `cargo test` lists them as ignored and runs none of them.
 

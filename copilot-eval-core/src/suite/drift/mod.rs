@@ -42,7 +42,9 @@ pub const DRIFT_SCHEMA_VERSION: &str = "1";
 #[derive(Debug, Clone)]
 pub struct DriftOptions {
     /// The selection, filters and settings of both suite runs (`mode` is forced to `replay`,
-    /// `no_fail_fast` to `true`, `json`/`junit`/`runtime` are ignored).
+    /// `no_fail_fast` to `true`, `json`/`junit`/`runtime` are ignored). With `trials` N > 1,
+    /// each trial of each eval is replayed and compared on its own (an eval's trial cassettes,
+    /// else its one cassette in every trial).
     pub suite: SuiteOptions,
     /// The runtime version to compare with the pinned one (installed with
     /// `runtime install --version X`).
@@ -92,6 +94,11 @@ pub struct EvalDrift {
     pub binary: String,
     /// The test path (`module::function`), as in the results JSON.
     pub name: String,
+    /// Which trial of the eval this entry is (`trial`, `trials`), with `drift --trials N`
+    /// (N > 1): each trial replays its own cassette (`<test>/trial-K.yaml`) when the eval has
+    /// trial cassettes, and is compared on its own; absent otherwise.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<crate::report::TrialOf>,
     /// `drifted`, `unchanged` or `not_compared`.
     pub status: DriftStatus,
     /// The cassette replayed (absolute path), when the run used one.
@@ -325,15 +332,14 @@ pub fn run_drift(options: &DriftOptions) -> u8 {
     status
 }
 
-/// Pair the records of two suite runs over the same list (by binary and name) and build the
-/// report.
+/// Pair the records of two suite runs over the same list (by binary, name and trial) and build
+/// the report.
 pub fn compare(pinned: &SuiteReport, candidate: &SuiteReport) -> DriftReport {
     let mut evals = Vec::new();
     for before in &pinned.tests {
-        let after = candidate
-            .tests
-            .iter()
-            .find(|t| t.binary == before.binary && t.name == before.name);
+        let after = candidate.tests.iter().find(|t| {
+            t.binary == before.binary && t.name == before.name && t.trial == before.trial
+        });
         evals.push(compare_one(before, after));
     }
     let mut totals = DriftTotals {
@@ -403,6 +409,7 @@ fn compare_one(before: &TestRecord, after: Option<&TestRecord>) -> EvalDrift {
     EvalDrift {
         binary: before.binary.clone(),
         name: before.name.clone(),
+        trial: before.trial,
         status,
         cassette: after.cassette.clone().or_else(|| before.cassette.clone()),
         pinned,
@@ -528,7 +535,10 @@ pub fn render(report: &DriftReport) -> String {
         version(&report.candidate)
     );
     for eval in &report.evals {
-        let label = format!("{} {}", eval.binary, eval.name);
+        let label = match eval.trial {
+            Some(trial) => format!("{} {} {}", eval.binary, eval.name, trial.label()),
+            None => format!("{} {}", eval.binary, eval.name),
+        };
         let outcomes = format!(
             "{} -> {}",
             eval.pinned.outcome.as_str(),

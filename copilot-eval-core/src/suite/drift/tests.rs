@@ -266,6 +266,58 @@ fn compare_counts_drift_unchanged_and_not_compared() {
     assert_eq!(none.totals.drifted, 0);
 }
 
+/// With `drift --trials N`, each trial is paired with the same trial of the other run (never
+/// with another trial of the same eval), and named with its trial.
+#[test]
+fn trials_are_compared_trial_by_trial() {
+    use crate::report::TrialOf;
+    let trials = |outcomes: [Outcome; 3]| -> Vec<TestRecord> {
+        outcomes
+            .iter()
+            .enumerate()
+            .map(|(i, outcome)| TestRecord {
+                trial: Some(TrialOf {
+                    trial: i as u32 + 1,
+                    trials: 3,
+                }),
+                ..record("a", *outcome, None)
+            })
+            .collect()
+    };
+    let pinned = suite(
+        "1.0.102",
+        trials([Outcome::Passed, Outcome::Failed, Outcome::Passed]),
+    );
+    let candidate = suite(
+        "1.0.92",
+        trials([Outcome::Passed, Outcome::Failed, Outcome::Failed]),
+    );
+    let report = compare(&pinned, &candidate);
+    let got: Vec<(Option<u32>, DriftStatus)> = report
+        .evals
+        .iter()
+        .map(|e| (e.trial.map(|t| t.trial), e.status))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some(1), DriftStatus::Unchanged),
+            (Some(2), DriftStatus::Unchanged),
+            (Some(3), DriftStatus::Drifted)
+        ]
+    );
+    let text = render(&report);
+    assert!(
+        text.contains("  DRIFTS        pkg::evals a [trial 3/3] (passed -> failed)"),
+        "{text}"
+    );
+    let json = serde_json::to_value(&report.evals[2]).unwrap();
+    assert_eq!(
+        (json["trial"].as_u64(), json["trials"].as_u64()),
+        (Some(3), Some(3))
+    );
+}
+
 #[test]
 fn json_differences_name_the_path() {
     use serde_json::json;
