@@ -103,8 +103,14 @@ pub struct CriterionOverTrials {
 }
 
 impl CriterionOverTrials {
-    /// The figures of `baseline_passed` and `treatment_passed` passes out of `trials` (each at
-    /// most `trials`) for criterion `criterion` of comparison `comparison` (from 1).
+    /// The figures of `baseline_passed` and `treatment_passed` passes out of `trials` for
+    /// criterion `criterion` of comparison `comparison` (from 1). With `trials == 0` the rates
+    /// are 0 and the p-value 1.
+    ///
+    /// # Panics
+    ///
+    /// When a count of passes exceeds `trials` (not a valid count; [`aggregate`] never makes
+    /// one).
     pub fn of(
         comparison: u32,
         criterion: &str,

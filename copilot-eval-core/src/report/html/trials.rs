@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::view::test_anchor;
+use super::text::test_anchor;
 use crate::report::compare_trials::{p_text, points, side_text};
 use crate::report::{CriterionOverTrials, Outcome, TestRecord};
 
