@@ -14,7 +14,8 @@ use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
 
 /// The example's eval tests, in the order of the results.
-const TESTS: [&str; 9] = [
+const TESTS: [&str; 10] = [
+    "compares_the_house_style_over_trials",
     "compares_with_and_without_the_skill",
     "keeps_the_canary_from_the_model",
     "names_the_capital_in_most_trials",

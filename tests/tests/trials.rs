@@ -5,10 +5,12 @@
 //! pass@1 0.6, pass@5 1 (1 - C(2,5)/C(5,5), no 5 trials without a pass), pass^1 0.6, pass^5 0,
 //! pass@2 0.9 (1 - C(2,2)/C(5,2) = 1 - 1/10), pass^2 0.3 (C(3,2)/C(5,2) = 3/10), pass@3 1,
 //! pass^3 0.1 (C(3,3)/C(5,3) = 1/10).
+//! A comparison over trials (`compares_the_house_style_over_trials`) gives each criterion's
+//! passes on both sides, Fisher's exact test and its verdict.
 
 mod support;
 
-use copilot_eval_core::report::{Outcome, TrialOf};
+use copilot_eval_core::report::{Outcome, TrialComparisonVerdict, TrialOf};
 use copilot_eval_e2e::runtime_for;
 use support::{FIXTURE, SuiteRun, workspace_root};
 
@@ -259,4 +261,124 @@ fn an_infrastructure_error_in_trial_two_stops_that_evals_further_trials() {
         run.junit_kind("crashes_in_its_second_trial [trial 3/5]"),
         "skipped"
     );
+}
+
+/// A comparison over trials: the scripted example's `compares_the_house_style_over_trials`
+/// meets the tag-line criterion on the baseline in trial 1 only and on the treatment in every
+/// trial, and completes on both sides in every trial. By hand, the tag line's table
+/// [[1, 5], [6, 0]] has margins 6/6 (rows) and 7/5 (columns), n = 12; x baseline passes (1 to 6)
+/// weigh C(6, x) · C(6, 7 - x) = 6, 90, 300, 300, 90, 6 out of C(12, 7) = 792; the observed
+/// x = 1 and the mirror x = 6 are the tables at most as probable: p = 12/792 = 0.0152,
+/// significant. `completed` is 6/6 on both sides: p = 1, and 6 trials could have shown a
+/// difference (2 / C(12, 6) = 0.0022 at best): no difference.
+#[test]
+fn a_comparison_over_six_trials_gives_each_criterions_fisher_test() {
+    if runtime_for("a_comparison_over_six_trials_gives_each_criterions_fisher_test").is_none() {
+        return;
+    }
+    const EVAL: &str = "compares_the_house_style_over_trials";
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &[
+            "-p", "scripted", "--exact", EVAL, "--trials", "6", "-j", "2",
+        ],
+        &[],
+    );
+    // The test asserts only that both sides completed: every trial passes.
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.report.tests.len(), 6);
+    assert!(
+        run.report
+            .tests
+            .iter()
+            .all(|t| t.outcome == Outcome::Passed && t.comparisons.len() == 1),
+        "{:#?}",
+        run.report.tests
+    );
+    let [summary] = &run.report.trial_summaries[..] else {
+        panic!("one summary: {:#?}", run.report.trial_summaries)
+    };
+    let rows: Vec<(u32, &str, u32, u32, u32, TrialComparisonVerdict)> = summary
+        .comparison_criteria
+        .iter()
+        .map(|c| {
+            (
+                c.comparison,
+                c.criterion.as_str(),
+                c.trials,
+                c.baseline_passed,
+                c.treatment_passed,
+                c.verdict,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (
+                1,
+                "completed",
+                6,
+                6,
+                6,
+                TrialComparisonVerdict::NoDifference
+            ),
+            (
+                1,
+                "starts with the house tag line",
+                6,
+                1,
+                6,
+                TrialComparisonVerdict::Significant
+            ),
+        ]
+    );
+    let (completed, tag_line) = (
+        &summary.comparison_criteria[0],
+        &summary.comparison_criteria[1],
+    );
+    assert!(close(completed.p_value, 1.0));
+    assert!(
+        close(tag_line.p_value, 12.0 / 792.0),
+        "{}",
+        tag_line.p_value
+    );
+    assert!(close(tag_line.baseline_rate, 1.0 / 6.0));
+    assert!(close(tag_line.treatment_rate, 1.0));
+    assert!(close(tag_line.difference, 5.0 / 6.0));
+    assert!(close(tag_line.best_possible_p_value, 2.0 / 924.0));
+
+    // The terminal: one line per criterion under the eval's trials line.
+    let lines = [
+        format!(
+            "    scripted::evals {EVAL}: 6/6 passed (100%, 95% CI 61%-100%), pass@1 1.00, pass@6 1.00, pass^1 1.00, pass^6 1.00 -> passed (every trial must pass)\n"
+        ),
+        "      comparison 1, completed: baseline 6/6 (100%), treatment 6/6 (100%), +0 points, Fisher p = 1.0000 -> no difference".to_owned(),
+        "      comparison 1, starts with the house tag line: baseline 1/6 (17%), treatment 6/6 (100%), +83 points, Fisher p = 0.0152 -> significant".to_owned(),
+    ];
+    let at = |needle: &str| {
+        run.stderr
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in {}", run.stderr))
+    };
+    assert!(at(&lines[0]) < at(&lines[1]) && at(&lines[1]) < at(&lines[2]));
+
+    // JUnit: every trial's test case carries the eval's criteria over the trials.
+    for trial in 1..=6 {
+        let name = format!("{EVAL} [trial {trial}/6]");
+        assert_eq!(
+            run.junit_property(
+                &name,
+                "copilot_eval.trials.comparison.1.criterion.starts with the house tag line"
+            ),
+            "baseline=1/6 treatment=6/6 difference=+0.8333 p=0.0152 verdict=significant"
+        );
+        assert_eq!(
+            run.junit_property(
+                &name,
+                "copilot_eval.trials.comparison.1.criterion.completed"
+            ),
+            "baseline=6/6 treatment=6/6 difference=+0.0000 p=1.0000 verdict=no_difference"
+        );
+    }
 }

@@ -249,7 +249,9 @@ fn test_case(test: &TestRecord) -> TestCase {
 /// The JUnit properties of one trial: `copilot_eval.trial` (`2/5`) and its eval's figures over
 /// every trial, `copilot_eval.trials.<figure>`: `passed`, `failed`, `error`, `not_run`,
 /// `pass_rate` and `pass_rate_interval` (fractions, `low-high`; absent when no trial reached a
-/// verdict), `pass_at_k.<k>`, `pass_hat_k.<k>`, `flaky`, `verdict`.
+/// verdict), `pass_at_k.<k>`, `pass_hat_k.<k>`, `flaky`, `verdict`; and per comparison
+/// criterion over the trials, `copilot_eval.trials.comparison.<n>.criterion.<name>` =
+/// `baseline=1/6 treatment=6/6 difference=+0.8333 p=0.0152 verdict=significant`.
 fn trial_properties(
     trial: super::TrialOf,
     summary: Option<&super::TrialSummary>,
@@ -288,6 +290,11 @@ fn trial_properties(
     }
     properties.push((p("flaky"), s.flaky.to_string()));
     properties.push((p("verdict"), s.verdict.as_str().to_owned()));
+    properties.extend(
+        s.comparison_criteria
+            .iter()
+            .map(super::compare_trials::junit_property),
+    );
     properties
 }
 

@@ -14,6 +14,7 @@
 //! credential values found in the environment are never written.
 
 mod compare;
+pub mod compare_trials;
 mod cost;
 mod from_result;
 pub use from_result::PromptOptionsRecord;
@@ -24,6 +25,7 @@ pub mod junit;
 #[cfg(feature = "runner")]
 pub mod merge;
 pub mod trials;
+pub use compare_trials::{CriterionOverTrials, TrialComparisonVerdict};
 pub use trials::{TrialOf, TrialSummary};
 mod tool_call;
 pub use tool_call::{PermissionRecord, ToolCallRecord};
@@ -88,7 +90,8 @@ pub struct SuiteReport {
     /// (`--trials N`), one entry per trial, each eval's trials together in trial order.
     pub tests: Vec<TestRecord>,
     /// With trials: one summary per eval over its trials (pass rate, interval, pass@k, pass^k,
-    /// flaky, verdict), in list order; absent when every eval ran once.
+    /// flaky, verdict, its comparisons' criteria), in list order; absent when every eval ran
+    /// once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trial_summaries: Vec<TrialSummary>,
 }

@@ -1,10 +1,12 @@
 //! Trials of one eval (`cargo copilot-eval --trials N`): which trial a test record is, and the
 //! figures over an eval's trials ([`TrialSummary`]: counts, pass rate with its 95% Wilson
-//! interval, pass@k, pass^k, flaky, verdict), computed from the trials' records.
+//! interval, pass@k, pass^k, flaky, verdict, and each comparison criterion over the trials:
+//! `compare_trials`), computed from the trials' records.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::compare_trials::{self, CriterionOverTrials};
 use super::{Outcome, TestRecord};
 use crate::stats;
 
@@ -81,6 +83,12 @@ pub struct TrialSummary {
     pub verdict: Outcome,
     /// The trial numbers that failed, in order (the records to read first).
     pub failed_trials: Vec<u32>,
+    /// When the eval compares a baseline with a treatment (`ctx.compare`): each criterion of
+    /// each comparison over the trials that reached a verdict, with Fisher's exact test and a
+    /// verdict word; in the order of the comparisons, then of the criteria. Absent when no
+    /// such trial compared anything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comparison_criteria: Vec<CriterionOverTrials>,
 }
 
 /// How trials are judged: the ks to estimate and the pass rate needed.
@@ -174,6 +182,7 @@ fn summary(
         min_pass_rate: rule.min_pass_rate,
         verdict,
         failed_trials,
+        comparison_criteria: compare_trials::aggregate(records),
     }
 }
 

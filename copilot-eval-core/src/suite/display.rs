@@ -251,6 +251,12 @@ pub fn summary(report: &SuiteReport) -> String {
                 summary.binary,
                 crate::report::trials::line(summary)
             ));
+            for criterion in &summary.comparison_criteria {
+                out.push_str(&format!(
+                    "      {}\n",
+                    crate::report::compare_trials::line(criterion)
+                ));
+            }
         }
     }
     out

@@ -1,7 +1,7 @@
 //! The authoring features of copilot-eval with a scripted model: a conversation of several
 //! prompts, a session resumed in a fresh runtime process, a prompt with attachments, a case
-//! matrix, a baseline/treatment comparison, a catalog of two models (a custom agent on its own
-//! model) and assertions on what reached the model.
+//! matrix, a baseline/treatment comparison (once, and over trials), a catalog of two models (a
+//! custom agent on its own model) and assertions on what reached the model.
 //!
 //! Each test scripts its model with `ctx.offline(..)`: the real Copilot runtime runs the session
 //! and its tools, and a loopback model server answers with the script's turns, in order. Scripted
@@ -248,6 +248,59 @@ async fn compares_with_and_without_the_skill(ctx: EvalContext) {
         "{}",
         comparison.summary()
     );
+}
+
+/// A comparison over trials (`cargo copilot-eval --trials 6`): the treatment is told the house
+/// style, the baseline is not. A stochastic model, scripted: the baseline's reply starts with
+/// the house tag line only in trial 1, the treatment's in every trial. Over 6 trials the report
+/// gives each criterion's passes on each side, Fisher's exact test and a verdict: the tag line,
+/// 1/6 against 6/6, is significant (p = 12/792 = 0.0152); `completed`, 6/6 on both sides, shows
+/// no difference. The test asserts only that both sides completed, so every trial passes; the
+/// comparison's verdict is the report's. Run once, both sides use the tag line.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120)]
+async fn compares_the_house_style_over_trials(ctx: EvalContext) {
+    const TAGGED: &str = "SHIPPED-WITH-CARE\n- ferris-cli 2.4.1 is out.";
+    let trial = ctx.trial().map_or(1, |t| t.trial);
+    let baseline_reply = if trial == 1 {
+        TAGGED
+    } else {
+        "ferris-cli 2.4.1 is out."
+    };
+    // One script serves both sides in order: the baseline's reply, then the treatment's.
+    ctx.offline(
+        Script::new([])
+            .turn(ScriptedTurn::text(baseline_reply))
+            .turn(ScriptedTurn::text(TAGGED)),
+    );
+    let baseline = ctx
+        .eval()
+        .working_directory(Side::Baseline.workdir(&ctx))
+        .build()
+        .unwrap();
+    let treatment = ctx
+        .eval()
+        .working_directory(Side::Treatment.workdir(&ctx))
+        .instructions(
+            "Start every answer about a release with the tag line SHIPPED-WITH-CARE on its own line.",
+        )
+        .build()
+        .unwrap();
+    let comparison = ctx
+        .compare(
+            &baseline,
+            &treatment,
+            "Announce version 2.4.1 of ferris-cli in one line.",
+        )
+        .await;
+    let completed = comparison.check("completed", |result| result.success);
+    comparison.check("starts with the house tag line", |result| {
+        result
+            .final_response
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("SHIPPED-WITH-CARE")
+    });
+    assert!(completed.both(), "{}", comparison.summary());
 }
 
 /// A catalog of two models: the custom agent `reviewer` runs on its own model, answered by that

@@ -355,3 +355,70 @@ fn incomplete_evidence_has_a_badge_on_the_run_and_the_eval() {
         "{html}"
     );
 }
+
+/// An eval that compares, run in trials: the Trials section gets a "Comparisons over trials"
+/// table with one row per criterion, its figures written as the terminal writes them; an eval
+/// in trials that compares nothing gets no such table.
+#[test]
+fn comparisons_over_trials_get_their_own_table() {
+    use crate::report::{ComparisonRecord, CriterionRecord, TrialOf};
+    let side = run(StopReason::Completed, 10);
+    let trials: Vec<TestRecord> = (1..=4)
+        .map(|trial| {
+            let mut record = test("compares", Outcome::Passed, Some(0.1), 10);
+            record.trial = Some(TrialOf { trial, trials: 4 });
+            let mut comparison = ComparisonRecord::new("p", (1, &side, vec![]), (2, &side, vec![]));
+            comparison.add_criterion(CriterionRecord {
+                name: "tag <line>".into(),
+                baseline: false,
+                treatment: true,
+            });
+            record.comparisons = vec![comparison];
+            record
+        })
+        .collect();
+    let mut with = report(trials);
+    with.trial_summaries =
+        crate::report::trials::summarize(&with.tests, &crate::report::trials::TrialRule::default());
+    let html = to_html(&with).unwrap();
+    assert!(
+        html.contains("<table class=\"trial-comparisons\">"),
+        "{html}"
+    );
+    // 0/4 against 4/4: p = 2 / C(8, 4) = 2/70 = 0.0286. Texts are escaped (`/` too).
+    let row = html
+        .split("<tr class=\"trial-criterion\"")
+        .nth(1)
+        .expect("one criterion row");
+    let row = &row[..row.find("</tr>").unwrap()];
+    for cell in [
+        "<td class=\"criterion\">tag &lt;line&gt;</td>",
+        "<td class=\"baseline\">0&#x2f;4 (0%)</td>",
+        "<td class=\"treatment\">4&#x2f;4 (100%)</td>",
+        "<td class=\"difference\">+100 points</td>",
+        "<td class=\"p-value\">0.0286</td>",
+        "<span class=\"badge significant\">significant</span>",
+    ] {
+        assert!(row.contains(cell), "{cell} in {row}");
+    }
+
+    let mut without = report(
+        (1..=2)
+            .map(|trial| {
+                let mut record = test("plain", Outcome::Passed, Some(0.1), 10);
+                record.trial = Some(TrialOf { trial, trials: 2 });
+                record
+            })
+            .collect(),
+    );
+    without.trial_summaries = crate::report::trials::summarize(
+        &without.tests,
+        &crate::report::trials::TrialRule::default(),
+    );
+    let html = to_html(&without).unwrap();
+    assert!(html.contains("<section id=\"trials\">"), "{html}");
+    assert!(
+        !html.contains("<table class=\"trial-comparisons\">"),
+        "{html}"
+    );
+}

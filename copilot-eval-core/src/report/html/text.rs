@@ -108,8 +108,8 @@ pub(super) fn mcp_server_line(m: &crate::report::McpServerRecord) -> String {
     line
 }
 
-/// The id of the eval's section in the page (`eval-<index>`), shared by the eval list and the
-/// tables linking to it.
+/// The id of the eval's section in the page: `eval-<index>`, the eval's position in the report's
+/// tests from 0.
 pub(super) fn test_anchor(index: usize) -> String {
     format!("eval-{index}")
 }

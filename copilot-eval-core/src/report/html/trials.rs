@@ -1,10 +1,13 @@
 //! The HTML report's Trials table: one row per eval run in trials, its figures (written as
-//! the terminal writes them, `report::trials`) and a link to each trial that did not pass.
+//! the terminal writes them, `report::trials`) and a link to each trial that did not pass; then,
+//! for evals that compare (`ctx.compare`), each comparison criterion over the trials
+//! (`report::compare_trials`).
 
 use serde::Serialize;
 
 use super::text::test_anchor;
-use crate::report::{Outcome, TestRecord};
+use crate::report::compare_trials::{p_text, points, side_text};
+use crate::report::{CriterionOverTrials, Outcome, TestRecord};
 
 /// One eval over its trials: its figures, and a link to each failed or errored trial.
 #[derive(Debug, Serialize)]
@@ -27,6 +30,43 @@ pub(crate) struct TrialView {
     pub incomplete: String,
     /// The trials that did not pass: (`trial 2`, the anchor of its section).
     pub not_passed: Vec<(String, String)>,
+    /// Each comparison criterion over the trials (`report::compare_trials`).
+    pub comparisons: Vec<CriterionView>,
+}
+
+/// One comparison criterion of an eval over its trials, written as the terminal writes it.
+#[derive(Debug, Serialize)]
+pub(crate) struct CriterionView {
+    /// `1`: the comparison's position in the test.
+    pub comparison: u32,
+    pub criterion: String,
+    /// `1/6 (17%)`.
+    pub baseline: String,
+    /// `6/6 (100%)`.
+    pub treatment: String,
+    /// `+83 points`.
+    pub difference: String,
+    /// `0.0152`, or `< 0.0001`.
+    pub p_value: String,
+    /// `significant`, `no_difference` or `underpowered` (a CSS class).
+    pub verdict: &'static str,
+    /// `significant`, `no difference` or `underpowered`.
+    pub verdict_words: &'static str,
+}
+
+impl CriterionView {
+    fn of(c: &CriterionOverTrials) -> Self {
+        CriterionView {
+            comparison: c.comparison,
+            criterion: c.criterion.clone(),
+            baseline: side_text(c.baseline_passed, c.trials, c.baseline_rate),
+            treatment: side_text(c.treatment_passed, c.trials, c.treatment_rate),
+            difference: points(c.difference),
+            p_value: p_text(c.p_value),
+            verdict: c.verdict.as_str(),
+            verdict_words: c.verdict.words(),
+        }
+    }
 }
 
 impl TrialView {
@@ -71,6 +111,11 @@ impl TrialView {
                         test_anchor(i),
                     ))
                 })
+                .collect(),
+            comparisons: summary
+                .comparison_criteria
+                .iter()
+                .map(CriterionView::of)
                 .collect(),
         }
     }
