@@ -107,3 +107,9 @@ pub(super) fn mcp_server_line(m: &crate::report::McpServerRecord) -> String {
     }
     line
 }
+
+/// The id of the eval's section in the page (`eval-<index>`), shared by the eval list and the
+/// tables linking to it.
+pub(super) fn test_anchor(index: usize) -> String {
+    format!("eval-{index}")
+}

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::view::test_anchor;
+use super::text::test_anchor;
 use crate::report::{Outcome, TestRecord};
 
 /// One eval over its trials: its figures, and a link to each failed or errored trial.

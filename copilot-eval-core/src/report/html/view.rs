@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::text::{duration, maybe_duration, maybe_number, pretty, text_of};
+use super::text::{duration, maybe_duration, maybe_number, pretty, test_anchor, text_of};
 use crate::evidence::denial::DenialKind;
 use crate::report::{CostTotals, Outcome, RunRecord, SuiteReport, TestRecord, ToolCallRecord};
 
@@ -361,11 +361,6 @@ impl Chart {
             rows,
         }
     }
-}
-
-/// The id of the eval's section in the page.
-pub(super) fn test_anchor(index: usize) -> String {
-    format!("eval-{index}")
 }
 
 /// The test's known tokens (input + output): runs whose tokens are unknown count 0.
