@@ -123,6 +123,11 @@ struct RunArgs {
     #[arg(long, value_name = "K,...", value_delimiter = ',',
           value_parser = clap::value_parser!(u32).range(1..))]
     pass_k: Vec<u32>,
+    /// Run each eval once per model (a model matrix), comma-separated, over the attribute's
+    /// `model` and `models`: each is its own eval, `name@model`, with its own cassette; the
+    /// report sets the models side by side. The test processes get COPILOT_EVAL_MODEL.
+    #[arg(long, value_name = "MODEL,...")]
+    models: Option<String>,
     #[command(flatten)]
     cost: cost::CostArgs,
     #[command(flatten)]
@@ -271,6 +276,14 @@ fn run_command(args: RunArgs) -> u8 {
         );
         return exit_code::USAGE;
     }
+    let models = match args.models.as_deref().map(suite::models::parse_models) {
+        None => Vec::new(),
+        Some(Ok(models)) => models,
+        Some(Err(message)) => {
+            eprintln!("error: {message}");
+            return exit_code::USAGE;
+        }
+    };
     let packages = if args.workspace {
         list::PackageSelection::Workspace
     } else if !args.packages.is_empty() {
@@ -301,6 +314,7 @@ fn run_command(args: RunArgs) -> u8 {
             pass_k: args.pass_k,
             min_pass_rate: args.min_pass_rate.map(|percent| percent / 100.0),
         },
+        models,
     };
     suite::run_command(&options)
 }

@@ -101,6 +101,7 @@ fn run(stop: StopReason, model: String, prompt: String, response: String) -> Run
 fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord {
     TestRecord {
         trial: None,
+        model: None,
         test_id: format!("{name}::__copilot_eval"),
         name,
         binary: "pkg::evals".into(),
@@ -123,6 +124,7 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
 fn suite(tests: Vec<TestRecord>) -> SuiteReport {
     SuiteReport {
         trial_summaries: Vec::new(),
+        model_matrix: Vec::new(),
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

@@ -37,3 +37,37 @@ fn every_key_reaches_the_eval() {
     assert_eq!(snapshot["image_detail"], "low", "{snapshot:#}");
     assert_eq!(snapshot["audit_requests"], true, "{snapshot:#}");
 }
+
+/// A model matrix: one test per model, in the module core's `model_segment` names (the `use`
+/// lines below compile only then), each on its model over the attribute's other keys.
+#[copilot_eval(models = ["claude-sonnet-4.5", "gpt-5"], timeout_s = 2.5)]
+async fn on_each_model(ctx: EvalContext) {
+    let eval = ctx.eval().build().unwrap();
+    assert_eq!(eval.model().map(str::to_owned), ctx.model());
+}
+
+#[copilot_eval(models = ["gpt-5"])]
+#[case::english("Hello")]
+async fn on_each_model_and_case(ctx: EvalContext, greeting: &str) {
+    assert_eq!(greeting, "Hello");
+    assert_eq!(ctx.model().as_deref(), Some("gpt-5"));
+}
+
+#[allow(unused_imports)]
+use on_each_model::{model_claude_sonnet_4_5 as _, model_gpt_5 as _};
+
+#[test]
+fn models_make_one_test_per_model_named_by_model_segment() {
+    use copilot_eval_core::harness::model_segment;
+    assert_eq!(
+        model_segment("claude-sonnet-4.5"),
+        "model_claude_sonnet_4_5"
+    );
+    assert_eq!(model_segment("gpt-5"), "model_gpt_5");
+    // The other keys apply to every model's test; the model is set by the test's config.
+    let eval = on_each_model::__CONFIGURE(CopilotEval::builder())
+        .build()
+        .unwrap();
+    assert_eq!(eval.timeout_s(), 2.5);
+    assert_eq!(eval.model(), None);
+}

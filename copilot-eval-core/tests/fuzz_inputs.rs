@@ -118,6 +118,7 @@ fn evidence_seed() -> &'static str {
         cassette: "/c.yaml".into(),
         comparisons: Vec::new(),
         source: None,
+        model: None,
     };
     Box::leak(
         serde_json::to_string_pretty(&evidence)
@@ -129,6 +130,7 @@ fn evidence_seed() -> &'static str {
 fn results_seed() -> &'static str {
     let tests = vec![TestRecord {
         trial: None,
+        model: None,
         name: "t".into(),
         test_id: "t::__copilot_eval".into(),
         binary: "pkg::evals".into(),
@@ -148,6 +150,7 @@ fn results_seed() -> &'static str {
     }];
     let report = SuiteReport {
         trial_summaries: Vec::new(),
+        model_matrix: Vec::new(),
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

@@ -17,6 +17,8 @@
 //     OneOf[..] a string literal among the listed values -> the `&'static str`
 //     Bool      `true` or `false`                        -> the `bool`
 //     CratePath a string literal naming a path           -> (read by the macro itself)
+//     Models    a list of distinct non-empty string literals -> (read by the macro itself: one
+//               test per model, each passing it to `TestConfig::matrix_model`)
 // - Target: where the value goes:
 //     Builder.method     an eval setting: `CopilotEvalBuilder::method(value)`; the macro emits it
 //                        in the test's configure closure, `EvalContext::eval()` applies it
@@ -32,6 +34,7 @@ key_table! {
 
     name: Text => Builder.name;
     model: Text => Builder.model;
+    models: Models => Attribute;
     max_tool_calls: Count => Builder.max_tool_calls;
     timeout_s: Seconds => Builder.timeout_s;
     reasoning_effort: OneOf["low", "medium", "high", "xhigh", "max"] => Builder.reasoning_effort;

@@ -30,13 +30,22 @@
 //! Keys (all optional): `name` (string), `model` (string), `max_tool_calls` (integer, a `u32`),
 //! `timeout_s` (number > 0, seconds), `reasoning_effort` (`low`, `medium`, `high`, `xhigh`,
 //! `max`), `client_mode` (`copilot-cli`, `empty`), `image_detail` (`auto`, `low`, `high`),
-//! `audit_requests` (bool), `cassette` (path relative to the package root), `crate` (path of
+//! `audit_requests` (bool), `models` (a list of model ids: a model matrix, below), `cassette`
+//! (path relative to the package root), `crate` (path of
 //! the core crate when renamed, default `::copilot_eval_core`). The full reference is
 //! `docs/attribute.md`.
 //!
 //! Case matrices: `#[case::label(values...)]` lines under the attribute make one eval test per
 //! case, `function::label::__copilot_eval`, each calling the function with the context and the
 //! case's values (one per parameter after the context).
+//!
+//! Model matrices: `models = ["claude-sonnet-4.5", "gpt-5"]` makes one eval test per model,
+//! `function::model_claude_sonnet_4_5::__copilot_eval` (with cases,
+//! `function::label::model_gpt_5::__copilot_eval`), each running its eval on its model
+//! (`harness::TestConfig::matrix_model`: named `function@model`, its own cassette). The module
+//! is `model_` and the id with every character other than an ASCII letter or digit as `_`,
+//! lower-cased; two models that give the same module, `model` next to `models`, and a case label
+//! beginning with `model_` are errors.
 //!
 //! # Adding a key
 //!
@@ -71,6 +80,9 @@ enum Kind {
     Bool,
     /// A string literal naming a path; read by the macro itself.
     CratePath,
+    /// A non-empty list of distinct non-empty string literals (model ids); read by the macro
+    /// itself: one test per model.
+    Models,
 }
 
 /// Where a key's value goes.
@@ -123,6 +135,9 @@ macro_rules! key_table {
 }
 
 include!("keys.rs");
+
+mod models;
+use models::{model_segment, parse_models};
 
 /// The names of all keys, for error messages.
 fn key_names() -> String {
@@ -221,6 +236,14 @@ fn take_cases(function: &mut syn::ItemFn, push: &mut impl FnMut(syn::Error)) -> 
                 continue;
             }
         };
+        if label.to_string().starts_with("model_") {
+            push(syn::Error::new(
+                label.span(),
+                format!(
+                    "the case label `{label}` begins with `model_`, which names the tests of a model matrix (`models = [..]`); choose another label"
+                ),
+            ));
+        }
         if cases.iter().any(|c| c.label == label) {
             push(syn::Error::new(
                 label.span(),
@@ -246,6 +269,8 @@ struct Config {
     /// literal.
     calls: Vec<(&'static Key, Ident, TokenStream2)>,
     krate: Option<syn::Path>,
+    /// `models = [..]`: the models of a model matrix, in order (empty: no matrix).
+    models: Vec<syn::LitStr>,
 }
 
 /// A literal value, possibly negated.
@@ -459,6 +484,12 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
                     continue;
                 }
             },
+            Kind::Models => {
+                if let Some(models) = parse_models(name, expr, push) {
+                    config.models = models;
+                }
+                continue;
+            }
             Kind::CratePath => match &value {
                 Some(Value::Str(s)) => match s.parse::<syn::Path>() {
                     Ok(path) => {
@@ -484,6 +515,14 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
                 .calls
                 .push((key, Ident::new(key.method, key_span), tokens));
         }
+    }
+    if !config.models.is_empty()
+        && let Some((_, method, _)) = config.calls.iter().find(|(k, ..)| k.name == "model")
+    {
+        push(syn::Error::new(
+            method.span(),
+            "give either `model` or `models`: with `models = [..]` each test runs on its own model",
+        ));
     }
     config
 }
@@ -628,21 +667,69 @@ fn expand(function: syn::ItemFn, config: Config, cases: Vec<Case>) -> TokenStrea
             }
         }
     };
+    // One test per case and per model (`models = [..]`), each in its own module nested in the
+    // function's: `function::label::model_x`; `up` is the path from that module to the
+    // function's module.
+    let models: Vec<Option<&syn::LitStr>> = if config.models.is_empty() {
+        vec![None]
+    } else {
+        config.models.iter().map(Some).collect()
+    };
+    let per_model = |case: Option<&Case>, up: TokenStream2| -> TokenStream2 {
+        models
+            .iter()
+            .map(|model| {
+                let mut settings = TokenStream2::new();
+                if let Some(case) = case {
+                    let label_text = case.label.to_string();
+                    settings.extend(quote!(.case(#label_text)));
+                }
+                let up = match model {
+                    Some(_) => quote!(super::#up),
+                    None => up.clone(),
+                };
+                if let Some(model) = model {
+                    settings.extend(quote!(.matrix_model(#model)));
+                }
+                let test = match case {
+                    Some(case) => {
+                        let values = &case.values;
+                        quote!(|ctx| #up #ident(ctx, #(#values),*))
+                    }
+                    None => quote!(#up #ident),
+                };
+                // `__CONFIGURE` is in `mod function`, one level below the function's module.
+                let configure = quote!(#up #ident::__CONFIGURE);
+                let test = test_fn(settings, configure, test);
+                match model {
+                    Some(model) => {
+                        let module = Ident::new(&model_segment(&model.value()), span);
+                        quote_spanned! {span=>
+                            #[doc(hidden)]
+                            #[allow(non_snake_case, unused_imports)]
+                            pub(super) mod #module {
+                                // A case's values are written in the function's module:
+                                // resolve them there.
+                                use #up *;
+
+                                #test
+                            }
+                        }
+                    }
+                    None => test,
+                }
+            })
+            .collect()
+    };
     let tests: TokenStream2 = if cases.is_empty() {
-        test_fn(quote!(), quote!(__CONFIGURE), quote!(super::#ident))
+        per_model(None, quote!(super::))
     } else {
         // One module per case, its test calling the function with the case's values.
         cases
             .iter()
             .map(|case| {
                 let label = &case.label;
-                let label_text = label.to_string();
-                let values = &case.values;
-                let test = test_fn(
-                    quote!(.case(#label_text)),
-                    quote!(super::__CONFIGURE),
-                    quote!(|ctx| super::super::#ident(ctx, #(#values),*)),
-                );
+                let tests = per_model(Some(case), quote!(super::super::));
                 quote_spanned! {span=>
                     #[doc(hidden)]
                     #[allow(non_snake_case, unused_imports)]
@@ -651,7 +738,7 @@ fn expand(function: syn::ItemFn, config: Config, cases: Vec<Case>) -> TokenStrea
                         // them there.
                         use super::super::*;
 
-                        #test
+                        #tests
                     }
                 }
             })

@@ -14,11 +14,15 @@ use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
 
 /// The example's eval tests, in the order of the results.
-const TESTS: [&str; 10] = [
+const TESTS: [&str; 14] = [
     "compares_the_house_style_over_trials",
     "compares_with_and_without_the_skill",
     "keeps_the_canary_from_the_model",
     "names_the_capital_in_most_trials",
+    "names_the_capital_per_model::france@claude-sonnet-4.5",
+    "names_the_capital_per_model::france@gpt-5",
+    "names_the_capital_per_model::italy@claude-sonnet-4.5",
+    "names_the_capital_per_model::italy@gpt-5",
     "remembers_the_file_it_wrote",
     "resumes_the_session_later",
     "reviews_with_an_agent_on_another_model",

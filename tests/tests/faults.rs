@@ -163,6 +163,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         cassette: String::new(),
         comparisons: Vec::new(),
         source: None,
+        model: None,
     };
     let exit = ExitRecord {
         code: Some(if result.success { 0 } else { 101 }),
@@ -177,6 +178,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
     );
     let test = TestRecord {
         trial: None,
+        model: None,
         name: row.to_owned(),
         test_id: format!("faults::{row}::__copilot_eval"),
         binary: "faults".to_owned(),
@@ -197,6 +199,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
     let tests = vec![test];
     let report = SuiteReport {
         trial_summaries: Vec::new(),
+        model_matrix: Vec::new(),
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".to_owned(),

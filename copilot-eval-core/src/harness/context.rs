@@ -72,7 +72,7 @@ impl EvalContext {
         let evidence_file = std::env::var_os(ENV_EVIDENCE_FILE)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);
-        Self::with_settings(config, Mode::from_env(), evidence_file)
+        Self::with_settings(config.with_env_model(), Mode::from_env(), evidence_file)
     }
 
     /// [`new`](Self::new) with the mode and evidence file given instead of read from the
@@ -125,6 +125,7 @@ impl EvalContext {
                 .to_string(),
             comparisons: Vec::new(),
             source: config.source_location(),
+            model: config.model().map(str::to_owned),
         };
         let ctx = EvalContext {
             inner: Arc::new(Inner {
@@ -165,6 +166,22 @@ impl EvalContext {
         super::trial_from_env()
     }
 
+    /// The model this test runs its eval on, as [`eval`](Self::eval) sets it: in a model
+    /// matrix, its cell's model (the runner's `--models` entry, else the attribute's `models`
+    /// entry); else the attribute's `model`; `None` when neither is given (the runtime's
+    /// default). A scripted test may vary its script by it, to test how a suite reports one
+    /// model against another.
+    pub fn model(&self) -> Option<String> {
+        let config = &self.inner.config;
+        match config.model() {
+            Some(model) => Some(model.to_owned()),
+            None => (config.configure)(CopilotEval::builder())
+                .build()
+                .ok()
+                .and_then(|eval| eval.model().map(str::to_owned)),
+        }
+    }
+
     /// `path` in the test's package: the package root (the folder of its `Cargo.toml`) joined
     /// with `path`, in place of `concat!(env!("CARGO_MANIFEST_DIR"), "/...")` (an absolute
     /// `path` stays as it is).
@@ -190,7 +207,9 @@ impl EvalContext {
     /// An eval builder pre-filled from the attribute: `name` = the function's name and
     /// `working_directory` = [`workdir`](Self::workdir), then the attribute's eval keys (`name`,
     /// `model`, `timeout_s`, `max_tool_calls`, `reasoning_effort`, `client_mode`,
-    /// `image_detail`, `audit_requests`, when given; see [`TestConfig::configure`]). Add what
+    /// `image_detail`, `audit_requests`, when given; see [`TestConfig::configure`]); in a model
+    /// matrix (`models = [..]`, `--models`), its cell's model ([`model`](Self::model)) over
+    /// them, with the name `function@model`. Add what
     /// the test needs and call `build()`. Relative paths given to it (`skill_directory`, an MCP
     /// server's `working_directory`) are resolved against the package root
     /// ([`base_directory`](crate::eval::CopilotEvalBuilder::base_directory)).
@@ -200,7 +219,11 @@ impl EvalContext {
             .package_root(config.manifest_dir)
             .name(config.eval_name())
             .working_directory(self.workdir());
-        (config.configure)(builder)
+        let builder = (config.configure)(builder);
+        match config.model() {
+            Some(model) => builder.model(model),
+            None => builder,
+        }
     }
 
     /// Script the model for this test's next runs: each later [`run`](Self::run) starts a

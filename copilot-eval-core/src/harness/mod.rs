@@ -74,6 +74,27 @@ pub use record::{
 };
 pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 
+/// Variable the runner gives each test process of a model matrix run with `--models a,b`: the
+/// model id this process runs its eval on, over the attribute's `model` or `models`
+/// ([`TestConfig::model`]).
+pub const ENV_MODEL: &str = "COPILOT_EVAL_MODEL";
+
+/// The module of one model's test in a model matrix (`models = [..]`): `model_` and `model`
+/// with every character other than an ASCII letter or digit as `_`, lower-cased
+/// (`claude-sonnet-4.5` -> `model_claude_sonnet_4_5`). The attribute names the module with the
+/// same function; the runner reads it to find a function's model tests.
+pub fn model_segment(model: &str) -> String {
+    let mut segment = String::from("model_");
+    segment.extend(model.chars().map(|c| {
+        if c.is_ascii_alphanumeric() {
+            c.to_ascii_lowercase()
+        } else {
+            '_'
+        }
+    }));
+    segment
+}
+
 /// Variable the runner gives each test process of an eval run in trials (`cargo copilot-eval
 /// --trials N`): its trial, from 1; read by [`EvalContext::trial`].
 pub const ENV_TRIAL: &str = "COPILOT_EVAL_TRIAL";
@@ -177,6 +198,10 @@ pub struct TestConfig {
     cassette: Option<&'static str>,
     case: Option<&'static str>,
     source: Option<(&'static str, u32)>,
+    /// The model of the test's module in a model matrix (`models = [..]`).
+    matrix_model: Option<&'static str>,
+    /// The model the runner asks for (`--models`, [`ENV_MODEL`]), over `matrix_model`.
+    runner_model: Option<&'static str>,
 }
 
 impl TestConfig {
@@ -197,7 +222,51 @@ impl TestConfig {
             cassette: None,
             case: None,
             source: None,
+            matrix_model: None,
+            runner_model: None,
         }
+    }
+
+    /// One model of a model matrix (`models = [..]` under the attribute): the test is generated
+    /// in the module `<function>[::<label>]::<model_segment(model)>`; its eval runs on `model`
+    /// (set over the attribute's eval keys), is named `function@model` (`function::label@model`
+    /// with a case) and replays its own cassette (`<function>@<model>.yaml`).
+    pub const fn matrix_model(mut self, model: &'static str) -> Self {
+        self.matrix_model = Some(model);
+        self
+    }
+
+    /// The model the runner asks for (`cargo copilot-eval --models`, given to the test process
+    /// as [`ENV_MODEL`]), over the attribute's `model` or `models`: the test's eval runs on it and
+    /// is named and replayed as for [`matrix_model`](Self::matrix_model); the libtest name stays
+    /// the generated test's ([`test_id`](Self::test_id)).
+    pub const fn runner_model(mut self, model: &'static str) -> Self {
+        self.runner_model = Some(model);
+        self
+    }
+
+    /// [`runner_model`](Self::runner_model) from [`ENV_MODEL`] when it is set and not blank.
+    pub(crate) fn with_env_model(self) -> Self {
+        match std::env::var(ENV_MODEL) {
+            Ok(model) if !model.trim().is_empty() => {
+                // Read once per test process: the one leaked string lives as long as the test.
+                let model: &'static str = Box::leak(model.trim().to_owned().into_boxed_str());
+                self.runner_model(model)
+            }
+            _ => self,
+        }
+    }
+
+    /// The model of the test's cell of a model matrix: the runner's
+    /// ([`runner_model`](Self::runner_model)), else the attribute's `models` entry
+    /// ([`matrix_model`](Self::matrix_model)); `None` outside a model matrix.
+    pub fn model(&self) -> Option<&'static str> {
+        self.runner_model.or(self.matrix_model)
+    }
+
+    /// `@model` for a test of a model matrix, else nothing.
+    fn model_suffix(&self) -> String {
+        self.model().map(|m| format!("@{m}")).unwrap_or_default()
     }
 
     /// One case of a case matrix (`#[case::label(...)]` under the attribute): the test is
@@ -231,12 +300,14 @@ impl TestConfig {
         self.case
     }
 
-    /// The eval's default name: the function's name, or `function::label` for a case.
+    /// The eval's default name: the function's name, or `function::label` for a case; in a
+    /// model matrix followed by `@model` ([`model`](Self::model)): `function@gpt-5`.
     pub fn eval_name(&self) -> String {
-        match self.case {
+        let name = match self.case {
             Some(label) => format!("{}::{label}", self.function),
             None => self.function.to_owned(),
-        }
+        };
+        format!("{name}{}", self.model_suffix())
     }
 
     /// The test's eval settings: [`EvalContext::eval`] applies `configure` to a builder holding
@@ -261,6 +332,12 @@ impl TestConfig {
     /// removed): `["evals"]` for a function at the top of `tests/evals.rs`.
     fn module_segments(&self) -> Vec<&'static str> {
         let mut segments: Vec<&'static str> = self.module_path.split("::").collect();
+        if let Some(model) = self.matrix_model
+            && segments.len() > 2
+            && segments.last().copied() == Some(model_segment(model).as_str())
+        {
+            segments.pop();
+        }
         if let Some(label) = self.case
             && segments.len() > 2
             && segments.last() == Some(&label)
@@ -273,9 +350,9 @@ impl TestConfig {
         segments
     }
 
-    /// The full test path without the crate, as reports show it: `module::function`, or just
-    /// `function` at the top of a test crate.
-    pub fn test_path(&self) -> String {
+    /// The path of the test function (and case) without the crate: `module::function`, or
+    /// just `function` at the top of a test crate; `function::label` for a case.
+    fn function_path(&self) -> String {
         let segments = self.module_segments();
         let mut parts: Vec<&str> = segments.into_iter().skip(1).collect();
         parts.push(self.function);
@@ -283,16 +360,33 @@ impl TestConfig {
         parts.join("::")
     }
 
-    /// The name libtest knows the generated test by: [`test_path`](Self::test_path) plus
-    /// `::__copilot_eval`.
+    /// The full test path without the crate, as reports show it: `module::function`, or just
+    /// `function` at the top of a test crate; in a model matrix followed by `@model`
+    /// (`module::function::label@gpt-5`).
+    pub fn test_path(&self) -> String {
+        format!("{}{}", self.function_path(), self.model_suffix())
+    }
+
+    /// The name libtest knows the generated test by: the function's path, the model's module
+    /// of a [`matrix_model`](Self::matrix_model) test, then `::__copilot_eval`
+    /// (`evals::greets::model_gpt_5::__copilot_eval`).
     pub fn test_id(&self) -> String {
-        format!("{}::{TEST_MARKER}", self.test_path())
+        match self.matrix_model {
+            Some(model) => format!(
+                "{}::{}::{TEST_MARKER}",
+                self.function_path(),
+                model_segment(model)
+            ),
+            None => format!("{}::{TEST_MARKER}", self.function_path()),
+        }
     }
 
     /// The cassette this test replays: the `cassette` key resolved against the package root,
     /// else `<package>/tests/cassettes/<crate>/<modules...>/<function>.yaml` (for `tests/evals.rs`:
     /// `tests/cassettes/evals/<function>.yaml`; a case: `.../<function>/<label>.yaml`). With `COPILOT_EVAL_CASSETTE_ROOT` set
-    /// ([`ENV_CASSETTE_ROOT`]), that folder takes the package root's place.
+    /// ([`ENV_CASSETTE_ROOT`]), that folder takes the package root's place. In a model matrix
+    /// each model has its own: `<function>@<model>.yaml` (`<function>/<label>@<model>.yaml`; a
+    /// `cassette` key's file name gets `@<model>` before its extension).
     pub fn cassette_path(&self) -> PathBuf {
         self.cassette_path_in(cassette_root().as_deref())
     }
@@ -301,8 +395,23 @@ impl TestConfig {
     /// place.
     pub fn cassette_path_in(&self, root: Option<&Path>) -> PathBuf {
         let root = root.unwrap_or(Path::new(self.manifest_dir));
+        let suffix = self.model_suffix();
         match self.cassette {
-            Some(path) => root.join(path),
+            Some(path) => {
+                let path = root.join(path);
+                match (self.model(), path.file_stem(), path.extension()) {
+                    (Some(_), Some(stem), extension) => {
+                        let mut name = stem.to_os_string();
+                        name.push(&suffix);
+                        if let Some(extension) = extension {
+                            name.push(".");
+                            name.push(extension);
+                        }
+                        path.with_file_name(name)
+                    }
+                    _ => path,
+                }
+            }
             None => {
                 let mut path = root.join("tests").join("cassettes");
                 for segment in self.module_segments() {
@@ -311,9 +420,9 @@ impl TestConfig {
                 match self.case {
                     Some(label) => {
                         path.push(self.function);
-                        path.push(format!("{label}.yaml"));
+                        path.push(format!("{label}{suffix}.yaml"));
                     }
-                    None => path.push(format!("{}.yaml", self.function)),
+                    None => path.push(format!("{}{suffix}.yaml", self.function)),
                 }
                 path
             }

@@ -64,6 +64,10 @@ pub struct TestEvidence {
     /// it existed.
     #[serde(default)]
     pub source: Option<SourceLocation>,
+    /// The model of the test's cell of a model matrix (`models = [..]` or `--models`), absent
+    /// outside a model matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl TestEvidence {

@@ -58,6 +58,101 @@ fn identity_and_cassette_paths_follow_the_module_path() {
     );
 }
 
+/// A test of a model matrix (`models = [..]`): generated in the model's module, named and
+/// replayed per model; the runner's model (`--models`) renames it without changing its
+/// libtest name.
+#[test]
+fn a_model_matrix_test_is_named_and_replayed_per_model() {
+    assert_eq!(
+        model_segment("claude-sonnet-4.5"),
+        "model_claude_sonnet_4_5"
+    );
+    assert_eq!(model_segment("GPT-5"), "model_gpt_5");
+    let plain = TestConfig::new("writes_file", "evals::writes_file::model_gpt_5", "/pkg")
+        .matrix_model("gpt-5");
+    assert_eq!(plain.model(), Some("gpt-5"));
+    assert_eq!(plain.test_path(), "writes_file@gpt-5");
+    assert_eq!(plain.eval_name(), "writes_file@gpt-5");
+    assert_eq!(plain.test_id(), "writes_file::model_gpt_5::__copilot_eval");
+    assert_eq!(
+        plain.cassette_path(),
+        PathBuf::from("/pkg/tests/cassettes/evals/writes_file@gpt-5.yaml")
+    );
+    assert_eq!(
+        plain.cassette_path_for_run(1),
+        PathBuf::from("/pkg/tests/cassettes/evals/writes_file@gpt-5-2.yaml")
+    );
+    let case = TestConfig::new(
+        "greets",
+        "evals::nested::greets::english::model_claude_sonnet_4_5",
+        "/pkg",
+    )
+    .case("english")
+    .matrix_model("claude-sonnet-4.5");
+    assert_eq!(
+        case.test_path(),
+        "nested::greets::english@claude-sonnet-4.5"
+    );
+    assert_eq!(
+        case.test_id(),
+        "nested::greets::english::model_claude_sonnet_4_5::__copilot_eval"
+    );
+    assert_eq!(
+        case.cassette_path(),
+        PathBuf::from("/pkg/tests/cassettes/evals/nested/greets/english@claude-sonnet-4.5.yaml")
+    );
+    // `--models o3` runs this test on o3: named and replayed as o3, same libtest name.
+    let over = case.clone().runner_model("o3");
+    assert_eq!(over.model(), Some("o3"));
+    assert_eq!(over.test_path(), "nested::greets::english@o3");
+    assert_eq!(over.test_id(), case.test_id());
+    assert_eq!(
+        over.cassette_path(),
+        PathBuf::from("/pkg/tests/cassettes/evals/nested/greets/english@o3.yaml")
+    );
+    // A `cassette` key gets the model before its extension.
+    assert_eq!(
+        config()
+            .cassette("fixtures/c.yaml")
+            .runner_model("o3")
+            .cassette_path(),
+        PathBuf::from("/pkg/fixtures/c@o3.yaml")
+    );
+    // Outside a matrix nothing changes.
+    assert_eq!(config().model(), None);
+    assert_eq!(
+        config().runner_model("o3").test_id(),
+        "writes_file::__copilot_eval"
+    );
+}
+
+#[test]
+fn the_matrix_model_is_set_over_the_attributes_model() {
+    let scratch = tempfile::tempdir().unwrap();
+    let ctx = EvalContext::with_settings(
+        TestConfig::new("writes_file", "evals::writes_file::model_gpt_5", "/pkg")
+            .matrix_model("gpt-5")
+            .configure(|b| b.model("claude-sonnet-4.5").timeout_s(12.0)),
+        Ok(Mode::Replay),
+        Some(scratch.path().join("e.json")),
+    );
+    assert_eq!(ctx.model().as_deref(), Some("gpt-5"));
+    let eval = ctx.eval().build().unwrap();
+    assert_eq!(eval.model(), Some("gpt-5"));
+    assert_eq!(eval.name(), "writes_file@gpt-5");
+    assert_eq!(eval.timeout_s(), 12.0);
+    assert_eq!(ctx.evidence().model.as_deref(), Some("gpt-5"));
+    assert_eq!(ctx.evidence().name, "writes_file@gpt-5");
+    // Outside a matrix, the attribute's model.
+    let plain = EvalContext::with_settings(
+        config().configure(|b| b.model("claude-sonnet-4.5")),
+        Ok(Mode::Replay),
+        Some(scratch.path().join("f.json")),
+    );
+    assert_eq!(plain.model().as_deref(), Some("claude-sonnet-4.5"));
+    assert_eq!(plain.evidence().model, None);
+}
+
 #[test]
 fn the_builder_is_prefilled_from_the_attribute() {
     let scratch = tempfile::tempdir().unwrap();
@@ -374,6 +469,10 @@ mod attribute_keys {
             $config = $config.$method(key_table!(@sample $kind [$($value),*]));
         };
         (@apply $builder:ident $config:ident CratePath [] Attribute) => {};
+        (@apply $builder:ident $config:ident Models [] Attribute) => {
+            // Read by the macro: one test per model, each passing it to `matrix_model`.
+            $config = $config.matrix_model("sample");
+        };
         (@sample Text []) => { "sample" };
         (@sample Count []) => { 3u32 };
         (@sample Seconds []) => { 2.5f64 };
@@ -422,7 +521,8 @@ mod attribute_keys {
         let eval = builder.build().expect("the sample of every key builds");
         assert_eq!(eval.snapshot()["max_tool_calls"], 3);
         assert_eq!(eval.timeout_s(), 2.5);
-        assert_eq!(config.cassette_path(), PathBuf::from("/pkg/sample"));
+        // The `models` key's test has its model after the `cassette` key's file name.
+        assert_eq!(config.cassette_path(), PathBuf::from("/pkg/sample@sample"));
     }
 
     #[test]

@@ -280,6 +280,7 @@ mod tests {
             test_id: "compares::__copilot_eval".into(),
             binary: "pkg::evals".into(),
             trial: Some(TrialOf { trial, trials: 5 }),
+            model: None,
             outcome,
             error_kind: None,
             duration_ms: 1,

@@ -363,6 +363,7 @@ output = 0
     fn test_record(runs: Vec<RunRecord>) -> TestRecord {
         TestRecord {
             trial: None,
+            model: None,
             name: "t".into(),
             test_id: "t::__copilot_eval".into(),
             binary: "p::evals".into(),

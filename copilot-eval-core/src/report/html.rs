@@ -27,6 +27,7 @@
 //! (Feature `runner`.)
 
 mod compare;
+mod matrix;
 mod text;
 mod trials;
 mod view;

@@ -364,6 +364,7 @@ pub fn merge(
     };
     trial_summaries.sort_by_key(|s| order(s));
     merged.trial_summaries = trial_summaries;
+    merged.model_matrix = super::matrix::of(&tests);
     if let Some(control) = merged.cost_control.as_mut() {
         control.cap_reached = (!caps.is_empty()).then(|| caps.join("; "));
     }
@@ -442,6 +443,7 @@ mod tests {
     fn report(started_at: &str, duration_ms: u64, tests: Vec<TestRecord>) -> SuiteReport {
         SuiteReport {
             trial_summaries: Vec::new(),
+            model_matrix: Vec::new(),
             schema_version: SCHEMA_VERSION.to_owned(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

@@ -27,6 +27,8 @@ pub mod merge;
 pub mod trials;
 pub use compare_trials::{CriterionOverTrials, TrialComparisonVerdict};
 pub use trials::{TrialOf, TrialSummary};
+pub mod matrix;
+pub use matrix::{ModelCell, ModelMatrixEval};
 mod tool_call;
 pub use tool_call::{PermissionRecord, ToolCallRecord};
 mod write;
@@ -94,6 +96,11 @@ pub struct SuiteReport {
     /// once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trial_summaries: Vec<TrialSummary>,
+    /// With a model matrix (`models = [..]` or `--models`): one entry per eval, its models side
+    /// by side (pass rate and interval, tokens, premium requests, estimated cost, duration), in
+    /// list order; absent when no eval ran in a model matrix.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_matrix: Vec<ModelMatrixEval>,
 }
 
 /// The runner's pool of warm runtimes over a suite run ([`SuiteReport::pool`]).
@@ -250,6 +257,11 @@ pub struct TestRecord {
     /// (`--trials N` with N > 1); absent otherwise.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub trial: Option<TrialOf>,
+    /// The model of the record's cell of a model matrix (`models = [..]` under the attribute,
+    /// or `cargo copilot-eval --models`): the eval ran on it, and `name` ends with `@model`;
+    /// absent outside a model matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Outcome of the test.
     pub outcome: Outcome,
     /// For `error`: which infrastructure failed.

@@ -55,9 +55,12 @@ pub(crate) fn run(stop: StopReason, input: u64) -> RunRecord {
     }
 }
 
-fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunRecord>) -> TestRecord {
+/// A test record of `name` in `binary` with `outcome` and `runs` (also used by the model
+/// matrix's tests).
+pub(crate) fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunRecord>) -> TestRecord {
     TestRecord {
         trial: None,
+        model: None,
         name: name.into(),
         test_id: format!("{name}::__copilot_eval"),
         binary: binary.into(),
@@ -107,6 +110,7 @@ fn report() -> SuiteReport {
     ];
     SuiteReport {
         trial_summaries: Vec::new(),
+        model_matrix: Vec::new(),
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

@@ -185,7 +185,8 @@ pub fn incomplete_evidence_summary(report: &SuiteReport) -> String {
 
 /// The summary printed at the end: counts, stop reasons, tokens, the runs with incomplete
 /// evidence ([`incomplete_evidence_summary`]), cost, each comparison (`ctx.compare`:
-/// [`comparison_lines`]), and the tests that did not pass.
+/// [`comparison_lines`]), the tests that did not pass, the trials' figures and the model
+/// matrix ([`crate::report::matrix::table`]).
 pub fn summary(report: &SuiteReport) -> String {
     let t = &report.totals;
     let mut out = format!(
@@ -258,6 +259,18 @@ pub fn summary(report: &SuiteReport) -> String {
                 ));
             }
         }
+    }
+    if !report.model_matrix.is_empty() {
+        let currency = report
+            .cost_control
+            .as_ref()
+            .map_or("", |c| c.currency.as_str());
+        out.push_str("  model matrix:\n");
+        out.push_str(&crate::report::matrix::table(
+            &report.model_matrix,
+            currency,
+            "    ",
+        ));
     }
     out
 }
@@ -367,6 +380,7 @@ mod tests {
         assert!(!finished_line(&clean).contains("evidence"));
         let report = |tests: Vec<TestRecord>| SuiteReport {
             trial_summaries: Vec::new(),
+            model_matrix: Vec::new(),
             schema_version: crate::report::SCHEMA_VERSION.into(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::list::{EvalTest, TestBinary};
 use crate::harness::{
-    ENV_CASSETTE_ROOT, ENV_EVIDENCE_FILE, ENV_MODE, ENV_RECORD, ENV_TRIAL, ENV_TRIALS,
+    ENV_CASSETTE_ROOT, ENV_EVIDENCE_FILE, ENV_MODE, ENV_MODEL, ENV_RECORD, ENV_TRIAL, ENV_TRIALS,
     EvidenceStatus, Mode, TestEvidence,
 };
 use crate::report::{CapturedOutput, ErrorKind, ExitRecord, Outcome, TestRecord};
@@ -94,14 +94,19 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
         source: None,
         comparisons: Vec::new(),
         trial: None,
+        model: None,
     }
 }
 
 /// Run `test` (the `index`-th process of the suite) in its own process and report it; as
-/// `trial` of its eval when given (the test process gets [`ENV_TRIAL`] and [`ENV_TRIALS`]).
+/// `trial` of its eval when given (the test process gets [`ENV_TRIAL`] and [`ENV_TRIALS`]); on
+/// `model` when given (`--models`: the test process gets [`ENV_MODEL`], and the record is named
+/// `<eval>@<model>`). A test of a model matrix (its evidence names its model) is recorded under
+/// the name and model its evidence gives.
 pub async fn run_one(
     index: usize,
     trial: Option<crate::report::TrialOf>,
+    model: Option<&str>,
     test: &EvalTest,
     binary: &TestBinary,
     options: &ExecOptions,
@@ -114,6 +119,10 @@ pub async fn run_one(
     let started = Instant::now();
     let mut record = test_record(test, binary, Outcome::Error);
     record.trial = trial;
+    if let Some(model) = model {
+        record.name = super::models::cell_name(&test.name, model);
+        record.model = Some(model.to_owned());
+    }
     let files = std::fs::File::create(&stdout_path)
         .and_then(|out| Ok((out, std::fs::File::create(&stderr_path)?)));
     let (out, err) = match files {
@@ -149,6 +158,10 @@ pub async fn run_one(
             .env(ENV_TRIAL, trial.trial.to_string())
             .env(ENV_TRIALS, trial.trials.to_string()),
         None => command.env_remove(ENV_TRIAL).env_remove(ENV_TRIALS),
+    };
+    match model {
+        Some(model) => command.env(ENV_MODEL, model),
+        None => command.env_remove(ENV_MODEL),
     };
     if let Mode::Record(policy) = options.mode {
         command.env(ENV_RECORD, policy.as_str());
@@ -270,6 +283,10 @@ pub async fn run_one(
         record.runs = evidence.runs;
         record.comparisons = evidence.comparisons;
         record.source = evidence.source;
+        if let Some(model) = evidence.model {
+            record.name = evidence.name;
+            record.model = Some(model);
+        }
         if options.mode != Mode::Live && !scripted_only {
             record.cassette = Some(evidence.cassette);
         }

@@ -22,6 +22,7 @@ pub mod executor;
 pub mod github;
 mod leftovers;
 pub mod list;
+pub mod models;
 pub mod partition;
 pub mod phases;
 mod trials;
@@ -126,6 +127,9 @@ pub struct SuiteOptions {
     pub trials: u32,
     /// How trials are judged (`--min-pass-rate`, `--pass-k`); unused with one trial.
     pub trial_rule: crate::report::trials::TrialRule,
+    /// Run each eval once per model (`--models a,b`, parsed by [`models::parse_models`]), over
+    /// the attribute's `model` and `models`; empty: each eval on its own model.
+    pub models: Vec<String>,
 }
 
 impl SuiteOptions {
@@ -152,6 +156,7 @@ impl SuiteOptions {
             fresh_runtime: false,
             trials: 1,
             trial_rule: Default::default(),
+            models: Vec::new(),
         }
     }
 }
@@ -214,7 +219,8 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
     if list.tests.is_empty() && in_other_shards == 0 {
         eprintln!("{}", list::no_match_warning(&list, &options.filters));
     }
-    if let Some(banner) = live_banner(options, list.tests.len()) {
+    let selected = models::cells(&list, &options.models).len();
+    if let Some(banner) = live_banner(options, selected) {
         eprintln!("{banner}");
     }
     phases::mark("tests built and listed");
@@ -391,12 +397,15 @@ async fn run_suite_with(
     let scratch = tempfile::Builder::new()
         .prefix("copilot-eval-suite-")
         .tempdir();
-    // One slot per test process: each test, or each trial of each test, in list order.
-    let slots = trials::slots(list.tests.len(), options.trials);
+    // One slot per test process: each test (on each model of `--models`), or each trial of
+    // each, in list order.
+    let slots = trials::slots(&models::cells(list, &options.models), options.trials);
     let mut records: Vec<Option<TestRecord>> = vec![None; slots.len()];
     let mut display = Display::new(slots.len(), options.plain);
-    // The evals (by list index) whose further trials an infrastructure error stopped, and why.
-    let mut stopped_evals: std::collections::HashMap<usize, String> = Default::default();
+    // The evals (by list index and model) whose further trials an infrastructure error
+    // stopped, and why.
+    let mut stopped_evals: std::collections::HashMap<(usize, Option<usize>), String> =
+        Default::default();
     let mut cost = crate::cost::CostControl::new(&options.cost);
     if matches!(options.mode, Mode::Live | Mode::Record(_)) {
         // A live run's token may come from `gh` instead of the environment: asking once here
@@ -410,6 +419,7 @@ async fn run_suite_with(
                 records[i] = Some(not_run(
                     list,
                     slot,
+                    options,
                     format!("not run: cannot create the suite's scratch folder: {e}"),
                 ));
             }
@@ -451,21 +461,29 @@ async fn run_suite_with(
                     let index = next;
                     next += 1;
                     let slot = slots[index];
-                    if let Some(reason) = stopped_evals.get(&slot.test) {
-                        let record = not_run(list, &slot, reason.clone());
-                        display.finished(&slot_label(list, &slot), &record);
+                    if let Some(reason) = stopped_evals.get(&(slot.test, slot.model)) {
+                        let record = not_run(list, &slot, options, reason.clone());
+                        display.finished(&slot_label(list, &slot, options), &record);
                         records[index] = Some(record);
                         continue;
                     }
                     let test = list.tests[slot.test].clone();
                     let binary = list.binary(&test).clone();
-                    display.started(&slot_label(list, &slot));
+                    display.started(&slot_label(list, &slot, options));
                     let exec = exec.clone();
                     let interrupt = interrupt.clone();
+                    let model = slot.model.map(|m| options.models[m].clone());
                     running.spawn(async move {
-                        let record =
-                            executor::run_one(index, slot.trial, &test, &binary, &exec, interrupt)
-                                .await;
+                        let record = executor::run_one(
+                            index,
+                            slot.trial,
+                            model.as_deref(),
+                            &test,
+                            &binary,
+                            &exec,
+                            interrupt,
+                        )
+                        .await;
                         (index, record)
                     });
                 }
@@ -479,11 +497,12 @@ async fn run_suite_with(
                             Ok((index, record)) => {
                                 let mut record = redactor.redact_test(&record);
                                 cost.charge(&mut record);
-                                display.finished(&slot_label(list, &slots[index]), &record);
+                                display.finished(&slot_label(list, &slots[index], options), &record);
                                 if record.outcome == Outcome::Error
                                     && let Some(trial) = record.trial
                                 {
-                                    stopped_evals.entry(slots[index].test).or_insert_with(|| {
+                                    let slot = &slots[index];
+                                    stopped_evals.entry((slot.test, slot.model)).or_insert_with(|| {
                                         trials::stopped_reason(trial, &record)
                                     });
                                 }
@@ -519,9 +538,11 @@ async fn run_suite_with(
             let reason = stop.unwrap_or_else(|| "not run".to_owned());
             for (i, slot) in slots.iter().enumerate() {
                 if records[i].is_none() {
-                    let reason = stopped_evals.get(&slot.test).unwrap_or(&reason);
-                    let record = not_run(list, slot, reason.clone());
-                    display.finished(&slot_label(list, slot), &record);
+                    let reason = stopped_evals
+                        .get(&(slot.test, slot.model))
+                        .unwrap_or(&reason);
+                    let record = not_run(list, slot, options, reason.clone());
+                    display.finished(&slot_label(list, slot, options), &record);
                     records[i] = Some(record);
                 }
             }
@@ -549,6 +570,7 @@ async fn run_suite_with(
         duration_ms: started.elapsed().as_millis() as u64,
         totals: SuiteTotals::of(&tests),
         trial_summaries: crate::report::trials::summarize(&tests, &options.trial_rule),
+        model_matrix: crate::report::matrix::of(&tests),
         cost_control: Some(cost.record()),
         partition: options.partition.map(|p| p.record()),
         pool: pool.map(|control| {
@@ -586,21 +608,38 @@ fn label(binary: &str, name: &str) -> String {
     format!("{binary} {name}")
 }
 
-/// The progress label of a slot: the test, and its trial (`[trial 2/5]`) when it has one.
-fn slot_label(list: &TestList, slot: &trials::Slot) -> String {
+/// The name of a slot's record: the test's, or `<eval>@<model>` on a model of `--models`.
+fn slot_name(list: &TestList, slot: &trials::Slot, options: &SuiteOptions) -> String {
     let test = &list.tests[slot.test];
-    let label = label(&list.binary(test).id, &test.name);
+    match slot.model {
+        Some(model) => models::cell_name(&test.name, &options.models[model]),
+        None => test.name.clone(),
+    }
+}
+
+/// The progress label of a slot: the test (on its model of `--models`), and its trial
+/// (`[trial 2/5]`) when it has one.
+fn slot_label(list: &TestList, slot: &trials::Slot, options: &SuiteOptions) -> String {
+    let test = &list.tests[slot.test];
+    let label = label(&list.binary(test).id, &slot_name(list, slot, options));
     match slot.trial {
         Some(trial) => format!("{label} {}", trial.label()),
         None => label,
     }
 }
 
-fn not_run(list: &TestList, slot: &trials::Slot, message: String) -> TestRecord {
+fn not_run(
+    list: &TestList,
+    slot: &trials::Slot,
+    options: &SuiteOptions,
+    message: String,
+) -> TestRecord {
     let test = &list.tests[slot.test];
     TestRecord {
         message: Some(message),
         trial: slot.trial,
+        name: slot_name(list, slot, options),
+        model: slot.model.map(|m| options.models[m].clone()),
         ..executor::test_record(test, list.binary(test), Outcome::NotRun)
     }
 }

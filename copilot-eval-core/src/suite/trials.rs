@@ -1,24 +1,30 @@
 //! The suite's test processes when evals run in trials (`--trials N`): one slot per trial of
 //! each eval, each eval's trials together, and why an eval's further trials were not run.
 
+use super::models::Cell;
 use crate::report::{TestRecord, TrialOf};
 
-/// One test process of the suite: the test (its index in the list) and, with trials, which.
+/// One test process of the suite: the test (its index in the list), its model with `--models`,
+/// and, with trials, which.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Slot {
     /// The test's index in the suite's list.
     pub test: usize,
+    /// The index of its model in `--models`, when given.
+    pub model: Option<usize>,
     /// The trial, when the suite runs trials (N > 1); `None` with one trial.
     pub trial: Option<TrialOf>,
 }
 
-/// The slots of `tests` tests with `trials` trials each: every test once when `trials` is 1,
-/// else trials 1..=N of the first test, then of the second, ...
-pub(crate) fn slots(tests: usize, trials: u32) -> Vec<Slot> {
-    (0..tests)
-        .flat_map(|test| {
+/// The slots of `cells` ([`super::models::cells`]) with `trials` trials each: every cell once
+/// when `trials` is 1, else trials 1..=N of the first cell, then of the second, ...
+pub(crate) fn slots(cells: &[Cell], trials: u32) -> Vec<Slot> {
+    cells
+        .iter()
+        .flat_map(|cell| {
             (1..=trials.max(1)).map(move |trial| Slot {
-                test,
+                test: cell.test,
+                model: cell.model,
                 trial: (trials > 1).then_some(TrialOf { trial, trials }),
             })
         })
@@ -43,17 +49,23 @@ pub(crate) fn stopped_reason(trial: TrialOf, record: &TestRecord) -> String {
 mod tests {
     use super::*;
 
+    fn cells(tests: usize) -> Vec<Cell> {
+        (0..tests).map(|test| Cell { test, model: None }).collect()
+    }
+
     #[test]
     fn one_trial_is_one_slot_per_test_without_a_trial() {
         assert_eq!(
-            slots(2, 1),
+            slots(&cells(2), 1),
             vec![
                 Slot {
                     test: 0,
+                    model: None,
                     trial: None
                 },
                 Slot {
                     test: 1,
+                    model: None,
                     trial: None
                 }
             ]
@@ -62,11 +74,15 @@ mod tests {
 
     #[test]
     fn trials_keep_each_tests_trials_together_in_order() {
-        let got: Vec<(usize, u32)> = slots(2, 3)
+        let got: Vec<(usize, u32)> = slots(&cells(2), 3)
             .iter()
             .map(|s| (s.test, s.trial.unwrap().trial))
             .collect();
         assert_eq!(got, vec![(0, 1), (0, 2), (0, 3), (1, 1), (1, 2), (1, 3)]);
-        assert!(slots(2, 3).iter().all(|s| s.trial.unwrap().trials == 3));
+        assert!(
+            slots(&cells(2), 3)
+                .iter()
+                .all(|s| s.trial.unwrap().trials == 3)
+        );
     }
 }

@@ -31,6 +31,33 @@ fn create(file: &Path, text: &str) -> ScriptedTurn {
     )
 }
 
+/// A model matrix over a case matrix: `models = [..]` makes one eval per case and model, each
+/// its own test on its own model (`names_the_capital_per_model::france@gpt-5`, cassette
+/// `names_the_capital_per_model/france@gpt-5.yaml`), and the report sets the models side by side.
+/// The script plays two models of different skill by `ctx.model()`: run in trials
+/// (`cargo copilot-eval --trials 3`), `gpt-5` names the wrong capital in trial 2 and
+/// `claude-sonnet-4.5` never does, so each case gives claude 3/3 and gpt-5 2/3. Run once, every
+/// cell passes.
+#[copilot_eval(models = ["claude-sonnet-4.5", "gpt-5"], timeout_s = 120)]
+#[case::france("France", "Paris")]
+#[case::italy("Italy", "Rome")]
+async fn names_the_capital_per_model(ctx: EvalContext, country: &str, capital: &str) {
+    let model = ctx
+        .model()
+        .expect("a model matrix gives each test its model");
+    let wrong = model == "gpt-5" && ctx.trial().is_some_and(|t| t.trial == 2);
+    let answer = if wrong { "Lyon" } else { capital };
+    ctx.offline(Script::new([]).turn(ScriptedTurn::text(format!("{answer}."))));
+    let eval = ctx.eval().build().unwrap();
+    assert_eq!(eval.model(), Some(model.as_str()));
+    let result = ctx
+        .run(&eval, format!("What is the capital of {country}?"))
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    let reply = result.final_response.unwrap_or_default();
+    assert!(reply.contains(capital), "{model} answered {reply:?}");
+}
+
 /// A stochastic model, scripted: run in trials (`cargo copilot-eval --trials 5`), the model
 /// names the wrong capital in trials 2 and 4 and the right one otherwise, so the eval passes
 /// 3 of 5 trials: the report gives its pass rate (60%, 95% interval 23%-88%), pass@k, pass^k

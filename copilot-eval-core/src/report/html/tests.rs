@@ -15,6 +15,7 @@ use crate::{Denial, StopReason};
 fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> TestRecord {
     TestRecord {
         trial: None,
+        model: None,
         name: name.into(),
         test_id: format!("{name}::__copilot_eval"),
         binary: "pkg::evals".into(),
@@ -44,6 +45,7 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
 fn report(tests: Vec<TestRecord>) -> SuiteReport {
     SuiteReport {
         trial_summaries: Vec::new(),
+        model_matrix: Vec::new(),
         schema_version: crate::report::SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
@@ -419,6 +421,52 @@ fn comparisons_over_trials_get_their_own_table() {
     assert!(html.contains("<section id=\"trials\">"), "{html}");
     assert!(
         !html.contains("<table class=\"trial-comparisons\">"),
+        "{html}"
+    );
+}
+
+/// A model matrix is one table per eval, a row per model with the terminal's figures (`/` is
+/// escaped by the template engine), before
+/// the evals.
+#[test]
+fn a_model_matrix_is_a_table_per_eval_with_a_row_per_model() {
+    let mut tests = Vec::new();
+    for (model, outcomes) in [
+        ("claude-sonnet-4.5", [Outcome::Passed, Outcome::Passed]),
+        ("gpt-5", [Outcome::Passed, Outcome::Failed]),
+    ] {
+        for outcome in outcomes {
+            let mut record = test(&format!("greets@{model}"), outcome, Some(0.5), 100);
+            record.model = Some(model.into());
+            record.cost.as_mut().unwrap().input_tokens = 100;
+            tests.push(record);
+        }
+    }
+    let mut report = report(tests);
+    report.model_matrix = crate::report::matrix::of(&report.tests);
+    let html = to_html(&report).unwrap();
+    let table = html
+        .find("<table class=\"matrix\" data-eval=\"greets\">")
+        .expect("the table");
+    assert!(table < html.find("<section id=\"evals\">").unwrap());
+    assert!(
+        html.contains("<caption>greets <span class=\"ids\">pkg::evals</span></caption>"),
+        "{html}"
+    );
+    let row = |model: &str, passed: &str| {
+        format!(
+            "<tr class=\"matrix-cell\" data-model=\"{model}\">\n      <td class=\"model\">{model}</td>\n      <td class=\"passed\">{passed}</td>\n      <td class=\"tokens\">200</td>\n      <td class=\"premium\">0</td>\n      <td class=\"cost\">1</td>\n      <td class=\"duration\">0.2 s</td>"
+        )
+    };
+    assert!(
+        html.contains(&row(
+            "claude-sonnet-4.5",
+            "2&#x2f;2 (100%, 95% CI 34%-100%)"
+        )),
+        "{html}"
+    );
+    assert!(
+        html.contains(&row("gpt-5", "1&#x2f;2 (50%, 95% CI 9%-91%)")),
         "{html}"
     );
 }

@@ -19,6 +19,8 @@ pub(super) struct Page {
     pub chart: Chart,
     /// One row per eval run in trials (`--trials N`), before the evals.
     pub trials: Vec<super::trials::TrialView>,
+    /// One table per eval of a model matrix, its models side by side.
+    pub matrix: Vec<super::matrix::MatrixView>,
     pub tests: Vec<TestView>,
 }
 
@@ -267,6 +269,11 @@ impl Page {
                 .trial_summaries
                 .iter()
                 .map(|s| super::trials::TrialView::of(s, &report.tests))
+                .collect(),
+            matrix: report
+                .model_matrix
+                .iter()
+                .map(|e| super::matrix::MatrixView::of(e, &currency))
                 .collect(),
             tests: report
                 .tests

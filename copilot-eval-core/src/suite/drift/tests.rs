@@ -155,6 +155,7 @@ fn the_conversation_followed_furthest_decides() {
 fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
     TestRecord {
         trial: None,
+        model: None,
         name: name.to_owned(),
         test_id: format!("{name}::__copilot_eval"),
         binary: "pkg::evals".to_owned(),
@@ -177,6 +178,7 @@ fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
 fn suite(version: &str, tests: Vec<TestRecord>) -> SuiteReport {
     SuiteReport {
         trial_summaries: Vec::new(),
+        model_matrix: Vec::new(),
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
