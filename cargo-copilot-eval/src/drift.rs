@@ -48,7 +48,7 @@ pub(crate) struct DriftArgs {
     #[arg(long)]
     plain: bool,
     /// Replay each eval N times, each trial its own cassette when the eval has trial cassettes
-    /// (<test>/trial-K.yaml, from `--record --trials N`), and compare each trial on its own.
+    /// (TEST/trial-K.yaml, from `--record --trials N`), and compare each trial on its own.
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     trials: u32,

@@ -109,7 +109,7 @@ struct RunArgs {
     /// Run each eval N times, each trial its own test process and attempt (none is a retry);
     /// the report gives every trial and, per eval, its pass rate, 95% interval, pass@k,
     /// pass^k and a flaky mark. An infrastructure error in a trial stops that eval's further
-    /// trials. With --record each trial records its own cassette (<test>/trial-K.yaml); with
+    /// trials. With --record each trial records its own cassette (TEST/trial-K.yaml); with
     /// --replay each trial replays its own when the eval has trial cassettes.
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]

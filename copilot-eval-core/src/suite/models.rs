@@ -1,5 +1,5 @@
 //! Model matrices in the runner: `--models a,b` (parsed by [`parse_models`]) and the cells of the
-//! suite ([`cells`]: which test process runs each eval on each model).
+//! suite (`cells`: which test process runs each eval on each model).
 //!
 //! A test of a model matrix the attribute expanded (`models = [..]`) is listed by libtest as
 //! `function[::label]::model_<id>`; its model is known to the test itself (the runner reads it
