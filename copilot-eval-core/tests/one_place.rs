@@ -8,11 +8,18 @@
 //!   `copilot-eval-core/src/result/stop.rs` within the product crates (`StopReason::as_str`,
 //!   `StopReason::class`), so no list of reasons lives elsewhere;
 //! - nowhere is a `stop_reason` or `expected_stop` compared with a string literal (compare the
-//!   `StopReason`).
+//!   `StopReason`);
+//! - an SDK event's type is turned from its text into the SDK's `SessionEventType` only in
+//!   `copilot-eval-core/src/evidence/events.rs` (`RawEvent::kind`): elsewhere no string literal
+//!   the pinned SDK reads as an event type (`"tool.execution_complete"`, ...) is matched or
+//!   compared, and no `event_type` text is compared, matched or tested by prefix (match on
+//!   `RawEvent::kind`). Building an event from its text (a test's fixture) is fine.
 //!
 //! Comments are not code: a doc comment may name these words.
 
 use std::path::{Path, PathBuf};
+
+use copilot_eval_core::evidence::SessionEventType;
 
 /// The folders scanned, from the workspace root.
 const SCANNED: &[&str] = &[
@@ -39,6 +46,8 @@ const PRODUCT: &[&str] = &[
 const DENIAL_MODULE: &str = "copilot-eval-core/src/evidence/denial.rs";
 /// Where the stop reasons' texts live.
 const STOP_MODULE: &str = "copilot-eval-core/src/result/stop.rs";
+/// Where an event's type text becomes its kind.
+const EVENT_MODULE: &str = "copilot-eval-core/src/evidence/events.rs";
 /// This file, which names what it looks for.
 const THIS_FILE: &str = "copilot-eval-core/tests/one_place.rs";
 
@@ -270,6 +279,55 @@ fn violations(relative: &str, source: &Source) -> Vec<String> {
             ));
         }
     }
+    if relative != EVENT_MODULE && relative != THIS_FILE {
+        found.extend(event_type_matches(relative, source));
+    }
+    found
+}
+
+/// Whether the pinned SDK reads `text` as the type of one of its session events.
+fn is_event_type(text: &str) -> bool {
+    serde_json::from_value::<SessionEventType>(serde_json::Value::String(text.to_owned()))
+        .is_ok_and(|kind| kind != SessionEventType::Unknown)
+}
+
+/// The event types matched by their text in `source`: a string literal the SDK reads as an
+/// event type next to `==`, `!=`, `=>`, `|` or `if` (a comparison, a match arm or a pattern
+/// list), and an `event_type` field compared, matched, or tested by prefix, suffix or
+/// substring (which also catches a helper that takes the text and compares it).
+fn event_type_matches(relative: &str, source: &Source) -> Vec<String> {
+    let line_of = |at: usize| source.code[..at].matches('\n').count() + 1;
+    let mut found = Vec::new();
+    let literal = regex::Regex::new(r#""([A-Za-z_.]+)""#).unwrap();
+    for m in literal.captures_iter(&source.code) {
+        let whole = m.get(0).unwrap();
+        let text = m.get(1).unwrap().as_str();
+        let before = source.code[..whole.start()].trim_end();
+        let after = source.code[whole.end()..].trim_start();
+        let compared = ["==", "!="].iter().any(|op| before.ends_with(op))
+            || (before.ends_with('|') && !before.ends_with("||"))
+            || ["=>", "==", "!=", "if "]
+                .iter()
+                .any(|op| after.starts_with(op))
+            || (after.starts_with('|') && !after.starts_with("||"));
+        if compared && is_event_type(text) {
+            found.push(format!(
+                "{relative}:{}: the event type {text:?} is matched by its text; match on RawEvent::kind (the SDK's SessionEventType, evidence/events.rs)",
+                line_of(whole.start())
+            ));
+        }
+    }
+    let field = regex::Regex::new(
+        r"event_type\s*(==|!=)|event_type\s*\.\s*(starts_with|ends_with|contains|strip_prefix)\s*\(|match\s+[\w.&*]*event_type\b",
+    )
+    .unwrap();
+    for m in field.find_iter(&source.code) {
+        found.push(format!(
+            "{relative}:{}: `{}` reads an event's kind from its type text; match on RawEvent::kind (the SDK's SessionEventType, evidence/events.rs)",
+            line_of(m.start()),
+            m.as_str()
+        ));
+    }
     found
 }
 
@@ -353,4 +411,42 @@ fn the_rules_find_what_they_look_for() {
         &lex(r#"assert_eq!(v["stop_reason"], "replay_mismatch");"#),
     );
     assert!(test.is_empty(), "{test:?}");
+}
+
+/// The event-type rule finds matching by text (match arms, pattern lists, comparisons, prefix
+/// tests) and leaves building an event from its text, other dotted strings and the defining
+/// module alone.
+#[test]
+fn the_event_type_rule_finds_matching_by_text() {
+    let code = r#"
+        match event.event_type.as_str() {
+            "session.idle" if root => {}
+            "tool.execution_start" | "tool.execution_complete" => {}
+            _ => {}
+        }
+        let b = e.kind() == SessionEventType::SkillInvoked || x == "skill.invoked";
+        let mcp = e.event_type.starts_with("session.mcp_");
+        // "assistant.message" => in a comment
+        let fixture = event("assistant.message", json!({}));
+        let logged = ("session.start", None, json!({}));
+        let other = x == "response.create" || y == "session.update";
+    "#;
+    let found = event_type_matches("copilot-eval-core/src/run/x.rs", &lex(code));
+    let lines: Vec<&str> = found
+        .iter()
+        .map(|f| f.split(": ").next().unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "copilot-eval-core/src/run/x.rs:3",
+            "copilot-eval-core/src/run/x.rs:4",
+            "copilot-eval-core/src/run/x.rs:4",
+            "copilot-eval-core/src/run/x.rs:7",
+            "copilot-eval-core/src/run/x.rs:2",
+            "copilot-eval-core/src/run/x.rs:8",
+        ],
+        "{found:#?}"
+    );
+    assert!(violations(EVENT_MODULE, &lex(code)).is_empty());
 }

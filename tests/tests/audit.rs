@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use copilot_eval_core::audit::{Api, AuditTransport};
+use copilot_eval_core::evidence::SessionEventType;
 use copilot_eval_core::model_server::{
     ModelServer, Script, ScriptedTurn, ServerConfig, Transport, WireApi,
 };
@@ -617,7 +618,7 @@ async fn the_first_sse_chunk_reaches_the_runtime_before_the_upstream_ends() {
     let deltas: Vec<&Value> = result
         .raw_events
         .iter()
-        .filter(|e| e.event_type == "assistant.message_delta")
+        .filter(|e| e.kind() == SessionEventType::AssistantMessageDelta)
         .map(|e| &e.data)
         .collect();
     assert!(

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use copilot_eval_core::eval::CopilotEvalBuilder;
+use copilot_eval_core::evidence::SessionEventType;
 use copilot_eval_core::harness::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
 use copilot_eval_core::model_server::{Script, ScriptedTurn, ServerConfig, WireApi};
 use copilot_eval_core::report::{
@@ -296,7 +297,7 @@ fn has_session_error(result: &CopilotResult) -> bool {
     result
         .raw_events
         .iter()
-        .any(|e| e.event_type == "session.error")
+        .any(|e| e.kind() == SessionEventType::SessionError)
 }
 
 // ---------------------------------------------------------------------------------------------

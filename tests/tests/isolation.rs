@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use copilot_eval_core::evidence::SessionEventType;
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::{CopilotEval, RunOptions, run_with};
 use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
@@ -85,7 +86,7 @@ async fn run_planted_with(mode: &str, runtime: &Path, discovery: bool) -> Seen {
     let skills_loaded = result
         .raw_events
         .iter()
-        .filter(|e| e.event_type == "session.skills_loaded")
+        .filter(|e| e.kind() == SessionEventType::SessionSkillsLoaded)
         .filter_map(|e| e.data["skills"].as_array().cloned())
         .flatten()
         .collect();

@@ -23,6 +23,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use copilot_eval_core::cassette::{CassetteHeader, Recorder, ReplaySession};
+use copilot_eval_core::evidence::SessionEventType;
 use copilot_eval_core::evidence::denial::DenialKind;
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::report::Redactor;
@@ -168,7 +169,7 @@ async fn an_offline_eval_calls_a_stdio_mcp_tool_and_gets_its_answer() {
         .raw_events
         .iter()
         .filter(|e| {
-            e.event_type == "session.mcp_server_status_changed"
+            e.kind() == SessionEventType::SessionMcpServerStatusChanged
                 && e.data["serverName"] == "github-mcp-server"
         })
         .map(|e| &e.data["status"])

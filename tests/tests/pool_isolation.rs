@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use copilot_eval_core::evidence::SessionEventType as Kind;
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::pool::{Pool, PoolSource};
 use copilot_eval_core::tools::function_tool;
@@ -312,7 +313,19 @@ async fn evals_that_run_at_the_same_time_never_share_a_runtime() {
         let permissions: Vec<&copilot_eval_core::evidence::RawEvent> = result
             .raw_events
             .iter()
-            .filter(|e| e.event_type.starts_with("permission."))
+            .filter(|e| {
+                matches!(
+                    e.kind(),
+                    Kind::PermissionRequested
+                        | Kind::PermissionCompleted
+                        | Kind::PermissionCarriedForward
+                        | Kind::PermissionMessageAuthorization
+                        | Kind::PermissionMessageAuthorizationRead
+                        | Kind::PermissionMessageAuthorizationDegraded
+                        | Kind::PermissionAssentDetected
+                        | Kind::PermissionContextualAuthorization
+                )
+            })
             .collect();
         assert!(
             !permissions.is_empty(),

@@ -2,6 +2,7 @@
 //! tool calls, usage). Built by [`map_events`](super::map_events); stored in
 //! [`CopilotResult`](crate::CopilotResult).
 
+use github_copilot_sdk::session_events::SessionEventType;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -153,4 +154,25 @@ pub struct RawEvent {
     pub ephemeral: bool,
     /// The event's data as sent.
     pub data: Value,
+}
+
+impl RawEvent {
+    /// The event's type as the pinned SDK names it ([`SessionEventType`], parsed from
+    /// [`event_type`](Self::event_type) by the SDK's own serde names);
+    /// [`SessionEventType::Unknown`] for a type the pinned SDK does not know (the event is still
+    /// kept, raw). The one place an event's type text is turned into its kind: every reader of
+    /// the log matches on this, never on the text.
+    pub fn kind(&self) -> SessionEventType {
+        kind_of(&self.event_type)
+    }
+}
+
+/// The [`SessionEventType`] named by `event_type` (`assistant.message`, ...), as the SDK's
+/// deserializer reads it; [`SessionEventType::Unknown`] for a name the pinned SDK does not know.
+fn kind_of(event_type: &str) -> SessionEventType {
+    use serde::Deserialize;
+    use serde::de::IntoDeserializer;
+    let text: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+        event_type.into_deserializer();
+    SessionEventType::deserialize(text).unwrap_or(SessionEventType::Unknown)
 }

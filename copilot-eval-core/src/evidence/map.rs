@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::skills::{SkillInvocation, skill_invocations};
 use super::subagents::{SubagentInvocation, map_subagents};
-use super::{RawEvent, Role, ToolCall, Turn, Usage};
+use super::{RawEvent, Role, SessionEventType as Kind, ToolCall, Turn, Usage};
 
 /// One recorded event with the host's receive time, for tool-call durations.
 #[derive(Debug, Clone)]
@@ -64,15 +64,15 @@ pub fn map_events(log: &[LoggedEvent]) -> Evidence {
         let event = &logged.event;
         let data = &event.data;
         let agent_id = event.agent_id.clone().filter(|a| !a.is_empty());
-        match event.event_type.as_str() {
-            "user.message" if agent_id.is_none() => {
+        match event.kind() {
+            Kind::UserMessage if agent_id.is_none() => {
                 ev.turns.push(Turn {
                     role: Role::User,
                     content: str_field(data, "content").unwrap_or_default(),
                     tool_call_ids: vec![],
                 });
             }
-            "assistant.message" => {
+            Kind::AssistantMessage => {
                 let content = str_field(data, "content").unwrap_or_default();
                 let mut ids = Vec::new();
                 for request in data
@@ -100,7 +100,7 @@ pub fn map_events(log: &[LoggedEvent]) -> Evidence {
                     });
                 }
             }
-            "tool.execution_start" => {
+            Kind::ToolExecutionStart => {
                 let Some(id) = str_field(data, "toolCallId") else {
                     ev.capture_errors
                         .push("tool.execution_start without toolCallId".into());
@@ -111,7 +111,7 @@ pub fn map_events(log: &[LoggedEvent]) -> Evidence {
                 track(&mut ev, &mut index, &id, &name, arguments, agent_id.clone());
                 started_at.entry(id).or_insert(logged.received);
             }
-            "tool.execution_complete" => {
+            Kind::ToolExecutionComplete => {
                 let Some(id) = str_field(data, "toolCallId") else {
                     ev.capture_errors
                         .push("tool.execution_complete without toolCallId".into());
@@ -162,7 +162,7 @@ pub fn map_events(log: &[LoggedEvent]) -> Evidence {
                     );
                 }
             }
-            "assistant.usage" => {
+            Kind::AssistantUsage => {
                 let model = str_field(data, "model");
                 if model.is_some() {
                     ev.model_used = model.clone();
@@ -178,24 +178,24 @@ pub fn map_events(log: &[LoggedEvent]) -> Evidence {
                     agent_id: agent_id.clone(),
                 });
             }
-            "session.start" => {
+            Kind::SessionStart => {
                 if let Some(model) = str_field(data, "selectedModel") {
                     selected_model = Some(model);
                 }
             }
-            "session.model_change" => {
+            Kind::SessionModelChange => {
                 if let Some(model) = str_field(data, "newModel") {
                     selected_model = Some(model);
                 }
             }
-            "session.error" => {
+            Kind::SessionError => {
                 let message = str_field(data, "message").unwrap_or_default();
                 ev.session_errors.push(match str_field(data, "errorType") {
                     Some(kind) => format!("{kind}: {message}"),
                     None => message,
                 });
             }
-            "session.idle" if agent_id.is_none() => ev.idle = true,
+            Kind::SessionIdle if agent_id.is_none() => ev.idle = true,
             _ => {}
         }
     }

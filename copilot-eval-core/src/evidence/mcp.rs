@@ -18,7 +18,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::RawEvent;
+use super::{RawEvent, SessionEventType as Kind};
 
 /// The status of a configured server the runtime said nothing about.
 pub const UNREPORTED: &str = "unreported";
@@ -102,13 +102,13 @@ pub fn mcp_servers<'a>(
     let mut loaded = false;
     for event in events {
         let data = &event.data;
-        match event.event_type.as_str() {
-            "session.mcp_server_status_changed" => update(
+        match event.kind() {
+            Kind::SessionMcpServerStatusChanged => update(
                 &mut states,
                 data.get("serverName").and_then(Value::as_str),
                 data,
             ),
-            "session.mcp_servers_loaded" => {
+            Kind::SessionMcpServersLoaded => {
                 loaded = true;
                 for server in data
                     .get("servers")
@@ -123,7 +123,7 @@ pub fn mcp_servers<'a>(
                     );
                 }
             }
-            "session.mcp_server_tools_loaded" => {
+            Kind::SessionMcpServerToolsLoaded => {
                 let name = data.get("serverName").and_then(Value::as_str);
                 let count = data.get("toolCount").and_then(Value::as_u64);
                 if let (Some(state), Some(count)) = (
@@ -179,6 +179,20 @@ pub fn setup_error(states: &[McpServerState]) -> Option<String> {
             bad.join("; ")
         )
     })
+}
+
+/// Whether an event of `kind` reports on the session's MCP servers (`session.mcp_*`: their
+/// loading, a server's status, its tools, its removal or reconnection), the events the MCP check
+/// before the prompt waits for.
+pub fn is_server_event(kind: &Kind) -> bool {
+    matches!(
+        kind,
+        Kind::SessionMcpServersLoaded
+            | Kind::SessionMcpServerStatusChanged
+            | Kind::SessionMcpServerToolsLoaded
+            | Kind::SessionMcpServerRemoved
+            | Kind::SessionMcpServerNeedsReconnect
+    )
 }
 
 #[cfg(test)]

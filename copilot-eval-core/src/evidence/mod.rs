@@ -4,6 +4,8 @@
 //! ephemeral events such as `assistant.usage`, `model.*` and `session.idle` are kept; the
 //! persisted history from `get_events` lacks them). [`map_events`] is a pure function from that
 //! log to [`Evidence`]: event types it does not know are kept raw and never fail the mapping.
+//! Every reader of the log matches an event by its kind, [`RawEvent::kind`] (the pinned SDK's
+//! [`SessionEventType`], `Unknown` for a type the SDK does not know), never by its type text.
 //!
 //! Event fields read (camelCase as sent by the runtime):
 //! - `user.message`: `content` → a user [`Turn`];
@@ -42,5 +44,6 @@ pub mod substitutions;
 
 pub use denial::Denial;
 pub use events::{CutForModel, Permission, RawEvent, Role, ToolCall, Turn, Usage};
+pub use github_copilot_sdk::session_events::SessionEventType;
 pub use map::{Evidence, LoggedEvent, map_events};
 pub use premium::reported_premium_requests;

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::RawEvent;
+use super::{RawEvent, SessionEventType as Kind};
 
 /// The premium requests a session used, as the runtime reports them in the run's events:
 /// `totalPremiumRequests` of the last `session.shutdown`, else of the last
@@ -10,16 +10,16 @@ use super::RawEvent;
 /// `user.message`: nothing was sent); otherwise `None` (not reported, e.g. the runtime was killed
 /// before it checkpointed). Fractional values are possible (model multipliers).
 pub fn reported_premium_requests(events: &[RawEvent]) -> Option<f64> {
-    let total_of = |kind: &str| {
+    let total_of = |kind: Kind| {
         events
             .iter()
             .rev()
-            .filter(|e| e.event_type == kind)
+            .filter(|e| e.kind() == kind)
             .find_map(|e| e.data.get("totalPremiumRequests").and_then(Value::as_f64))
     };
-    total_of("session.shutdown")
-        .or_else(|| total_of("session.usage_checkpoint"))
-        .or_else(|| (!events.iter().any(|e| e.event_type == "user.message")).then_some(0.0))
+    total_of(Kind::SessionShutdown)
+        .or_else(|| total_of(Kind::SessionUsageCheckpoint))
+        .or_else(|| (!events.iter().any(|e| e.kind() == Kind::UserMessage)).then_some(0.0))
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::LoggedEvent;
+use super::{LoggedEvent, SessionEventType};
 
 /// One skill the eval requested through `skill_directories`, as validated locally.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -95,7 +95,7 @@ pub struct SkillInvocation {
 /// Every `skill.invoked` event of the log, in order. Pure.
 pub fn skill_invocations(log: &[LoggedEvent]) -> Vec<SkillInvocation> {
     log.iter()
-        .filter(|l| l.event.event_type == "skill.invoked")
+        .filter(|l| l.event.kind() == SessionEventType::SkillInvoked)
         .map(|l| {
             let data = &l.event.data;
             let text = |key: &str| {

@@ -25,7 +25,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{LoggedEvent, ToolCall};
+use super::{LoggedEvent, SessionEventType as Kind, ToolCall};
 
 /// The name of the runtime's built-in dispatch tool.
 pub const DISPATCH_TOOL: &str = "task";
@@ -165,8 +165,8 @@ pub fn map_subagents(
         let event = &logged.event;
         let data = &event.data;
         let agent_id = event.agent_id.clone().filter(|a| !a.is_empty());
-        let kind = event.event_type.as_str();
-        if kind == "assistant.message" {
+        let kind = event.kind();
+        if kind == Kind::AssistantMessage {
             if let Some(id) = &agent_id {
                 let text = str_field(data, "content").unwrap_or_default();
                 let tools = data
@@ -179,18 +179,21 @@ pub fn map_subagents(
         }
         if !matches!(
             kind,
-            "subagent.started"
-                | "subagent.selected"
-                | "subagent.configured"
-                | "subagent.completed"
-                | "subagent.failed"
+            Kind::SubagentStarted
+                | Kind::SubagentSelected
+                | Kind::SubagentConfigured
+                | Kind::SubagentCompleted
+                | Kind::SubagentFailed
         ) {
             continue;
         }
         let Some(id) = agent_id else {
             // The main agent selecting a custom agent for itself is no dispatch.
-            if kind != "subagent.selected" {
-                errors.push(format!("{kind} has no agent id; it cannot be attributed"));
+            if kind != Kind::SubagentSelected {
+                errors.push(format!(
+                    "{} has no agent id; it cannot be attributed",
+                    event.event_type
+                ));
             }
             continue;
         };
@@ -228,15 +231,15 @@ pub fn map_subagents(
             }
         };
         match kind {
-            "subagent.started" => {
+            Kind::SubagentStarted => {
                 if let Some(agent_type) = str_field(data, "agentType") {
                     invocation.agent_type = Some(agent_type);
                 }
                 advance(invocation, SubagentStatus::Started);
                 started_at.entry(i).or_insert(logged.received);
             }
-            "subagent.selected" | "subagent.configured" => {
-                if kind == "subagent.selected"
+            Kind::SubagentSelected | Kind::SubagentConfigured => {
+                if kind == Kind::SubagentSelected
                     && let Some(tools) = data.get("tools").and_then(Value::as_array)
                 {
                     invocation.announced_tools = Some(
@@ -250,7 +253,7 @@ pub fn map_subagents(
                 advance(invocation, SubagentStatus::Selected);
             }
             _ => {
-                let status = if kind == "subagent.completed" {
+                let status = if kind == Kind::SubagentCompleted {
                     SubagentStatus::Completed
                 } else {
                     SubagentStatus::Failed

@@ -20,7 +20,7 @@
 use serde_json::Value;
 
 use super::mcp::McpServerState;
-use super::{RawEvent, ToolCall};
+use super::{RawEvent, SessionEventType, ToolCall};
 
 /// The name runtime 1.0.102 gives a tool call the model sent with an empty name.
 pub const NAMELESS_CALL: &str = "invalid_tool_call";
@@ -37,7 +37,7 @@ pub fn runtime_substitutions<'a>(
 ) -> Vec<String> {
     let nameless: Vec<String> = events
         .into_iter()
-        .filter(|e| e.event_type == "tool.execution_complete" && was_nameless(&e.data))
+        .filter(|e| e.kind() == SessionEventType::ToolExecutionComplete && was_nameless(&e.data))
         .filter_map(|e| e.data.get("toolCallId").and_then(Value::as_str))
         .map(str::to_owned)
         .collect();

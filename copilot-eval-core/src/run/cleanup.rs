@@ -11,7 +11,7 @@ use super::proxy::{ProxyOptions, RequestProxy};
 use super::resume::RunHome;
 use super::session::Slots;
 use super::state::RunState;
-use crate::evidence::LoggedEvent;
+use crate::evidence::{LoggedEvent, SessionEventType};
 use crate::result::StopReason;
 use crate::runtime;
 
@@ -145,7 +145,7 @@ pub(super) async fn cleanup(
         match tokio::time::timeout(DISCONNECT_BOUND, session.rpc().shutdown(request)).await {
             Ok(Ok(())) => {
                 let _ = tokio::time::timeout(DISCONNECT_BOUND, async {
-                    while !has_event(&run.log, "session.shutdown") {
+                    while !has_event(&run.log, SessionEventType::SessionShutdown) {
                         tokio::time::sleep(Duration::from_millis(10)).await;
                     }
                 })
@@ -256,24 +256,25 @@ pub(super) fn settle(
     }
 }
 
-/// Whether some `tool.execution_start` in the log has no `tool.execution_complete` yet.
-fn has_event(log: &Mutex<Vec<LoggedEvent>>, kind: &str) -> bool {
+/// Whether the log holds an event of `kind`.
+fn has_event(log: &Mutex<Vec<LoggedEvent>>, kind: SessionEventType) -> bool {
     log.lock()
         .expect("log lock")
         .iter()
-        .any(|logged| logged.event.event_type == kind)
+        .any(|logged| logged.event.kind() == kind)
 }
 
+/// Whether some `tool.execution_start` in the log has no `tool.execution_complete` yet.
 fn has_open_tool_calls(log: &Mutex<Vec<LoggedEvent>>) -> bool {
     let log = log.lock().expect("log lock");
     let mut open = std::collections::HashSet::new();
     for logged in log.iter() {
         let id = logged.event.data.get("toolCallId").and_then(|v| v.as_str());
-        match (logged.event.event_type.as_str(), id) {
-            ("tool.execution_start", Some(id)) => {
+        match (logged.event.kind(), id) {
+            (SessionEventType::ToolExecutionStart, Some(id)) => {
                 open.insert(id.to_owned());
             }
-            ("tool.execution_complete", Some(id)) => {
+            (SessionEventType::ToolExecutionComplete, Some(id)) => {
                 open.remove(id);
             }
             _ => {}

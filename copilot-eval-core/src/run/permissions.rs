@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 
 use crate::eval::CopilotEval;
-use crate::evidence::{LoggedEvent, Permission, ToolCall};
+use crate::evidence::{LoggedEvent, Permission, SessionEventType, ToolCall};
 
 /// Who answers the runtime's permission requests in a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,8 +61,8 @@ pub fn attach_permissions(calls: &mut [ToolCall], log: &[LoggedEvent], layer: Pe
     for logged in log {
         let data = &logged.event.data;
         let text = |v: &serde_json::Value| v.as_str().map(str::to_owned);
-        match logged.event.event_type.as_str() {
-            "permission.requested" => {
+        match logged.event.kind() {
+            SessionEventType::PermissionRequested => {
                 let request = &data["permissionRequest"];
                 let (Some(id), Some(call)) =
                     (text(&data["requestId"]), text(&request["toolCallId"]))
@@ -82,7 +82,7 @@ pub fn attach_permissions(calls: &mut [ToolCall], log: &[LoggedEvent], layer: Pe
                 );
                 requests.insert(id, (call, kind));
             }
-            "permission.completed" => {
+            SessionEventType::PermissionCompleted => {
                 let Some((call, _)) = text(&data["requestId"]).and_then(|id| requests.get(&id))
                 else {
                     continue;

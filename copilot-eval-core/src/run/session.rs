@@ -18,7 +18,8 @@ use super::test_faults::{SessionClock, TestFaults};
 use super::{OFFLINE_TOKEN, Target, live_token};
 use crate::error::ConfigError;
 use crate::eval::{ClientMode, CopilotEval, EMPTY_MODE_SETTINGS, Prompt, check_empty_mode};
-use crate::evidence::LoggedEvent;
+use crate::evidence::mcp::is_server_event;
+use crate::evidence::{LoggedEvent, SessionEventType as Kind};
 use crate::result::{RawEvent, RuntimeStartup, StopReason};
 
 /// After a `session.error`, how long to wait for the `session.idle` that normally follows.
@@ -534,27 +535,28 @@ async fn record(
                 let received = Instant::now();
                 let agent_id = event.agent_id.clone().filter(|a| !a.is_empty());
                 let root = agent_id.is_none();
-                let mcp = event.event_type.starts_with("session.mcp_");
-                match event.event_type.as_str() {
-                    "session.idle" if root => progress.send_modify(|p| {
+                let event = RawEvent {
+                    event_type: event.event_type,
+                    id: event.id,
+                    timestamp: event.timestamp,
+                    agent_id,
+                    ephemeral: event.ephemeral.unwrap_or(false),
+                    data: event.data,
+                };
+                let kind = event.kind();
+                let mcp = is_server_event(&kind);
+                match kind {
+                    Kind::SessionIdle if root => progress.send_modify(|p| {
                         p.idle = true;
                         p.idles += 1;
                     }),
-                    "user.message" if root => progress.send_modify(|p| p.idle = false),
-                    "session.error" => progress.send_modify(|p| p.session_error = true),
+                    Kind::UserMessage if root => progress.send_modify(|p| p.idle = false),
+                    Kind::SessionError => progress.send_modify(|p| p.session_error = true),
                     _ => {}
                 }
-                log.lock().expect("log lock").push(LoggedEvent {
-                    event: RawEvent {
-                        event_type: event.event_type,
-                        id: event.id,
-                        timestamp: event.timestamp,
-                        agent_id,
-                        ephemeral: event.ephemeral.unwrap_or(false),
-                        data: event.data,
-                    },
-                    received,
-                });
+                log.lock()
+                    .expect("log lock")
+                    .push(LoggedEvent { event, received });
                 // After the push: the MCP check reads the log when woken.
                 if mcp {
                     progress.send_modify(|p| p.mcp_events += 1);

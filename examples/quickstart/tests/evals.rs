@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use copilot_eval_core::copilot_eval;
 use copilot_eval_core::eval::{Attachment, Prompt};
+use copilot_eval_core::evidence::SessionEventType;
 use copilot_eval_core::harness::EvalContext;
 use copilot_eval_core::tools::function_tool;
 use serde_json::json;
@@ -158,7 +159,7 @@ async fn loads_the_repository_configuration(ctx: EvalContext) {
     let system_prompt = result
         .raw_events
         .iter()
-        .find(|e| e.event_type == "system.message")
+        .find(|e| e.kind() == SessionEventType::SystemMessage)
         .and_then(|e| e.data["content"].as_str())
         .unwrap_or_default();
     assert!(system_prompt.contains("Answer in plain English"));
