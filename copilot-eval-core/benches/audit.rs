@@ -16,6 +16,7 @@ use std::time::Instant;
 use copilot_eval_core::audit::{RequestOrigin, inspect_http};
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::tools::function_tool;
+use copilot_eval_core::wire::Route;
 use copilot_eval_core::{CopilotEval, RunOptions, run_with};
 use serde_json::{Value, json};
 
@@ -106,7 +107,16 @@ async fn main() {
     for _ in 0..200 {
         for body in &raw {
             let t = Instant::now();
-            inspect_http("POST", "/chat/completions", None, body, None, &origin).unwrap();
+            inspect_http(
+                Route::of("POST", "/chat/completions"),
+                "POST",
+                "/chat/completions",
+                None,
+                body,
+                None,
+                &origin,
+            )
+            .unwrap();
             per_request_us.push(t.elapsed().as_secs_f64() * 1e6);
         }
     }

@@ -1,9 +1,12 @@
 //! The request audit: what actually went on the wire for every model request.
 //!
 //! [`inspect_http`] and [`inspect_websocket`] check one outgoing model request, optionally rewrite
-//! the `detail` of every OpenAI image part ([`ImageDetail`]), and return the re-serialised body
-//! together with a [`RequestAudit`] record. They are pure: the request proxy
-//! ([`crate::run::proxy`]) calls them before forwarding and fails the run on an error.
+//! the `detail` of every OpenAI image part ([`ImageDetail`]), and return the request's JSON (read
+//! once, rewritten in place: the proxy forwards it and hands it to the cassette's tap) together
+//! with a [`RequestAudit`] record. The request's API and transport are [`crate::wire`]'s, the
+//! one classification the proxy, the tap and the model server share. They are pure: the
+//! request proxy ([`crate::run::proxy`]) calls them before forwarding and fails the run on an
+//! error.
 //!
 //! What a record holds, per request: the runtime's request id, the transport, the API (Chat
 //! Completions or Responses), the model, the advertised tool names, the reasoning effort, the
@@ -30,35 +33,16 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::eval::ImageDetail;
-
-/// The API schema of an audited request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Api {
-    /// OpenAI Chat Completions (`messages`).
-    ChatCompletions,
-    /// OpenAI Responses (`input`).
-    Responses,
-}
-
-/// How the request travelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AuditTransport {
-    /// An HTTP request (plain JSON or SSE response).
-    Http,
-    /// One `response.create` message on a WebSocket.
-    WebSocket,
-}
+use crate::wire::{Api, Route, Transport};
 
 /// One audited model request. Holds no message text, image bytes, credentials, URLs or headers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestAudit {
     /// The runtime's request id (from the seam's request context).
     pub request_id: String,
-    /// HTTP or WebSocket.
-    pub transport: AuditTransport,
-    /// Chat Completions or Responses.
+    /// HTTP or WebSocket (`http`, `web_socket`).
+    pub transport: Transport,
+    /// Chat Completions or Responses (`chat_completions`, `responses`).
     pub api: Api,
     /// The `model` field sent.
     pub model: String,
@@ -124,21 +108,24 @@ pub struct RequestOrigin {
 pub enum HttpVerdict {
     /// The model catalog: forward as is, unaudited.
     Catalog,
-    /// A model request: forward this body (re-serialised, maybe rewritten) and keep the record.
+    /// A model request: forward this JSON (the body read once, maybe rewritten) and keep the
+    /// record.
     Model {
-        /// The body to forward.
-        body: Vec<u8>,
+        /// The request's JSON to forward (serialise it as the new body).
+        payload: Value,
         /// The record.
         audit: Box<RequestAudit>,
     },
 }
 
-/// Inspect one HTTP request of the runtime.
+/// Inspect one HTTP request of the runtime, which the caller has classified once as `route`
+/// ([`Route::of`] its `method` and `path`).
 ///
-/// `path` is the URL's path; `content_encoding` the `content-encoding` header, if any.
-/// Errors: a non-catalog GET, a compressed body, a path that is neither Chat Completions nor
-/// Responses, or any payload error of [`inspect_payload`].
+/// `path` is the URL's path (for messages); `content_encoding` the `content-encoding` header,
+/// if any. Errors: a non-catalog GET, a compressed body, a request that is neither a Chat
+/// Completions nor a Responses `POST`, or any payload error of [`inspect_payload`].
 pub fn inspect_http(
+    route: Route,
     method: &str,
     path: &str,
     content_encoding: Option<&str>,
@@ -147,42 +134,32 @@ pub fn inspect_http(
     origin: &RequestOrigin,
 ) -> Result<HttpVerdict, AuditError> {
     let path = path.trim_end_matches('/');
-    if method.eq_ignore_ascii_case("GET") {
-        if path.ends_with("/models") {
-            return Ok(HttpVerdict::Catalog);
+    let api = match route {
+        Route::Catalog => return Ok(HttpVerdict::Catalog),
+        Route::Other if method.eq_ignore_ascii_case("GET") => {
+            return fail("unsupported request: only the model-catalog GET may pass unaudited");
         }
-        return fail("unsupported request: only the model-catalog GET may pass unaudited");
-    }
+        Route::Other => {
+            return fail(format!(
+                "unsupported provider schema: {method} {path} is neither an OpenAI Chat Completions nor a Responses request"
+            ));
+        }
+        Route::Model(api) => api,
+    };
     if let Some(encoding) = content_encoding
         && !encoding.eq_ignore_ascii_case("identity")
     {
         return fail(format!("unsupported request: compressed body ({encoding})"));
     }
-    let api = if path.ends_with("/chat/completions") {
-        Api::ChatCompletions
-    } else if path.ends_with("/responses") {
-        Api::Responses
-    } else {
-        return fail(format!(
-            "unsupported provider schema: {method} {path} is neither an OpenAI Chat Completions nor a Responses request"
-        ));
-    };
     let mut payload: Value = serde_json::from_slice(body).map_err(|e| {
         AuditError(format!(
             "malformed model request: the body is not JSON ({})",
             json_position(&e)
         ))
     })?;
-    let audit = inspect_payload(
-        &mut payload,
-        api,
-        AuditTransport::Http,
-        image_detail,
-        origin,
-    )?;
-    let body = serde_json::to_vec(&payload).expect("a JSON value serialises");
+    let audit = inspect_payload(&mut payload, api, Transport::Http, image_detail, origin)?;
     Ok(HttpVerdict::Model {
-        body,
+        payload,
         audit: Box::new(audit),
     })
 }
@@ -191,13 +168,14 @@ pub fn inspect_http(
 /// `{"type": "response.create", ...}` Responses request (`input`, no `messages`); a continuation
 /// (`previous_response_id`) must carry `model`, `instructions` and `tools` explicitly.
 ///
-/// Returns the text to forward (re-serialised, maybe rewritten) and the record.
+/// Returns the message's JSON to forward (read once, maybe rewritten; serialise it as the text
+/// to send) and the record.
 pub fn inspect_websocket(
     data: &[u8],
     binary: bool,
     image_detail: Option<ImageDetail>,
     origin: &RequestOrigin,
-) -> Result<(String, RequestAudit), AuditError> {
+) -> Result<(Value, RequestAudit), AuditError> {
     if binary {
         return fail("unsupported WebSocket frame: binary (expected a JSON text message)");
     }
@@ -239,11 +217,11 @@ pub fn inspect_websocket(
     let audit = inspect_payload(
         &mut payload,
         Api::Responses,
-        AuditTransport::WebSocket,
+        Transport::WebSocket,
         image_detail,
         &origin,
     )?;
-    Ok((payload.to_string(), audit))
+    Ok((payload, audit))
 }
 
 /// Check one request payload, rewrite image details, and build the record.
@@ -255,7 +233,7 @@ pub fn inspect_websocket(
 pub fn inspect_payload(
     payload: &mut Value,
     api: Api,
-    transport: AuditTransport,
+    transport: Transport,
     image_detail: Option<ImageDetail>,
     origin: &RequestOrigin,
 ) -> Result<RequestAudit, AuditError> {
@@ -446,6 +424,19 @@ mod tests {
         }
     }
 
+    /// [`super::inspect_http`] of a request classified as the proxy does.
+    fn inspect_http(
+        method: &str,
+        path: &str,
+        encoding: Option<&str>,
+        body: &[u8],
+        detail: Option<ImageDetail>,
+        origin: &RequestOrigin,
+    ) -> Result<HttpVerdict, AuditError> {
+        let route = Route::of(method, path);
+        super::inspect_http(route, method, path, encoding, body, detail, origin)
+    }
+
     fn http(
         path: &str,
         body: &Value,
@@ -459,9 +450,7 @@ mod tests {
             detail,
             &origin(),
         )? {
-            HttpVerdict::Model { body, audit } => {
-                Ok((serde_json::from_slice(&body).unwrap(), *audit))
-            }
+            HttpVerdict::Model { payload, audit } => Ok((payload, *audit)),
             HttpVerdict::Catalog => panic!("not a catalog request"),
         }
     }
@@ -523,7 +512,7 @@ mod tests {
             false, None, &origin(),
         ).unwrap();
         assert!(audit.continuation);
-        assert!(text.contains("response.create"));
+        assert_eq!(text["type"], "response.create");
         let err = inspect_websocket(
             json!({"type": "response.create", "previous_response_id": "r0", "model": "m2", "input": []}).to_string().as_bytes(),
             false, None, &origin(),

@@ -99,6 +99,7 @@ pub mod stats;
 #[cfg(feature = "runner")]
 pub mod suite;
 pub mod tools;
+pub mod wire;
 
 pub use error::ConfigError;
 pub use eval::{

@@ -17,6 +17,7 @@ use copilot_eval_core::report::merge::read_shard;
 use copilot_eval_core::report::{
     Outcome, Property, SCHEMA_VERSION, SuiteReport, SuiteTotals, TestRecord, ToolInfo,
 };
+use copilot_eval_core::wire::Route;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -184,6 +185,7 @@ fn the_seeds_are_valid() {
     read_shard(&write(dir.path(), "r.json", results_seed())).unwrap();
     let origin = RequestOrigin::default();
     inspect_http(
+        Route::of("POST", "/chat/completions"),
         "POST",
         "/chat/completions",
         None,
@@ -278,7 +280,7 @@ proptest! {
     fn audited_request_bodies(chat in input(CHAT_REQUEST), responses in input(RESPONSES_REQUEST), binary in any::<bool>()) {
         let origin = RequestOrigin::default();
         for (path, body) in [("/chat/completions", &chat), ("/responses", &responses), ("/v1/x", &chat)] {
-            if let Err(e) = inspect_http("POST", path, None, body.as_bytes(), None, &origin) {
+            if let Err(e) = inspect_http(Route::of("POST", path), "POST", path, None, body.as_bytes(), None, &origin) {
                 let message = e.to_string();
                 prop_assert!(!message.is_empty());
                 if path != "/v1/x" && serde_json::from_str::<Value>(body).is_err() {

@@ -4,13 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use copilot_eval_core::audit::{Api, AuditTransport};
 use copilot_eval_core::evidence::SessionEventType;
 use copilot_eval_core::model_server::{
     ModelServer, Script, ScriptedTurn, ServerConfig, Transport, WireApi,
 };
 use copilot_eval_core::run::{SessionClock, TestFaults};
 use copilot_eval_core::tools::{TINY_PNG, function_tool, image_tool};
+use copilot_eval_core::wire::Api;
 use copilot_eval_core::{CopilotEval, CopilotResult, RunOptions, StopReason, run_with};
 use copilot_eval_e2e::{after_the_session, assert_no_runtime_left, runtime_for};
 use serde_json::{Value, json};
@@ -86,7 +86,7 @@ async fn websocket_continuations_are_audited_message_by_message() {
     assert!(
         audit
             .iter()
-            .all(|a| a.transport == AuditTransport::WebSocket && a.api == Api::Responses)
+            .all(|a| a.transport == Transport::WebSocket && a.api == Api::Responses)
     );
     assert!(audit.iter().all(|a| a.model == MODEL));
     assert!(audit.iter().all(|a| a.tools.contains(&"note".to_owned())));

@@ -5,13 +5,15 @@
 use std::sync::Arc;
 
 use github_copilot_sdk::copilot_request_handler::CopilotHttpResponse;
+use serde_json::Value;
 
 use super::Recorder;
 use crate::run::ExchangeTap;
+use crate::wire::Api;
 
 impl ExchangeTap for Recorder {
-    fn http_request(&self, method: &str, path: &str, body: &[u8]) -> Option<usize> {
-        Recorder::http_request(self, method, path, body)
+    fn http_request(&self, api: Api, body: Option<&Value>) -> usize {
+        Recorder::http_request(self, api, body)
     }
 
     fn http_response(
@@ -30,8 +32,8 @@ impl ExchangeTap for Recorder {
         Recorder::websocket(self)
     }
 
-    fn ws_request(&self, socket: u64, text: &str) {
-        Recorder::ws_request(self, socket, text)
+    fn ws_request(&self, socket: u64, message: &Value) {
+        Recorder::ws_request(self, socket, message)
     }
 
     fn ws_event(&self, socket: u64, text: &str) {

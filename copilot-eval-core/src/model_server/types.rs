@@ -11,45 +11,7 @@ use super::script::{Reply, Responder, ScriptedTurn};
 /// Id of the single catalog model a [`ServerConfig`] advertises when no model was added.
 pub const DEFAULT_MODEL: &str = "copilot-eval-test";
 
-/// The wire format the catalog advertises for its models, which decides how the runtime sends
-/// model turns.
-///
-/// The runtime picks the format from the catalog entry's `supported_endpoints` field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum WireApi {
-    /// No `supported_endpoints`: the runtime sends `POST /chat/completions`, answered as a plain
-    /// JSON `chat.completion` or, when the request has `"stream": true` (sessions with streaming
-    /// on), as SSE chunks.
-    #[default]
-    ChatCompletions,
-    /// `supported_endpoints: ["/responses"]`: the runtime sends `POST /responses`. Streaming
-    /// sessions send `"stream": true` and read Responses API events over SSE; other sessions
-    /// send no `stream` field and read the final `response` object as JSON.
-    Responses,
-    /// `supported_endpoints: ["/responses", "ws:/responses"]`: the runtime opens a WebSocket at
-    /// `GET /responses` and sends one `{"type":"response.create", ...}` text message per turn.
-    WebSocketResponses,
-}
-
-impl WireApi {
-    /// The catalog's `supported_endpoints` value for this format (`None`: field left out).
-    pub fn supported_endpoints(self) -> Option<Vec<&'static str>> {
-        match self {
-            WireApi::ChatCompletions => None,
-            WireApi::Responses => Some(vec!["/responses"]),
-            WireApi::WebSocketResponses => Some(vec!["/responses", "ws:/responses"]),
-        }
-    }
-}
-
-/// How a request reached the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Transport {
-    /// An HTTP request (including the `GET /responses` WebSocket upgrade request itself).
-    Http,
-    /// One text message received on an open WebSocket connection.
-    WebSocket,
-}
+pub use crate::wire::{Transport, WireApi};
 
 /// One request the server received, as recorded in [`ModelServer::requests`](super::ModelServer::requests).
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +23,8 @@ pub struct ReceivedRequest {
     pub path: String,
     /// Query string without the `?`, when the request had one.
     pub query: Option<String>,
-    /// Whether this was an HTTP request or a WebSocket message.
+    /// Whether this was an HTTP request (the `GET /responses` WebSocket upgrade request
+    /// included) or a WebSocket message.
     pub transport: Transport,
     /// HTTP request headers as `(lower-case name, value)` pairs in the order received, with the
     /// values of `authorization`, `cookie` and `proxy-authorization` replaced by `<redacted>`.

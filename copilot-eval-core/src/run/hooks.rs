@@ -7,6 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use github_copilot_sdk::copilot_request_handler::CopilotHttpResponse;
+use serde_json::Value;
+
+use crate::wire::Api;
 
 /// What a run asks a model-side replay after its turns, to report a failure the session itself
 /// cannot see (set with [`RunOptions::replay_check`](super::RunOptions::replay_check);
@@ -38,17 +41,19 @@ pub trait ReplayCheck: Send + Sync + std::fmt::Debug {
 /// exchange it forwards to, when a run records ([`RunOptions::record`](super::RunOptions::record)).
 /// The cassette's `Recorder` implements it.
 ///
-/// The proxy calls, per HTTP request: [`http_request`](Self::http_request), then
+/// The proxy classifies each request once ([`Route`](crate::wire::Route)) and reads its JSON once
+/// (the audit's, when the run inspects), and hands the tap what it read. It calls, per HTTP
+/// model request: [`http_request`](Self::http_request), then
 /// [`http_response`](Self::http_response) or [`http_failed`](Self::http_failed); per WebSocket:
 /// [`websocket`](Self::websocket) once, [`ws_request`](Self::ws_request) per text message sent,
 /// [`ws_event`](Self::ws_event) per text message received, [`ws_closed`](Self::ws_closed) at the
 /// end. While a tap is installed, the runtime's `accept-encoding` header is not forwarded on a
 /// recorded HTTP request, so that answers arrive unencoded.
 pub trait ExchangeTap: Send + Sync + std::fmt::Debug {
-    /// An HTTP request about to be forwarded (`method`, URL path without query, body): the
-    /// exchange's index when the tap records it (a model request), else `None` (the request is
-    /// then forwarded untouched).
-    fn http_request(&self, method: &str, path: &str, body: &[u8]) -> Option<usize>;
+    /// An HTTP model request of `api` about to be forwarded, with its body's JSON as forwarded
+    /// (`None` when the body is not JSON): the exchange's index for the calls below. Other
+    /// requests (the catalog, ...) are forwarded without the tap.
+    fn http_request(&self, api: Api, body: Option<&Value>) -> usize;
 
     /// The upstream answer of recorded exchange `index`. Returns the response to pass on to the
     /// runtime; its status, headers and body bytes must be unchanged (the tap may copy the body
@@ -65,8 +70,9 @@ pub trait ExchangeTap: Send + Sync + std::fmt::Debug {
     /// A new upstream WebSocket connection; returns its id for the calls below.
     fn websocket(&self) -> u64;
 
-    /// A text message the runtime sends on WebSocket `socket` (after any rewrite).
-    fn ws_request(&self, socket: u64, text: &str);
+    /// A text message the runtime sends on WebSocket `socket`, as the JSON forwarded (after any
+    /// rewrite); a message that is not JSON is not handed over.
+    fn ws_request(&self, socket: u64, message: &Value);
 
     /// A text message the upstream sends on WebSocket `socket`.
     fn ws_event(&self, socket: u64, text: &str);

@@ -15,25 +15,15 @@ use github_copilot_sdk::copilot_request_handler::{
 use serde_json::{Value, json};
 
 use super::{RecordedExchange, Recorder};
+use crate::model_server::ScriptedUsage;
 use crate::model_server::convert;
-use crate::model_server::{ScriptedUsage, WireApi};
+use crate::wire::{Api, Transport, WireApi};
 
 impl Recorder {
-    /// An HTTP request about to be forwarded: returns the exchange's index when it is a model
-    /// request (`POST` to a Chat Completions or Responses path), else `None`.
-    pub(crate) fn http_request(&self, method: &str, path: &str, body: &[u8]) -> Option<usize> {
-        if !method.eq_ignore_ascii_case("POST") {
-            return None;
-        }
-        let wire = if path.ends_with("/chat/completions") {
-            WireApi::ChatCompletions
-        } else if path.ends_with("/responses") {
-            WireApi::Responses
-        } else {
-            return None;
-        };
-        let body = serde_json::from_slice::<Value>(body).ok();
-        Some(self.open(wire, body.as_ref()))
+    /// An HTTP model request of `api` about to be forwarded, with its body's JSON (`None`: not
+    /// JSON, the exchange is unrecordable): returns the exchange's index.
+    pub(crate) fn http_request(&self, api: Api, body: Option<&Value>) -> usize {
+        self.open(WireApi::of(api, Transport::Http), body)
     }
 
     /// Registers a request: its conversation, or why it cannot be read.
@@ -136,20 +126,18 @@ impl Recorder {
         id
     }
 
-    /// A text message the runtime sends on WebSocket `socket` (after any rewrite): a
+    /// A text message the runtime sends on WebSocket `socket`, as JSON (after any rewrite): a
     /// `response.create` opens an exchange; other messages are not model requests.
-    pub(crate) fn ws_request(&self, socket: u64, text: &str) {
-        let Ok(message) = serde_json::from_str::<Value>(text) else {
-            return;
-        };
+    pub(crate) fn ws_request(&self, socket: u64, message: &Value) {
         if message.get("type").and_then(Value::as_str) != Some("response.create") {
             return;
         }
         let body = match message.get("response") {
-            Some(inner @ Value::Object(_)) => inner.clone(),
+            Some(inner @ Value::Object(_)) => inner,
             _ => message,
         };
-        let index = self.open(WireApi::WebSocketResponses, Some(&body));
+        let wire = WireApi::of(Api::Responses, Transport::WebSocket);
+        let index = self.open(wire, Some(body));
         let mut state = self.lock();
         let previous = state.sockets.insert(socket, Some((index, Vec::new())));
         if let Some(Some((earlier, _))) = previous {

@@ -8,11 +8,18 @@ use super::super::format::{Cassette, CassetteHeader};
 use super::{RecordError, Recorder};
 use crate::model_server::{ScriptedUsage, WireApi};
 use crate::report::Redactor;
+use crate::wire::Route;
+
+/// The tap's intake of a `POST` to `wire_path`, classified as the proxy does.
+fn request(recorder: &Recorder, wire_path: &str, body: &Value) -> usize {
+    let Route::Model(api) = Route::of("POST", wire_path) else {
+        panic!("{wire_path} is no model request")
+    };
+    recorder.http_request(api, Some(body))
+}
 
 fn answered(recorder: &Arc<Recorder>, wire_path: &str, body: Value, answer: &str) {
-    let index = recorder
-        .http_request("POST", wire_path, body.to_string().as_bytes())
-        .expect("a model request");
+    let index = request(recorder, wire_path, &body);
     recorder.finish_http(index, answer.as_bytes(), true);
 }
 
@@ -142,8 +149,7 @@ fn responses_continuations_are_rebuilt_from_the_recorded_responses() {
     recorder.ws_request(
         socket,
         &json!({"type": "response.create", "model": "gpt-test", "instructions": SYSTEM,
-            "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Note a."}]}]})
-        .to_string(),
+            "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Note a."}]}]}),
     );
     for event in [
         json!({"type": "response.created", "response": {"id": "resp_1", "output": []}}),
@@ -155,8 +161,7 @@ fn responses_continuations_are_rebuilt_from_the_recorded_responses() {
     recorder.ws_request(
         socket,
         &json!({"type": "response.create", "model": "gpt-test", "instructions": SYSTEM, "previous_response_id": "resp_1",
-            "input": [{"type": "function_call_output", "call_id": "call_1", "output": "noted"}]})
-        .to_string(),
+            "input": [{"type": "function_call_output", "call_id": "call_1", "output": "noted"}]}),
     );
     for event in [
         json!({"type": "response.output_item.done", "output_index": 0, "item": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Noted."}]}}),
@@ -201,15 +206,12 @@ fn responses_continuations_are_rebuilt_from_the_recorded_responses() {
 fn failed_and_unreadable_answers() {
     let recorder = Recorder::new();
     let body = chat_body(json!([{"role": "user", "content": "hi"}]));
-    let index = recorder
-        .http_request("POST", "/chat/completions", body.to_string().as_bytes())
-        .unwrap();
+    let index = request(&recorder, "/chat/completions", &body);
     recorder.skip(index, "the answer had status 500".into());
     assert_eq!(
         recorder.cassette(CassetteHeader::default(), &Redactor::default()),
         Err(RecordError::Empty { requests: 1 })
     );
-    assert_eq!(recorder.http_request("GET", "/models", b""), None);
     // A stream cut before its end, read to its end: unrecordable.
     answered(
         &recorder,

@@ -45,6 +45,7 @@ use super::controls::{ControlStop, Controls, Gate};
 use crate::audit::{self, HttpVerdict, RequestAudit, RequestOrigin};
 use crate::eval::ImageDetail;
 use crate::evidence::denial::after_stop;
+use crate::wire::Route;
 
 mod sdk;
 
@@ -249,19 +250,20 @@ impl Shared {
         }
     }
 
-    /// Forward an HTTP request, handing a model request and its answer to the tap.
+    /// Forward an HTTP request, handing a model request (`route`) and its answer to the tap.
+    /// `payload` is the request's JSON when the audit already read it (then the body is not
+    /// parsed again).
     async fn forward<R: ModelHttpRequest>(
         &self,
         mut request: R,
+        route: Route,
+        payload: Option<serde_json::Value>,
     ) -> Result<CopilotHttpResponse, CopilotRequestError> {
-        let Some(tap) = &self.tap else {
+        let (Some(tap), Route::Model(api)) = (&self.tap, route) else {
             return request.forward().await;
         };
-        let Some(index) =
-            tap.http_request(request.method(), &url_path(request.url()), request.body())
-        else {
-            return request.forward().await;
-        };
+        let payload = payload.or_else(|| serde_json::from_slice(request.body()).ok());
+        let index = tap.http_request(api, payload.as_ref());
         request.headers_mut().remove("accept-encoding");
         match request.forward().await {
             Ok(response) => Ok(tap.clone().http_response(index, response)),
@@ -316,6 +318,9 @@ impl RequestProxy {
                 "this model request was not forwarded",
             )));
         }
+        let path = url_path(request.url());
+        let route = Route::of(request.method(), &path);
+        let mut payload = None;
         if shared.options.inspects() {
             let encoding = request
                 .headers()
@@ -332,24 +337,29 @@ impl RequestProxy {
                 origin.interaction_type = Some(declared.to_owned());
             }
             match audit::inspect_http(
+                route,
                 request.method(),
-                &url_path(request.url()),
+                &path,
                 encoding.as_deref(),
                 request.body(),
                 shared.options.image_detail,
                 &origin,
             ) {
                 Ok(HttpVerdict::Catalog) => return request.forward().await,
-                Ok(HttpVerdict::Model { body, audit }) => {
-                    request.set_body(body);
+                Ok(HttpVerdict::Model {
+                    payload: json,
+                    audit,
+                }) => {
+                    request.set_body(serde_json::to_vec(&json).expect("a JSON value serialises"));
                     shared.record(*audit);
+                    payload = Some(json);
                 }
                 Err(e) => return Err(shared.fail(e.0)),
             }
         } else if !request.method().eq_ignore_ascii_case("GET") {
             shared.observed.fetch_add(1, Ordering::SeqCst);
         }
-        shared.forward(request).await
+        shared.forward(request, route, payload).await
     }
 
     /// Open one proxied WebSocket: connect its upstream (`ctx.url` with `ctx.headers`, less
@@ -407,7 +417,8 @@ impl ProxySocket {
             shared.held_back.fetch_add(1, Ordering::SeqCst);
             return Ok(());
         }
-        let outgoing = if shared.options.inspects() {
+        // The message's JSON, read once: by the audit when the run inspects, else for the tap.
+        let (outgoing, payload) = if shared.options.inspects() {
             let origin = ctx.map(origin).unwrap_or_default();
             match audit::inspect_websocket(
                 &message.data,
@@ -415,24 +426,28 @@ impl ProxySocket {
                 shared.options.image_detail,
                 &origin,
             ) {
-                Ok((text, audit)) => {
+                Ok((payload, audit)) => {
                     shared.record(audit);
-                    Message::Text(text.into())
+                    (Message::Text(payload.to_string().into()), Some(payload))
                 }
                 Err(e) => return Err(shared.fail(e.0)),
             }
         } else {
             shared.observed.fetch_add(1, Ordering::SeqCst);
             if message.binary {
-                Message::Binary(message.data.into())
+                (Message::Binary(message.data.into()), None)
             } else {
-                Message::Text(String::from_utf8_lossy(&message.data).into_owned().into())
+                let text = String::from_utf8_lossy(&message.data).into_owned();
+                (Message::Text(text.into()), None)
             }
         };
         if let (Some(tap), Some(socket), Message::Text(text)) =
             (&shared.tap, self.upstream.recording, &outgoing)
         {
-            tap.ws_request(socket, text.as_str());
+            let payload = payload.or_else(|| serde_json::from_str(text.as_str()).ok());
+            if let Some(message) = &payload {
+                tap.ws_request(socket, message);
+            }
         }
         self.upstream.in_flight.store(true, Ordering::SeqCst);
         let sent = self.upstream.send(outgoing).await;
