@@ -1,6 +1,6 @@
 //! Why the run's pre-tool-use hook denied a tool call ([`Denial`]), worded here once.
 //!
-//! The run's controls (`run/controls.rs`) create every denial with the constructors below, each
+//! The run's controls (`run/controls/`) create every denial with the constructors below, each
 //! of its [`DenialKind`]; the run puts it on the call's
 //! [`ToolCall::denied`](super::ToolCall::denied), and the JSON report writes that same value on
 //! the call's record ([`fields`]: `denied`, `denial_kind`), so what a denial holds reaches the

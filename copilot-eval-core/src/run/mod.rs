@@ -25,8 +25,9 @@
 //! configuration mapped from the eval, the session, event recording, the turns and the wait),
 //! `cleanup.rs` (the ordered stop above, then what the proxy, the controls and a replay check
 //! report), `state.rs` (what the run accumulates, turned into the result). Around them:
-//! [`controls`] (budget and caller guards), `handlers.rs` (in-process tool handlers: the drain
-//! and the panic stop), [`proxy`] (the request proxy through the SDK's
+//! [`controls`] (one module per concern: the budget, the caller's guards, the in-process tool
+//! handlers with the drain and the panic stop, the SDK hooks; one "close and stop"), [`proxy`]
+//! (the request proxy through the SDK's
 //! request handler) and the interfaces observers implement ([`ReplayCheck`], [`ExchangeTap`]).
 
 use std::path::PathBuf;
@@ -40,7 +41,6 @@ use crate::result::StopReason;
 
 mod cleanup;
 pub mod controls;
-mod handlers;
 mod hooks;
 mod mcp_check;
 pub mod permissions;

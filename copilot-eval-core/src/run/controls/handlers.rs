@@ -4,10 +4,11 @@
 //! [`Controls::drain`]) and records any that failed.
 //!
 //! A handler's `Err` is a failed tool call the model must handle; the run goes on. A handler's
-//! panic is a bug in the test's own code: the wrapper records it, closes admission and the
-//! model-request gate before the failure result reaches the runtime (so the request carrying it
-//! is never forwarded), and stops the run ([`Controls::handler_panicked`]), which ends as
-//! `execution_error` naming the tool and the panic message.
+//! panic is a bug in the test's own code: the wrapper records it, closes admission, the
+//! model-request gate and the handlers before the failure result reaches the runtime (so the
+//! request carrying it is never forwarded, and no handler starts after it), and stops the run
+//! ([`Controls::handler_panicked`]), which ends as `execution_error` naming the tool and the
+//! panic message.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
@@ -15,8 +16,10 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use futures::FutureExt;
 use github_copilot_sdk::tool::ToolHandler;
-use github_copilot_sdk::{Error, ToolInvocation, ToolResult, ToolResultExpanded};
+use github_copilot_sdk::{Error, Tool, ToolInvocation, ToolResult, ToolResultExpanded};
 use tokio::sync::Notify;
+
+use super::{ControlStop, Controls};
 
 /// Counts in-process tool handlers that are running, and records their failures.
 #[derive(Clone, Default)]
@@ -99,7 +102,7 @@ pub(super) struct TrackedHandler {
     pub(super) tracker: HandlerTracker,
     /// Called with the tool's name and the panic message when the handler panics, before the
     /// failure result reaches the runtime (the run's controls stop the run:
-    /// [`Controls::handler_panicked`](super::controls::Controls::handler_panicked)).
+    /// [`Controls::handler_panicked`](Controls::handler_panicked)).
     pub(super) on_panic: OnPanic,
 }
 
@@ -160,6 +163,54 @@ impl ToolHandler for TrackedHandler {
     }
 }
 
+impl Controls {
+    /// Wrap each tool's in-process handler so it is tracked for the drain.
+    pub fn wrap_tools(self: &Arc<Self>, tools: &[Tool]) -> Vec<Tool> {
+        tools
+            .iter()
+            .map(|tool| match tool.handler() {
+                Some(inner) => {
+                    let controls = self.clone();
+                    tool.clone().with_handler(Arc::new(TrackedHandler {
+                        inner: inner.clone(),
+                        tool: tool.name.clone(),
+                        tracker: self.handlers.clone(),
+                        on_panic: Arc::new(move |tool: &str, message: &str| {
+                            controls.handler_panicked(tool, message)
+                        }),
+                    }))
+                }
+                None => tool.clone(),
+            })
+            .collect()
+    }
+
+    /// An in-process handler of `tool` panicked with `message`: close admission (later tool
+    /// calls are denied), the model-request gate and the handlers (a handler not started yet
+    /// refuses to start; those running go on to their end), and stop the run with
+    /// [`ControlStop::HandlerPanicked`] ([`close_and_stop`](Controls::close_and_stop)). Called
+    /// by the wrapped handler before its failure result reaches the runtime.
+    pub fn handler_panicked(&self, tool: &str, message: &str) {
+        self.close_and_stop(ControlStop::HandlerPanicked {
+            tool: tool.to_owned(),
+            message: message.to_owned(),
+        });
+    }
+
+    /// The tool names of the in-process handlers running now (one entry per call).
+    pub(in crate::run) fn handlers_running(&self) -> Vec<String> {
+        self.handlers.running()
+    }
+
+    /// Wait until every in-process tool handler that started has finished, at most `bound`.
+    /// Never cancels one. Returns the failures (errors and panics) of handlers, in order, and
+    /// the names of the handlers still running when `bound` passed (empty when all finished).
+    pub async fn drain(&self, bound: std::time::Duration) -> (Vec<String>, Vec<String>) {
+        let _ = tokio::time::timeout(bound, self.handlers.wait_idle()).await;
+        (self.handlers.failures(), self.handlers.running())
+    }
+}
+
 /// The message of a caught panic (`non-string panic` when its payload is not text).
 pub(super) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     panic
@@ -172,7 +223,6 @@ pub(super) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::controls::{ControlStop, Controls};
     use crate::tools::function_tool;
     use serde_json::json;
 
@@ -216,5 +266,42 @@ mod tests {
         // A `function_tool`'s `Err` is a failure result, not a failure of the handler.
         assert_eq!(failures, ["tool handler panics panicked: bug 77"]);
         assert!(running.is_empty());
+    }
+
+    /// After a handler's panic, as after every stop but the budget's, no handler starts: a call
+    /// the runtime hands over later gets the "not run after the stop" failure and its handler
+    /// never runs.
+    #[tokio::test]
+    async fn after_a_panic_no_handler_starts() {
+        let params = json!({"type": "object", "properties": {}});
+        let ran = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = ran.clone();
+        let later = function_tool("later", "", params.clone(), move |_| {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok("ran".to_owned())
+            }
+        });
+        async fn panics(_: serde_json::Value) -> Result<String, String> {
+            panic!("bug 78")
+        }
+        let panicking = function_tool("panics", "", params, panics);
+        let controls = Controls::new(None, vec![], None);
+        let tools = controls.wrap_tools(&[later, panicking]);
+        let call = |at: usize, name: &str| tools[at].handler().unwrap().call(invocation(name));
+        call(1, "panics").await.unwrap();
+        assert!(matches!(
+            controls.stop_requested(),
+            Some(ControlStop::HandlerPanicked { .. })
+        ));
+        let result = serde_json::to_value(call(0, "later").await.unwrap()).unwrap();
+        assert_eq!(result["resultType"], "failure", "{result}");
+        assert_eq!(
+            result["textResultForLlm"],
+            crate::evidence::denial::not_run_after_stop("later"),
+            "{result}"
+        );
+        assert_eq!(ran.load(std::sync::atomic::Ordering::SeqCst), 0);
     }
 }
