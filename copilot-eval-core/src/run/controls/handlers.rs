@@ -188,7 +188,7 @@ impl Controls {
     /// An in-process handler of `tool` panicked with `message`: close admission (later tool
     /// calls are denied), the model-request gate and the handlers (a handler not started yet
     /// refuses to start; those running go on to their end), and stop the run with
-    /// [`ControlStop::HandlerPanicked`] ([`close_and_stop`](Controls::close_and_stop)). Called
+    /// [`ControlStop::HandlerPanicked`] (`close_and_stop`). Called
     /// by the wrapped handler before its failure result reaches the runtime.
     pub fn handler_panicked(&self, tool: &str, message: &str) {
         self.close_and_stop(ControlStop::HandlerPanicked {

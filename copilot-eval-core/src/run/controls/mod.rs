@@ -23,7 +23,7 @@
 //! stops the run ([`Controls::handler_panicked`], see `run/controls/handlers.rs`).
 //!
 //! Every stop closes admission and the model-request gate, in one place
-//! ([`Controls::close_and_stop`]); the request proxy reads the gate, so a run whose controls can
+//! (`Controls::close_and_stop`); the request proxy reads the gate, so a run whose controls can
 //! stop it mid-session installs the proxy ([`Controls::can_stop_mid_session`]).
 //!
 //! One module per concern: `budget` (the tool-call budget), `guards` (the caller's pre-tool-use
@@ -213,7 +213,8 @@ impl Controls {
         self.handlers.close();
     }
 
-    /// Stop the run from outside the hook (the request proxy): [`close_and_stop`](Self::close_and_stop).
+    /// Stop the run from outside the hook (the request proxy): close admission, the gate and the
+    /// handlers, then signal `stop` (`close_and_stop`).
     pub fn stop_with(&self, stop: ControlStop) {
         self.close_and_stop(stop);
     }
