@@ -49,6 +49,7 @@ fn discovery_lists_only_the_eval_tests() {
         [
             "copilot-eval-fixture: tests::unit_eval",
             "copilot-eval-fixture::evals: aborts",
+            "copilot-eval-fixture::evals: answers_rightly_in_two_of_three_trials",
             "copilot-eval-fixture::evals: converses_in_two_turns",
             "copilot-eval-fixture::evals: crashes_in_its_second_trial",
             "copilot-eval-fixture::evals: expects_a_stale_cassette",
@@ -80,7 +81,7 @@ fn discovery_lists_only_the_eval_tests() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("28 eval tests (3 other tests not listed"),
+        stderr.contains("29 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 
