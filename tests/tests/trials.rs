@@ -392,8 +392,8 @@ fn asked_trials(extra: &[&str]) -> SuiteRun {
     support::copilot_eval(&workspace_root(), &args, &[])
 }
 
-/// Each record's trial, its outcome and the trial the test process saw (`ctx.trial()`, its
-/// `trial` property).
+/// Each record's trial, its outcome and the trial the test process saw (`ctx.trial()` as its
+/// `trial` property: `"2/3"`, or null when it ran once).
 fn asked_records(run: &SuiteRun) -> Vec<(Option<TrialOf>, Outcome, serde_json::Value)> {
     run.report
         .tests
@@ -405,7 +405,7 @@ fn asked_records(run: &SuiteRun) -> Vec<(Option<TrialOf>, Outcome, serde_json::V
                 .iter()
                 .find(|p| p.name == "trial")
                 .map(|p| p.value.clone())
-                .unwrap_or_default();
+                .expect("the trial property");
             (t.trial, t.outcome, seen)
         })
         .collect()
@@ -427,9 +427,9 @@ fn the_attributes_trials_and_min_pass_rate_run_and_judge_the_eval() {
     assert_eq!(
         asked_records(&asked),
         vec![
-            (of(1, 3), Outcome::Passed, serde_json::json!(1)),
-            (of(2, 3), Outcome::Failed, serde_json::json!(2)),
-            (of(3, 3), Outcome::Passed, serde_json::json!(3)),
+            (of(1, 3), Outcome::Passed, serde_json::json!("1/3")),
+            (of(2, 3), Outcome::Failed, serde_json::json!("2/3")),
+            (of(3, 3), Outcome::Passed, serde_json::json!("3/3")),
         ],
         "{}",
         asked.stderr
@@ -458,8 +458,8 @@ fn the_attributes_trials_and_min_pass_rate_run_and_judge_the_eval() {
     assert_eq!(
         asked_records(&two),
         vec![
-            (of(1, 2), Outcome::Passed, serde_json::json!(1)),
-            (of(2, 2), Outcome::Failed, serde_json::json!(2)),
+            (of(1, 2), Outcome::Passed, serde_json::json!("1/2")),
+            (of(2, 2), Outcome::Failed, serde_json::json!("2/2")),
         ]
     );
     let summary = &two.report.trial_summaries[0];
@@ -481,12 +481,13 @@ fn the_attributes_trials_and_min_pass_rate_run_and_judge_the_eval() {
         all.stderr
     );
 
-    // `--trials 1`: once, no trial (the test process sees none and answers rightly).
+    // `--trials 1`: once; the test process sees no trial (not trial 1 of 3) and answers
+    // rightly.
     let once = asked_trials(&["--trials", "1"]);
     assert_eq!(once.status, 0, "{}", once.stderr);
     assert_eq!(
         asked_records(&once),
-        vec![(None, Outcome::Passed, serde_json::json!(1))]
+        vec![(None, Outcome::Passed, serde_json::Value::Null)]
     );
     assert!(once.report.trial_summaries.is_empty());
 }
