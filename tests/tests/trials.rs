@@ -491,3 +491,51 @@ fn the_attributes_trials_and_min_pass_rate_run_and_judge_the_eval() {
     );
     assert!(once.report.trial_summaries.is_empty());
 }
+
+/// An infrastructure error in the first trial of an attribute's `trials = 3` stops the eval's
+/// further trials, as under `--trials`: trials 2 and 3 are `not_run` with the reason, and the
+/// verdict is `error` (exit 3).
+#[test]
+fn a_crash_in_the_first_of_the_attributes_trials_stops_the_others() {
+    if runtime_for("a_crash_in_the_first_of_the_attributes_trials_stops_the_others").is_none() {
+        return;
+    }
+    let args = ["-p", FIXTURE, "--exact", ASKED, "-j", "2"];
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &args,
+        &[("COPILOT_EVAL_FIXTURE_CRASH_TRIAL", "1")],
+    );
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    let records: Vec<(Option<TrialOf>, Outcome)> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| (t.trial, t.outcome))
+        .collect();
+    let of = |trial| Some(TrialOf { trial, trials: 3 });
+    assert_eq!(
+        records,
+        vec![
+            (of(1), Outcome::Error),
+            (of(2), Outcome::NotRun),
+            (of(3), Outcome::NotRun)
+        ],
+        "{}",
+        run.stderr
+    );
+    for test in &run.report.tests[1..] {
+        assert_eq!(
+            test.message.as_deref(),
+            Some(
+                "not run: trial 1 of 3 ended in an infrastructure error (crashed); the eval's further trials were not run"
+            )
+        );
+        assert!(test.runs.is_empty());
+    }
+    let summary = &run.report.trial_summaries[0];
+    assert_eq!(
+        (summary.verdict, summary.error, summary.not_run),
+        (Outcome::Error, 1, 2)
+    );
+}
