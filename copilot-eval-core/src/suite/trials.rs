@@ -95,16 +95,20 @@ impl Schedule {
             return 0;
         }
         self.slots[index].trial = Some(TrialOf { trial: 1, trials });
-        for trial in (2..=trials).rev() {
-            let added = self.slots.len();
-            self.slots.push(Slot {
-                trial: Some(TrialOf { trial, trials }),
-                ..first
-            });
-            self.added.push(Vec::new());
-            self.added[index].insert(0, added);
-            self.queue.push_front(added);
+        let added: Vec<usize> = (2..=trials)
+            .map(|trial| {
+                self.slots.push(Slot {
+                    trial: Some(TrialOf { trial, trials }),
+                    ..first
+                });
+                self.added.push(Vec::new());
+                self.slots.len() - 1
+            })
+            .collect();
+        for &slot in added.iter().rev() {
+            self.queue.push_front(slot);
         }
+        self.added[index] = added;
         (trials - 1) as usize
     }
 
