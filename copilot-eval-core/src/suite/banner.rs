@@ -58,7 +58,7 @@ pub fn live_banner_to(
     let trials = options.trials.unwrap_or(1);
     let mut factors = Vec::new();
     if models > 1 || trials > 1 {
-        let evals = if models > 0 { cells / models } else { cells };
+        let evals = cells.checked_div(models).unwrap_or(cells);
         factors.push(plural(evals, "eval"));
         if models > 0 {
             factors.push(plural(models, "model"));

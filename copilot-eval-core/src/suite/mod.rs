@@ -364,8 +364,8 @@ async fn run_suite_with(
     let redactor = Redactor::from_env();
     match &scratch {
         Err(e) => {
-            for i in 0..schedule.len() {
-                records[i] = Some(not_run(
+            for (i, record) in records.iter_mut().enumerate() {
+                *record = Some(not_run(
                     list,
                     &schedule.slot(i),
                     options,
