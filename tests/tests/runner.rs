@@ -520,7 +520,7 @@ fn a_live_suite_says_so_before_it_starts() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains(
-            "note: live mode: the selected evals send model requests to GitHub Copilot and spend premium requests (capped by --max-cost 2); scripted evals stay offline. Pass --replay"
+            "note: live mode: the selected evals send model requests to GitHub Copilot and spend premium requests (capped by --max-cost 2, over every model and trial); trials asked by the attribute (`trials = N`) are added after each eval's first trial, so the count may grow; scripted evals stay offline. Pass --replay"
         ),
         "{stderr}"
     );
