@@ -86,7 +86,8 @@ pub(crate) fn run(args: DriftArgs) -> u8 {
                 .map_or_else(copilot_eval_core::suite::default_jobs, usize::from),
             plain: args.plain,
             cassette_root,
-            trials: args.trials,
+            // `--trials 1` (the default) leaves each eval its attribute's `trials`.
+            trials: (args.trials > 1).then_some(args.trials),
             ..SuiteOptions::new()
         },
         version,

@@ -110,16 +110,19 @@ struct RunArgs {
     /// the report gives every trial and, per eval, its pass rate, 95% interval, pass@k,
     /// pass^k and a flaky mark. An infrastructure error in a trial stops that eval's further
     /// trials. With --record each trial records its own cassette (TEST/trial-K.yaml); with
-    /// --replay each trial replays its own when the eval has trial cassettes.
-    #[arg(long, value_name = "N", default_value_t = 1,
+    /// --replay each trial replays its own when the eval has trial cassettes. Overrides the
+    /// attribute's `trials = N` (--trials 1 runs each eval once) [default: 1, or the
+    /// attribute's `trials`].
+    #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    trials: u32,
-    /// With --trials: an eval passes when at least PERCENT of its trials that reached a verdict
-    /// passed (and none ended in an error); without it every trial must pass.
+    trials: Option<u32>,
+    /// With trials (--trials, or the attribute's `trials`): an eval passes when at least
+    /// PERCENT of its trials that reached a verdict passed (and none ended in an error);
+    /// overrides the attribute's `min_pass_rate`; without either every trial must pass.
     #[arg(long, value_name = "PERCENT")]
     min_pass_rate: Option<f64>,
-    /// With --trials: the k of pass@k and pass^k, comma-separated [default: 1 and the trials
-    /// run].
+    /// With trials (--trials, or the attribute's `trials`): the k of pass@k and pass^k,
+    /// comma-separated [default: 1 and the trials run].
     #[arg(long, value_name = "K,...", value_delimiter = ',',
           value_parser = clap::value_parser!(u32).range(1..))]
     pass_k: Vec<u32>,
@@ -265,14 +268,19 @@ fn run_command(args: RunArgs) -> u8 {
         eprintln!("error: --min-pass-rate takes a percentage from 0 to 100, got {rate}");
         return exit_code::USAGE;
     }
-    if args.trials == 1 && (args.min_pass_rate.is_some() || !args.pass_k.is_empty()) {
-        eprintln!("error: --min-pass-rate and --pass-k judge trials: give --trials N with N > 1");
+    // Without --trials, an eval's attribute may ask for trials (`trials = N`): both options
+    // then judge those.
+    if args.trials == Some(1) && (args.min_pass_rate.is_some() || !args.pass_k.is_empty()) {
+        eprintln!(
+            "error: --min-pass-rate and --pass-k judge trials: give --trials N with N > 1 (or leave --trials out for the attribute's `trials`)"
+        );
         return exit_code::USAGE;
     }
-    if let Some(k) = args.pass_k.iter().find(|&&k| k > args.trials) {
+    if let Some(trials) = args.trials
+        && let Some(k) = args.pass_k.iter().find(|&&k| k > trials)
+    {
         eprintln!(
-            "error: --pass-k {k} is more than --trials {}: pass@k needs k <= the trials",
-            args.trials
+            "error: --pass-k {k} is more than --trials {trials}: pass@k needs k <= the trials"
         );
         return exit_code::USAGE;
     }

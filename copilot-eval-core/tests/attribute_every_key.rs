@@ -15,11 +15,16 @@ use copilot_eval_core::{ClientMode, CopilotEval, copilot_eval};
     image_detail = "low",
     audit_requests = true,
     cassette = "tests/cassettes/every_key.yaml",
+    trials = 3,
+    min_pass_rate = 0.8,
     crate = "::copilot_eval_core"
 )]
 async fn every_key(ctx: EvalContext) {
     let eval = ctx.eval().build().unwrap();
     assert_eq!(eval.name(), "every key");
+    // `trials = 3`: the first test process is trial 1 of 3 (tests/tests/trials.rs runs the
+    // keys end to end).
+    assert_eq!(ctx.trial().map(|t| t.trials), Some(3));
 }
 
 #[test]

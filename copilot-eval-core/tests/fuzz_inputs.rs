@@ -120,6 +120,7 @@ fn evidence_seed() -> &'static str {
         comparisons: Vec::new(),
         source: None,
         model: None,
+        trial_ask: None,
     };
     Box::leak(
         serde_json::to_string_pretty(&evidence)

@@ -14,6 +14,8 @@
 //     Text      a non-empty string literal               -> the `&'static str`
 //     Count     a non-negative integer literal (u32)     -> `N u32`
 //     Seconds   a number > 0, integer or float literal   -> `N f64`
+//     Positive  an integer literal >= 1 (u32)            -> `N u32`
+//     Fraction  a number in (0, 1], integer or float     -> `N f64`
 //     OneOf[..] a string literal among the listed values -> the `&'static str`
 //     Bool      `true` or `false`                        -> the `bool`
 //     CratePath a string literal naming a path           -> (read by the macro itself)
@@ -43,5 +45,7 @@ key_table! {
     audit_requests: Bool => Builder.audit_requests;
     fresh_runtime: Bool => Builder.fresh_runtime;
     cassette: Text => TestConfig.cassette;
+    trials: Positive => TestConfig.trials;
+    min_pass_rate: Fraction => TestConfig.min_pass_rate;
     crate: CratePath => Attribute;
 }

@@ -31,7 +31,9 @@
 //! `timeout_s` (number > 0, seconds), `reasoning_effort` (`low`, `medium`, `high`, `xhigh`,
 //! `max`), `client_mode` (`copilot-cli`, `empty`), `image_detail` (`auto`, `low`, `high`),
 //! `audit_requests` (bool), `models` (a list of model ids: a model matrix, below), `cassette`
-//! (path relative to the package root), `crate` (path of
+//! (path relative to the package root), `trials` (integer >= 1: the runner runs the eval in
+//! that many trials), `min_pass_rate` (number in (0, 1]: the pass rate its trials need),
+//! `crate` (path of
 //! the core crate when renamed, default `::copilot_eval_core`). The full reference is
 //! `docs/attribute.md`.
 //!
@@ -74,6 +76,11 @@ enum Kind {
     Count,
     /// A positive number of seconds (integer or float literal), passed as `f64`.
     Seconds,
+    /// An integer literal of at least 1 that fits a `u32`, passed as `u32` (`trials`).
+    Positive,
+    /// A number above 0 and at most 1 (integer or float literal), passed as `f64`
+    /// (`min_pass_rate`).
+    Fraction,
     /// A string literal among the key's `allowed` values, passed as `&'static str`.
     OneOf,
     /// `true` or `false`.
@@ -137,6 +144,7 @@ macro_rules! key_table {
 include!("keys.rs");
 
 mod models;
+mod numbers;
 use models::{model_segment, parse_models};
 
 /// The names of all keys, for error messages.
@@ -414,67 +422,14 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
                     continue;
                 }
             },
-            // The value is passed as a `u32`: a negative literal or one past `u32::MAX` cannot
-            // be written, so the macro reports it here (the builder takes a `u32`).
-            Kind::Count => match &value {
-                Some(Value::Int(_, true)) => {
-                    push(syn::Error::new(
-                        expr.span(),
-                        format!("`{name}` is a u32 and cannot be negative; use 0 to admit none"),
-                    ));
-                    continue;
-                }
-                Some(Value::Int(i, false)) => match i.base10_parse::<u32>() {
-                    Ok(n) => {
-                        let mut literal = proc_macro2::Literal::u32_suffixed(n);
-                        literal.set_span(i.span());
-                        literal.to_token_stream()
-                    }
-                    Err(_) => {
-                        push(syn::Error::new(
-                            i.span(),
-                            format!("`{name}` must be at most {}", u32::MAX),
-                        ));
+            Kind::Count | Kind::Seconds | Kind::Positive | Kind::Fraction => {
+                match numbers::numeric(key.kind, name, expr, &value) {
+                    Some(Ok(tokens)) => tokens,
+                    Some(Err(error)) => {
+                        push(error);
                         continue;
                     }
-                },
-                _ => {
-                    push(wrong_type("a non-negative integer literal, e.g. `10`"));
-                    continue;
-                }
-            },
-            Kind::Seconds => {
-                let seconds = match &value {
-                    Some(Value::Int(i, negative)) => i
-                        .base10_digits()
-                        .trim_start_matches('-')
-                        .parse::<f64>()
-                        .ok()
-                        .map(|v| (v, *negative)),
-                    Some(Value::Float(f, negative)) => f
-                        .base10_digits()
-                        .trim_start_matches('-')
-                        .parse::<f64>()
-                        .ok()
-                        .map(|v| (v, *negative)),
-                    _ => {
-                        push(wrong_type("a number of seconds, e.g. `120` or `2.5`"));
-                        continue;
-                    }
-                };
-                match seconds {
-                    Some((v, false)) if v.is_finite() && v > 0.0 => {
-                        let mut literal = proc_macro2::Literal::f64_suffixed(v);
-                        literal.set_span(expr.span());
-                        literal.to_token_stream()
-                    }
-                    _ => {
-                        push(syn::Error::new(
-                            expr.span(),
-                            format!("`{name}` must be a positive number of seconds"),
-                        ));
-                        continue;
-                    }
+                    None => unreachable!("a numeric kind"),
                 }
             }
             Kind::Bool => match &value {

@@ -165,6 +165,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         comparisons: Vec::new(),
         source: None,
         model: None,
+        trial_ask: None,
     };
     let exit = ExitRecord {
         code: Some(if result.success { 0 } else { 101 }),

@@ -49,6 +49,7 @@ fn discovery_lists_only_the_eval_tests() {
         [
             "copilot-eval-fixture: tests::unit_eval",
             "copilot-eval-fixture::evals: aborts",
+            "copilot-eval-fixture::evals: answers_rightly_in_two_of_three_trials",
             "copilot-eval-fixture::evals: converses_in_two_turns",
             "copilot-eval-fixture::evals: crashes_in_its_second_trial",
             "copilot-eval-fixture::evals: expects_a_stale_cassette",
@@ -80,7 +81,7 @@ fn discovery_lists_only_the_eval_tests() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("28 eval tests (3 other tests not listed"),
+        stderr.contains("29 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 
@@ -519,7 +520,7 @@ fn a_live_suite_says_so_before_it_starts() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains(
-            "note: live mode: the selected evals send model requests to GitHub Copilot and spend premium requests (capped by --max-cost 2); scripted evals stay offline. Pass --replay"
+            "note: live mode: the selected evals send model requests to GitHub Copilot and spend premium requests (capped by --max-cost 2, over every model and trial); trials asked by the attribute (`trials = N`) are added after each eval's first trial, so the count may grow; scripted evals stay offline. Pass --replay"
         ),
         "{stderr}"
     );

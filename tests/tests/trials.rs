@@ -382,3 +382,160 @@ fn a_comparison_over_six_trials_gives_each_criterions_fisher_test() {
         );
     }
 }
+
+/// The fixture eval whose attribute asks for 3 trials and a 60% pass rate
+/// (`trials = 3, min_pass_rate = 0.6`); its scripted model answers wrongly in trial 2.
+const ASKED: &str = "answers_rightly_in_two_of_three_trials";
+
+fn asked_trials(extra: &[&str]) -> SuiteRun {
+    let args = [&["-p", FIXTURE, "--exact", ASKED, "-j", "2"][..], extra].concat();
+    support::copilot_eval(&workspace_root(), &args, &[])
+}
+
+/// Each record's trial, its outcome and the trial the test process saw (`ctx.trial()` as its
+/// `trial` property: `"2/3"`, or null when it ran once).
+fn asked_records(run: &SuiteRun) -> Vec<(Option<TrialOf>, Outcome, serde_json::Value)> {
+    run.report
+        .tests
+        .iter()
+        .map(|t| {
+            assert_eq!(t.name, ASKED);
+            let seen = t
+                .properties
+                .iter()
+                .find(|p| p.name == "trial")
+                .map(|p| p.value.clone())
+                .expect("the trial property");
+            (t.trial, t.outcome, seen)
+        })
+        .collect()
+}
+
+/// Issue 32's attribute keys: without `--trials`, the eval's first test process is trial 1 of
+/// the 3 its attribute asks for, the runner runs trials 2 and 3 after it, and the verdict is
+/// judged by the attribute's 60%: 2 of 3 pass. `--trials 2` on the command overrides the
+/// attribute's trials (the attribute's rate still judges: 1 of 2 is short of 60%), and
+/// `--min-pass-rate 100` overrides its rate.
+#[test]
+fn the_attributes_trials_and_min_pass_rate_run_and_judge_the_eval() {
+    if runtime_for("the_attributes_trials_and_min_pass_rate_run_and_judge_the_eval").is_none() {
+        return;
+    }
+    let of = |trial, trials| Some(TrialOf { trial, trials });
+    let asked = asked_trials(&[]);
+    assert_eq!(asked.status, 0, "{}", asked.stderr);
+    assert_eq!(
+        asked_records(&asked),
+        vec![
+            (of(1, 3), Outcome::Passed, serde_json::json!("1/3")),
+            (of(2, 3), Outcome::Failed, serde_json::json!("2/3")),
+            (of(3, 3), Outcome::Passed, serde_json::json!("3/3")),
+        ],
+        "{}",
+        asked.stderr
+    );
+    let [summary] = &asked.report.trial_summaries[..] else {
+        panic!("one summary: {:#?}", asked.report.trial_summaries)
+    };
+    assert_eq!((summary.trials, summary.passed, summary.failed), (3, 2, 1));
+    assert!(close(summary.pass_rate.unwrap(), 2.0 / 3.0));
+    assert_eq!(summary.min_pass_rate, Some(0.6));
+    assert_eq!(summary.verdict, Outcome::Passed);
+    assert_eq!(summary.failed_trials, vec![2]);
+    assert!(
+        asked.stderr.contains(&format!(
+            "{ASKED}: 2/3 passed (67%, 95% CI 21%-94%), flaky, pass@1 0.67, pass@3 1.00, pass^1 0.67, pass^3 0.00 -> passed (needs 60%); failed trials: 2"
+        )),
+        "{}",
+        asked.stderr
+    );
+    assert_eq!(asked.junit.tests, 3, "{}", asked.junit_xml);
+    assert_eq!(asked.junit_kind(&format!("{ASKED} [trial 2/3]")), "failure");
+
+    // `--trials 2` overrides the attribute's 3; its 60% still judges the two trials.
+    let two = asked_trials(&["--trials", "2"]);
+    assert_eq!(two.status, 1, "{}", two.stderr);
+    assert_eq!(
+        asked_records(&two),
+        vec![
+            (of(1, 2), Outcome::Passed, serde_json::json!("1/2")),
+            (of(2, 2), Outcome::Failed, serde_json::json!("2/2")),
+        ]
+    );
+    let summary = &two.report.trial_summaries[0];
+    assert_eq!((summary.trials, summary.min_pass_rate), (2, Some(0.6)));
+    assert_eq!(summary.verdict, Outcome::Failed);
+
+    // `--min-pass-rate 100` overrides the attribute's 60%: the three trials now fail the eval.
+    let all = asked_trials(&["--min-pass-rate", "100"]);
+    assert_eq!(all.status, 1, "{}", all.stderr);
+    assert_eq!(asked_records(&all).len(), 3);
+    let summary = &all.report.trial_summaries[0];
+    assert_eq!((summary.passed, summary.failed), (2, 1));
+    assert_eq!(summary.min_pass_rate, Some(1.0));
+    assert_eq!(summary.verdict, Outcome::Failed);
+    assert!(
+        all.stderr
+            .contains("-> failed (needs 100%); failed trials: 2"),
+        "{}",
+        all.stderr
+    );
+
+    // `--trials 1`: once; the test process sees no trial (not trial 1 of 3) and answers
+    // rightly.
+    let once = asked_trials(&["--trials", "1"]);
+    assert_eq!(once.status, 0, "{}", once.stderr);
+    assert_eq!(
+        asked_records(&once),
+        vec![(None, Outcome::Passed, serde_json::Value::Null)]
+    );
+    assert!(once.report.trial_summaries.is_empty());
+}
+
+/// An infrastructure error in the first trial of an attribute's `trials = 3` stops the eval's
+/// further trials, as under `--trials`: trials 2 and 3 are `not_run` with the reason, and the
+/// verdict is `error` (exit 3).
+#[test]
+fn a_crash_in_the_first_of_the_attributes_trials_stops_the_others() {
+    if runtime_for("a_crash_in_the_first_of_the_attributes_trials_stops_the_others").is_none() {
+        return;
+    }
+    let args = ["-p", FIXTURE, "--exact", ASKED, "-j", "2"];
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &args,
+        &[("COPILOT_EVAL_FIXTURE_CRASH_TRIAL", "1")],
+    );
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    let records: Vec<(Option<TrialOf>, Outcome)> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| (t.trial, t.outcome))
+        .collect();
+    let of = |trial| Some(TrialOf { trial, trials: 3 });
+    assert_eq!(
+        records,
+        vec![
+            (of(1), Outcome::Error),
+            (of(2), Outcome::NotRun),
+            (of(3), Outcome::NotRun)
+        ],
+        "{}",
+        run.stderr
+    );
+    for test in &run.report.tests[1..] {
+        assert_eq!(
+            test.message.as_deref(),
+            Some(
+                "not run: trial 1 of 3 ended in an infrastructure error (crashed); the eval's further trials were not run"
+            )
+        );
+        assert!(test.runs.is_empty());
+    }
+    let summary = &run.report.trial_summaries[0];
+    assert_eq!(
+        (summary.verdict, summary.error, summary.not_run),
+        (Outcome::Error, 1, 2)
+    );
+}

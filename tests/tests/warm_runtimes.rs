@@ -17,6 +17,7 @@ use support::{FIXTURE, SuiteRun, copilot_eval, workspace_root};
 const FIXTURE_TESTS: &[&str] = &[
     "unit_eval",
     "aborts",
+    "answers_rightly_in_two_of_three_trials",
     "converses_in_two_turns",
     "crashes_in_its_second_trial",
     "expects_a_stale_cassette",

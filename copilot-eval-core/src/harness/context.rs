@@ -116,16 +116,13 @@ impl EvalContext {
             workdir: workdir.as_ref().map(|d| d.path().display().to_string()),
             workdir_kept: false,
             cassette: config
-                .cassette_path_in_trial(
-                    0,
-                    super::trial_from_env(),
-                    mode.clone().unwrap_or(Mode::Live),
-                )
+                .cassette_path_in_trial(0, config.trial(), mode.clone().unwrap_or(Mode::Live))
                 .display()
                 .to_string(),
             comparisons: Vec::new(),
             source: config.source_location(),
             model: config.model().map(str::to_owned),
+            trial_ask: config.trial_ask(),
         };
         let ctx = EvalContext {
             inner: Arc::new(Inner {
@@ -158,12 +155,14 @@ impl EvalContext {
         &self.inner.workdir_path
     }
 
-    /// Which trial of its eval this test process is, when the runner runs the eval in trials
-    /// (`cargo copilot-eval --trials N`, from `COPILOT_EVAL_TRIAL` and `COPILOT_EVAL_TRIALS`);
-    /// `None` when it runs once. A script may vary by it, e.g. to test how a suite reports a
+    /// Which trial of its eval this test process is, when the eval runs in trials: under
+    /// `cargo copilot-eval --trials N` (from `COPILOT_EVAL_TRIAL` and `COPILOT_EVAL_TRIALS`),
+    /// or with the attribute's `trials = N` (the first test process of the eval is trial 1 of
+    /// N, the runner starts the others with the variables); `None` when it runs once
+    /// ([`TestConfig::trial`]). A script may vary by it, e.g. to test how a suite reports a
     /// flaky eval.
     pub fn trial(&self) -> Option<crate::report::TrialOf> {
-        super::trial_from_env()
+        self.inner.config.trial()
     }
 
     /// The model this test runs its eval on, as [`eval`](Self::eval) sets it: in a model

@@ -72,7 +72,7 @@ pub use record::{
     ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, ENV_RECORD_STRICT, RecordPolicy,
     cassette_root, is_ci, record_strict, recording_refused, recording_summary,
 };
-pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
+pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence, TrialAsk};
 
 /// Variable the runner gives each test process of a model matrix run with `--models a,b`: the
 /// model id this process runs its eval on, over the attribute's `model` or `models`
@@ -202,6 +202,10 @@ pub struct TestConfig {
     matrix_model: Option<&'static str>,
     /// The model the runner asks for (`--models`, [`ENV_MODEL`]), over `matrix_model`.
     runner_model: Option<&'static str>,
+    /// `trials = N` of the attribute.
+    trials: Option<u32>,
+    /// `min_pass_rate = F` of the attribute.
+    min_pass_rate: Option<f64>,
 }
 
 impl TestConfig {
@@ -224,6 +228,51 @@ impl TestConfig {
             source: None,
             matrix_model: None,
             runner_model: None,
+            trials: None,
+            min_pass_rate: None,
+        }
+    }
+
+    /// `trials = N` (N >= 1): the trials the eval asks for. Under `cargo copilot-eval` without
+    /// `--trials`, the test process is trial 1 of N ([`trial`](Self::trial)) and the runner
+    /// runs trials 2 to N after it, each its own test process; `--trials` on the command
+    /// overrides it. Run without the runner (`cargo test -- --ignored`, nextest), the test runs
+    /// once, as trial 1 of N. 0 is taken as 1 (the attribute refuses it).
+    pub const fn trials(mut self, trials: u32) -> Self {
+        self.trials = Some(if trials == 0 { 1 } else { trials });
+        self
+    }
+
+    /// `min_pass_rate = F`, a fraction in (0, 1]: the eval passes when at least this share of
+    /// its trials that reached a verdict passed (none in `error`); the runner's
+    /// `--min-pass-rate` overrides it. Without it every trial must pass. Only an eval run in
+    /// trials is judged by it.
+    pub const fn min_pass_rate(mut self, rate: f64) -> Self {
+        self.min_pass_rate = Some(rate);
+        self
+    }
+
+    /// What the attribute asks of the eval's trials, for the runner
+    /// ([`TestEvidence::trial_ask`]); `None` when it gives neither `trials` nor
+    /// `min_pass_rate`.
+    pub fn trial_ask(&self) -> Option<TrialAsk> {
+        (self.trials.is_some() || self.min_pass_rate.is_some()).then(|| TrialAsk {
+            trials: self.trials.unwrap_or(1),
+            min_pass_rate: self.min_pass_rate,
+        })
+    }
+
+    /// Which trial of its eval this test process is: the runner's ([`trial_from_env`]) when it
+    /// gives one, `None` when the runner gives one trial (`--trials 1`); else, when the
+    /// attribute asks for N > 1 trials ([`trials`](Self::trials)), trial 1 of N; else `None`
+    /// (the eval runs once).
+    pub fn trial(&self) -> Option<crate::report::TrialOf> {
+        match trial_from_env() {
+            Some(trial) => (trial.trials > 1).then_some(trial),
+            None => self
+                .trials
+                .filter(|&trials| trials > 1)
+                .map(|trials| crate::report::TrialOf { trial: 1, trials }),
         }
     }
 

@@ -68,6 +68,27 @@ pub struct TestEvidence {
     /// outside a model matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// What the attribute asks of the eval's trials (`trials = N`, `min_pass_rate = F`): read
+    /// by the runner, which cannot see attribute values before a test runs. Absent when the
+    /// attribute gives neither key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_ask: Option<TrialAsk>,
+}
+
+/// What an eval's attribute asks of its trials ([`TestEvidence::trial_ask`]).
+///
+/// Under `cargo copilot-eval` without `--trials`, a test process whose ask is N > 1 trials is
+/// trial 1 of N, and the runner then runs trials 2 to N of the eval; `--trials` on the command
+/// overrides `trials`, and `--min-pass-rate` overrides `min_pass_rate`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TrialAsk {
+    /// `trials = N`: the trials asked (>= 1); 1 when the attribute gives only
+    /// `min_pass_rate`.
+    pub trials: u32,
+    /// `min_pass_rate = F`: the pass rate the eval's trials need, a fraction in (0, 1];
+    /// absent: every trial must pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_pass_rate: Option<f64>,
 }
 
 impl TestEvidence {

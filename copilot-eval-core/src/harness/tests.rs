@@ -368,6 +368,70 @@ fn trials_record_and_replay_their_own_cassettes() {
     }
 }
 
+/// The attribute's `trials = N`: a test process the runner started without a trial (this
+/// process has no `COPILOT_EVAL_TRIAL`) is trial 1 of N, records trial 1's cassette, and its
+/// evidence carries the ask to the runner; one trial, or none asked, is no trial.
+#[test]
+fn attribute_trials_make_the_first_process_trial_one_of_n() {
+    use crate::report::TrialOf;
+    assert!(
+        trial_from_env().is_none(),
+        "the lib tests run without trials"
+    );
+    let asked = config().trials(3).min_pass_rate(0.6);
+    assert_eq!(
+        asked.trial(),
+        Some(TrialOf {
+            trial: 1,
+            trials: 3
+        })
+    );
+    assert_eq!(
+        asked.trial_ask(),
+        Some(TrialAsk {
+            trials: 3,
+            min_pass_rate: Some(0.6)
+        })
+    );
+    assert_eq!(config().trials(1).trial(), None);
+    assert_eq!(config().trial(), None);
+    assert_eq!(config().trial_ask(), None);
+    assert_eq!(
+        config().min_pass_rate(0.5).trial_ask(),
+        Some(TrialAsk {
+            trials: 1,
+            min_pass_rate: Some(0.5)
+        })
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("e.json");
+    let ctx = EvalContext::with_settings(
+        config().trials(3),
+        Ok(Mode::Record(RecordPolicy::Missing)),
+        Some(file.clone()),
+    );
+    assert_eq!(
+        ctx.trial(),
+        Some(TrialOf {
+            trial: 1,
+            trials: 3
+        })
+    );
+    let evidence = TestEvidence::read(&file).unwrap();
+    assert_eq!(
+        evidence.trial_ask,
+        Some(TrialAsk {
+            trials: 3,
+            min_pass_rate: None
+        })
+    );
+    assert_eq!(
+        evidence.cassette,
+        "/pkg/tests/cassettes/evals/writes_file/trial-1.yaml"
+    );
+    drop(ctx);
+}
+
 /// docs/comparisons.md: two evals that share a working directory, or whose folders nest, make
 /// `ctx.compare` a setup error saying so and how to fix it, before either side runs. (Replay
 /// mode with no cassette: were the check missing, the first side would be a different setup
@@ -475,6 +539,8 @@ mod attribute_keys {
         };
         (@sample Text []) => { "sample" };
         (@sample Count []) => { 3u32 };
+        (@sample Positive []) => { 4u32 };
+        (@sample Fraction []) => { 0.75f64 };
         (@sample Seconds []) => { 2.5f64 };
         (@sample Bool []) => { true };
         (@sample OneOf [$first:literal $(, $rest:literal)*]) => { $first };
@@ -523,6 +589,14 @@ mod attribute_keys {
         assert_eq!(eval.timeout_s(), 2.5);
         // The `models` key's test has its model after the `cassette` key's file name.
         assert_eq!(config.cassette_path(), PathBuf::from("/pkg/sample@sample"));
+        // `trials` and `min_pass_rate` reach the ask the evidence carries to the runner.
+        assert_eq!(
+            config.trial_ask(),
+            Some(TrialAsk {
+                trials: 4,
+                min_pass_rate: Some(0.75)
+            })
+        );
     }
 
     #[test]

@@ -103,6 +103,18 @@ pub struct TrialRule {
 /// The summaries of every eval of `tests` that ran in trials (records with
 /// [`TestRecord::trial`]), in the order of each eval's first trial.
 pub fn summarize(tests: &[TestRecord], rule: &TrialRule) -> Vec<TrialSummary> {
+    summarize_asked(tests, rule, &[])
+}
+
+/// [`summarize`] with the pass rates evals ask for themselves (`min_pass_rate` of the
+/// attribute): `asked` holds `(binary, name, rate)` per eval, as its records' `binary` and
+/// `name`, the rate a fraction in (0, 1]. An eval's asked rate is its verdict rule unless
+/// `rule.min_pass_rate` (`--min-pass-rate`) is given, which wins.
+pub fn summarize_asked(
+    tests: &[TestRecord],
+    rule: &TrialRule,
+    asked: &[(String, String, f64)],
+) -> Vec<TrialSummary> {
     let mut evals: Vec<(&str, &str, u32, Vec<&TestRecord>)> = Vec::new();
     for test in tests {
         let Some(trial) = test.trial else { continue };
@@ -116,7 +128,17 @@ pub fn summarize(tests: &[TestRecord], rule: &TrialRule) -> Vec<TrialSummary> {
     }
     evals
         .into_iter()
-        .map(|(binary, name, trials, records)| summary(binary, name, trials, &records, rule))
+        .map(|(binary, name, trials, records)| {
+            let asked = asked
+                .iter()
+                .find(|(b, n, _)| b == binary && n == name)
+                .map(|(_, _, rate)| *rate);
+            let rule = TrialRule {
+                pass_k: rule.pass_k.clone(),
+                min_pass_rate: rule.min_pass_rate.or(asked),
+            };
+            summary(binary, name, trials, &records, &rule)
+        })
         .collect()
 }
 

@@ -39,6 +39,14 @@ impl Display {
         }
     }
 
+    /// `more` tests were added to the suite (the trials an eval's attribute asks for, known
+    /// after its first trial): the progress total grows by them.
+    pub fn grow(&mut self, more: usize) {
+        if let Some(bar) = &self.bar {
+            bar.inc_length(more as u64);
+        }
+    }
+
     /// A test started.
     pub fn started(&mut self, label: &str) {
         self.running.push(label.to_owned());

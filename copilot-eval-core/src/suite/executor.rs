@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::list::{EvalTest, TestBinary};
 use crate::harness::{
     ENV_CASSETTE_ROOT, ENV_EVIDENCE_FILE, ENV_MODE, ENV_MODEL, ENV_RECORD, ENV_TRIAL, ENV_TRIALS,
-    EvidenceStatus, Mode, TestEvidence,
+    EvidenceStatus, Mode, TestEvidence, TrialAsk,
 };
 use crate::report::{CapturedOutput, ErrorKind, ExitRecord, Outcome, TestRecord};
 
@@ -53,6 +53,10 @@ pub struct ExecOptions {
     /// (`COPILOT_EVAL_POOL_CLIENT`); after the process ended, every runtime it still held is
     /// retired.
     pub pool: Option<Arc<crate::run::pool::control::Control>>,
+    /// The command gave `--trials N`: a test process launched without a trial (N = 1) gets
+    /// trial 1 of 1 ([`ENV_TRIAL`], [`ENV_TRIALS`]), so that its attribute's `trials` asks for
+    /// no more; otherwise such a process is trial 1 of what its attribute asks.
+    pub trials_given: bool,
 }
 
 /// Set when the user interrupts the suite (Ctrl-C); running tests are killed and reported as
@@ -98,11 +102,14 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
     }
 }
 
-/// Run `test` (the `index`-th process of the suite) in its own process and report it; as
-/// `trial` of its eval when given (the test process gets [`ENV_TRIAL`] and [`ENV_TRIALS`]); on
-/// `model` when given (`--models`: the test process gets [`ENV_MODEL`], and the record is named
+/// Run `test` (the `index`-th process of the suite) in its own process and report it, with what
+/// its attribute asks of the eval's trials ([`TestEvidence::trial_ask`]); as `trial` of its
+/// eval when given (the test process gets [`ENV_TRIAL`] and [`ENV_TRIALS`]); on `model` when
+/// given (`--models`: the test process gets [`ENV_MODEL`], and the record is named
 /// `<eval>@<model>`). A test of a model matrix (its evidence names its model) is recorded under
-/// the name and model its evidence gives.
+/// the name and model its evidence gives. Launched without a trial and without `--trials`
+/// ([`ExecOptions::trials_given`]), a test whose ask is N > 1 trials is recorded as trial 1 of
+/// N.
 pub async fn run_one(
     index: usize,
     trial: Option<crate::report::TrialOf>,
@@ -111,7 +118,7 @@ pub async fn run_one(
     binary: &TestBinary,
     options: &ExecOptions,
     interrupt: Arc<Interrupt>,
-) -> TestRecord {
+) -> (TestRecord, Option<TrialAsk>) {
     let evidence_path = options.scratch.join(format!("{index}.evidence.json"));
     let stdout_path = options.scratch.join(format!("{index}.stdout"));
     let stderr_path = options.scratch.join(format!("{index}.stderr"));
@@ -130,7 +137,7 @@ pub async fn run_one(
         Err(e) => {
             record.error_kind = Some(ErrorKind::Setup);
             record.message = Some(format!("cannot create the output files: {e}"));
-            return record;
+            return (record, None);
         }
     };
     let library = super::list::library_path(binary);
@@ -157,6 +164,7 @@ pub async fn run_one(
         Some(trial) => command
             .env(ENV_TRIAL, trial.trial.to_string())
             .env(ENV_TRIALS, trial.trials.to_string()),
+        None if options.trials_given => command.env(ENV_TRIAL, "1").env(ENV_TRIALS, "1"),
         None => command.env_remove(ENV_TRIAL).env_remove(ENV_TRIALS),
     };
     match model {
@@ -189,7 +197,7 @@ pub async fn run_one(
         Err(e) => {
             record.error_kind = Some(ErrorKind::Crashed);
             record.message = Some(format!("cannot start {}: {e}", binary.path.display()));
-            return record;
+            return (record, None);
         }
     };
     let pid = child.id();
@@ -274,7 +282,19 @@ pub async fn run_one(
             });
         }
     }
+    let mut ask = None;
     if let Ok(evidence) = evidence {
+        ask = evidence.trial_ask;
+        if trial.is_none()
+            && !options.trials_given
+            && let Some(ask) = ask.filter(|ask| ask.trials > 1)
+        {
+            // The attribute's `trials = N`: this process was trial 1 of N (`ctx.trial()`).
+            record.trial = Some(crate::report::TrialOf {
+                trial: 1,
+                trials: ask.trials,
+            });
+        }
         // The cassette is named only when the test read or wrote one: not for a test whose
         // every run was scripted (`ctx.offline`), which never touches a cassette.
         let scripted_only =
@@ -301,7 +321,7 @@ pub async fn run_one(
         });
     }
     record.exit = Some(exit);
-    record
+    (record, ask)
 }
 
 /// What [`classify`] decides.

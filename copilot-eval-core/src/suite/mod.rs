@@ -16,6 +16,7 @@
 //! `5` the suite could not build, list, or write its artifacts.
 
 pub mod artifacts;
+pub mod banner;
 pub mod display;
 pub mod drift;
 pub mod executor;
@@ -37,6 +38,7 @@ use crate::harness::Mode;
 use crate::report::{
     Outcome, Redactor, RuntimeInfo, SCHEMA_VERSION, SuiteReport, SuiteTotals, TestRecord, ToolInfo,
 };
+pub use banner::{live_banner, live_banner_to};
 use executor::{ExecOptions, Interrupt};
 use list::{BuildOptions, TestList};
 
@@ -123,9 +125,13 @@ pub struct SuiteOptions {
     /// warm pooled runtimes (docs/performance.md, "Warm runtimes").
     pub fresh_runtime: bool,
     /// Run each eval this many times (`--trials N`, >= 1), each trial its own test process and
-    /// attempt with a fresh working directory; 1: once, as without trials.
-    pub trials: u32,
-    /// How trials are judged (`--min-pass-rate`, `--pass-k`); unused with one trial.
+    /// attempt with a fresh working directory, over the attribute's `trials`; `Some(1)`: once,
+    /// whatever the attribute asks. `None`: once, unless an eval's attribute asks for N > 1
+    /// trials (`trials = N`): its first test process is then trial 1 of N, and the suite runs
+    /// trials 2 to N after it.
+    pub trials: Option<u32>,
+    /// How trials are judged (`--min-pass-rate`, `--pass-k`); unused with one trial. Its
+    /// `min_pass_rate` is over each eval's `min_pass_rate` attribute key.
     pub trial_rule: crate::report::trials::TrialRule,
     /// Run each eval once per model (`--models a,b`, parsed by [`models::parse_models`]), over
     /// the attribute's `model` and `models`; empty: each eval on its own model.
@@ -154,7 +160,7 @@ impl SuiteOptions {
             cost: crate::cost::CostOptions::default(),
             runtime: None,
             fresh_runtime: false,
-            trials: 1,
+            trials: None,
             trial_rule: Default::default(),
             models: Vec::new(),
         }
@@ -252,65 +258,6 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
     status
 }
 
-/// The one-line warning printed before a suite that may send model requests live (live mode, or
-/// record mode where a cassette is missing): where they go (GitHub Copilot, or the stand-in
-/// server `COPILOT_EVAL_LIVE_BASE_URL` names) and the caps that bound its spend; `None` in
-/// replay mode or when nothing is selected.
-pub fn live_banner(options: &SuiteOptions, selected: usize) -> Option<String> {
-    let stand_in = std::env::var(crate::harness::ENV_LIVE_BASE_URL).ok();
-    live_banner_to(options, selected, stand_in.as_deref())
-}
-
-/// [`live_banner`] for the value of `COPILOT_EVAL_LIVE_BASE_URL` (`stand_in`; unset or blank:
-/// GitHub Copilot).
-pub fn live_banner_to(
-    options: &SuiteOptions,
-    selected: usize,
-    stand_in: Option<&str>,
-) -> Option<String> {
-    if selected == 0 {
-        return None;
-    }
-    let who = match options.mode {
-        Mode::Live => "live mode: the selected evals",
-        Mode::Record(_) => "record mode: the selected evals without a cassette",
-        Mode::Replay => return None,
-    };
-    let mut caps = Vec::new();
-    if let Some(cost) = options.cost.max_cost {
-        caps.push(format!("--max-cost {cost}"));
-    }
-    if let Some(premium) = options.cost.max_premium_requests {
-        caps.push(format!("--max-premium-requests {premium}"));
-    }
-    let bound = if caps.is_empty() {
-        "no spending cap is set".to_owned()
-    } else {
-        format!("capped by {}", caps.join(" and "))
-    };
-    let target = match stand_in.map(str::trim).filter(|url| !url.is_empty()) {
-        Some(url) => format!(
-            "send model requests to {url} (COPILOT_EVAL_LIVE_BASE_URL), not to GitHub Copilot"
-        ),
-        None => "send model requests to GitHub Copilot and spend premium requests".to_owned(),
-    };
-    let (trials, over) = if options.trials > 1 {
-        let attempts = selected * options.trials as usize;
-        (
-            format!(
-                " ({selected} x {} trials = {attempts} attempts)",
-                options.trials
-            ),
-            ", over every trial",
-        )
-    } else {
-        (String::new(), "")
-    };
-    Some(format!(
-        "note: {who}{trials} {target} ({bound}{over}); scripted evals stay offline. Pass --replay to run everything offline from cassettes."
-    ))
-}
-
 /// The exit status a finished suite earns: `3` when any test is `error` or `not_run`, else `1`
 /// when any is `failed`, else `0`. With trials, an eval run in trials counts by its verdict
 /// over them ([`TrialSummary::verdict`](crate::report::TrialSummary::verdict)), not by each
@@ -398,10 +345,12 @@ async fn run_suite_with(
         .prefix("copilot-eval-suite-")
         .tempdir();
     // One slot per test process: each test (on each model of `--models`), or each trial of
-    // each, in list order.
-    let slots = trials::slots(&models::cells(list, &options.models), options.trials);
-    let mut records: Vec<Option<TestRecord>> = vec![None; slots.len()];
-    let mut display = Display::new(slots.len(), options.plain);
+    // each, in list order; an attribute's trials are added after an eval's first.
+    let mut schedule = trials::Schedule::new(&models::cells(list, &options.models), options.trials);
+    let mut records: Vec<Option<TestRecord>> = vec![None; schedule.len()];
+    let mut display = Display::new(schedule.len(), options.plain);
+    // Each eval's `min_pass_rate` from its attribute, by (binary, record name).
+    let mut asked_rates: Vec<(String, String, f64)> = Vec::new();
     // The evals (by list index and model) whose further trials an infrastructure error
     // stopped, and why.
     let mut stopped_evals: std::collections::HashMap<(usize, Option<usize>), String> =
@@ -415,10 +364,10 @@ async fn run_suite_with(
     let redactor = Redactor::from_env();
     match &scratch {
         Err(e) => {
-            for (i, slot) in slots.iter().enumerate() {
-                records[i] = Some(not_run(
+            for (i, record) in records.iter_mut().enumerate() {
+                *record = Some(not_run(
                     list,
-                    slot,
+                    &schedule.slot(i),
                     options,
                     format!("not run: cannot create the suite's scratch folder: {e}"),
                 ));
@@ -437,11 +386,12 @@ async fn run_suite_with(
                 ),
                 runtime: options.runtime.clone(),
                 pool: pool.clone(),
+                trials_given: options.trials.is_some(),
             });
             let interrupt = Arc::new(Interrupt::default());
             let jobs = options.jobs.max(1);
-            let mut running: JoinSet<(usize, TestRecord)> = JoinSet::new();
-            let mut next = 0;
+            let mut running: JoinSet<(usize, (TestRecord, Option<crate::harness::TrialAsk>))> =
+                JoinSet::new();
             let mut stop: Option<String> = None;
             let ctrl_c = tokio::signal::ctrl_c();
             tokio::pin!(ctrl_c);
@@ -449,7 +399,7 @@ async fn run_suite_with(
             tokio::pin!(terminate);
             loop {
                 if stop.is_none()
-                    && next < slots.len()
+                    && schedule.has_next()
                     && let Some(reason) = cost.cap_reached()
                 {
                     display.note(&format!(
@@ -457,10 +407,9 @@ async fn run_suite_with(
                     ));
                     stop = Some(format!("not run: {reason}; no further evals were launched"));
                 }
-                while stop.is_none() && running.len() < jobs && next < slots.len() {
-                    let index = next;
-                    next += 1;
-                    let slot = slots[index];
+                while stop.is_none() && running.len() < jobs {
+                    let Some(index) = schedule.next() else { break };
+                    let slot = schedule.slot(index);
                     if let Some(reason) = stopped_evals.get(&(slot.test, slot.model)) {
                         let record = not_run(list, &slot, options, reason.clone());
                         display.finished(&slot_label(list, &slot, options), &record);
@@ -494,14 +443,26 @@ async fn run_suite_with(
                     joined = running.join_next() => {
                         let Some(joined) = joined else { break };
                         match joined {
-                            Ok((index, record)) => {
+                            Ok((index, (record, ask))) => {
                                 let mut record = redactor.redact_test(&record);
                                 cost.charge(&mut record);
-                                display.finished(&slot_label(list, &slots[index], options), &record);
+                                display.finished(&slot_label(list, &schedule.slot(index), options), &record);
+                                if let Some(rate) = ask.and_then(|ask| ask.min_pass_rate) {
+                                    asked_rates.push((record.binary.clone(), record.name.clone(), rate));
+                                }
+                                // The attribute's `trials = N` (without `--trials`): this was
+                                // trial 1 of N; trials 2 to N follow.
+                                if let Some(trial) = record.trial
+                                    && schedule.slot(index).trial.is_none()
+                                {
+                                    let added = schedule.add_asked_trials(index, trial.trials);
+                                    records.resize(schedule.len(), None);
+                                    display.grow(added);
+                                }
                                 if record.outcome == Outcome::Error
                                     && let Some(trial) = record.trial
                                 {
-                                    let slot = &slots[index];
+                                    let slot = schedule.slot(index);
                                     stopped_evals.entry((slot.test, slot.model)).or_insert_with(|| {
                                         trials::stopped_reason(trial, &record)
                                     });
@@ -514,7 +475,7 @@ async fn run_suite_with(
                                         "not run: {} ended in an infrastructure error; later evals were not launched (use --no-fail-fast to run them anyway)",
                                         record.name
                                     ));
-                                    if next < slots.len() {
+                                    if schedule.has_next() {
                                         display.note("  stopping: no further evals are launched after an infrastructure error (--no-fail-fast overrides)");
                                     }
                                 }
@@ -536,13 +497,14 @@ async fn run_suite_with(
                 }
             }
             let reason = stop.unwrap_or_else(|| "not run".to_owned());
-            for (i, slot) in slots.iter().enumerate() {
+            for i in schedule.order() {
+                let slot = schedule.slot(i);
                 if records[i].is_none() {
                     let reason = stopped_evals
                         .get(&(slot.test, slot.model))
                         .unwrap_or(&reason);
-                    let record = not_run(list, slot, options, reason.clone());
-                    display.finished(&slot_label(list, slot, options), &record);
+                    let record = not_run(list, &slot, options, reason.clone());
+                    display.finished(&slot_label(list, &slot, options), &record);
                     records[i] = Some(record);
                 }
             }
@@ -552,7 +514,12 @@ async fn run_suite_with(
     // A cap passed by evals that were already running (with -j N, or by the last eval) is
     // recorded too, although nothing was left to stop.
     let _ = cost.cap_reached();
-    let tests: Vec<TestRecord> = records.into_iter().flatten().collect();
+    // Each eval's trials together, in list order.
+    let tests: Vec<TestRecord> = schedule
+        .order()
+        .into_iter()
+        .filter_map(|i| records[i].take())
+        .collect();
     let runtime = runtime.await.unwrap_or_else(|e| RuntimeInfo {
         version: None,
         path: None,
@@ -569,7 +536,11 @@ async fn run_suite_with(
         started_at: crate::report::rfc3339(started_at),
         duration_ms: started.elapsed().as_millis() as u64,
         totals: SuiteTotals::of(&tests),
-        trial_summaries: crate::report::trials::summarize(&tests, &options.trial_rule),
+        trial_summaries: crate::report::trials::summarize_asked(
+            &tests,
+            &options.trial_rule,
+            &asked_rates,
+        ),
         model_matrix: crate::report::matrix::of(&tests),
         cost_control: Some(cost.record()),
         partition: options.partition.map(|p| p.record()),
@@ -727,44 +698,5 @@ fn runtime_info() -> RuntimeInfo {
             path: None,
             error: Some(e.to_string()),
         },
-    }
-}
-
-#[cfg(test)]
-mod banner_tests {
-    use super::*;
-
-    /// The banner says where live requests go: GitHub Copilot, or the stand-in server named by
-    /// `COPILOT_EVAL_LIVE_BASE_URL` (then nothing is spent); replay mode says nothing.
-    #[test]
-    fn the_live_banner_says_where_requests_go() {
-        let mut options = SuiteOptions::new();
-        options.mode = Mode::Record(crate::harness::RecordPolicy::Missing);
-        let github = live_banner_to(&options, 1, None).unwrap();
-        assert!(
-            github.starts_with("note: record mode: the selected evals without a cassette send model requests to GitHub Copilot and spend premium requests (no spending cap is set)"),
-            "{github}"
-        );
-        let stand_in = live_banner_to(&options, 1, Some("http://127.0.0.1:4321")).unwrap();
-        assert!(
-            stand_in.starts_with("note: record mode: the selected evals without a cassette send model requests to http://127.0.0.1:4321 (COPILOT_EVAL_LIVE_BASE_URL), not to GitHub Copilot (no spending cap is set)"),
-            "{stand_in}"
-        );
-        assert_eq!(live_banner_to(&options, 1, Some(" ")), Some(github));
-        // With trials it counts the attempts the cap covers.
-        options.mode = Mode::Live;
-        options.trials = 5;
-        options.cost.max_cost = Some(2.0);
-        let trials = live_banner_to(&options, 3, None).unwrap();
-        assert!(
-            trials.starts_with("note: live mode: the selected evals (3 x 5 trials = 15 attempts) send model requests to GitHub Copilot and spend premium requests (capped by --max-cost 2, over every trial)"),
-            "{trials}"
-        );
-        options.mode = Mode::Record(crate::harness::RecordPolicy::Missing);
-        options.mode = Mode::Replay;
-        assert_eq!(
-            live_banner_to(&options, 1, Some("http://127.0.0.1:4321")),
-            None
-        );
     }
 }

@@ -1,5 +1,9 @@
-//! The suite's test processes when evals run in trials (`--trials N`): one slot per trial of
-//! each eval, each eval's trials together, and why an eval's further trials were not run.
+//! The suite's test processes when evals run in trials (`--trials N`, or an eval's attribute
+//! `trials = N`): one slot per trial of each eval, each eval's trials together, the trials an
+//! attribute asks for added after the eval's first, and why an eval's further trials were not
+//! run.
+
+use std::collections::VecDeque;
 
 use super::models::Cell;
 use crate::report::{TestRecord, TrialOf};
@@ -29,6 +33,95 @@ pub(crate) fn slots(cells: &[Cell], trials: u32) -> Vec<Slot> {
             })
         })
         .collect()
+}
+
+/// The suite's slots as they are launched and reported: the slots of [`slots`] to begin with,
+/// and, after an eval's first slot ends with an attribute's ask of N > 1 trials
+/// ([`add_asked_trials`](Self::add_asked_trials)), its trials 2 to N, launched next and
+/// reported right after it.
+#[derive(Debug)]
+pub(crate) struct Schedule {
+    /// Every slot, by index (an index names a slot for good: records, evidence files).
+    slots: Vec<Slot>,
+    /// The slots not launched yet, in launch order.
+    queue: VecDeque<usize>,
+    /// Per slot, the slots added after it (an attribute's trials 2..N).
+    added: Vec<Vec<usize>>,
+    /// How many slots [`slots`] gave (the added ones come after them).
+    initial: usize,
+}
+
+impl Schedule {
+    /// The slots of `cells` with `trials` trials each (`--trials N`; `None`: one, unless an
+    /// attribute asks for more).
+    pub(crate) fn new(cells: &[Cell], trials: Option<u32>) -> Self {
+        let slots = slots(cells, trials.unwrap_or(1));
+        Self {
+            queue: (0..slots.len()).collect(),
+            added: vec![Vec::new(); slots.len()],
+            initial: slots.len(),
+            slots,
+        }
+    }
+
+    /// How many slots there are.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The slot of `index`.
+    pub(crate) fn slot(&self, index: usize) -> Slot {
+        self.slots[index]
+    }
+
+    /// Whether a slot is left to launch.
+    pub(crate) fn has_next(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// The next slot to launch, if any.
+    pub(crate) fn next(&mut self) -> Option<usize> {
+        self.queue.pop_front()
+    }
+
+    /// Slot `index` (an eval's only slot: launched without a trial) ended as trial 1 of `trials`
+    /// (the attribute's `trials = N`): it becomes trial 1 of N, and trials 2 to N of the same
+    /// eval and model are added, launched before any other slot and reported right after it.
+    /// Returns how many slots were added (none when `trials` <= 1 or the slot has a trial
+    /// already).
+    pub(crate) fn add_asked_trials(&mut self, index: usize, trials: u32) -> usize {
+        let first = self.slots[index];
+        if trials <= 1 || first.trial.is_some() {
+            return 0;
+        }
+        self.slots[index].trial = Some(TrialOf { trial: 1, trials });
+        let added: Vec<usize> = (2..=trials)
+            .map(|trial| {
+                self.slots.push(Slot {
+                    trial: Some(TrialOf { trial, trials }),
+                    ..first
+                });
+                self.added.push(Vec::new());
+                self.slots.len() - 1
+            })
+            .collect();
+        for &slot in added.iter().rev() {
+            self.queue.push_front(slot);
+        }
+        self.added[index] = added;
+        (trials - 1) as usize
+    }
+
+    /// Every slot index in report order: each slot of [`slots`], followed by those added after
+    /// it.
+    pub(crate) fn order(&self) -> Vec<usize> {
+        let mut order = Vec::with_capacity(self.slots.len());
+        for index in 0..self.initial {
+            order.push(index);
+            order.extend(&self.added[index]);
+        }
+        order
+    }
 }
 
 /// The `not_run` message of the trials after `trial`, whose `record` ended in an
@@ -70,6 +163,50 @@ mod tests {
                 }
             ]
         );
+    }
+
+    /// An attribute's `trials = 3` on the first of two evals (one job): its trials 2 and 3
+    /// are launched next and reported right after its first trial.
+    #[test]
+    fn an_attributes_trials_are_added_after_the_evals_first_trial() {
+        let mut schedule = Schedule::new(&cells(2), None);
+        assert_eq!(schedule.next(), Some(0));
+        assert_eq!(schedule.add_asked_trials(0, 3), 2);
+        let launched: Vec<usize> = std::iter::from_fn(|| schedule.next()).collect();
+        assert_eq!(launched, vec![2, 3, 1]);
+        let reported: Vec<(usize, Option<u32>)> = schedule
+            .order()
+            .into_iter()
+            .map(|i| {
+                (
+                    schedule.slot(i).test,
+                    schedule.slot(i).trial.map(|t| t.trial),
+                )
+            })
+            .collect();
+        assert_eq!(
+            reported,
+            vec![(0, Some(1)), (0, Some(2)), (0, Some(3)), (1, None)]
+        );
+        assert!((0..3).all(|i| schedule.slot(schedule.order()[i]).trial.unwrap().trials == 3));
+        // A slot that already is a trial (`--trials N`) asks nothing more, nor does one trial.
+        let mut given = Schedule::new(&cells(1), Some(2));
+        assert_eq!(given.add_asked_trials(0, 5), 0);
+        assert_eq!(given.add_asked_trials(1, 5), 0);
+        let mut once = Schedule::new(&cells(1), None);
+        assert_eq!(once.add_asked_trials(0, 1), 0);
+        assert_eq!(once.len(), 1);
+    }
+
+    /// With two jobs, the second eval's slot may be running when the first's ask arrives; the
+    /// report order still keeps the first eval's trials together.
+    #[test]
+    fn the_report_keeps_an_evals_added_trials_together() {
+        let mut schedule = Schedule::new(&cells(2), None);
+        assert_eq!((schedule.next(), schedule.next()), (Some(0), Some(1)));
+        schedule.add_asked_trials(1, 2);
+        schedule.add_asked_trials(0, 2);
+        assert_eq!(schedule.order(), vec![0, 3, 1, 2]);
     }
 
     #[test]

@@ -42,6 +42,7 @@ fn evidence(status: EvidenceStatus) -> TestEvidence {
         comparisons: Vec::new(),
         source: None,
         model: None,
+        trial_ask: None,
     }
 }
 
