@@ -162,6 +162,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         workdir_kept: false,
         cassette: String::new(),
         comparisons: Vec::new(),
+        triggers: Vec::new(),
         source: None,
         model: None,
     };
@@ -194,12 +195,14 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        triggers: Vec::new(),
         source: None,
     };
     let tests = vec![test];
     let report = SuiteReport {
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
+        skill_triggers: Vec::new(),
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".to_owned(),

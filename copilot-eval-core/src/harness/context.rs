@@ -126,6 +126,7 @@ impl EvalContext {
             comparisons: Vec::new(),
             source: config.source_location(),
             model: config.model().map(str::to_owned),
+            triggers: Vec::new(),
         };
         let ctx = EvalContext {
             inner: Arc::new(Inner {

@@ -571,6 +571,7 @@ async fn run_suite_with(
         totals: SuiteTotals::of(&tests),
         trial_summaries: crate::report::trials::summarize(&tests, &options.trial_rule),
         model_matrix: crate::report::matrix::of(&tests),
+        skill_triggers: crate::report::triggers::of(&tests),
         cost_control: Some(cost.record()),
         partition: options.partition.map(|p| p.record()),
         pool: pool.map(|control| {
