@@ -117,6 +117,7 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        triggers: Vec::new(),
         source: None,
     }
 }
@@ -125,6 +126,7 @@ fn suite(tests: Vec<TestRecord>) -> SuiteReport {
     SuiteReport {
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
+        skill_triggers: Vec::new(),
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

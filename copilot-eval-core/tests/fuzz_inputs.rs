@@ -118,6 +118,7 @@ fn evidence_seed() -> &'static str {
         workdir_kept: false,
         cassette: "/c.yaml".into(),
         comparisons: Vec::new(),
+        triggers: Vec::new(),
         source: None,
         model: None,
         trial_ask: None,
@@ -148,11 +149,13 @@ fn results_seed() -> &'static str {
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        triggers: Vec::new(),
         source: None,
     }];
     let report = SuiteReport {
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
+        skill_triggers: Vec::new(),
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

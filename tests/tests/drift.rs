@@ -210,3 +210,90 @@ fn drift_names_the_quickstart_eval_that_changes_under_an_older_runtime() {
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
 }
+
+/// `drift --trials N` end to end, without a second download: the pinned runtime is compared
+/// with itself (`--runtime-version` the pinned version). The quick-start's
+/// `creates_a_greeting_file` has five trial cassettes, the model's greeting wrong in trials 2
+/// and 4: each trial replays its own cassette under both runs and is compared on its own, so
+/// each is an entry with `trial`, `unchanged`, failing in trials 2 and 4 under both runs alike.
+#[test]
+fn drift_trials_compares_each_trial_from_its_own_cassette() {
+    if runtime_for("drift_trials_compares_each_trial_from_its_own_cassette").is_none() {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    // A cache of our own, linking the user's pinned runtime and unpack cache (read only).
+    let cache = scratch.path().join("cache");
+    std::fs::create_dir_all(cache.join("runtime")).unwrap();
+    std::os::unix::fs::symlink(
+        runtime::install_dir(PINNED_RUNTIME_VERSION),
+        cache.join("runtime").join(PINNED_RUNTIME_VERSION),
+    )
+    .unwrap();
+    std::fs::create_dir_all(runtime::runtime_cache_dir()).unwrap();
+    std::os::unix::fs::symlink(runtime::runtime_cache_dir(), cache.join("runtime-cache")).unwrap();
+    let json = scratch.path().join("drift.json");
+    let drift = copilot_eval(
+        &[
+            "drift",
+            "-p",
+            "quickstart",
+            "creates_a_greeting_file",
+            "--runtime-version",
+            PINNED_RUNTIME_VERSION,
+            "--trials",
+            "5",
+            "--plain",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &cache,
+        scratch.path(),
+        INSTALL_BOUND,
+    );
+    let stderr = text(&drift.stderr);
+    assert_eq!(drift.status.code(), Some(0), "nothing drifts: {stderr}");
+    let written = std::fs::read_to_string(&json).unwrap();
+    let report: DriftReport = serde_json::from_str(&written).unwrap();
+    let got: Vec<_> = report
+        .evals
+        .iter()
+        .map(|e| {
+            (
+                e.name.as_str(),
+                e.trial.map(|t| (t.trial, t.trials)),
+                e.status,
+                e.pinned.outcome.as_str(),
+                e.candidate.outcome.as_str(),
+                e.cassette
+                    .as_deref()
+                    .and_then(|c| c.rsplit('/').next())
+                    .map(str::to_owned),
+            )
+        })
+        .collect();
+    let expected: Vec<_> = (1..=5u32)
+        .map(|k| {
+            let outcome = if k % 2 == 0 { "failed" } else { "passed" };
+            (
+                "creates_a_greeting_file",
+                Some((k, 5)),
+                DriftStatus::Unchanged,
+                outcome,
+                outcome,
+                Some(format!("trial-{k}.yaml")),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected, "{written}");
+    for eval in &report.evals {
+        assert!(
+            eval.cassette
+                .as_deref()
+                .unwrap()
+                .contains("/creates_a_greeting_file/trial-"),
+            "{written}"
+        );
+    }
+    assert_eq!((report.totals.drifted, report.totals.unchanged), (0, 5));
+}

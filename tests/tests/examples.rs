@@ -14,7 +14,7 @@ use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
 
 /// The example's eval tests, in the order of the results.
-const TESTS: [&str; 14] = [
+const TESTS: [&str; 18] = [
     "compares_the_house_style_over_trials",
     "compares_with_and_without_the_skill",
     "keeps_the_canary_from_the_model",
@@ -28,6 +28,10 @@ const TESTS: [&str; 14] = [
     "reviews_with_an_agent_on_another_model",
     "says_hello_in::french",
     "says_hello_in::german",
+    "triggers_the_release_notes_skill::asks_for_a_capital",
+    "triggers_the_release_notes_skill::asks_for_release_notes",
+    "triggers_the_release_notes_skill::asks_for_the_changelog",
+    "triggers_the_release_notes_skill::asks_to_fix_a_typo",
     "writes_the_selected_version",
 ];
 
@@ -122,6 +126,23 @@ fn check(run: &SuiteRun, mode: &str) {
         assert_eq!(run.test(&name).properties[0].value, word, "{mode}");
         assert_eq!(run.junit_kind(&name), "success", "{mode}");
     }
+
+    // The trigger matrix run once: every should-trigger case invoked the skill, no other did.
+    let [skill] = &run.report.skill_triggers[..] else {
+        panic!("{mode}: {:#?}", run.report.skill_triggers)
+    };
+    let f = &skill.figures;
+    assert_eq!(
+        (
+            skill.skill.as_str(),
+            f.should_trigger,
+            f.triggered,
+            f.should_not_trigger,
+            f.false_triggers
+        ),
+        ("release-notes", 2, 2, 2, 0),
+        "{mode}"
+    );
 
     // The comparison: both runs labelled, the criteria judged on both sides.
     let compared = run.test("compares_with_and_without_the_skill");

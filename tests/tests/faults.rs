@@ -163,6 +163,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         workdir_kept: false,
         cassette: String::new(),
         comparisons: Vec::new(),
+        triggers: Vec::new(),
         source: None,
         model: None,
         trial_ask: None,
@@ -196,12 +197,14 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        triggers: Vec::new(),
         source: None,
     };
     let tests = vec![test];
     let report = SuiteReport {
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
+        skill_triggers: Vec::new(),
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".to_owned(),

@@ -188,6 +188,128 @@ fn the_html_report_shows_an_evals_trials_with_links_to_the_failed_ones() {
     drop(browser);
 }
 
+/// The page of the scripted example's model matrix (`names_the_capital_per_model`: gpt-5 wrong
+/// in trial 2), comparison over trials (`compares_the_house_style_over_trials`: the baseline's
+/// tag line only in trial 1) and trigger matrix (`triggers_the_release_notes_skill`: one miss,
+/// one false trigger), run with `--trials 3`: the Model matrix, Comparisons over trials and
+/// Skill triggers tables show, as rendered in a real browser, the figures those runs give.
+#[test]
+fn the_html_report_shows_the_model_matrix_comparisons_over_trials_and_skill_triggers() {
+    let test = "the_html_report_shows_the_model_matrix_comparisons_over_trials_and_skill_triggers";
+    if runtime_for(test).is_none() {
+        return;
+    }
+    let Some(chrome) = copilot_eval_e2e::chromium_for(test) else {
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("figures.html");
+    let run = support::copilot_eval(
+        &support::workspace_root(),
+        &[
+            "-p",
+            "scripted",
+            "names_the_capital_per_model",
+            "compares_the_house_style_over_trials",
+            "triggers_the_release_notes_skill",
+            "--trials",
+            "3",
+            "-j",
+            "2",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert_eq!(run.report.tests.len(), 27, "{}", run.stderr);
+    let profile = tempfile::tempdir().unwrap();
+    let (browser, tab) = open(chrome, &profile, &html);
+    let rows = |selector: &str| {
+        eval_json(
+            &tab,
+            &format!(
+                "Array.from(document.querySelectorAll('{selector}')).map(r => Array.from(r.cells).map(c => c.innerText.trim()))"
+            ),
+        )
+    };
+
+    // The Model matrix: a table per case, a row per model (tokens and durations vary: only
+    // the model, the pass figures, premium requests and cost are fixed).
+    let captions = eval_json(
+        &tab,
+        "Array.from(document.querySelectorAll('#model-matrix table.matrix caption')).map(c => c.innerText.trim())",
+    );
+    assert_eq!(
+        captions,
+        serde_json::json!([
+            "names_the_capital_per_model::france scripted::evals",
+            "names_the_capital_per_model::italy scripted::evals"
+        ])
+    );
+    let matrix: Vec<Vec<String>> =
+        serde_json::from_value(rows("#model-matrix tr.matrix-cell")).unwrap();
+    let fixed: Vec<[&str; 4]> = matrix
+        .iter()
+        .map(|r| [r[0].as_str(), r[1].as_str(), r[3].as_str(), r[4].as_str()])
+        .collect();
+    let claude = [
+        "claude-sonnet-4.5",
+        "3/3 (100%, 95% CI 44%-100%)",
+        "0",
+        "0 USD",
+    ];
+    let gpt = ["gpt-5", "2/3 (67%, 95% CI 21%-94%)", "0", "0 USD"];
+    assert_eq!(fixed, [claude, gpt, claude, gpt]);
+    for row in &matrix {
+        assert!(row[2].parse::<u64>().unwrap() > 0, "tokens: {row:?}");
+        assert!(row[5].ends_with(" s"), "duration: {row:?}");
+    }
+
+    // The comparison over trials: the tag line 1/3 against 3/3 (Fisher's two-sided p = 0.4),
+    // `completed` 3/3 on both sides (p = 1); no outcome of 3 trials can reach p < 0.05, so
+    // both are underpowered.
+    assert_eq!(
+        rows("#trials tr.trial-criterion"),
+        serde_json::json!([
+            [
+                "compares_the_house_style_over_trials\nscripted::evals",
+                "1",
+                "completed",
+                "3/3 (100%)",
+                "3/3 (100%)",
+                "+0 points",
+                "1.0000",
+                "underpowered"
+            ],
+            [
+                "compares_the_house_style_over_trials\nscripted::evals",
+                "1",
+                "starts with the house tag line",
+                "1/3 (33%)",
+                "3/3 (100%)",
+                "+67 points",
+                "0.4000",
+                "underpowered"
+            ]
+        ])
+    );
+
+    // The Skill triggers table: the skill over its 6 should-trigger and 6 should-not runs.
+    assert_eq!(
+        rows("#skill-triggers tr.skill-trigger"),
+        serde_json::json!([[
+            "release-notes",
+            "all",
+            "5/6 (83%, 95% CI 44%-97%)",
+            "1/6 (17%, 95% CI 3%-56%)",
+            "0"
+        ]])
+    );
+    drop(tab);
+    drop(browser);
+}
+
 /// The PNG's size, how many distinct colours its pixels have, and the share of its pixels that
 /// have the most common colour (the background).
 fn decode_png(bytes: &[u8]) -> (u32, u32, usize, f64) {

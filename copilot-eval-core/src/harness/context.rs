@@ -123,6 +123,7 @@ impl EvalContext {
             source: config.source_location(),
             model: config.model().map(str::to_owned),
             trial_ask: config.trial_ask(),
+            triggers: Vec::new(),
         };
         let ctx = EvalContext {
             inner: Arc::new(Inner {

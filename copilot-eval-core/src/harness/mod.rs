@@ -55,6 +55,7 @@ mod record;
 mod replay;
 mod resume;
 mod side_file;
+mod trigger;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -65,6 +66,7 @@ use futures::FutureExt;
 
 use crate::eval::{CopilotEval, CopilotEvalBuilder};
 
+pub use crate::report::Trigger;
 pub use compare::{Comparison, Side, Verdict};
 pub use context::EvalContext;
 pub use orphan::ENV_RUNNER_PID;

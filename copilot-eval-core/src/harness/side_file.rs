@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{ComparisonRecord, Property, RunRecord, SourceLocation};
+use crate::report::{ComparisonRecord, Property, RunRecord, SourceLocation, TriggerCheck};
 
 /// Value of [`TestEvidence::format`]: names this file format and its version.
 pub const EVIDENCE_FORMAT: &str = "copilot-eval-evidence/1";
@@ -68,6 +68,9 @@ pub struct TestEvidence {
     /// outside a model matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Each `ctx.expect_trigger(..)` of the test, in order (absent when it checked none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<TriggerCheck>,
     /// What the attribute asks of the eval's trials (`trials = N`, `min_pass_rate = F`): read
     /// by the runner, which cannot see attribute values before a test runs. Absent when the
     /// attribute gives neither key.

@@ -379,6 +379,7 @@ output = 0
             output: None,
             cost: None,
             comparisons: Vec::new(),
+            triggers: Vec::new(),
             source: None,
         }
     }

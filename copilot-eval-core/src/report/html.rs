@@ -30,6 +30,7 @@ mod compare;
 mod matrix;
 mod text;
 mod trials;
+mod triggers;
 mod view;
 
 use std::path::Path;

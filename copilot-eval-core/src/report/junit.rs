@@ -31,6 +31,10 @@
 //! A trial of an eval run in trials (`--trials N`) is a test case of its own, named
 //! `<test path> [trial k/N]`, with `copilot_eval.trial` (`k/N`) and its eval's figures over
 //! all its trials as `copilot_eval.trials.*` (see `trial_properties`).
+//! A test that checked skill triggers (`ctx.expect_trigger`) carries one
+//! `copilot_eval.trigger.<n>` per check (`release-notes expected=invoke invoked=yes held=yes`),
+//! and the testsuite of such tests carries each checked skill's suite-wide figures as
+//! `copilot_eval.triggers.<skill>.*` (see `suite_trigger_properties`).
 //! Tests that did not pass carry the tail of their output in `<system-out>` / `<system-err>`.
 //!
 //! Every text is valid XML 1.0 whatever the model, a tool or the test put in it: `quick-junit`
@@ -72,6 +76,9 @@ pub fn to_junit(report: &SuiteReport) -> Report {
                 "copilot_eval.pricing",
                 xml_text(&control.pricing),
             ));
+        }
+        for (name, value) in suite_trigger_properties(report, &tests) {
+            suite.add_property(Property::new(xml_text(&name), value));
         }
         for test in tests {
             let mut case = test_case(test);
@@ -233,6 +240,19 @@ fn test_case(test: &TestRecord) -> TestCase {
             ));
         }
     }
+    for (index, check) in test.triggers.iter().enumerate() {
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        case.add_property(Property::new(
+            format!("copilot_eval.trigger.{}", index + 1),
+            xml_text(&format!(
+                "{} expected={} invoked={} held={}",
+                check.skill,
+                check.expected.as_str(),
+                yes(check.invoked),
+                yes(check.held())
+            )),
+        ));
+    }
     for property in &test.properties {
         case.add_property(Property::new(
             xml_text(&format!("property.{}", property.name)),
@@ -244,6 +264,58 @@ fn test_case(test: &TestRecord) -> TestCase {
         case.set_system_err(xml_text(&output.stderr));
     }
     case
+}
+
+/// The suite's trigger figures of each skill that `tests` (one testsuite's) checked, over the
+/// whole suite: `copilot_eval.triggers.<skill>.<figure>` and, with a model matrix,
+/// `copilot_eval.triggers.<skill>@<model>.<figure>`, where the figures are `should_trigger`,
+/// `triggered`, `should_not_trigger`, `false_triggers` (counts) and, when their runs are not 0,
+/// `trigger_rate`, `false_trigger_rate` (fractions, 4 decimals) and `trigger_rate_interval`,
+/// `false_trigger_rate_interval` (`low-high`, the 95% Wilson interval).
+fn suite_trigger_properties(report: &SuiteReport, tests: &[&TestRecord]) -> Vec<(String, String)> {
+    let mut properties = Vec::new();
+    let checked = |skill: &str| {
+        tests
+            .iter()
+            .any(|t| t.triggers.iter().any(|c| c.skill == skill))
+    };
+    for skill in report.skill_triggers.iter().filter(|s| checked(&s.skill)) {
+        let mut rows = vec![(skill.skill.clone(), &skill.figures)];
+        rows.extend(
+            skill
+                .models
+                .iter()
+                .map(|m| (format!("{}@{}", skill.skill, m.model), &m.figures)),
+        );
+        for (name, f) in rows {
+            let p = |figure: &str| format!("copilot_eval.triggers.{name}.{figure}");
+            for (figure, count) in [
+                ("should_trigger", f.should_trigger),
+                ("triggered", f.triggered),
+                ("should_not_trigger", f.should_not_trigger),
+                ("false_triggers", f.false_triggers),
+            ] {
+                properties.push((p(figure), count.to_string()));
+            }
+            for (figure, rate, interval) in [
+                ("trigger_rate", f.trigger_rate, f.trigger_rate_interval),
+                (
+                    "false_trigger_rate",
+                    f.false_trigger_rate,
+                    f.false_trigger_rate_interval,
+                ),
+            ] {
+                if let (Some(rate), Some([low, high])) = (rate, interval) {
+                    properties.push((p(figure), format!("{rate:.4}")));
+                    properties.push((
+                        p(&format!("{figure}_interval")),
+                        format!("{low:.4}-{high:.4}"),
+                    ));
+                }
+            }
+        }
+    }
+    properties
 }
 
 /// The JUnit properties of one trial: `copilot_eval.trial` (`2/5`) and its eval's figures over

@@ -365,6 +365,7 @@ pub fn merge(
     trial_summaries.sort_by_key(|s| order(s));
     merged.trial_summaries = trial_summaries;
     merged.model_matrix = super::matrix::of(&tests);
+    merged.skill_triggers = super::triggers::of(&tests);
     if let Some(control) = merged.cost_control.as_mut() {
         control.cap_reached = (!caps.is_empty()).then(|| caps.join("; "));
     }
@@ -444,6 +445,7 @@ mod tests {
         SuiteReport {
             trial_summaries: Vec::new(),
             model_matrix: Vec::new(),
+            skill_triggers: Vec::new(),
             schema_version: SCHEMA_VERSION.to_owned(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

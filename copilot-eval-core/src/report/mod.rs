@@ -29,6 +29,8 @@ pub use compare_trials::{CriterionOverTrials, TrialComparisonVerdict};
 pub use trials::{TrialOf, TrialSummary};
 pub mod matrix;
 pub use matrix::{ModelCell, ModelMatrixEval};
+pub mod triggers;
+pub use triggers::{SkillTriggers, Trigger, TriggerCheck};
 mod tool_call;
 pub use tool_call::{PermissionRecord, ToolCallRecord};
 mod write;
@@ -101,6 +103,10 @@ pub struct SuiteReport {
     /// list order; absent when no eval ran in a model matrix.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub model_matrix: Vec<ModelMatrixEval>,
+    /// Per skill checked with `ctx.expect_trigger`, over every eval, case and trial (and per
+    /// model): the trigger and false-trigger rates with their intervals; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skill_triggers: Vec<SkillTriggers>,
 }
 
 /// The runner's pool of warm runtimes over a suite run ([`SuiteReport::pool`]).
@@ -283,6 +289,9 @@ pub struct TestRecord {
     /// the test compared nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comparisons: Vec<ComparisonRecord>,
+    /// Each `ctx.expect_trigger(..)` of the test, in order; absent when it checked none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<TriggerCheck>,
     /// The test's working directory, when it was kept (the test did not pass).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workdir: Option<String>,

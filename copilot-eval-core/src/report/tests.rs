@@ -79,6 +79,7 @@ pub(crate) fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunReco
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        triggers: Vec::new(),
         source: None,
     }
 }
@@ -111,6 +112,7 @@ fn report() -> SuiteReport {
     SuiteReport {
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
+        skill_triggers: Vec::new(),
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

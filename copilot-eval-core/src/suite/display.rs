@@ -280,6 +280,13 @@ pub fn summary(report: &SuiteReport) -> String {
             "    ",
         ));
     }
+    if !report.skill_triggers.is_empty() {
+        out.push_str("  skill triggers:\n");
+        out.push_str(&crate::report::triggers::lines(
+            &report.skill_triggers,
+            "    ",
+        ));
+    }
     out
 }
 
@@ -389,6 +396,7 @@ mod tests {
         let report = |tests: Vec<TestRecord>| SuiteReport {
             trial_summaries: Vec::new(),
             model_matrix: Vec::new(),
+            skill_triggers: Vec::new(),
             schema_version: crate::report::SCHEMA_VERSION.into(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

@@ -97,6 +97,7 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
         cost: None,
         source: None,
         comparisons: Vec::new(),
+        triggers: Vec::new(),
         trial: None,
         model: None,
     }
@@ -302,6 +303,7 @@ pub async fn run_one(
         record.properties = evidence.properties;
         record.runs = evidence.runs;
         record.comparisons = evidence.comparisons;
+        record.triggers = evidence.triggers;
         record.source = evidence.source;
         if let Some(model) = evidence.model {
             record.name = evidence.name;

@@ -542,6 +542,7 @@ async fn run_suite_with(
             &asked_rates,
         ),
         model_matrix: crate::report::matrix::of(&tests),
+        skill_triggers: crate::report::triggers::of(&tests),
         cost_control: Some(cost.record()),
         partition: options.partition.map(|p| p.record()),
         pool: pool.map(|control| {

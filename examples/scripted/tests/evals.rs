@@ -18,7 +18,7 @@ use std::path::Path;
 
 use copilot_eval_core::copilot_eval;
 use copilot_eval_core::eval::{Attachment, Prompt};
-use copilot_eval_core::harness::{EvalContext, Side};
+use copilot_eval_core::harness::{EvalContext, Side, Trigger};
 use copilot_eval_core::model_server::{Script, ScriptCatalog, ScriptedTurn};
 use copilot_eval_core::sdk::CustomAgentConfig;
 use serde_json::json;
@@ -73,6 +73,44 @@ async fn names_the_capital_in_most_trials(ctx: EvalContext) {
     assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
     let reply = result.final_response.unwrap_or_default();
     assert!(reply.contains("Paris"), "the model answered {reply:?}");
+}
+
+/// A trigger and dormancy matrix for the skill `skills/release-notes`: prompts that should
+/// invoke it and prompts that should leave it alone, each checked with `ctx.expect_trigger`,
+/// which records the check for the report's per-skill trigger and false-trigger rates. A
+/// stochastic model, scripted: run in trials (`cargo copilot-eval --trials 3`), it misses the
+/// skill on `asks_for_release_notes` in trial 2 and invokes it falsely on `asks_for_a_capital`
+/// in trial 3, so the skill is triggered in 5 of its 6 should-trigger runs (83%, 95% interval
+/// 44%-97%) and falsely in 1 of its 6 should-not runs (17%, 3%-56%). Run once, every case
+/// passes.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+#[case::asks_for_release_notes("Write the release notes for ferris-cli 2.4.1.", Trigger::Invoke)]
+#[case::asks_for_the_changelog("What goes in the changelog of ferris-cli 2.4.1?", Trigger::Invoke)]
+#[case::asks_for_a_capital("What is the capital of France?", Trigger::Dormant)]
+#[case::asks_to_fix_a_typo("Fix the typo in 'recieve'.", Trigger::Dormant)]
+async fn triggers_the_release_notes_skill(ctx: EvalContext, prompt: &str, expected: Trigger) {
+    let trial = ctx.trial().map_or(1, |t| t.trial);
+    let case = ctx.test_name();
+    let missed = case.ends_with("asks_for_release_notes") && trial == 2;
+    let false_trigger = case.ends_with("asks_for_a_capital") && trial == 3;
+    let invokes = (expected == Trigger::Invoke && !missed) || false_trigger;
+    let script = if invokes {
+        Script::new([])
+            .turn(ScriptedTurn::tool_call(
+                "skill",
+                json!({"skill": "release-notes"}),
+            ))
+            .turn(ScriptedTurn::text("SHIPPED-WITH-CARE\n- Done."))
+    } else {
+        Script::new([]).turn(ScriptedTurn::text("Done."))
+    };
+    ctx.offline(script);
+    let eval = ctx.eval().skill_directory("skills").build().unwrap();
+    let result = ctx.run(&eval, prompt).await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(result.skill_was_discovered("release-notes"));
+    let check = ctx.expect_trigger(&result, "release-notes", expected);
+    assert!(check.held(), "{check}");
 }
 
 /// A conversation: two prompts in one session. The script answers the first prompt with a

@@ -38,6 +38,7 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
             ..CostTotals::zero()
         }),
         comparisons: Vec::new(),
+        triggers: Vec::new(),
         source: None,
     }
 }
@@ -46,6 +47,7 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
     SuiteReport {
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
+        skill_triggers: Vec::new(),
         schema_version: crate::report::SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
@@ -469,4 +471,46 @@ fn a_model_matrix_is_a_table_per_eval_with_a_row_per_model() {
         html.contains(&row("gpt-5", "1&#x2f;2 (50%, 95% CI 9%-91%)")),
         "{html}"
     );
+}
+
+/// The Skill triggers table: a row per skill over every check, then a row per model, with the
+/// terminal's figures, before the evals.
+#[test]
+fn skill_triggers_are_a_table_with_a_row_per_skill_and_model() {
+    use crate::report::{Trigger, TriggerCheck};
+    let mut tests = Vec::new();
+    for (model, expected, invoked) in [
+        ("gpt-5", Trigger::Invoke, true),
+        ("gpt-5", Trigger::Dormant, true),
+        ("o3", Trigger::Invoke, false),
+        ("o3", Trigger::Dormant, false),
+    ] {
+        let mut record = test("routes@m", Outcome::Passed, Some(0.5), 100);
+        record.model = Some(model.into());
+        record.triggers = vec![TriggerCheck {
+            skill: "release-notes".into(),
+            expected,
+            invoked,
+            run: Some(1),
+        }];
+        tests.push(record);
+    }
+    let mut report = report(tests);
+    report.skill_triggers = crate::report::triggers::of(&report.tests);
+    let html = to_html(&report).unwrap();
+    let table = html
+        .find("<section id=\"skill-triggers\">")
+        .expect("the section");
+    assert!(table < html.find("<section id=\"evals\">").unwrap());
+    let row = |model: &str, shown: &str, triggered: &str, false_triggers: &str| {
+        format!(
+            "<tr class=\"skill-trigger\" data-skill=\"release-notes\" data-model=\"{model}\">\n      <td class=\"skill\">release-notes</td>\n      <td class=\"model\">{shown}</td>\n      <td class=\"triggered\">{triggered}</td>\n      <td class=\"false-triggers\">{false_triggers}</td>\n      <td class=\"not-counted\">0</td>"
+        )
+    };
+    let half = "1&#x2f;2 (50%, 95% CI 9%-91%)";
+    assert!(html.contains(&row("", "all", half, half)), "{html}");
+    let one = "1&#x2f;1 (100%, 95% CI 21%-100%)";
+    assert!(html.contains(&row("gpt-5", "gpt-5", one, one)), "{html}");
+    let none = "0&#x2f;1 (0%, 95% CI 0%-79%)";
+    assert!(html.contains(&row("o3", "o3", none, none)), "{html}");
 }

@@ -21,6 +21,8 @@ pub(super) struct Page {
     pub trials: Vec<super::trials::TrialView>,
     /// One table per eval of a model matrix, its models side by side.
     pub matrix: Vec<super::matrix::MatrixView>,
+    /// The Skill triggers table's rows (`ctx.expect_trigger`), per skill and model.
+    pub triggers: Vec<super::triggers::TriggerRow>,
     pub tests: Vec<TestView>,
 }
 
@@ -275,6 +277,7 @@ impl Page {
                 .iter()
                 .map(|e| super::matrix::MatrixView::of(e, &currency))
                 .collect(),
+            triggers: super::triggers::TriggerRow::rows(&report.skill_triggers),
             tests: report
                 .tests
                 .iter()

@@ -171,6 +171,7 @@ fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        triggers: Vec::new(),
         source: None,
     }
 }
@@ -179,6 +180,7 @@ fn suite(version: &str, tests: Vec<TestRecord>) -> SuiteReport {
     SuiteReport {
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
+        skill_triggers: Vec::new(),
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

@@ -1,0 +1,121 @@
+use super::*;
+use crate::report::tests::test;
+
+fn check(skill: &str, expected: Trigger, invoked: bool) -> TriggerCheck {
+    TriggerCheck {
+        skill: skill.to_owned(),
+        expected,
+        invoked,
+        run: Some(1),
+    }
+}
+
+fn record(outcome: Outcome, model: Option<&str>, checks: Vec<TriggerCheck>) -> TestRecord {
+    let mut record = test("t", "b", outcome, Vec::new());
+    record.model = model.map(str::to_owned);
+    record.triggers = checks;
+    record
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-4
+}
+
+#[test]
+fn a_check_holds_when_the_invocation_matches_the_expectation() {
+    assert!(check("s", Trigger::Invoke, true).held());
+    assert!(!check("s", Trigger::Invoke, false).held());
+    assert!(check("s", Trigger::Dormant, false).held());
+    assert!(!check("s", Trigger::Dormant, true).held());
+    assert_eq!(
+        check("release-notes", Trigger::Invoke, false).to_string(),
+        "release-notes was not invoked although the prompt should trigger it"
+    );
+    assert_eq!(
+        check("release-notes", Trigger::Dormant, true).to_string(),
+        "release-notes was invoked although the prompt should not trigger it (a false trigger)"
+    );
+}
+
+#[test]
+fn figures_count_should_trigger_and_dormant_checks_per_skill_and_model() {
+    let tests = vec![
+        record(
+            Outcome::Passed,
+            Some("a"),
+            vec![check("notes", Trigger::Invoke, true)],
+        ),
+        record(
+            Outcome::Failed,
+            Some("b"),
+            vec![check("notes", Trigger::Invoke, false)],
+        ),
+        record(
+            Outcome::Failed,
+            Some("a"),
+            vec![
+                check("notes", Trigger::Dormant, true),
+                check("other", Trigger::Dormant, false),
+            ],
+        ),
+        record(
+            Outcome::Passed,
+            Some("b"),
+            vec![check("notes", Trigger::Dormant, false)],
+        ),
+        // An infrastructure error says nothing about the skill.
+        record(
+            Outcome::Error,
+            Some("a"),
+            vec![check("notes", Trigger::Dormant, true)],
+        ),
+    ];
+    let skills = of(&tests);
+    let names: Vec<&str> = skills.iter().map(|s| s.skill.as_str()).collect();
+    assert_eq!(names, ["notes", "other"]);
+    let notes = &skills[0].figures;
+    assert_eq!(
+        (
+            notes.should_trigger,
+            notes.triggered,
+            notes.should_not_trigger,
+            notes.false_triggers,
+            notes.not_counted
+        ),
+        (2, 1, 2, 1, 1)
+    );
+    assert_eq!(notes.trigger_rate, Some(0.5));
+    assert_eq!(notes.false_trigger_rate, Some(0.5));
+    let [low, high] = notes.trigger_rate_interval.unwrap();
+    assert!(close(low, 0.0945) && close(high, 0.9055), "{low} {high}");
+    let models: Vec<(&str, u32, u32, u32, u32)> = skills[0]
+        .models
+        .iter()
+        .map(|m| {
+            let f = &m.figures;
+            (
+                m.model.as_str(),
+                f.should_trigger,
+                f.triggered,
+                f.should_not_trigger,
+                f.false_triggers,
+            )
+        })
+        .collect();
+    assert_eq!(models, [("a", 1, 1, 1, 1), ("b", 1, 0, 1, 0)]);
+    // No should-trigger check: no trigger rate.
+    let other = &skills[1].figures;
+    assert_eq!(
+        (other.trigger_rate, other.false_trigger_rate),
+        (None, Some(0.0))
+    );
+    assert_eq!(
+        lines(&skills, "  "),
+        "  notes: triggered 1/2 (50%, 95% CI 9%-91%), false triggers 1/2 (50%, 95% CI 9%-91%), 1 checks not counted (error or not run)\n\
+         \x20   notes@a: triggered 1/1 (100%, 95% CI 21%-100%), false triggers 1/1 (100%, 95% CI 21%-100%), 1 checks not counted (error or not run)\n\
+         \x20   notes@b: triggered 0/1 (0%, 95% CI 0%-79%), false triggers 0/1 (0%, 95% CI 0%-79%)\n\
+         \x20 other: triggered 0/0, false triggers 0/1 (0%, 95% CI 0%-79%)\n\
+         \x20   other@a: triggered 0/0, false triggers 0/1 (0%, 95% CI 0%-79%)\n"
+    );
+    assert!(of(&[record(Outcome::Passed, None, Vec::new())]).is_empty());
+}
