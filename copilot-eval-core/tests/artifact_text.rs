@@ -117,6 +117,7 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        judges: Vec::new(),
         source: None,
     }
 }

@@ -117,6 +117,7 @@ fn evidence_seed() -> &'static str {
         workdir_kept: false,
         cassette: "/c.yaml".into(),
         comparisons: Vec::new(),
+        judges: Vec::new(),
         source: None,
         model: None,
     };
@@ -146,6 +147,7 @@ fn results_seed() -> &'static str {
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        judges: Vec::new(),
         source: None,
     }];
     let report = SuiteReport {

@@ -162,6 +162,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         workdir_kept: false,
         cassette: String::new(),
         comparisons: Vec::new(),
+        judges: Vec::new(),
         source: None,
         model: None,
     };
@@ -194,6 +195,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        judges: Vec::new(),
         source: None,
     };
     let tests = vec![test];

@@ -124,6 +124,7 @@ impl EvalContext {
                 .display()
                 .to_string(),
             comparisons: Vec::new(),
+            judges: Vec::new(),
             source: config.source_location(),
             model: config.model().map(str::to_owned),
         };

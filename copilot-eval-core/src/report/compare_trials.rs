@@ -288,6 +288,7 @@ mod tests {
             properties: vec![],
             runs: vec![],
             comparisons,
+            judges: Vec::new(),
             workdir: None,
             cassette: None,
             exit: None,

@@ -79,6 +79,7 @@ pub(crate) fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunReco
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        judges: Vec::new(),
         source: None,
     }
 }

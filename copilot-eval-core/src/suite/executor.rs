@@ -93,6 +93,7 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
         cost: None,
         source: None,
         comparisons: Vec::new(),
+        judges: Vec::new(),
         trial: None,
         model: None,
     }
@@ -282,6 +283,7 @@ pub async fn run_one(
         record.properties = evidence.properties;
         record.runs = evidence.runs;
         record.comparisons = evidence.comparisons;
+        record.judges = evidence.judges;
         record.source = evidence.source;
         if let Some(model) = evidence.model {
             record.name = evidence.name;

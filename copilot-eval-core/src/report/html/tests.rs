@@ -38,6 +38,7 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
             ..CostTotals::zero()
         }),
         comparisons: Vec::new(),
+        judges: Vec::new(),
         source: None,
     }
 }

@@ -171,6 +171,7 @@ fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
         output: None,
         cost: None,
         comparisons: Vec::new(),
+        judges: Vec::new(),
         source: None,
     }
 }

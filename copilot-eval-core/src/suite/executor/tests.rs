@@ -40,6 +40,7 @@ fn evidence(status: EvidenceStatus) -> TestEvidence {
         workdir_kept: false,
         cassette: "c.yaml".to_owned(),
         comparisons: Vec::new(),
+        judges: Vec::new(),
         source: None,
         model: None,
     }
