@@ -126,6 +126,11 @@ async fn prefers_an_answer_in_both_orders(ctx: EvalContext) {
         "{}",
         consistent.summary()
     );
+    // The two orders: the swap puts the terse answer first.
+    let requests = ctx.model_requests();
+    let (a_b, b_a) = (&requests[2], &requests[3]);
+    assert!(a_b.mentions("Answer 1:\n--- final response ---\nferris-cli 2.4.1 is out"));
+    assert!(b_a.mentions("Answer 1:\n--- final response ---\nNew version."));
     let positional = ctx.judge_pair(&detailed, &terse, &rubric).await.unwrap();
     assert_eq!(
         positional.verdict("informative"),
