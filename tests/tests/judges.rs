@@ -215,9 +215,22 @@ fn over_trials_each_rubric_criterion_has_its_pass_rate() {
         return;
     }
     let name = "judges_the_release_notes";
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
     let run = support::copilot_eval(
         &workspace_root(),
-        &["-p", "scripted", "--exact", name, "--trials", "3", "-j", "2"],
+        &[
+            "-p",
+            "scripted",
+            "--exact",
+            name,
+            "--trials",
+            "3",
+            "-j",
+            "2",
+            "--html",
+            html.to_str().unwrap(),
+        ],
         &[],
     );
     assert_eq!(run.status, 0, "{}", run.stderr);
@@ -271,4 +284,14 @@ fn over_trials_each_rubric_criterion_has_its_pass_rate() {
         ),
         "passed=2/3 pass_rate=0.6667 interval=0.2077-0.9385 judge_errors=0"
     );
+    // The page's "Judges over trials" table.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<table class=\"trial-judges\">"), "no judges table");
+    assert!(
+        page.contains(&format!(
+            "<tr class=\"trial-judge\" data-name=\"{name}\" data-criterion=\"clear\">"
+        )),
+        "no row for clear"
+    );
+    assert!(page.contains("<td class=\"passed\">2/3</td>"));
 }

@@ -364,6 +364,48 @@ mod tests {
         }
     }
 
+    /// A judge session is a run of the test: the runner prices it, counts its premium requests
+    /// in the test's cost and the suite's cap, and the judge's record reads the estimate back.
+    #[test]
+    fn a_judge_session_is_priced_and_counted_towards_the_cost_cap() {
+        use crate::cost::{CostControl, CostOptions, PricingTable};
+        use crate::report::tests::{run, test};
+        use crate::result::StopReason;
+        let mut eval_run = run(StopReason::Completed, 1000);
+        eval_run.totals.premium_requests = Some(1.0);
+        let mut judge_run = run(StopReason::Completed, 400);
+        judge_run.label = Some(JUDGE.into());
+        judge_run.totals.premium_requests = Some(1.0);
+        judge_run.usage = vec![crate::report::UsageRecord {
+            model: Some("claude-sonnet-4.5".into()),
+            input_tokens: 400,
+            output_tokens: 5,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            cost: None,
+            duration_ms: None,
+            agent_id: None,
+        }];
+        let mut record = test("e", "pkg::evals", crate::report::Outcome::Passed, vec![eval_run]);
+        record.runs.push(judge_run.clone());
+        let mut judge = self::record(None);
+        judge.sessions = vec![JudgeSession::of(2, None, &judge_run)];
+        assert_eq!(judge.sessions[0].estimated_cost, None);
+        record.judges = vec![judge];
+        let options = CostOptions {
+            pricing: PricingTable::builtin(),
+            max_cost: None,
+            max_premium_requests: Some(2.0),
+        };
+        let mut control = CostControl::new(&options);
+        control.charge(&mut record);
+        assert_eq!(control.spent().premium_requests, Some(2.0));
+        assert!(control.cap_reached().is_some(), "the judge's request reaches the cap");
+        let estimate = record.runs[1].totals.estimated_cost.expect("the judge run is priced");
+        assert!(estimate > 0.0);
+        assert_eq!(record.judges[0].sessions[0].estimated_cost, Some(estimate));
+    }
+
     #[test]
     fn the_line_names_verdicts_and_cost_and_an_error_is_never_a_pass() {
         let judged = record(None);
