@@ -386,7 +386,12 @@ mod tests {
             duration_ms: None,
             agent_id: None,
         }];
-        let mut record = test("e", "pkg::evals", crate::report::Outcome::Passed, vec![eval_run]);
+        let mut record = test(
+            "e",
+            "pkg::evals",
+            crate::report::Outcome::Passed,
+            vec![eval_run],
+        );
         record.runs.push(judge_run.clone());
         let mut judge = self::record(None);
         judge.sessions = vec![JudgeSession::of(2, None, &judge_run)];
@@ -400,8 +405,14 @@ mod tests {
         let mut control = CostControl::new(&options);
         control.charge(&mut record);
         assert_eq!(control.spent().premium_requests, Some(2.0));
-        assert!(control.cap_reached().is_some(), "the judge's request reaches the cap");
-        let estimate = record.runs[1].totals.estimated_cost.expect("the judge run is priced");
+        assert!(
+            control.cap_reached().is_some(),
+            "the judge's request reaches the cap"
+        );
+        let estimate = record.runs[1]
+            .totals
+            .estimated_cost
+            .expect("the judge run is priced");
         assert!(estimate > 0.0);
         assert_eq!(record.judges[0].sessions[0].estimated_cost, Some(estimate));
     }
