@@ -178,7 +178,9 @@ fn judges_appear_in_every_report_with_their_verdicts_reasons_and_cost() {
     // The pairwise judges: both orders each; a preference only when they agree.
     let pair = run.test("prefers_an_answer_in_both_orders");
     assert_eq!(pair.judges.len(), 2);
-    let outcome: Vec<(JudgeVerdict, Vec<u64>, Vec<Option<&str>>)> = pair
+    /// A pairwise judge's verdict on its one criterion, its sessions' runs and their orders.
+    type PairOutcome<'a> = (JudgeVerdict, Vec<u64>, Vec<Option<&'a str>>);
+    let outcome: Vec<PairOutcome> = pair
         .judges
         .iter()
         .map(|j| {

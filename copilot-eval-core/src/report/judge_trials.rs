@@ -93,7 +93,8 @@ pub fn aggregate(records: &[&TestRecord]) -> Vec<JudgeCriterionOverTrials> {
 /// One criterion for the terminal, under its eval's trials line: `judge 1, names the version:
 /// passed 2/3 (67%, 95% CI 21%-94%)`, then `, 1 judge error` when there were any.
 pub fn line(c: &JudgeCriterionOverTrials) -> String {
-    let percent = super::trials::percent;
+    // Whole percentages, as the trials line writes its pass rate.
+    let percent = |f: f64| format!("{:.0}%", f * 100.0);
     let mut line = format!(
         "judge {}, {}: passed {}/{} ({}, 95% CI {}-{})",
         c.judge,
