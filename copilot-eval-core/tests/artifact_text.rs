@@ -118,6 +118,7 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
         cost: None,
         comparisons: Vec::new(),
         triggers: Vec::new(),
+        judges: Vec::new(),
         source: None,
     }
 }

@@ -119,6 +119,7 @@ fn evidence_seed() -> &'static str {
         cassette: "/c.yaml".into(),
         comparisons: Vec::new(),
         triggers: Vec::new(),
+        judges: Vec::new(),
         source: None,
         model: None,
         trial_ask: None,
@@ -150,6 +151,7 @@ fn results_seed() -> &'static str {
         cost: None,
         comparisons: Vec::new(),
         triggers: Vec::new(),
+        judges: Vec::new(),
         source: None,
     }];
     let report = SuiteReport {

@@ -14,7 +14,7 @@ use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
 
 /// The example's eval tests, in the order of the results.
-const TESTS: [&str; 18] = [
+const TESTS: [&str; 21] = [
     "compares_the_house_style_over_trials",
     "compares_with_and_without_the_skill",
     "keeps_the_canary_from_the_model",
@@ -33,6 +33,10 @@ const TESTS: [&str; 18] = [
     "triggers_the_release_notes_skill::asks_for_the_changelog",
     "triggers_the_release_notes_skill::asks_to_fix_a_typo",
     "writes_the_selected_version",
+    // tests/judges.rs, the example's second test binary.
+    "a_judge_answer_that_is_not_json_is_an_error",
+    "judges_the_release_notes",
+    "prefers_an_answer_in_both_orders",
 ];
 
 /// What both runs must show.

@@ -164,6 +164,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         cassette: String::new(),
         comparisons: Vec::new(),
         triggers: Vec::new(),
+        judges: Vec::new(),
         source: None,
         model: None,
         trial_ask: None,
@@ -198,6 +199,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         cost: None,
         comparisons: Vec::new(),
         triggers: Vec::new(),
+        judges: Vec::new(),
         source: None,
     };
     let tests = vec![test];

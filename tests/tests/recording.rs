@@ -530,7 +530,7 @@ fn rename_ids(value: &mut Value, ids: &[&str]) {
     }
 }
 
-const QUICKSTART_LIVE: [&str; 8] = [
+const QUICKSTART_LIVE: [&str; 9] = [
     "creates_a_greeting_file",
     "follows_the_release_notes_skill",
     "looks_up_a_release_with_a_custom_tool",
@@ -540,6 +540,8 @@ const QUICKSTART_LIVE: [&str; 8] = [
     "writes_the_selected_version",
     // A comparison: two runs, each recorded into its own cassette (`<name>.yaml`, `<name>-2.yaml`).
     "compares_with_and_without_the_skill",
+    // A judged eval: the eval's run and the judge session, each its own cassette.
+    "judges_the_announcement",
     // The two cases of a case matrix: each its own test and cassette (`<function>/<label>.yaml`).
     "says_hello_in::french",
     "says_hello_in::german",
@@ -614,7 +616,7 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
     let recorded = report.expect("record results");
     assert_eq!(recorded.mode, "record");
     assert!(
-        stderr.contains("cassettes: 9 recorded, 0 kept (replayed), 0 not written"),
+        stderr.contains("cassettes: 11 recorded, 0 kept (replayed), 0 not written"),
         "{stderr}"
     );
     for name in QUICKSTART_LIVE {

@@ -614,6 +614,7 @@ fn the_quickstart_example_replays_offline_exit_0() {
             "compares_with_and_without_the_skill",
             "creates_a_greeting_file",
             "follows_the_release_notes_skill",
+            "judges_the_announcement",
             "loads_the_repository_configuration",
             "looks_up_a_release_with_a_custom_tool",
             "remembers_the_file_it_wrote",

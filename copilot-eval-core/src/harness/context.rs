@@ -120,6 +120,7 @@ impl EvalContext {
                 .display()
                 .to_string(),
             comparisons: Vec::new(),
+            judges: Vec::new(),
             source: config.source_location(),
             model: config.model().map(str::to_owned),
             trial_ask: config.trial_ask(),

@@ -49,6 +49,7 @@
 
 pub mod compare;
 mod context;
+pub mod judge;
 mod offline;
 mod orphan;
 mod record;
@@ -69,6 +70,7 @@ use crate::eval::{CopilotEval, CopilotEvalBuilder};
 pub use crate::report::Trigger;
 pub use compare::{Comparison, Side, Verdict};
 pub use context::EvalContext;
+pub use judge::{JudgeError, Judgement, Material, Rubric};
 pub use orphan::ENV_RUNNER_PID;
 pub use record::{
     ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, ENV_RECORD_STRICT, RecordPolicy,

@@ -4,7 +4,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{ComparisonRecord, Property, RunRecord, SourceLocation, TriggerCheck};
+use crate::report::{
+    ComparisonRecord, JudgeRecord, Property, RunRecord, SourceLocation, TriggerCheck,
+};
 
 /// Value of [`TestEvidence::format`]: names this file format and its version.
 pub const EVIDENCE_FORMAT: &str = "copilot-eval-evidence/1";
@@ -60,6 +62,10 @@ pub struct TestEvidence {
     /// Each `ctx.compare(..)` of the test, in order (absent in files written before it existed).
     #[serde(default)]
     pub comparisons: Vec<ComparisonRecord>,
+    /// Each `ctx.judge(..)` / `ctx.judge_pair(..)` of the test, in order (absent in files
+    /// written before it existed).
+    #[serde(default)]
+    pub judges: Vec<JudgeRecord>,
     /// Where the eval function is written (from the attribute); absent in files written before
     /// it existed.
     #[serde(default)]

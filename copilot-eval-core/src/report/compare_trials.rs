@@ -289,6 +289,7 @@ mod tests {
             runs: vec![],
             comparisons,
             triggers: Vec::new(),
+            judges: Vec::new(),
             workdir: None,
             cassette: None,
             exit: None,

@@ -210,6 +210,10 @@ pub fn price_test(table: &PricingTable, test: &mut TestRecord) {
     for comparison in &mut test.comparisons {
         comparison.refresh(&test.runs);
     }
+    // So do a judge's sessions.
+    for judge in &mut test.judges {
+        judge.refresh(&test.runs);
+    }
 }
 
 /// The estimated cost of one run with `table`: the sum of [`PricingTable::estimate_call`] over
@@ -380,6 +384,7 @@ output = 0
             cost: None,
             comparisons: Vec::new(),
             triggers: Vec::new(),
+            judges: Vec::new(),
             source: None,
         }
     }

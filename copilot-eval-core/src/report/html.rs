@@ -27,6 +27,7 @@
 //! (Feature `runner`.)
 
 mod compare;
+mod judge;
 mod matrix;
 mod text;
 mod trials;

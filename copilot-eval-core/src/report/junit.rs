@@ -28,6 +28,10 @@
 //! `copilot_eval.comparison.N.summary` (both sides in one line, then the criteria's verdicts),
 //! `copilot_eval.comparison.N.differences` (treatment minus baseline) and
 //! `copilot_eval.comparison.N.criterion.<name>` (`baseline=yes treatment=no`).
+//! A test that judged (`ctx.judge`, `ctx.judge_pair`) carries `copilot_eval.run.<run>.label`
+//! `judge` for each judge session and, per judge `N` (from 1), the properties of
+//! `report::judge::junit_properties`: `copilot_eval.judge.N.summary`, `.cost`, `.error` and
+//! `.criterion.<name>`.
 //! A trial of an eval run in trials (`--trials N`) is a test case of its own, named
 //! `<test path> [trial k/N]`, with `copilot_eval.trial` (`k/N`) and its eval's figures over
 //! all its trials as `copilot_eval.trials.*` (see `trial_properties`).
@@ -253,6 +257,9 @@ fn test_case(test: &TestRecord) -> TestCase {
             )),
         ));
     }
+    for (name, value) in super::judge::junit_properties(&test.judges) {
+        case.add_property(Property::new(xml_text(&name), xml_text(&value)));
+    }
     for property in &test.properties {
         case.add_property(Property::new(
             xml_text(&format!("property.{}", property.name)),
@@ -366,6 +373,11 @@ fn trial_properties(
         s.comparison_criteria
             .iter()
             .map(super::compare_trials::junit_property),
+    );
+    properties.extend(
+        s.judge_criteria
+            .iter()
+            .map(super::judge_trials::junit_property),
     );
     properties
 }

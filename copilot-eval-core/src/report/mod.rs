@@ -17,7 +17,13 @@ mod compare;
 pub mod compare_trials;
 mod cost;
 mod from_result;
+pub mod judge;
+pub mod judge_trials;
 pub use from_result::PromptOptionsRecord;
+pub use judge::{
+    JUDGE, JudgeCriterionVerdict, JudgeKind, JudgeRecord, JudgeSession, JudgeVerdict,
+    RubricCriterionRecord,
+};
 #[cfg(feature = "runner")]
 pub mod html;
 #[cfg(feature = "runner")]
@@ -292,6 +298,12 @@ pub struct TestRecord {
     /// Each `ctx.expect_trigger(..)` of the test, in order; absent when it checked none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub triggers: Vec<TriggerCheck>,
+    /// Each `ctx.judge(&result, &rubric)` and `ctx.judge_pair(&a, &b, &rubric)` of the test, in
+    /// order: the rubric, the judged runs, each judge session (a run in `runs` labelled
+    /// `judge`, with its cost) and the verdicts or the error. A judge's verdict is a model's
+    /// statement, not a check of the real output. Absent when the test judged nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<JudgeRecord>,
     /// The test's working directory, when it was kept (the test did not pass).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workdir: Option<String>,
@@ -364,7 +376,8 @@ pub struct RunRecord {
     /// The eval's name (`name` key of the attribute, else the test function's name).
     pub eval_name: String,
     /// `baseline` or `treatment` for a side of a comparison (`ctx.compare`; the test's
-    /// `comparisons` has the pair); absent for other runs.
+    /// `comparisons` has the pair), `judge` for a judge session (`ctx.judge`, `ctx.judge_pair`;
+    /// the test's `judges` has its verdicts); absent for other runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// Where model requests went: `live`, `replay` or `scripted`.

@@ -80,6 +80,7 @@ pub(crate) fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunReco
         cost: None,
         comparisons: Vec::new(),
         triggers: Vec::new(),
+        judges: Vec::new(),
         source: None,
     }
 }

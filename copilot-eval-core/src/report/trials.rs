@@ -89,6 +89,11 @@ pub struct TrialSummary {
     /// such trial compared anything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comparison_criteria: Vec<CriterionOverTrials>,
+    /// When the eval judges its results (`ctx.judge`): each criterion of each rubric judge
+    /// over the trials that reached a verdict, with its pass rate and interval; in the order
+    /// of the judges, then of the rubric. Absent when no such trial judged anything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judge_criteria: Vec<super::judge_trials::JudgeCriterionOverTrials>,
 }
 
 /// How trials are judged: the ks to estimate and the pass rate needed.
@@ -205,6 +210,7 @@ fn summary(
         verdict,
         failed_trials,
         comparison_criteria: compare_trials::aggregate(records),
+        judge_criteria: super::judge_trials::aggregate(records),
     }
 }
 

@@ -235,6 +235,7 @@ pub fn summary(report: &SuiteReport) -> String {
     out.push_str(&incomplete_evidence_summary(report));
     out.push_str(&cost_summary_line(report));
     out.push_str(&comparison_lines(report));
+    out.push_str(&crate::report::judge::summary_lines(&report.tests));
     for test in report.tests.iter().filter(|t| t.outcome != Outcome::Passed) {
         let first = test
             .message
@@ -264,6 +265,12 @@ pub fn summary(report: &SuiteReport) -> String {
                 out.push_str(&format!(
                     "      {}\n",
                     crate::report::compare_trials::line(criterion)
+                ));
+            }
+            for criterion in &summary.judge_criteria {
+                out.push_str(&format!(
+                    "      {}\n",
+                    crate::report::judge_trials::line(criterion)
                 ));
             }
         }

@@ -98,6 +98,7 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
         source: None,
         comparisons: Vec::new(),
         triggers: Vec::new(),
+        judges: Vec::new(),
         trial: None,
         model: None,
     }
@@ -304,6 +305,7 @@ pub async fn run_one(
         record.runs = evidence.runs;
         record.comparisons = evidence.comparisons;
         record.triggers = evidence.triggers;
+        record.judges = evidence.judges;
         record.source = evidence.source;
         if let Some(model) = evidence.model {
             record.name = evidence.name;

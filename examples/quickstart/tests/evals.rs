@@ -330,3 +330,38 @@ async fn compares_with_and_without_the_skill(ctx: EvalContext) {
         comparison.summary()
     );
 }
+
+/// A judge beside an independent check: the answer must name the version (checked by code),
+/// and a judge, a separate Copilot session with no tools on the same model, grades it against a
+/// rubric. The judge's session is the test's second run, labelled `judge`: it replays
+/// `judges_the_announcement-2.yaml`, and its verdicts, reasons and cost are in the results'
+/// `judges`. A judge's verdict is a model's statement, not a check of the output.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120)]
+async fn judges_the_announcement(ctx: EvalContext) {
+    use copilot_eval_core::harness::judge::{Material, Rubric};
+
+    let eval = ctx.eval().build().unwrap();
+    let result = ctx
+        .run(&eval, "Announce version 2.4.1 of ferris-cli in one line.")
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+
+    // The independent check: the answer names the version.
+    let answer = result.final_response.clone().unwrap_or_default();
+    assert!(answer.contains("2.4.1"), "{answer}");
+
+    // The judge: a model's statement about the same answer.
+    let rubric = Rubric::new(Material::FinalResponse)
+        .criterion(
+            "names the version",
+            "The announcement names the released version.",
+        )
+        .scored(
+            "one line",
+            "The announcement is a single, plain line.",
+            1,
+            5,
+        );
+    let judgement = ctx.judge(&result, &rubric).await.unwrap();
+    assert!(judgement.all_passed(), "{}", judgement.summary());
+}

@@ -39,6 +39,7 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
         }),
         comparisons: Vec::new(),
         triggers: Vec::new(),
+        judges: Vec::new(),
         source: None,
     }
 }

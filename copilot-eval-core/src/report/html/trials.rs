@@ -32,6 +32,8 @@ pub(crate) struct TrialView {
     pub not_passed: Vec<(String, String)>,
     /// Each comparison criterion over the trials (`report::compare_trials`).
     pub comparisons: Vec<CriterionView>,
+    /// Each rubric judge's criterion over the trials (`report::judge_trials`).
+    pub judges: Vec<super::judge::JudgeTrialView>,
 }
 
 /// One comparison criterion of an eval over its trials, written as the terminal writes it.
@@ -116,6 +118,11 @@ impl TrialView {
                 .comparison_criteria
                 .iter()
                 .map(CriterionView::of)
+                .collect(),
+            judges: summary
+                .judge_criteria
+                .iter()
+                .map(super::judge::JudgeTrialView::of)
                 .collect(),
         }
     }

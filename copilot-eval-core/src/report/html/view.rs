@@ -105,6 +105,7 @@ pub(super) struct TestView {
     pub stderr: Option<String>,
     pub runs: Vec<RunView>,
     pub comparisons: Vec<super::compare::ComparisonView>,
+    pub judges: Vec<super::judge::JudgeView>,
 }
 
 /// One eval run of a test.
@@ -462,6 +463,12 @@ impl TestView {
                 .iter()
                 .enumerate()
                 .map(|(i, c)| super::compare::ComparisonView::of(i + 1, c))
+                .collect(),
+            judges: test
+                .judges
+                .iter()
+                .enumerate()
+                .map(|(i, j)| super::judge::JudgeView::of(i + 1, j))
                 .collect(),
         }
     }

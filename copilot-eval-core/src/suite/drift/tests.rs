@@ -172,6 +172,7 @@ fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
         cost: None,
         comparisons: Vec::new(),
         triggers: Vec::new(),
+        judges: Vec::new(),
         source: None,
     }
 }

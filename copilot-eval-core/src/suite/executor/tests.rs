@@ -41,6 +41,7 @@ fn evidence(status: EvidenceStatus) -> TestEvidence {
         cassette: "c.yaml".to_owned(),
         comparisons: Vec::new(),
         triggers: Vec::new(),
+        judges: Vec::new(),
         source: None,
         model: None,
         trial_ask: None,

@@ -1,0 +1,102 @@
+//! The judge's own checks: parsing answers, the pairwise verdict, the rubric's checks, the
+//! prompt.
+
+use super::*;
+
+fn rubric() -> Rubric {
+    Rubric::new(Material::FinalResponse)
+        .criterion("names the version", "It names 2.4.1.")
+        .scored("clear", "It is plain.", 1, 5)
+}
+
+#[test]
+fn a_valid_answer_parses_plain_or_fenced() {
+    let answer = r#"{"criteria": [{"name": "clear", "verdict": "pass", "score": 4, "reason": "short"}, {"name": "names the version", "verdict": "FAIL", "score": null, "reason": "no version"}]}"#;
+    let entries = parse(&rubric(), 2, Some(answer), &["pass", "fail"], true).unwrap();
+    assert_eq!(entries[0].verdict, "fail");
+    assert_eq!(entries[0].score, None);
+    assert_eq!(
+        (entries[1].verdict.as_str(), entries[1].score),
+        ("pass", Some(4))
+    );
+    let fenced = format!("Here is my grading:\n```json\n{answer}\n```\n");
+    assert!(parse(&rubric(), 2, Some(&fenced), &["pass", "fail"], true).is_ok());
+}
+
+#[test]
+fn an_answer_that_does_not_parse_names_the_criterion() {
+    let not_json = parse(
+        &rubric(),
+        2,
+        Some("It all looks fine!"),
+        &["pass", "fail"],
+        true,
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(&not_json, JudgeError::NotJson { criterion, run: 2, .. } if criterion == "names the version"),
+        "{not_json:?}"
+    );
+    let missing =
+        r#"{"criteria": [{"name": "names the version", "verdict": "pass", "reason": "yes"}]}"#;
+    let error = parse(&rubric(), 3, Some(missing), &["pass", "fail"], true)
+        .err()
+        .unwrap();
+    assert_eq!(
+        error.to_string(),
+        "the judge's answer (run 3) has no entry for criterion `clear`"
+    );
+    let out_of_range = r#"{"criteria": [{"name": "names the version", "verdict": "pass", "reason": "yes"}, {"name": "clear", "verdict": "pass", "score": 9, "reason": "yes"}]}"#;
+    let error = parse(&rubric(), 3, Some(out_of_range), &["pass", "fail"], true)
+        .err()
+        .unwrap();
+    assert_eq!(
+        error.to_string(),
+        "the judge's answer (run 3) for criterion `clear` is malformed: `score` 9 is outside 1 to 5"
+    );
+    let bad_verdict = r#"{"criteria": [{"name": "names the version", "verdict": "maybe", "reason": "yes"}, {"name": "clear", "verdict": "pass", "score": 3, "reason": "yes"}]}"#;
+    let error = parse(&rubric(), 3, Some(bad_verdict), &["pass", "fail"], true)
+        .err()
+        .unwrap();
+    assert!(
+        error
+            .to_string()
+            .contains("criterion `names the version` is malformed: `verdict` is \"maybe\""),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_pair_prefers_only_when_both_orders_agree() {
+    assert_eq!(pair_verdict("1", "2"), JudgeVerdict::A);
+    assert_eq!(pair_verdict("2", "1"), JudgeVerdict::B);
+    assert_eq!(pair_verdict("tie", "tie"), JudgeVerdict::Tie);
+    // The judge always preferred the first answer shown: position, not material.
+    assert_eq!(pair_verdict("1", "1"), JudgeVerdict::Inconsistent);
+    assert_eq!(pair_verdict("1", "tie"), JudgeVerdict::Inconsistent);
+}
+
+#[test]
+fn a_rubric_without_criteria_or_with_a_name_twice_is_refused() {
+    assert!(check(&Rubric::new(Material::FinalResponse)).is_err());
+    let twice = Rubric::new(Material::FinalResponse)
+        .criterion("a", "x")
+        .criterion("a", "y");
+    assert!(
+        check(&twice)
+            .unwrap_err()
+            .to_string()
+            .contains("`a` is named twice")
+    );
+    assert!(check(&rubric()).is_ok());
+}
+
+#[test]
+fn the_prompt_lists_the_criteria_and_the_material() {
+    let prompt = rubric().prompt("--- final response ---\nhi\n--- end ---");
+    assert!(prompt.starts_with("You are a judge. Grade the material below"));
+    assert!(prompt.contains(
+        "Rubric:\n1. names the version (pass or fail): It names 2.4.1.\n2. clear (score 1 to 5): It is plain.\n\nMaterial:\n--- final response ---\nhi\n--- end ---"
+    ));
+}

@@ -1,0 +1,193 @@
+//! Judges over trials: an eval that calls `ctx.judge` and runs in trials (`cargo copilot-eval
+//! --trials N`) gets, per criterion of each rubric judge, how many trials the judge passed it
+//! and that pass rate with its 95% Wilson interval ([`JudgeCriterionOverTrials`], one list per
+//! eval in [`TrialSummary::judge_criteria`](super::TrialSummary::judge_criteria)).
+//!
+//! A criterion is matched across trials by its judge's position in the test (the first
+//! `ctx.judge` is judge 1) and its name. Only trials that reached a verdict (`passed` or
+//! `failed`) count, as for the eval's pass rate; a trial whose judge gave no verdict (its
+//! answer did not parse, its session failed) counts as not passed, and is counted in
+//! `judge_errors`. Pairwise judges are left out (their verdicts are preferences, not passes).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{JudgeKind, JudgeVerdict, Outcome, TestRecord};
+use crate::stats;
+
+/// One criterion of one rubric judge of an eval, over the eval's trials.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JudgeCriterionOverTrials {
+    /// The judge's position in the test, from 1 (the test's `judges[]` order).
+    pub judge: u32,
+    /// The criterion's name.
+    pub criterion: String,
+    /// Trials that reached a verdict and ran this judge.
+    pub trials: u32,
+    /// Trials in which the judge's verdict on the criterion was `pass`.
+    pub passed: u32,
+    /// Trials in which the judge gave no verdict (counted in `trials`, not in `passed`).
+    pub judge_errors: u32,
+    /// `passed / trials`, a fraction in [0, 1] (0 when `trials` is 0).
+    pub pass_rate: f64,
+    /// The 95% Wilson score interval of `pass_rate`, `[low, high]` fractions.
+    pub pass_rate_interval: [f64; 2],
+}
+
+/// Each criterion of each rubric judge in `records` (one eval's trials), over the trials that
+/// reached a verdict; in the order of the judges, then of each judge's rubric. Empty when no
+/// such trial judged anything.
+pub fn aggregate(records: &[&TestRecord]) -> Vec<JudgeCriterionOverTrials> {
+    // (judge, criterion) -> (trials, passed, errors)
+    let mut tables: Vec<((u32, String), [u32; 3])> = Vec::new();
+    let judged = records
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Passed | Outcome::Failed));
+    for record in judged {
+        for (index, judge) in record.judges.iter().enumerate() {
+            if judge.kind != JudgeKind::Rubric {
+                continue;
+            }
+            for criterion in &judge.rubric {
+                let key = (index as u32 + 1, criterion.name.clone());
+                let counts = match tables.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, counts)) => counts,
+                    None => {
+                        tables.push((key, [0; 3]));
+                        &mut tables.last_mut().expect("just pushed").1
+                    }
+                };
+                counts[0] += 1;
+                let verdict = judge
+                    .verdicts
+                    .iter()
+                    .find(|v| v.criterion == criterion.name)
+                    .map(|v| v.verdict);
+                counts[1] += u32::from(verdict == Some(JudgeVerdict::Pass));
+                counts[2] += u32::from(judge.error.is_some());
+            }
+        }
+    }
+    tables.sort_by_key(|((judge, _), _)| *judge);
+    tables
+        .into_iter()
+        .map(|((judge, criterion), [trials, passed, judge_errors])| {
+            let (low, high) = stats::wilson_interval(u64::from(passed), u64::from(trials));
+            JudgeCriterionOverTrials {
+                judge,
+                criterion,
+                trials,
+                passed,
+                judge_errors,
+                pass_rate: if trials == 0 {
+                    0.0
+                } else {
+                    f64::from(passed) / f64::from(trials)
+                },
+                pass_rate_interval: [low, high],
+            }
+        })
+        .collect()
+}
+
+/// One criterion for the terminal, under its eval's trials line: `judge 1, names the version:
+/// passed 2/3 (67%, 95% CI 21%-94%)`, then `, 1 judge error` when there were any.
+pub fn line(c: &JudgeCriterionOverTrials) -> String {
+    // Whole percentages, as the trials line writes its pass rate.
+    let percent = |f: f64| format!("{:.0}%", f * 100.0);
+    let mut line = format!(
+        "judge {}, {}: passed {}/{} ({}, 95% CI {}-{})",
+        c.judge,
+        c.criterion,
+        c.passed,
+        c.trials,
+        percent(c.pass_rate),
+        percent(c.pass_rate_interval[0]),
+        percent(c.pass_rate_interval[1])
+    );
+    if c.judge_errors > 0 {
+        line.push_str(&format!(
+            ", {} judge error{}",
+            c.judge_errors,
+            if c.judge_errors == 1 { "" } else { "s" }
+        ));
+    }
+    line
+}
+
+/// One criterion as a JUnit property `(name, value)`:
+/// `copilot_eval.trials.judge.1.criterion.<name>` = `passed=2/3 pass_rate=0.6667
+/// interval=0.2077-0.9385 judge_errors=0`.
+pub fn junit_property(c: &JudgeCriterionOverTrials) -> (String, String) {
+    (
+        format!(
+            "copilot_eval.trials.judge.{}.criterion.{}",
+            c.judge, c.criterion
+        ),
+        format!(
+            "passed={}/{} pass_rate={:.4} interval={:.4}-{:.4} judge_errors={}",
+            c.passed,
+            c.trials,
+            c.pass_rate,
+            c.pass_rate_interval[0],
+            c.pass_rate_interval[1],
+            c.judge_errors
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{
+        JudgeCriterionVerdict, JudgeRecord, RubricCriterionRecord, TrialOf, tests::test,
+    };
+
+    fn judged(trial: u32, outcome: Outcome, verdict: Option<JudgeVerdict>) -> TestRecord {
+        let mut record = test("e", "pkg::evals", outcome, Vec::new());
+        record.trial = Some(TrialOf { trial, trials: 4 });
+        record.judges = vec![JudgeRecord {
+            kind: JudgeKind::Rubric,
+            material: "final response".into(),
+            judged_runs: vec![1],
+            model: None,
+            tools: Vec::new(),
+            rubric: vec![RubricCriterionRecord {
+                name: "names the version".into(),
+                text: "t".into(),
+                scale: None,
+            }],
+            sessions: Vec::new(),
+            verdicts: verdict
+                .map(|verdict| JudgeCriterionVerdict {
+                    criterion: "names the version".into(),
+                    verdict,
+                    score: None,
+                    reasons: vec!["r".into()],
+                })
+                .into_iter()
+                .collect(),
+            error: verdict.is_none().then(|| "not JSON".to_owned()),
+        }];
+        record
+    }
+
+    #[test]
+    fn a_criterion_is_counted_over_the_trials_that_reached_a_verdict() {
+        let records = [
+            judged(1, Outcome::Passed, Some(JudgeVerdict::Pass)),
+            judged(2, Outcome::Failed, Some(JudgeVerdict::Fail)),
+            judged(3, Outcome::Passed, None),
+            judged(4, Outcome::Error, Some(JudgeVerdict::Pass)),
+        ];
+        let refs: Vec<&TestRecord> = records.iter().collect();
+        let criteria = aggregate(&refs);
+        assert_eq!(criteria.len(), 1, "{criteria:?}");
+        let c = &criteria[0];
+        assert_eq!((c.judge, c.trials, c.passed, c.judge_errors), (1, 3, 1, 1));
+        assert_eq!(
+            line(c),
+            "judge 1, names the version: passed 1/3 (33%, 95% CI 6%-79%), 1 judge error"
+        );
+    }
+}

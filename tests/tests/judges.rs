@@ -1,0 +1,521 @@
+//! Judges (`ctx.judge`, `ctx.judge_pair`) end to end, through the real `cargo copilot-eval`,
+//! the real runtime and the scripted example's `tests/judges.rs`:
+//!
+//! - a rubric judge's verdicts, scores, reasons and cost are in the JSON (valid against the
+//!   committed schema), the JUnit properties, the terminal summary and the HTML page; its
+//!   session is a run labelled `judge`, counted in the test's cost;
+//! - a judge whose answer is not JSON gives an error naming the criterion, never a verdict;
+//! - a pairwise judge whose two orders agree reports the preference, one whose orders disagree
+//!   reports `inconsistent`;
+//! - in trials, each rubric criterion's pass rate over the trials;
+//! - the quick-start's `judges_the_announcement`, recorded with a scripted model standing in
+//!   for the model service (`--record`: the eval's run into `<test>.yaml`, the judge's into
+//!   `<test>-2.yaml`, the example's committed cassettes; set `COPILOT_EVAL_UPDATE_CASSETTES=1`
+//!   to write them there instead, then re-run), replays offline with the same verdicts.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use copilot_eval_core::model_server::{
+    ModelServer, Script, ScriptedTurn, ScriptedUsage, ServerConfig,
+};
+use copilot_eval_core::report::{JudgeKind, JudgeVerdict, Outcome};
+use copilot_eval_e2e::runtime_for;
+use serde_json::json;
+
+mod support;
+
+use support::{command_path, workspace_root};
+
+#[test]
+fn judges_appear_in_every_report_with_their_verdicts_reasons_and_cost() {
+    let test = "judges_appear_in_every_report_with_their_verdicts_reasons_and_cost";
+    if runtime_for(test).is_none() {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
+    // `support::copilot_eval` checks the JSON against the committed schema.
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &[
+            "-p",
+            "scripted",
+            "--html",
+            html.to_str().unwrap(),
+            "judge",
+            "prefers_an_answer",
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(
+        run.outcomes(),
+        [
+            (
+                "a_judge_answer_that_is_not_json_is_an_error",
+                Outcome::Passed
+            ),
+            ("judges_the_release_notes", Outcome::Passed),
+            ("prefers_an_answer_in_both_orders", Outcome::Passed),
+        ]
+    );
+
+    // The rubric judge: a run labelled judge, and the record with verdicts, scores, reasons.
+    let judged = run.test("judges_the_release_notes");
+    let labels: Vec<Option<&str>> = judged.runs.iter().map(|r| r.label.as_deref()).collect();
+    assert_eq!(labels, [None, Some("judge")]);
+    assert!(
+        judged.runs[1].working_directory.ends_with("/judge-1"),
+        "{}",
+        judged.runs[1].working_directory
+    );
+    assert_eq!(judged.judges.len(), 1, "{judged:#?}");
+    let judge = &judged.judges[0];
+    assert_eq!(judge.kind, JudgeKind::Rubric);
+    assert_eq!(judge.material, "files: NOTES.md");
+    assert_eq!(judge.judged_runs, [1]);
+    assert_eq!(judge.model.as_deref(), Some("claude-sonnet-4.5"));
+    assert!(judge.tools.is_empty());
+    assert_eq!(judge.error, None);
+    let verdicts: Vec<(&str, JudgeVerdict, Option<i64>, &str)> = judge
+        .verdicts
+        .iter()
+        .map(|v| {
+            (
+                v.criterion.as_str(),
+                v.verdict,
+                v.score,
+                v.reasons[0].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            (
+                "names the version",
+                JudgeVerdict::Pass,
+                None,
+                "The heading names 2.4.1."
+            ),
+            (
+                "clear",
+                JudgeVerdict::Pass,
+                Some(4),
+                "One short, plain line."
+            ),
+        ]
+    );
+    // Its cost: the judge session's own tokens, and counted in the test's.
+    let session = &judge.sessions[0];
+    assert_eq!(session.run, 2);
+    assert_eq!(
+        (session.input_tokens, session.output_tokens),
+        (Some(900), Some(60))
+    );
+    assert_eq!(session.model_calls, 1);
+    let cost = judged.cost.as_ref().expect("a cost");
+    assert_eq!(cost.input_tokens, 5000 + 5100 + 900, "{cost:?}");
+    assert_eq!(judged.runs[1].totals.input_tokens, 900);
+
+    // JUnit: the run's label, each criterion, the summary and the cost.
+    let name = "judges_the_release_notes";
+    assert_eq!(
+        run.junit_property(name, "copilot_eval.run.2.label"),
+        "judge"
+    );
+    assert_eq!(
+        run.junit_property(name, "copilot_eval.judge.1.criterion.clear"),
+        "verdict=pass score=4 reason=One short, plain line."
+    );
+    assert_eq!(
+        run.junit_property(name, "copilot_eval.judge.1.criterion.names the version"),
+        "verdict=pass reason=The heading names 2.4.1."
+    );
+    assert_eq!(
+        run.junit_property(name, "copilot_eval.judge.1.cost"),
+        "1 session (run 2), 1 model call, 960 tokens, premium requests 0, estimated cost not priced"
+    );
+    let line = judge.line();
+    assert_eq!(
+        run.junit_property(name, "copilot_eval.judge.1.summary"),
+        line
+    );
+    // The terminal summary.
+    assert!(
+        run.stderr
+            .contains(&format!("\n  judge scripted::judges {name}: {line}\n")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        line.starts_with(
+            "rubric judge of run 1 on claude-sonnet-4.5 (files: NOTES.md): names the version: pass, clear: pass (score 4); 1 session (run 2)"
+        ),
+        "{line}"
+    );
+
+    // An answer that is not JSON: an error naming the criterion, and no verdict.
+    let broken = &run
+        .test("a_judge_answer_that_is_not_json_is_an_error")
+        .judges[0];
+    assert!(broken.verdicts.is_empty(), "{broken:#?}");
+    let error = broken.error.as_deref().expect("an error");
+    assert!(
+        error.starts_with("the judge's answer (run 2) is not the JSON object asked for")
+            && error.ends_with("first criterion: `names the version`"),
+        "{error}"
+    );
+    assert_eq!(
+        run.junit_property(
+            "a_judge_answer_that_is_not_json_is_an_error",
+            "copilot_eval.judge.1.error"
+        ),
+        error
+    );
+
+    // The pairwise judges: both orders each; a preference only when they agree.
+    let pair = run.test("prefers_an_answer_in_both_orders");
+    assert_eq!(pair.judges.len(), 2);
+    /// A pairwise judge's verdict on its one criterion, its sessions' runs and their orders.
+    type PairOutcome<'a> = (JudgeVerdict, Vec<u64>, Vec<Option<&'a str>>);
+    let outcome: Vec<PairOutcome> = pair
+        .judges
+        .iter()
+        .map(|j| {
+            assert_eq!(j.kind, JudgeKind::Pairwise);
+            assert_eq!(j.judged_runs, [1, 2]);
+            (
+                j.verdicts[0].verdict,
+                j.sessions.iter().map(|s| s.run).collect(),
+                j.sessions.iter().map(|s| s.order.as_deref()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcome,
+        [
+            (JudgeVerdict::A, vec![3, 4], vec![Some("a_b"), Some("b_a")]),
+            (
+                JudgeVerdict::Inconsistent,
+                vec![5, 6],
+                vec![Some("a_b"), Some("b_a")]
+            ),
+        ]
+    );
+    assert_eq!(
+        run.junit_property(
+            "prefers_an_answer_in_both_orders",
+            "copilot_eval.judge.2.criterion.informative"
+        ),
+        "verdict=inconsistent reason=Answer 1 comes first. | Answer 1 comes first."
+    );
+
+    // The page: a judge table per judge, with each criterion's verdict, and the cost.
+    let page = std::fs::read_to_string(&html).unwrap();
+    for expected in [
+        "<table class=\"judge\" data-judge=\"1\" data-kind=\"rubric\">",
+        "<tr class=\"judge-criterion\" data-criterion=\"clear\" data-verdict=\"pass\">",
+        "<td class=\"score\">4</td>",
+        "One short, plain line.",
+        "<table class=\"judge\" data-judge=\"2\" data-kind=\"pairwise\">",
+        "data-criterion=\"informative\" data-verdict=\"inconsistent\"",
+        "1 session (run 2), 1 model call, 960 tokens, premium requests 0, estimated cost not priced",
+        "data-label=\"judge\"",
+    ] {
+        assert!(page.contains(expected), "the page lacks {expected:?}");
+    }
+}
+
+#[test]
+fn over_trials_each_rubric_criterion_has_its_pass_rate() {
+    let test = "over_trials_each_rubric_criterion_has_its_pass_rate";
+    if runtime_for(test).is_none() {
+        return;
+    }
+    let name = "judges_the_release_notes";
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &[
+            "-p",
+            "scripted",
+            "--exact",
+            name,
+            "--trials",
+            "3",
+            "-j",
+            "2",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.report.tests.len(), 3);
+    // A verdict per trial: the judge found the notes unclear in trial 2 only.
+    let clear: Vec<(u32, JudgeVerdict)> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| (t.trial.unwrap().trial, t.judges[0].verdicts[1].verdict))
+        .collect();
+    assert_eq!(
+        clear,
+        [
+            (1, JudgeVerdict::Pass),
+            (2, JudgeVerdict::Fail),
+            (3, JudgeVerdict::Pass)
+        ]
+    );
+    let summary = &run.report.trial_summaries[0];
+    let rates: Vec<(u32, &str, u32, u32, u32)> = summary
+        .judge_criteria
+        .iter()
+        .map(|c| {
+            (
+                c.judge,
+                c.criterion.as_str(),
+                c.passed,
+                c.trials,
+                c.judge_errors,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rates,
+        [(1, "names the version", 3, 3, 0), (1, "clear", 2, 3, 0)]
+    );
+    let clear = &summary.judge_criteria[1];
+    assert!((clear.pass_rate - 2.0 / 3.0).abs() < 1e-9);
+    let line = copilot_eval_core::report::judge_trials::line(clear);
+    assert_eq!(line, "judge 1, clear: passed 2/3 (67%, 95% CI 21%-94%)");
+    assert!(
+        run.stderr.contains(&format!("\n      {line}\n")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.junit_property(
+            &format!("{name} [trial 1/3]"),
+            "copilot_eval.trials.judge.1.criterion.clear"
+        ),
+        "passed=2/3 pass_rate=0.6667 interval=0.2077-0.9385 judge_errors=0"
+    );
+    // The page's "Judges over trials" table.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<table class=\"trial-judges\">"),
+        "no judges table"
+    );
+    assert!(
+        page.contains(&format!(
+            "<tr class=\"trial-judge\" data-name=\"{name}\" data-criterion=\"clear\">"
+        )),
+        "no row for clear"
+    );
+    // minijinja escapes `/` in the page.
+    assert!(page.contains("<td class=\"passed\">2&#x2f;3</td>"));
+}
+
+const QUICKSTART: &str = "judges_the_announcement";
+
+fn usage(input_tokens: u64, output_tokens: u64) -> ScriptedUsage {
+    ScriptedUsage {
+        input_tokens,
+        output_tokens,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+    }
+}
+
+/// The cassette file without its comment lines and its `recorded:` date.
+fn undated(path: &Path) -> String {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim_start().starts_with("recorded:"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_session_records_its_own_cassette_with_a_scripted_model() {
+    if runtime_for("a_judge_session_records_its_own_cassette_with_a_scripted_model").is_none() {
+        return;
+    }
+    // The model service's side: the eval's answer, then the judge's.
+    let script = Script::new([])
+        .turn(
+            ScriptedTurn::text("ferris-cli 2.4.1 is out: startup is twice as fast.")
+                .with_usage(usage(5120, 14)),
+        )
+        .turn(
+            ScriptedTurn::text(
+                json!({"criteria": [
+                    {"name": "names the version", "verdict": "pass", "score": null,
+                     "reason": "It names 2.4.1."},
+                    {"name": "one line", "verdict": "pass", "score": 5,
+                     "reason": "One plain line."}
+                ]})
+                .to_string(),
+            )
+            .with_usage(usage(610, 52)),
+        );
+    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model("claude-sonnet-4.5"))
+        .await
+        .unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("cassette-root");
+    let json = scratch.path().join("record.json");
+    let mut command = std::process::Command::new(command_path());
+    command
+        .args([
+            "copilot-eval",
+            "-p",
+            "quickstart",
+            "--plain",
+            "--record=all",
+        ])
+        .arg("--cassette-root")
+        .arg(&root)
+        .arg("--json")
+        .arg(&json)
+        .args(["--exact", QUICKSTART])
+        .current_dir(workspace_root())
+        .env("TMPDIR", scratch.path())
+        .env_remove("CI")
+        .env_remove("COPILOT_EVAL_MODE")
+        .env(
+            copilot_eval_core::harness::ENV_LIVE_BASE_URL,
+            server.base_url(),
+        );
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    server.shutdown().await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("cassettes: 2 recorded, 0 kept (replayed), 0 not written"),
+        "{stderr}"
+    );
+    let report: copilot_eval_core::report::SuiteReport =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let test = &report.tests[0];
+    assert_eq!(test.judges.len(), 1, "{test:#?}");
+    assert!(test.judges[0].all_passed(), "{:#?}", test.judges[0]);
+    let folder = root.join("tests/cassettes/evals");
+    let expected = [
+        (
+            None,
+            folder.join(format!("{QUICKSTART}.yaml")),
+            "startup is twice as fast",
+        ),
+        (
+            Some("judge"),
+            folder.join(format!("{QUICKSTART}-2.yaml")),
+            "One plain line.",
+        ),
+    ];
+    assert_eq!(test.runs.len(), 2);
+    for (run, (label, cassette, answer)) in test.runs.iter().zip(&expected) {
+        assert_eq!(run.label.as_deref(), *label);
+        let recording = run.recording.as_ref().expect("a recording");
+        assert!(recording.written, "{label:?}: {recording:?}");
+        assert_eq!(Path::new(&recording.cassette), cassette.as_path());
+        let text = std::fs::read_to_string(cassette).unwrap();
+        assert!(text.contains(answer), "{label:?}: {text}");
+    }
+    // The judge's cassette holds the judge prompt, and no tool was offered to it.
+    let judge = undated(&expected[1].1);
+    assert!(judge.contains("You are a judge."), "{judge}");
+
+    let committed = workspace_root().join("examples/quickstart/tests/cassettes/evals");
+    let update = std::env::var("COPILOT_EVAL_UPDATE_CASSETTES").as_deref() == Ok("1");
+    for (label, recorded, _) in &expected {
+        let what = label.unwrap_or("eval");
+        let target = committed.join(recorded.file_name().unwrap());
+        if update {
+            let body = std::fs::read_to_string(recorded).unwrap();
+            let body: Vec<&str> = body.lines().filter(|l| !l.starts_with('#')).collect();
+            std::fs::write(
+                &target,
+                format!(
+                    "# Cassette of the {what} run of quickstart's `{QUICKSTART}`, recorded by\n# tests/tests/judges.rs with a scripted model standing in for the model service.\n{}\n",
+                    body.join("\n")
+                ),
+            )
+            .unwrap();
+        }
+        assert_eq!(
+            undated(recorded),
+            undated(&target),
+            "{what}: the recording differs from {} (re-record with COPILOT_EVAL_UPDATE_CASSETTES=1)",
+            target.display()
+        );
+    }
+}
+
+#[test]
+fn the_quickstart_judge_replays_offline_with_its_verdicts() {
+    if runtime_for("the_quickstart_judge_replays_offline_with_its_verdicts").is_none() {
+        return;
+    }
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &["-p", "quickstart", "--exact", QUICKSTART],
+        &[],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let test = run.test(QUICKSTART);
+    let files: Vec<(Option<&str>, &str, String)> = test
+        .runs
+        .iter()
+        .map(|r| {
+            let cassette = &r.replay.as_ref().expect("replayed").cassette;
+            (
+                r.label.as_deref(),
+                r.mode.as_str(),
+                Path::new(cassette)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        files,
+        [
+            (None, "replay", format!("{QUICKSTART}.yaml")),
+            (Some("judge"), "replay", format!("{QUICKSTART}-2.yaml")),
+        ]
+    );
+    let judge = &test.judges[0];
+    let verdicts: Vec<(&str, JudgeVerdict, Option<i64>)> = judge
+        .verdicts
+        .iter()
+        .map(|v| (v.criterion.as_str(), v.verdict, v.score))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("names the version", JudgeVerdict::Pass, None),
+            ("one line", JudgeVerdict::Pass, Some(5)),
+        ]
+    );
+    // Replayed usage: the judge's tokens, priced by the runner like any replayed run.
+    let session = &judge.sessions[0];
+    assert_eq!(
+        (session.input_tokens, session.output_tokens),
+        (Some(610), Some(52))
+    );
+    assert_eq!(
+        session.estimated_cost, test.runs[1].totals.estimated_cost,
+        "{session:?}"
+    );
+    assert!(session.estimated_cost.is_some_and(|c| c > 0.0));
+}
