@@ -163,3 +163,30 @@ fn a_run_error_the_test_repeats_is_shown_once() {
         "{message}"
     );
 }
+
+/// A failed run's error is printed once on the terminal: in the test's block under its
+/// `ERROR` line, where it belongs; the summary's line for that test names it and points there
+/// instead of repeating the message's first line.
+#[test]
+fn a_run_error_is_printed_once_on_the_terminal() {
+    if runtime_for("a_run_error_is_printed_once_on_the_terminal").is_none() {
+        return;
+    }
+    let run = fixture(&["--exact", "replay_mismatch"], &[]);
+    let test = run.test("replay_mismatch");
+    let error = test.runs[0].error.as_deref().unwrap_or_default();
+    let first = error.lines().next().unwrap_or_default();
+    assert!(!first.is_empty(), "{test:#?}");
+    assert_eq!(run.stderr.matches(first).count(), 1, "{}", run.stderr);
+    let summary = run
+        .stderr
+        .split("Summary [")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no summary in\n{}", run.stderr));
+    assert!(
+        summary.contains(
+            "\n    ERROR copilot-eval-fixture::evals replay_mismatch (its message is above)\n"
+        ),
+        "{summary}"
+    );
+}
