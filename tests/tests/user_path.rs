@@ -190,3 +190,41 @@ fn a_run_error_is_printed_once_on_the_terminal() {
         "{summary}"
     );
 }
+
+/// lint's notes: an agent whose `name` gives it an id other than its file name gets an
+/// `agent-id` note, a fact rather than something to change: not printed without `--verbose`,
+/// not counted as a warning (so `--deny-warnings` passes), printed with `--verbose`.
+#[test]
+fn lint_shows_notes_only_when_verbose_and_never_as_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("planner.agent.md"),
+        "---\nname: Planner\ndescription: Plans the work.\n---\nPlan.\n",
+    )
+    .unwrap();
+    let lint = |flags: &[&str]| {
+        let output = std::process::Command::new(support::command_path())
+            .args(["copilot-eval", "lint", "--deny-warnings"])
+            .args(flags)
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (status, stdout, stderr) = lint(&[]);
+    assert_eq!(status, Some(0), "{stdout}\n{stderr}");
+    assert_eq!(stdout, "", "{stderr}");
+    assert!(stderr.contains("0 errors, 0 warnings, 1 note"), "{stderr}");
+    let (status, stdout, _) = lint(&["--verbose"]);
+    assert_eq!(status, Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "planner.agent.md:2: note[agent-id] `name`: makes the agent's id \"Planner\""
+        ),
+        "{stdout}"
+    );
+}
