@@ -16,8 +16,8 @@ pub(crate) struct InitArgs {
     /// was built with, when its folder still exists; else the git repository).
     #[arg(long, value_name = "PATH", conflicts_with = "core_git")]
     core_path: Option<PathBuf>,
-    /// Depend on copilot-eval-core from this git repository (with --ci: install the
-    /// cargo-copilot-eval command from it in the workflow).
+    /// Depend on copilot-eval-core from this git repository (for --ci github, the repository
+    /// the workflow installs the cargo-copilot-eval command from).
     #[arg(long, value_name = "URL")]
     core_git: Option<String>,
     /// Write a CI workflow instead of the starter eval: `github` writes
@@ -26,7 +26,7 @@ pub(crate) struct InitArgs {
     /// JSON, JUnit and HTML).
     #[arg(long, value_name = "CI", value_parser = ["github"], conflicts_with = "core_path")]
     ci: Option<String>,
-    /// With --ci: replace an existing workflow file.
+    /// Replace an existing workflow file (only with --ci github).
     #[arg(long, requires = "ci")]
     force: bool,
 }
