@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use copilot_eval_core::init::ci::{Ci, CiOptions, init_ci};
 use copilot_eval_core::init::{InitOptions, init};
 
 /// Arguments of `init`.
@@ -15,22 +16,43 @@ pub(crate) struct InitArgs {
     /// was built with, when its folder still exists; else the git repository).
     #[arg(long, value_name = "PATH", conflicts_with = "core_git")]
     core_path: Option<PathBuf>,
-    /// Depend on copilot-eval-core from this git repository.
+    /// Depend on copilot-eval-core from this git repository (for --ci github, the repository
+    /// the workflow installs the cargo-copilot-eval command from).
     #[arg(long, value_name = "URL")]
     core_git: Option<String>,
+    /// Write a CI workflow instead of the starter eval: `github` writes
+    /// .github/workflows/copilot-eval.yml at the git repository's root (install Rust, Node.js and
+    /// the cached pinned runtime, replay the evals sharded over a matrix, merge the shards, upload
+    /// JSON, JUnit and HTML).
+    #[arg(long, value_name = "CI", value_parser = ["github"], conflicts_with = "core_path")]
+    ci: Option<String>,
+    /// Replace an existing workflow file (only with --ci github).
+    #[arg(long, requires = "ci")]
+    force: bool,
 }
 
-/// Run `init`: print each change on stdout, errors on stderr. Returns the exit status: 0 done,
-/// 1 nothing was changed because of an error (a file that would be overwritten, an unreadable
-/// or invalid manifest or config).
+/// Run `init` (or, with `--ci`, write the workflow): print each change on stdout, errors on
+/// stderr. Returns the exit status: 0 done, 1 nothing was changed because of an error (a file
+/// that would be overwritten, an unreadable or invalid manifest or config).
 pub(crate) fn run(args: InitArgs) -> u8 {
-    let options = InitOptions {
-        manifest_path: args.manifest_path,
-        cwd: None,
-        core_path: args.core_path,
-        core_git: args.core_git,
+    let done = if args.ci.is_some() {
+        let options = CiOptions {
+            manifest_path: args.manifest_path,
+            cwd: None,
+            force: args.force,
+            install_git: args.core_git,
+        };
+        init_ci(Ci::Github, &options)
+    } else {
+        let options = InitOptions {
+            manifest_path: args.manifest_path,
+            cwd: None,
+            core_path: args.core_path,
+            core_git: args.core_git,
+        };
+        init(&options)
     };
-    match init(&options) {
+    match done {
         Ok(lines) => {
             for line in lines {
                 println!("{line}");

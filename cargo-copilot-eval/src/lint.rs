@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use copilot_eval_core::customization::Severity;
 use copilot_eval_core::lint;
 
 /// Arguments of `lint`.
@@ -14,12 +15,16 @@ pub(crate) struct LintArgs {
     #[arg(long)]
     deny_warnings: bool,
     /// Print the summary only, not one line per problem.
-    #[arg(long, short = 'q')]
+    #[arg(long, short = 'q', conflicts_with = "verbose")]
     quiet: bool,
+    /// Print the notes too: facts that ask for no change (`agent-id`: the agent's id comes from
+    /// its `name`, not its file name). Notes are never warnings.
+    #[arg(long, short = 'v')]
+    verbose: bool,
 }
 
-/// Run the lint: one line per problem on stdout (`FILE:LINE: error[RULE] `FIELD`: MESSAGE`),
-/// then the summary on stderr. Returns the exit status: 0 no error (and no warning with
+/// Run the lint: one line per problem on stdout (`FILE:LINE: error[RULE] `FIELD`: MESSAGE`;
+/// notes only with `--verbose`), then the summary on stderr. Returns the exit status: 0 no error (and no warning with
 /// `--deny-warnings`), 1 otherwise.
 pub(crate) fn run(args: LintArgs) -> u8 {
     let paths = if args.paths.is_empty() {
@@ -30,7 +35,9 @@ pub(crate) fn run(args: LintArgs) -> u8 {
     let report = lint::lint(&paths);
     if !args.quiet {
         for problem in &report.problems {
-            println!("{problem}");
+            if args.verbose || problem.severity != Severity::Note {
+                println!("{problem}");
+            }
         }
     }
     let summary = report.summary();

@@ -155,6 +155,7 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Add a starter eval test (with its cassette, so it runs offline at once), the
     /// copilot-eval-core dev-dependency, and `results/` to .gitignore; never overwrites a file.
+    /// With --ci github: write a GitHub Actions workflow that replays the evals instead.
     Init(init::InitArgs),
     /// Merge the JSON results of several shards (--partition) into one report: the tests in
     /// list order, totals summed again; writes --json, --junit and --html like a suite run.

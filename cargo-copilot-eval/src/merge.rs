@@ -48,7 +48,7 @@ pub(crate) fn run(args: MergeArgs) -> u8 {
         args.inputs.len(),
         merged.tests.len()
     );
-    eprint!("{}", display::summary(&merged));
+    eprint!("{}", display::summary_with_messages(&merged));
     let mut status = if merged.tests.is_empty() {
         exit_code::NO_TESTS
     } else {

@@ -17,7 +17,9 @@
 //! is a `not-config-file` warning. Each file is checked once even when several paths reach it.
 //!
 //! The report lists every [`Problem`] (one line each when displayed) and a [`Summary`]. A file
-//! is *accepted* when it has no error (warnings allowed).
+//! is *accepted* when it has no error (warnings and notes allowed). A note (`agent-id`) states a
+//! fact and asks for no change: `cargo copilot-eval lint` prints notes only with `--verbose`, and
+//! they are not warnings (`--deny-warnings` ignores them).
 
 use std::collections::HashSet;
 use std::fmt;
@@ -55,6 +57,8 @@ pub struct Checked {
     pub errors: usize,
     /// Warnings found in it.
     pub warnings: usize,
+    /// Notes found in it (facts that ask for no change, e.g. `agent-id`).
+    pub notes: usize,
 }
 
 /// The result of a lint.
@@ -83,8 +87,10 @@ pub struct Summary {
     pub rejected: usize,
     /// Errors in total (files and paths).
     pub errors: usize,
-    /// Warnings in total.
+    /// Warnings in total (notes not included).
     pub warnings: usize,
+    /// Notes in total: facts that ask for no change (`agent-id`), shown with `lint --verbose`.
+    pub notes: usize,
 }
 
 impl fmt::Display for Summary {
@@ -103,7 +109,11 @@ impl fmt::Display for Summary {
             self.rejected,
             n(self.errors, "error", "errors"),
             n(self.warnings, "warning", "warnings"),
-        )
+        )?;
+        if self.notes > 0 {
+            write!(f, ", {}", n(self.notes, "note", "notes"))?;
+        }
+        Ok(())
     }
 }
 
@@ -121,12 +131,16 @@ impl LintReport {
             accepted: self.checked.len() - rejected,
             rejected,
             errors: self.problems.iter().filter(|p| p.is_error()).count(),
-            warnings: self
-                .problems
-                .iter()
-                .filter(|p| p.severity == Severity::Warning)
-                .count(),
+            warnings: self.count(Severity::Warning),
+            notes: self.count(Severity::Note),
         }
+    }
+
+    fn count(&self, severity: Severity) -> usize {
+        self.problems
+            .iter()
+            .filter(|p| p.severity == severity)
+            .count()
     }
 
     /// `true` when no error was found (warnings allowed).
@@ -139,7 +153,14 @@ impl LintReport {
             path: path.to_path_buf(),
             kind,
             errors: problems.iter().filter(|p| p.is_error()).count(),
-            warnings: problems.iter().filter(|p| !p.is_error()).count(),
+            warnings: problems
+                .iter()
+                .filter(|p| p.severity == Severity::Warning)
+                .count(),
+            notes: problems
+                .iter()
+                .filter(|p| p.severity == Severity::Note)
+                .count(),
         });
         self.problems.extend(problems);
     }
@@ -364,7 +385,8 @@ mod tests {
                 accepted: 5,
                 rejected: 1,
                 errors: 1,
-                warnings: 5,
+                warnings: 4,
+                notes: 1,
             },
             "{:#?}",
             report.problems
@@ -381,7 +403,7 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "agents/broken.agent.md:2: warning[agent-id] `name`: makes the agent's id \"Broken\", not the file name's \"broken\": the runtime lists the agent as \"Broken\" and the model must pass `agent_type: \"Broken\"` to `task` (a scripted or recorded dispatch too)",
+                "agents/broken.agent.md:2: note[agent-id] `name`: makes the agent's id \"Broken\", not the file name's \"broken\": the runtime lists the agent as \"Broken\" and the model must pass `agent_type: \"Broken\"` to `task` (a scripted or recorded dispatch too)",
                 "agents/broken.agent.md: error[required] `description`: is required; add it to the front matter",
                 "agents/helper.agent.md:3: warning[unknown-key] `mode`: is not a custom agent front-matter key (known: name, description, tools, model, mcp-servers, disable-model-invocation, infer, skills, user-invocable, target, argument-hint, metadata, handoffs, agents); the runtime ignores it",
                 "skills/bad/SKILL.md:2: warning[skill-name-format] `name`: \"Bad\" should be lowercase ASCII letters, digits and single hyphens, not starting or ending with a hyphen (e.g. \"pdf-tools\"), as the Agent Skills format says; the runtime loads it as written",
@@ -391,7 +413,7 @@ mod tests {
         );
         assert_eq!(
             summary.to_string(),
-            "6 files checked (2 skills, 2 agents, 2 instructions): 5 accepted, 1 with errors; 1 error, 5 warnings"
+            "6 files checked (2 skills, 2 agents, 2 instructions): 5 accepted, 1 with errors; 1 error, 4 warnings, 1 note"
         );
     }
 

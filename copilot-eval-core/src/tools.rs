@@ -56,6 +56,55 @@ where
     make_tool(name, description, parameters, handler, true)
 }
 
+/// As [`function_tool`], for a handler that keeps state between calls: each call gets its own
+/// clone of `state` and the JSON arguments, `handler(state, arguments)`.
+///
+/// `state` is usually an `Arc` of what the test reads afterwards (an `Arc<Mutex<Vec<String>>>` of
+/// what the tool was asked, say): pass `Arc::clone(&mine)` and keep `mine`; every call's clone
+/// points at the same value. This replaces the clone into the closure and the second clone into
+/// each call's future that a stateful [`function_tool`] needs:
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use copilot_eval_core::tools::function_tool_with_state;
+///
+/// let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+/// let tool = function_tool_with_state(
+///     "lookup_release",
+///     "Looks up the latest release of a package",
+///     serde_json::json!({"type": "object", "properties": {"package": {"type": "string"}}}),
+///     Arc::clone(&asked),
+///     |asked, args| async move {
+///         let package = args["package"].as_str().unwrap_or_default().to_owned();
+///         asked.lock().unwrap().push(package.clone());
+///         Ok(format!("{package} 2.4.1"))
+///     },
+/// );
+/// # let _ = tool;
+/// ```
+///
+/// Errors go to the model as with [`function_tool`] (the model reads [`HIDDEN_TOOL_ERROR`]).
+pub fn function_tool_with_state<S, F, Fut>(
+    name: impl Into<String>,
+    description: impl Into<String>,
+    parameters: Value,
+    state: S,
+    handler: F,
+) -> Tool
+where
+    S: Clone + Send + Sync + 'static,
+    F: Fn(S, Value) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<String, String>> + Send + 'static,
+{
+    make_tool(
+        name,
+        description,
+        parameters,
+        move |args| handler(state.clone(), args),
+        false,
+    )
+}
+
 fn make_tool<F, Fut>(
     name: impl Into<String>,
     description: impl Into<String>,
@@ -242,6 +291,37 @@ mod tests {
         let shown = serde_json::to_value(failure("bad key".into(), true)).unwrap();
         assert_eq!(shown["textResultForLlm"], "bad key", "{shown}");
         assert_eq!(shown["error"], "bad key");
+    }
+
+    /// Every call of a stateful tool sees the same state as the test that made it.
+    #[tokio::test]
+    async fn a_stateful_tool_shares_its_state_across_calls() {
+        let asked: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+        let tool = function_tool_with_state(
+            "lookup",
+            "Look up.",
+            serde_json::json!({"type": "object"}),
+            Arc::clone(&asked),
+            |asked, args| async move {
+                let package = args["package"].as_str().unwrap_or_default().to_owned();
+                let mut asked = asked.lock().unwrap();
+                asked.push(package.clone());
+                Ok(format!("{package}: call {}", asked.len()))
+            },
+        );
+        let handler = tool.handler().expect("a handler").clone();
+        for (package, expected) in [("a", "a: call 1"), ("b", "b: call 2")] {
+            let invocation: ToolInvocation = serde_json::from_value(serde_json::json!({
+                "sessionId": "s",
+                "toolCallId": "c",
+                "toolName": "lookup",
+                "arguments": {"package": package},
+            }))
+            .unwrap();
+            let result = handler.call(invocation).await.unwrap();
+            assert_eq!(serde_json::to_value(result).unwrap(), expected);
+        }
+        assert_eq!(*asked.lock().unwrap(), ["a", "b"]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The `scripted` example (examples/scripted): the authoring features — a conversation, a
 //! resumed session, a prompt with attachments, a case matrix, a baseline/treatment comparison,
-//! a two-model catalog and assertions on what reached the model — with a scripted model,
+//! a two-model catalog with a custom agent from its file, assertions on what reached the model
+//! and a guard's denial — with a scripted model,
 //! run by the real `cargo copilot-eval` in replay mode and in live mode with nothing live
 //! reachable. Both runs pass, make no live call and write the same evidence; the artifacts
 //! validate against the published schema and show each feature. (The same features replayed
@@ -9,15 +10,17 @@
 mod support;
 
 use copilot_eval_core::StopReason;
+use copilot_eval_core::evidence::denial::DenialKind;
 use copilot_eval_core::report::Outcome;
 use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
 
 /// The example's eval tests, in the order of the results.
-const TESTS: [&str; 21] = [
+const TESTS: [&str; 22] = [
     "compares_the_house_style_over_trials",
     "compares_with_and_without_the_skill",
     "keeps_the_canary_from_the_model",
+    "keeps_the_model_out_of_the_shell",
     "names_the_capital_in_most_trials",
     "names_the_capital_per_model::france@claude-sonnet-4.5",
     "names_the_capital_per_model::france@gpt-5",
@@ -122,6 +125,18 @@ fn check(run: &SuiteRun, mode: &str) {
     assert!(
         tools.contains(&serde_json::json!("view")),
         "{mode}: {tools:?}"
+    );
+
+    // The guard's denial: on the call in the run record, and as the test read it.
+    let guarded = run.test("keeps_the_model_out_of_the_shell");
+    let bash = &guarded.runs[0].tool_calls[0];
+    assert_eq!(bash.name, "bash", "{mode}: {bash:?}");
+    let denial = bash.denied.as_ref().expect("the call was denied");
+    assert_eq!(denial.kind, DenialKind::Guard, "{mode}: {bash:?}");
+    assert_eq!(denial.reason, "no shell in this eval", "{mode}");
+    assert_eq!(
+        guarded.properties[0].value, "no shell in this eval",
+        "{mode}"
     );
 
     // The case matrix: one test per case, each with its own values, in JSON and JUnit.

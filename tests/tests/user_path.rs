@@ -163,3 +163,68 @@ fn a_run_error_the_test_repeats_is_shown_once() {
         "{message}"
     );
 }
+
+/// A failed run's error is printed once on the terminal: in the test's block under its
+/// `ERROR` line, where it belongs; the summary's line for that test names it and points there
+/// instead of repeating the message's first line.
+#[test]
+fn a_run_error_is_printed_once_on_the_terminal() {
+    if runtime_for("a_run_error_is_printed_once_on_the_terminal").is_none() {
+        return;
+    }
+    let run = fixture(&["--exact", "replay_mismatch"], &[]);
+    let test = run.test("replay_mismatch");
+    let error = test.runs[0].error.as_deref().unwrap_or_default();
+    let first = error.lines().next().unwrap_or_default();
+    assert!(!first.is_empty(), "{test:#?}");
+    assert_eq!(run.stderr.matches(first).count(), 1, "{}", run.stderr);
+    let summary = run
+        .stderr
+        .split("Summary [")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no summary in\n{}", run.stderr));
+    assert!(
+        summary.contains(
+            "\n    ERROR copilot-eval-fixture::evals replay_mismatch (its message is above)\n"
+        ),
+        "{summary}"
+    );
+}
+
+/// lint's notes: an agent whose `name` gives it an id other than its file name gets an
+/// `agent-id` note, a fact rather than something to change: not printed without `--verbose`,
+/// not counted as a warning (so `--deny-warnings` passes), printed with `--verbose`.
+#[test]
+fn lint_shows_notes_only_when_verbose_and_never_as_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("planner.agent.md"),
+        "---\nname: Planner\ndescription: Plans the work.\n---\nPlan.\n",
+    )
+    .unwrap();
+    let lint = |flags: &[&str]| {
+        let output = std::process::Command::new(support::command_path())
+            .args(["copilot-eval", "lint", "--deny-warnings"])
+            .args(flags)
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (status, stdout, stderr) = lint(&[]);
+    assert_eq!(status, Some(0), "{stdout}\n{stderr}");
+    assert_eq!(stdout, "", "{stderr}");
+    assert!(stderr.contains("0 errors, 0 warnings, 1 note"), "{stderr}");
+    let (status, stdout, _) = lint(&["--verbose"]);
+    assert_eq!(status, Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "planner.agent.md:2: note[agent-id] `name`: makes the agent's id \"Planner\""
+        ),
+        "{stdout}"
+    );
+}

@@ -56,9 +56,16 @@ fn a_passing_test_over_a_stale_cassette_is_an_error_naming_replay_mismatch() {
     );
     assert!(
         run.stderr.contains(
-            "ERROR copilot-eval-fixture::evals ignores_a_stale_cassette: the test passed, but run 1 (ignores_a_stale_cassette) stopped with replay_mismatch"
+            "ERROR copilot-eval-fixture::evals ignores_a_stale_cassette (its message is above)"
         ),
         "the summary names it\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "\n             the test passed, but run 1 (ignores_a_stale_cassette) stopped with replay_mismatch"
+        ),
+        "its line shows the message\n{}",
         run.stderr
     );
 

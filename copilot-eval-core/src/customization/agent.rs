@@ -7,7 +7,7 @@
 //! `name: Planner` is dispatched as `Planner`; `planner` is refused as an unknown agent type).
 //! A file in a subfolder of an `agents` folder without a `name` is named after its path:
 //! `agents/sub/deep.agent.md` is `sub--deep`. When `name` makes the id differ from the file
-//! stem, an `agent-id` warning says which id the model must use. The body is the agent's prompt.
+//! stem, an `agent-id` note says which id the model must use. The body is the agent's prompt.
 //!
 //! | key | type | maps to |
 //! |---|---|---|
@@ -241,7 +241,7 @@ fn check_text(path: &Path, text: &str) -> (Option<AgentFile>, Vec<Problem>) {
     if display_name.is_some() && name != stem {
         let line = c.line("name");
         problems.push(
-            Problem::warning(
+            Problem::note(
                 path,
                 "agent-id",
                 format!(

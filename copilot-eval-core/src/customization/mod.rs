@@ -6,9 +6,10 @@
 //! first. A [`Problem`] names the file, the line when it is known (1-based, in the file as
 //! written, front matter included), the front-matter field (`body` for the Markdown after the
 //! front matter, `None` for the file as a whole), a stable rule id (the `rule` column below) and a message that says what is wrong and
-//! what is allowed. Problems are errors or warnings ([`Severity`]): an error makes the loader
-//! return [`LoadError`]; warnings travel with the loaded value (`warnings` fields) and never
-//! fail a load.
+//! what is allowed. Problems are errors, warnings or notes ([`Severity`]): an error makes the
+//! loader return [`LoadError`]; warnings and notes travel with the loaded value (`warnings`
+//! fields) and never fail a load. A note states a fact and asks for no change (`lint` shows it
+//! only with `--verbose`).
 //!
 //! Front matter is the YAML mapping between a first line `---` and the next line `---`, read with
 //! `serde-saphyr` (YAML 1.2; a repeated key is its own problem; YAML errors carry the line and
@@ -53,7 +54,7 @@
 //! | `reference-escapes` | warning | skills | a relative link in the skill's Markdown (not in comments or code), or a symbolic link in the skill folder, stays inside the skill folder |
 //! | `reference-missing` | warning | skills | a relative link in `SKILL.md` names a file that exists |
 //! | `agent-name` | error | agents | the file gives a non-empty agent name |
-//! | `agent-id` | warning | agents | the front-matter `name` (the agent's id) equals the file name's stem; the message names the id the model must use |
+//! | `agent-id` | note | agents | the front-matter `name` (the agent's id) equals the file name's stem; the message names the id the model must use |
 //! | `agent-name-chars` | warning | agents | the agent name uses only ASCII letters, digits, spaces, `.`, `_` and `-` (the model passes it as `agent_type`) |
 //! | `value` | warning | agents (`target`), instructions (`excludeAgent`) | the value is one of the allowed values |
 //! | `model-list` | warning | agents | `model` is one model id (a list is a VS Code feature; the first entry is used) |
@@ -92,14 +93,19 @@ pub enum Severity {
     Error,
     /// The file loads, but something is likely wrong or ignored by the runtime.
     Warning,
+    /// A fact about how the runtime reads the file that is worth knowing but asks for no change
+    /// (e.g. `agent-id`: the agent's id comes from its `name`); `lint` shows notes only with
+    /// `--verbose` and never counts them as warnings.
+    Note,
 }
 
 impl Severity {
-    /// `error` or `warning`, as printed.
+    /// `error`, `warning` or `note`, as printed.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Error => "error",
             Self::Warning => "warning",
+            Self::Note => "note",
         }
     }
 }
@@ -111,7 +117,7 @@ impl Severity {
 /// ``skills/pdf/SKILL.md:2: error[skill-name-folder] `name`: "pdf-tools" must equal the skill folder's name "pdf"``.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Problem {
-    /// Error or warning.
+    /// Error, warning or note.
     pub severity: Severity,
     /// The file (or folder) the problem is in, as it was reached from the path given to the
     /// loader (not canonicalised).
@@ -146,6 +152,13 @@ impl Problem {
         }
     }
 
+    pub(crate) fn note(file: &Path, rule: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Note,
+            ..Self::error(file, rule, message)
+        }
+    }
+
     pub(crate) fn at(mut self, line: Option<u32>) -> Self {
         self.line = line;
         self
@@ -156,7 +169,7 @@ impl Problem {
         self
     }
 
-    /// Whether this is an error (not a warning).
+    /// Whether this is an error (not a warning or a note).
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }

@@ -16,10 +16,15 @@
 //! It never overwrites a file: when `tests/evals.rs` or the cassette exists it stops before
 //! changing anything, naming the file. Everything is checked (and the TOML files parsed) before
 //! the first write.
+//!
+//! `init --ci github` writes a GitHub Actions workflow instead ([`ci`]); it too refuses to
+//! overwrite its file, unless `--force`.
 
 use std::path::{Path, PathBuf};
 
 use toml_edit::{DocumentMut, InlineTable, Item, Table, value};
+
+pub mod ci;
 
 /// What to initialise, and where the `copilot-eval-core` dependency comes from.
 #[derive(Debug, Clone, Default)]
@@ -266,7 +271,7 @@ pub fn init(args: &InitOptions) -> Result<Vec<String>, String> {
 }
 
 /// The nearest `Cargo.toml` in `dir` or a folder above it.
-fn find_manifest(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn find_manifest(dir: &Path) -> Option<PathBuf> {
     dir.ancestors()
         .map(|d| d.join("Cargo.toml"))
         .find(|m| m.is_file())

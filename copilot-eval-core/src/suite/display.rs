@@ -191,11 +191,27 @@ pub fn incomplete_evidence_summary(report: &SuiteReport) -> String {
     )
 }
 
-/// The summary printed at the end: counts, stop reasons, tokens, the runs with incomplete
-/// evidence ([`incomplete_evidence_summary`]), cost, each comparison (`ctx.compare`:
-/// [`comparison_lines`]), the tests that did not pass, the trials' figures and the model
+/// The summary printed at the end of a suite run: counts, stop reasons, tokens, the runs with
+/// incomplete evidence ([`incomplete_evidence_summary`]), cost, each comparison (`ctx.compare`:
+/// [`comparison_lines`]), one line per test that did not pass, the trials' figures and the model
 /// matrix ([`crate::report::matrix::table`]).
+///
+/// A test that did not pass is named with `(its message is above)`, e.g.
+/// `    ERROR pkg::evals replay_mismatch (its message is above)`: its message was printed once,
+/// under its line ([`finished_line`]), and is not repeated. Where no such lines were printed
+/// (`merge`), use [`summary_with_messages`].
 pub fn summary(report: &SuiteReport) -> String {
+    summary_text(report, false)
+}
+
+/// [`summary`] for a report whose tests' lines were not printed (`cargo copilot-eval merge`):
+/// each test that did not pass is followed by its message's first line, e.g.
+/// `    ERROR pkg::evals replay_mismatch: run 1 (replay_mismatch) stopped with ...`.
+pub fn summary_with_messages(report: &SuiteReport) -> String {
+    summary_text(report, true)
+}
+
+fn summary_text(report: &SuiteReport, with_messages: bool) -> String {
     let t = &report.totals;
     let mut out = format!(
         "     Summary [{:>8.3}s] {}: {} passed, {} failed, {}, {} not run\n",
@@ -242,12 +258,17 @@ pub fn summary(report: &SuiteReport) -> String {
             .as_deref()
             .and_then(|m| m.lines().next())
             .unwrap_or("");
+        let message = match (first.is_empty(), with_messages) {
+            (true, _) => String::new(),
+            (false, false) => " (its message is above)".to_owned(),
+            (false, true) => format!(": {first}"),
+        };
         let trial = test
             .trial
             .map(|t| format!(" {}", t.label()))
             .unwrap_or_default();
         out.push_str(&format!(
-            "  {:>7} {} {}{trial}: {first}\n",
+            "  {:>7} {} {}{trial}{message}\n",
             test.outcome.as_str().to_uppercase(),
             test.binary,
             test.name
@@ -427,6 +448,23 @@ mod tests {
             "{text}"
         );
         assert!(!summary(&report(vec![clean])).contains("evidence"));
+
+        // A test that did not pass: its message's first line only where its own line was not
+        // printed (merge); the suite run's summary points at the line above instead.
+        let mut failed = crate::suite::executor::tests::record("broken", Outcome::Failed);
+        failed.message = Some("the answer was wrong\nsecond line".to_owned());
+        let failed = report(vec![failed]);
+        let text = summary(&failed);
+        assert!(
+            text.ends_with("\n   FAILED pkg::evals broken (its message is above)\n"),
+            "{text}"
+        );
+        assert!(!text.contains("the answer was wrong"), "{text}");
+        let text = summary_with_messages(&failed);
+        assert!(
+            text.ends_with("\n   FAILED pkg::evals broken: the answer was wrong\n"),
+            "{text}"
+        );
     }
 
     #[test]

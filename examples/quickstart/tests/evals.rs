@@ -23,7 +23,7 @@ use copilot_eval_core::copilot_eval;
 use copilot_eval_core::eval::{Attachment, Prompt};
 use copilot_eval_core::evidence::SessionEventType;
 use copilot_eval_core::harness::EvalContext;
-use copilot_eval_core::tools::function_tool;
+use copilot_eval_core::tools::function_tool_with_state;
 use serde_json::json;
 
 /// The runtime writes a file with its own `create` tool; the test reads it back from disk.
@@ -51,9 +51,9 @@ async fn creates_a_greeting_file(ctx: EvalContext) {
 /// The model calls our own tool; the tool's handler records what it was asked.
 #[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
 async fn looks_up_a_release_with_a_custom_tool(ctx: EvalContext) {
+    // The handler's state: each call gets a clone of this `Arc`, the test keeps `asked`.
     let asked: Arc<Mutex<Vec<String>>> = Arc::default();
-    let seen = asked.clone();
-    let lookup = function_tool(
+    let lookup = function_tool_with_state(
         "lookup_release",
         "Looks up the latest release of a package",
         json!({
@@ -61,13 +61,11 @@ async fn looks_up_a_release_with_a_custom_tool(ctx: EvalContext) {
             "properties": {"package": {"type": "string", "description": "The package name"}},
             "required": ["package"]
         }),
-        move |args| {
-            let seen = seen.clone();
-            async move {
-                let package = args["package"].as_str().unwrap_or_default().to_owned();
-                seen.lock().unwrap().push(package.clone());
-                Ok(format!("{package} 2.4.1 (released 2026-11-02)"))
-            }
+        Arc::clone(&asked),
+        |seen, args| async move {
+            let package = args["package"].as_str().unwrap_or_default().to_owned();
+            seen.lock().unwrap().push(package.clone());
+            Ok(format!("{package} 2.4.1 (released 2026-11-02)"))
         },
     );
     let eval = ctx.eval().tool(lookup).build().unwrap();
@@ -77,8 +75,8 @@ async fn looks_up_a_release_with_a_custom_tool(ctx: EvalContext) {
             "Use lookup_release to find the latest release of ferris-cli and tell me its version.",
         )
         .await;
-    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
-    assert!(result.evidence_complete, "{:?}", result.capture_errors);
+    // Completed with complete evidence; else the stop reason, error and capture errors.
+    result.assert_success();
 
     // Independent verification: what our handler saw, then the answer.
     let asked = asked.lock().unwrap().clone();
@@ -109,8 +107,8 @@ async fn follows_the_release_notes_skill(ctx: EvalContext) {
             "Use the release-notes skill to announce version 2.4.1 of ferris-cli in one line.",
         )
         .await;
-    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
-    assert!(result.evidence_complete, "{:?}", result.capture_errors);
+    // Completed with complete evidence; else the stop reason, error and capture errors.
+    result.assert_success();
 
     // The skill was loaded through the runtime's skill tool, and its rule shows in the answer.
     assert!(result.tool_was_called_with("skill", &json!({"skill": "release-notes"})));
@@ -152,8 +150,8 @@ async fn loads_the_repository_configuration(ctx: EvalContext) {
     let result = ctx
         .run(&eval, "Ask the reviewer to check these release notes.")
         .await;
-    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
-    assert!(result.evidence_complete, "{:?}", result.capture_errors);
+    // Completed with complete evidence; else the stop reason, error and capture errors.
+    result.assert_success();
 
     // The repository instructions reached the session's system prompt.
     let system_prompt = result

@@ -1,7 +1,8 @@
 //! The authoring features of copilot-eval with a scripted model: a conversation of several
 //! prompts, a session resumed in a fresh runtime process, a prompt with attachments, a case
 //! matrix, a baseline/treatment comparison (once, and over trials), a catalog of two models (a
-//! custom agent on its own model) and assertions on what reached the model.
+//! custom agent from its file, on its own model), assertions on what reached the model, and a
+//! guard's denial.
 //!
 //! Each test scripts its model with `ctx.offline(..)`: the real Copilot runtime runs the session
 //! and its tools, and a loopback model server answers with the script's turns, in order. Scripted
@@ -20,7 +21,6 @@ use copilot_eval_core::copilot_eval;
 use copilot_eval_core::eval::{Attachment, Prompt};
 use copilot_eval_core::harness::{EvalContext, Side, Trigger};
 use copilot_eval_core::model_server::{Script, ScriptCatalog, ScriptedTurn};
-use copilot_eval_core::sdk::CustomAgentConfig;
 use serde_json::json;
 
 /// The model's turn that creates `file` holding `text` with the runtime's own `create` tool.
@@ -368,7 +368,8 @@ async fn compares_the_house_style_over_trials(ctx: EvalContext) {
     assert!(completed.both(), "{}", comparison.summary());
 }
 
-/// A catalog of two models: the custom agent `reviewer` runs on its own model, answered by that
+/// A catalog of two models: the custom agent `reviewer` (loaded from its `*.agent.md` file) runs
+/// on its own model, answered by that
 /// model's own script, while the main agent's script answers the eval's model. The requests each
 /// model received show who asked what, and which tools the subagent was offered.
 #[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
@@ -388,10 +389,13 @@ async fn reviews_with_an_agent_on_another_model(ctx: EvalContext) {
             Script::new([]).turn(ScriptedTurn::text("LGTM.")),
         ),
     );
-    let mut reviewer = CustomAgentConfig::new("reviewer", "You review release notes briefly.");
-    reviewer.description = Some("Reviews release notes".into());
-    reviewer.model = Some("claude-haiku-4.5".into());
-    let eval = ctx.eval().custom_agent(reviewer).build().unwrap();
+    // The agent file `agents/reviewer.agent.md` (relative to the package root): its id is the
+    // file name's, `reviewer`, and its front matter puts it on `claude-haiku-4.5`.
+    let eval = ctx
+        .eval()
+        .custom_agent_file("agents/reviewer.agent.md")
+        .build()
+        .unwrap();
     let result = ctx
         .run(&eval, "Have the reviewer check my release notes.")
         .await;
@@ -430,4 +434,45 @@ async fn keeps_the_canary_from_the_model(ctx: EvalContext) {
     assert!(requests[0].mentions("Keep announcements to one line."));
     assert!(!requests.iter().any(|r| r.mentions("CANARY-8c1f")));
     ctx.record_property("model_requests", requests.len());
+}
+
+/// A pre-tool guard keeps the model out of the shell: the scripted model tries `bash`, the
+/// guard denies it, the model reads the denial as the tool's result and answers. The session
+/// completes; the denial is on the call.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120, max_tool_calls = 5)]
+async fn keeps_the_model_out_of_the_shell(ctx: EvalContext) {
+    use copilot_eval_core::guard_fn;
+    use copilot_eval_core::sdk::hooks::PreToolUseOutput;
+
+    let marker = ctx.workdir().join("ran.txt");
+    ctx.offline(
+        Script::new([])
+            .turn(ScriptedTurn::tool_call(
+                "bash",
+                json!({"command": format!("touch {}", marker.display()), "description": "Mark the run"}),
+            ))
+            .turn(ScriptedTurn::text("I may not use the shell here.")),
+    );
+    let eval = ctx
+        .eval()
+        .pre_tool_guard(guard_fn(|call| {
+            Ok((call.tool_name == "bash").then(|| PreToolUseOutput {
+                permission_decision: Some("deny".into()),
+                permission_decision_reason: Some("no shell in this eval".into()),
+                ..Default::default()
+            }))
+        }))
+        .build()
+        .unwrap();
+    let result = ctx.run(&eval, "Mark this run with a file.").await;
+    result.assert_success();
+
+    // The one denied call is the shell's, with the guard's reason; it never ran.
+    let denied = result.denied_calls();
+    assert_eq!(denied.len(), 1, "{:#?}", result.tool_calls);
+    assert_eq!(denied[0].name, "bash");
+    let denial = result.denial_for("bash").expect("bash was denied");
+    ctx.record_property("denial", &denial.reason);
+    assert_eq!(denial.reason, "no shell in this eval");
+    assert!(!marker.exists());
 }
