@@ -119,6 +119,8 @@ fn evidence_seed() -> &'static str {
         comparisons: Vec::new(),
         source: None,
         model: None,
+        expectations: Vec::new(),
+        skill_eval: None,
     };
     Box::leak(
         serde_json::to_string_pretty(&evidence)

@@ -164,6 +164,8 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         comparisons: Vec::new(),
         source: None,
         model: None,
+        expectations: Vec::new(),
+        skill_eval: None,
     };
     let exit = ExitRecord {
         code: Some(if result.success { 0 } else { 101 }),
@@ -195,6 +197,8 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         cost: None,
         comparisons: Vec::new(),
         source: None,
+        skill_eval: None,
+        expectations: Vec::new(),
     };
     let tests = vec![test];
     let report = SuiteReport {

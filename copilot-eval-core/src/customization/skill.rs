@@ -40,6 +40,7 @@ use github_copilot_sdk::IndexMap;
 use super::frontmatter::{self, Checker};
 use super::{LoadError, Problem, read_text, settle};
 
+pub mod evals_file;
 mod links;
 use links::check_links;
 

@@ -55,6 +55,7 @@ mod record;
 mod replay;
 mod resume;
 mod side_file;
+mod skill_case;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -73,6 +74,7 @@ pub use record::{
     cassette_root, is_ci, record_strict, recording_refused, recording_summary,
 };
 pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
+pub use skill_case::{SkillCase, SkillCaseSpec};
 
 /// Variable the runner gives each test process of a model matrix run with `--models a,b`: the
 /// model id this process runs its eval on, over the attribute's `model` or `models`
@@ -202,6 +204,8 @@ pub struct TestConfig {
     matrix_model: Option<&'static str>,
     /// The model the runner asks for (`--models`, [`ENV_MODEL`]), over `matrix_model`.
     runner_model: Option<&'static str>,
+    /// The entry of a skill's `evals/evals.json` this test runs (`skill_evals = ".."`).
+    skill_case: Option<SkillCaseSpec>,
 }
 
 impl TestConfig {
@@ -224,6 +228,7 @@ impl TestConfig {
             source: None,
             matrix_model: None,
             runner_model: None,
+            skill_case: None,
         }
     }
 
@@ -276,6 +281,20 @@ impl TestConfig {
     pub const fn case(mut self, label: &'static str) -> Self {
         self.case = Some(label);
         self
+    }
+
+    /// One entry of a skill's `evals/evals.json` (`skill_evals = "skills/x"` under the
+    /// attribute, which also gives the entry's [`case`](Self::case) label `eval_<id>_<slug>`):
+    /// its `files` are copied into the test's working directory before the test starts, and
+    /// [`EvalContext::skill_case`] hands it to the test.
+    pub const fn skill_case(mut self, case: SkillCaseSpec) -> Self {
+        self.skill_case = Some(case);
+        self
+    }
+
+    /// The skill eval entry of the test ([`skill_case`](Self::skill_case)), when it has one.
+    pub fn skill_case_spec(&self) -> Option<&SkillCaseSpec> {
+        self.skill_case.as_ref()
     }
 
     /// Where the eval function is written: `file` as `file!()` gives it (relative to the
@@ -544,6 +563,7 @@ where
             .map(with_unmet)
             .or(unmet.clone())
             .or_else(|| ctx.strict_script_failure())
+            .or_else(|| ctx.expectations_failure())
         {
             None => ctx.finish(None),
             Some(message) => {

@@ -4,7 +4,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{ComparisonRecord, Property, RunRecord, SourceLocation};
+use crate::report::{
+    ComparisonRecord, ExpectationRecord, Property, RunRecord, SkillEvalRecord, SourceLocation,
+};
 
 /// Value of [`TestEvidence::format`]: names this file format and its version.
 pub const EVIDENCE_FORMAT: &str = "copilot-eval-evidence/1";
@@ -68,6 +70,14 @@ pub struct TestEvidence {
     /// outside a model matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Each expectation's verdict (`ctx.expect`), in the order first recorded; absent in files
+    /// written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expectations: Vec<ExpectationRecord>,
+    /// The entry of a skill's `evals/evals.json` the test runs (`skill_evals = ".."`); absent
+    /// for other tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_eval: Option<SkillEvalRecord>,
 }
 
 impl TestEvidence {

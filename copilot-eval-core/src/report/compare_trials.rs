@@ -294,6 +294,8 @@ mod tests {
             output: None,
             cost: None,
             source: None,
+            skill_eval: None,
+            expectations: Vec::new(),
         }
     }
 

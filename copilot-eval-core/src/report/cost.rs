@@ -380,6 +380,8 @@ output = 0
             cost: None,
             comparisons: Vec::new(),
             source: None,
+            skill_eval: None,
+            expectations: Vec::new(),
         }
     }
 

@@ -28,6 +28,9 @@
 //! `copilot_eval.comparison.N.summary` (both sides in one line, then the criteria's verdicts),
 //! `copilot_eval.comparison.N.differences` (treatment minus baseline) and
 //! `copilot_eval.comparison.N.criterion.<name>` (`baseline=yes treatment=no`).
+//! A skill eval (`skill_evals = ".."`) carries `copilot_eval.skill_eval` (`<skill folder> id
+//! <id>`), and each expectation the test checked (`ctx.expect`), from `N` = 1 in order,
+//! `copilot_eval.expectation.N` (`passed: <text> (evidence: <evidence>)`, or `failed: ...`).
 //! A trial of an eval run in trials (`--trials N`) is a test case of its own, named
 //! `<test path> [trial k/N]`, with `copilot_eval.trial` (`k/N`) and its eval's figures over
 //! all its trials as `copilot_eval.trials.*` (see `trial_properties`).
@@ -232,6 +235,23 @@ fn test_case(test: &TestRecord) -> TestCase {
                 ),
             ));
         }
+    }
+    if let Some(skill_eval) = &test.skill_eval {
+        case.add_property(Property::new(
+            "copilot_eval.skill_eval",
+            xml_text(&format!("{} id {}", skill_eval.skill, skill_eval.id)),
+        ));
+    }
+    for (index, expectation) in test.expectations.iter().enumerate() {
+        case.add_property(Property::new(
+            format!("copilot_eval.expectation.{}", index + 1),
+            xml_text(&format!(
+                "{}: {} (evidence: {})",
+                if expectation.passed { "passed" } else { "failed" },
+                expectation.text,
+                expectation.evidence
+            )),
+        ));
     }
     for property in &test.properties {
         case.add_property(Property::new(

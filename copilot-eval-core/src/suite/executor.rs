@@ -92,6 +92,8 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
         output: None,
         cost: None,
         source: None,
+        skill_eval: None,
+        expectations: Vec::new(),
         comparisons: Vec::new(),
         trial: None,
         model: None,
@@ -283,6 +285,8 @@ pub async fn run_one(
         record.runs = evidence.runs;
         record.comparisons = evidence.comparisons;
         record.source = evidence.source;
+        record.skill_eval = evidence.skill_eval;
+        record.expectations = evidence.expectations;
         if let Some(model) = evidence.model {
             record.name = evidence.name;
             record.model = Some(model);

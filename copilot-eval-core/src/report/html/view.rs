@@ -103,6 +103,10 @@ pub(super) struct TestView {
     pub stderr: Option<String>,
     pub runs: Vec<RunView>,
     pub comparisons: Vec<super::compare::ComparisonView>,
+    /// The skill eval entry (`<skill folder> id <id>`), for a `skill_evals` test.
+    pub skill_eval: Option<String>,
+    /// Each expectation's verdict (`ctx.expect`), in order.
+    pub expectations: Vec<crate::report::ExpectationRecord>,
 }
 
 /// One eval run of a test.
@@ -460,6 +464,8 @@ impl TestView {
                 .enumerate()
                 .map(|(i, c)| super::compare::ComparisonView::of(i + 1, c))
                 .collect(),
+            skill_eval: (test.skill_eval.as_ref()).map(|s| format!("{} id {}", s.skill, s.id)),
+            expectations: test.expectations.clone(),
         }
     }
 }

@@ -172,6 +172,8 @@ fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
         cost: None,
         comparisons: Vec::new(),
         source: None,
+        skill_eval: None,
+        expectations: Vec::new(),
     }
 }
 

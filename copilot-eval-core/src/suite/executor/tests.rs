@@ -42,6 +42,8 @@ fn evidence(status: EvidenceStatus) -> TestEvidence {
         comparisons: Vec::new(),
         source: None,
         model: None,
+        expectations: Vec::new(),
+        skill_eval: None,
     }
 }
 
