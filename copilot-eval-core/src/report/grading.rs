@@ -41,7 +41,7 @@ pub struct SkillEvalRecord {
 /// - `summary`: `{passed, failed, total, pass_rate}` over them (`pass_rate` in 0..=1, 0 when
 ///   there are none);
 /// - `execution_metrics`: from the evidence of the test's runs: `tool_calls` (calls per tool
-///   name), `total_tool_calls`, `total_steps` (assistant turns), `errors_encountered` (tool
+///   name), `total_tool_calls`, `total_steps` (the root agent's assistant messages), `errors_encountered` (tool
 ///   calls that failed or were denied), `output_chars` (characters of the final responses),
 ///   `success` (the test passed);
 /// - `timing`: `{total_duration_seconds}` of the test process;
@@ -60,7 +60,7 @@ pub fn grading_json(test: &TestRecord) -> Value {
                 errors += 1;
             }
         }
-        steps += run.turns.len();
+        steps += run.turns.iter().filter(|t| t.role == "assistant").count();
         output_chars += run
             .final_response
             .as_deref()
