@@ -118,6 +118,8 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
         cost: None,
         comparisons: Vec::new(),
         source: None,
+        skill_eval: None,
+        expectations: Vec::new(),
     }
 }
 

@@ -149,6 +149,8 @@ fn results_seed() -> &'static str {
         cost: None,
         comparisons: Vec::new(),
         source: None,
+        skill_eval: None,
+        expectations: Vec::new(),
     }];
     let report = SuiteReport {
         trial_summaries: Vec::new(),

@@ -575,7 +575,10 @@ fn check_function(
     }
     let parameters: Vec<&syn::FnArg> = sig.inputs.iter().collect();
     if skill_evals {
-        if !matches!(parameters.as_slice(), [syn::FnArg::Typed(_), syn::FnArg::Typed(_)]) {
+        if !matches!(
+            parameters.as_slice(),
+            [syn::FnArg::Typed(_), syn::FnArg::Typed(_)]
+        ) {
             push(syn::Error::new(
                 sig.paren_token.span.join(),
                 "a `skill_evals` test takes its context and its case: `ctx: EvalContext, case: SkillCase`",
@@ -747,10 +750,12 @@ fn expand(function: syn::ItemFn, config: Config, mut cases: Vec<Case>) -> TokenS
                     settings.extend(quote!(.matrix_model(#model)));
                 }
                 let test = match case {
-                    Some(case) if case.skill.is_some() => quote!(|ctx: #krate::harness::EvalContext| {
-                        let case = ctx.skill_case().expect("the test's skill case");
-                        #up #ident(ctx, case)
-                    }),
+                    Some(case) if case.skill.is_some() => {
+                        quote!(|ctx: #krate::harness::EvalContext| {
+                            let case = ctx.skill_case().expect("the test's skill case");
+                            #up #ident(ctx, case)
+                        })
+                    }
                     Some(case) => {
                         let values = &case.values;
                         quote!(|ctx| #up #ident(ctx, #(#values),*))

@@ -1,6 +1,6 @@
 //! `skill_evals = "skills/release-notes"`: one eval test per entry of the skill's
 //! `evals/evals.json`, read at compile time. The file's format and its checks are core's
-//! (`customization::skill::evals_file`, compiled here by `#[path]`), so the attribute and `lint`
+//! (`customization::skill::evals_file`, compiled here by `include!`), so the attribute and `lint`
 //! read it the same way.
 
 use std::path::{Path, PathBuf};
@@ -11,9 +11,11 @@ use syn::spanned::Spanned;
 
 use crate::{Value, describe, literal};
 
-#[path = "../../copilot-eval-core/src/customization/skill/evals_file.rs"]
+/// Core's reader of `evals/evals.json` (`customization::skill::evals_file`), the same file.
 #[allow(dead_code)]
-mod evals_file;
+mod evals_file {
+    include!("../../copilot-eval-core/src/customization/skill/evals_file.rs");
+}
 
 use evals_file::{EVALS_FILE, EvalEntry, parse_evals_file, stays_inside};
 

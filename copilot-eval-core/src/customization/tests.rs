@@ -876,10 +876,22 @@ mod evals_file {
             ("{}", "`evals` is missing"),
             (r#"{"evals": []}"#, "`evals` is empty"),
             (r#"{"evals": [3]}"#, "evals[0] must be an object"),
-            (r#"{"evals": [{"prompt": "x"}]}"#, "evals[0]: `id` is missing"),
-            (r#"{"evals": [{"id": -1, "prompt": "x"}]}"#, "evals[0]: `id` must be"),
-            (r#"{"evals": [{"id": 1}]}"#, "evals[0] (id 1): `prompt` is missing"),
-            (r#"{"evals": [{"id": 1, "prompt": " "}]}"#, "`prompt` is blank"),
+            (
+                r#"{"evals": [{"prompt": "x"}]}"#,
+                "evals[0]: `id` is missing",
+            ),
+            (
+                r#"{"evals": [{"id": -1, "prompt": "x"}]}"#,
+                "evals[0]: `id` must be",
+            ),
+            (
+                r#"{"evals": [{"id": 1}]}"#,
+                "evals[0] (id 1): `prompt` is missing",
+            ),
+            (
+                r#"{"evals": [{"id": 1, "prompt": " "}]}"#,
+                "`prompt` is blank",
+            ),
             (
                 r#"{"evals": [{"id": 1, "prompt": "x", "files": "a"}]}"#,
                 "`files` must be an array of strings",

@@ -82,12 +82,12 @@ impl EvalContext {
             passed,
             evidence: evidence.into(),
         };
-        self.update_evidence(|e| {
-            match e.expectations.iter_mut().find(|x| x.text == record.text) {
+        self.update_evidence(
+            |e| match e.expectations.iter_mut().find(|x| x.text == record.text) {
                 Some(existing) => *existing = record,
                 None => e.expectations.push(record),
-            }
-        });
+            },
+        );
         passed
     }
 

@@ -785,7 +785,10 @@ mod skill_cases {
         assert_eq!(outcome, Ok(()));
         assert_eq!(evidence.status, EvidenceStatus::Passed);
         let skill_eval = evidence.skill_eval.expect("the entry is in the evidence");
-        assert_eq!((skill_eval.skill.as_str(), skill_eval.id.as_str()), ("skills/changelog", "1"));
+        assert_eq!(
+            (skill_eval.skill.as_str(), skill_eval.id.as_str()),
+            ("skills/changelog", "1")
+        );
         let verdicts: Vec<(&str, bool)> = evidence
             .expectations
             .iter()
@@ -793,7 +796,10 @@ mod skill_cases {
             .collect();
         assert_eq!(
             verdicts,
-            [("The skill was invoked", true), ("CHANGELOG.md exists", true)]
+            [
+                ("The skill was invoked", true),
+                ("CHANGELOG.md exists", true)
+            ]
         );
     }
 

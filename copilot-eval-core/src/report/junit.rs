@@ -247,7 +247,11 @@ fn test_case(test: &TestRecord) -> TestCase {
             format!("copilot_eval.expectation.{}", index + 1),
             xml_text(&format!(
                 "{}: {} (evidence: {})",
-                if expectation.passed { "passed" } else { "failed" },
+                if expectation.passed {
+                    "passed"
+                } else {
+                    "failed"
+                },
                 expectation.text,
                 expectation.evidence
             )),

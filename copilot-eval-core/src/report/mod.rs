@@ -18,8 +18,8 @@ pub mod compare_trials;
 mod cost;
 mod from_result;
 pub mod grading;
-pub use grading::{ExpectationRecord, SkillEvalRecord};
 pub use from_result::PromptOptionsRecord;
+pub use grading::{ExpectationRecord, SkillEvalRecord};
 #[cfg(feature = "runner")]
 pub mod html;
 #[cfg(feature = "runner")]

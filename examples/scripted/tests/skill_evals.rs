@@ -13,10 +13,10 @@
 //! cargo copilot-eval -p scripted changelog_skill --grading results/grading
 //! ```
 
+use copilot_eval_core::CopilotResult;
 use copilot_eval_core::copilot_eval;
 use copilot_eval_core::harness::{EvalContext, SkillCase};
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
-use copilot_eval_core::CopilotResult;
 use serde_json::json;
 
 /// The scripted model's turns for each entry: it invokes the skill, reads the input file, and
@@ -89,17 +89,18 @@ fn check(result: &CopilotResult, case: &SkillCase, expectation: &str) -> (bool, 
                 .iter()
                 .filter_map(|call| call.result.as_deref())
                 .any(|text| text.contains("fix the login timeout"));
-            (read, format!("view calls: {}", result.tool_call_count("view")))
+            (
+                read,
+                format!("view calls: {}", result.tool_call_count("view")),
+            )
         }
         "CHANGELOG.md lists every change of CHANGES.txt under ## 1.3.0" => {
             let input = std::fs::read_to_string(&case.files[0]).unwrap_or_default();
             let changes: Vec<&str> = input.lines().skip(1).collect();
             let listed = changelog.starts_with("## 1.3.0\n")
-                && changes.iter().all(|change| {
-                    changelog
-                        .to_lowercase()
-                        .contains(&format!("- {change}"))
-                });
+                && changes
+                    .iter()
+                    .all(|change| changelog.to_lowercase().contains(&format!("- {change}")));
             (listed, format!("CHANGELOG.md: {changelog:?}"))
         }
         "CHANGELOG.md has a ## 1.2.1 section with one bullet" => (
@@ -109,13 +110,19 @@ fn check(result: &CopilotResult, case: &SkillCase, expectation: &str) -> (bool, 
         ),
         "The answer says what the skill is for" => {
             let answer = result.final_response.clone().unwrap_or_default();
-            (answer.contains("CHANGELOG.md"), format!("answer: {answer:?}"))
+            (
+                answer.contains("CHANGELOG.md"),
+                format!("answer: {answer:?}"),
+            )
         }
         "No file was written" => {
             let files = result.files_matching("**/*").unwrap_or_default();
             // Relative to the working directory; the entry has no input files to leave aside.
             let written: Vec<_> = files.iter().filter(|f| !f.starts_with("evals")).collect();
-            (written.is_empty(), format!("files besides the inputs: {written:?}"))
+            (
+                written.is_empty(),
+                format!("files besides the inputs: {written:?}"),
+            )
         }
         other => (false, format!("no check is written for {other:?}")),
     }

@@ -1,37 +1,7 @@
-//! A skill's own eval file, `evals/evals.json` (the skill-creator format), read into plain data.
-//!
-//! This file is compiled twice: as `copilot_eval_core::customization::skill::evals_file` (for
-//! `lint` and the harness) and, by `#[path]`, inside the `#[copilot_eval]` attribute, which reads
-//! the file at compile time to generate one eval test per entry. So it uses only `std` and
-//! `serde_json`, and its errors are plain text: the attribute turns them into spanned compile
-//! errors, `lint` into findings.
-//!
-//! The format (every other key is kept in `unknown`, which `lint` reports):
-//!
-//! ```json
-//! {
-//!   "skill_name": "release-notes",
-//!   "evals": [
-//!     {
-//!       "id": 1,
-//!       "prompt": "Write release notes for the changes in CHANGES.txt.",
-//!       "expected_output": "RELEASE_NOTES.md listing the two changes",
-//!       "files": ["evals/files/CHANGES.txt"],
-//!       "expectations": ["RELEASE_NOTES.md exists", "it names both changes"]
-//!     }
-//!   ]
-//! }
-//! ```
-//!
-//! | key | type | rule |
-//! |---|---|---|
-//! | `skill_name` | string | optional; equal to the skill's `name` (checked by `lint`) |
-//! | `evals` | array of objects | required, at least one entry |
-//! | `evals[].id` | non-negative integer, or a string of letters, digits, `-` and `_` | required, unique in the file |
-//! | `evals[].prompt` | string | required, not blank |
-//! | `evals[].expected_output` | string | optional |
-//! | `evals[].files` | array of strings | optional; paths relative to the skill folder, each an existing file inside it |
-//! | `evals[].expectations` | array of strings | optional; each not blank |
+// A skill's own eval file (see the doc comment on `pub mod evals_file` in ../skill.rs).
+// This file is compiled twice: as `copilot_eval_core::customization::skill::evals_file` and,
+// by `include!`, inside the `#[copilot_eval]` attribute (copilot-eval-macros/src/skill_evals.rs),
+// so it holds no inner attributes or docs, and uses only `std` and `serde_json`.
 
 /// The file's path inside a skill folder.
 pub const EVALS_FILE: &str = "evals/evals.json";
@@ -80,7 +50,13 @@ impl EvalEntry {
         let id: String = self
             .id
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
             .collect();
         let mut slug = String::new();
         for word in self
@@ -117,7 +93,10 @@ pub fn parse_evals_file(text: &str) -> Result<EvalsFile, String> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     let serde_json::Value::Object(root) = value else {
-        return Err("the file must hold one JSON object: `{\"skill_name\": ..., \"evals\": [...]}`".to_owned());
+        return Err(
+            "the file must hold one JSON object: `{\"skill_name\": ..., \"evals\": [...]}`"
+                .to_owned(),
+        );
     };
     let skill_name = match root.get("skill_name") {
         None | Some(serde_json::Value::Null) => None,
@@ -132,10 +111,22 @@ pub fn parse_evals_file(text: &str) -> Result<EvalsFile, String> {
     let entries = match root.get("evals") {
         Some(serde_json::Value::Array(entries)) if !entries.is_empty() => entries,
         Some(serde_json::Value::Array(_)) => {
-            return Err("`evals` is empty: add at least one entry `{\"id\": 1, \"prompt\": \"...\"}`".to_owned())
+            return Err(
+                "`evals` is empty: add at least one entry `{\"id\": 1, \"prompt\": \"...\"}`"
+                    .to_owned(),
+            );
         }
-        Some(_) => return Err("`evals` must be an array of entries `{\"id\": 1, \"prompt\": \"...\"}`".to_owned()),
-        None => return Err("`evals` is missing: add `\"evals\": [{\"id\": 1, \"prompt\": \"...\"}]`".to_owned()),
+        Some(_) => {
+            return Err(
+                "`evals` must be an array of entries `{\"id\": 1, \"prompt\": \"...\"}`".to_owned(),
+            );
+        }
+        None => {
+            return Err(
+                "`evals` is missing: add `\"evals\": [{\"id\": 1, \"prompt\": \"...\"}]`"
+                    .to_owned(),
+            );
+        }
     };
     let mut evals: Vec<EvalEntry> = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
@@ -174,7 +165,8 @@ fn parse_entry(index: usize, entry: &serde_json::Value) -> Result<EvalEntry, Str
         Some(serde_json::Value::Number(n)) if n.is_u64() => n.to_string(),
         Some(serde_json::Value::String(s))
             if !s.is_empty()
-                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
         {
             s.clone()
         }
@@ -182,19 +174,38 @@ fn parse_entry(index: usize, entry: &serde_json::Value) -> Result<EvalEntry, Str
             return Err(format!(
                 "{} must be a non-negative integer (or a string of letters, digits, `-` and `_`)",
                 at("id")
-            ))
+            ));
         }
-        None => return Err(format!("{} is missing: add `\"id\": {}`", at("id"), index + 1)),
+        None => {
+            return Err(format!(
+                "{} is missing: add `\"id\": {}`",
+                at("id"),
+                index + 1
+            ));
+        }
     };
     let name = format!("evals[{index}] (id {id})");
     let key = |key: &str| format!("{name}: `{key}`");
     let prompt = match fields.get("prompt") {
         Some(serde_json::Value::String(p)) if !p.trim().is_empty() => p.clone(),
         Some(serde_json::Value::String(_)) => {
-            return Err(format!("{} is blank: write the task the session gets", key("prompt")))
+            return Err(format!(
+                "{} is blank: write the task the session gets",
+                key("prompt")
+            ));
         }
-        Some(_) => return Err(format!("{} must be a string: the task the session gets", key("prompt"))),
-        None => return Err(format!("{} is missing: add the task the session gets", key("prompt"))),
+        Some(_) => {
+            return Err(format!(
+                "{} must be a string: the task the session gets",
+                key("prompt")
+            ));
+        }
+        None => {
+            return Err(format!(
+                "{} is missing: add the task the session gets",
+                key("prompt")
+            ));
+        }
     };
     let expected_output = match fields.get("expected_output") {
         None | Some(serde_json::Value::Null) => None,
@@ -244,7 +255,10 @@ fn parse_entry(index: usize, entry: &serde_json::Value) -> Result<EvalEntry, Str
 pub fn stays_inside(file: &str) -> bool {
     let path = std::path::Path::new(file);
     path.is_relative()
-        && path
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
+        && path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        })
 }
