@@ -65,6 +65,10 @@ struct RunArgs {
     /// timeline, a duration and token chart), from the same data as --json.
     #[arg(long, value_name = "PATH")]
     html: Option<PathBuf>,
+    /// Write a skill-creator grading.json for each eval that checked expectations
+    /// (`ctx.expect`, skill evals from evals/evals.json) under this folder: DIR/<eval>/grading.json.
+    #[arg(long, value_name = "DIR")]
+    grading: Option<PathBuf>,
     /// Run at most N eval tests at a time [default: the number of CPUs available to this process].
     #[arg(short = 'j', long, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..))]
@@ -306,6 +310,7 @@ fn run_command(args: RunArgs) -> u8 {
         json: args.json,
         junit: args.junit,
         html: args.html,
+        grading: args.grading,
         jobs: args.jobs.map_or_else(suite::default_jobs, usize::from),
         mode,
         list_only: args.list,

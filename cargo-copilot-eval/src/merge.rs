@@ -58,6 +58,7 @@ pub(crate) fn run(args: MergeArgs) -> u8 {
         json: args.json,
         junit: args.junit,
         html: args.html,
+        grading: None,
     };
     if !write_artifacts(&merged, &paths, &Redactor::from_env()) {
         status = exit_code::SUITE_ERROR;

@@ -120,6 +120,8 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
         triggers: Vec::new(),
         judges: Vec::new(),
         source: None,
+        skill_eval: None,
+        expectations: Vec::new(),
     }
 }
 

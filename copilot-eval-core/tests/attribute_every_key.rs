@@ -61,6 +61,19 @@ async fn on_each_model_and_case(ctx: EvalContext, greeting: &str) {
 #[allow(unused_imports)]
 use on_each_model::{model_claude_sonnet_4_5 as _, model_gpt_5 as _};
 
+/// `skill_evals`: one test per entry of the skill's evals/evals.json, in the module
+/// `eval_<id>_<slug>` (the `use` lines below compile only then), here with a model each.
+#[copilot_eval(skill_evals = "../examples/scripted/skills/changelog", models = ["gpt-5"])]
+async fn from_the_skills_evals(ctx: EvalContext, case: copilot_eval_core::harness::SkillCase) {
+    assert_eq!(ctx.skill_case(), Some(case));
+}
+
+#[allow(unused_imports)]
+use from_the_skills_evals::{
+    eval_1_write_the_changelog_for_the as _, eval_2_add_a_changelog_entry_for as _,
+    eval_3_in_one_sentence_what_is as _,
+};
+
 #[test]
 fn models_make_one_test_per_model_named_by_model_segment() {
     use copilot_eval_core::harness::model_segment;

@@ -123,6 +123,8 @@ fn evidence_seed() -> &'static str {
         source: None,
         model: None,
         trial_ask: None,
+        expectations: Vec::new(),
+        skill_eval: None,
     };
     Box::leak(
         serde_json::to_string_pretty(&evidence)
@@ -153,6 +155,8 @@ fn results_seed() -> &'static str {
         triggers: Vec::new(),
         judges: Vec::new(),
         source: None,
+        skill_eval: None,
+        expectations: Vec::new(),
     }];
     let report = SuiteReport {
         trial_summaries: Vec::new(),

@@ -21,6 +21,9 @@
 //     CratePath a string literal naming a path           -> (read by the macro itself)
 //     Models    a list of distinct non-empty string literals -> (read by the macro itself: one
 //               test per model, each passing it to `TestConfig::matrix_model`)
+//     SkillEvals a string literal naming a skill folder     -> (read by the macro itself: one
+//               test per entry of its evals/evals.json, each passing it to
+//               `TestConfig::skill_case`)
 // - Target: where the value goes:
 //     Builder.method     an eval setting: `CopilotEvalBuilder::method(value)`; the macro emits it
 //                        in the test's configure closure, `EvalContext::eval()` applies it
@@ -37,6 +40,7 @@ key_table! {
     name: Text => Builder.name;
     model: Text => Builder.model;
     models: Models => Attribute;
+    skill_evals: SkillEvals => Attribute;
     max_tool_calls: Count => Builder.max_tool_calls;
     timeout_s: Seconds => Builder.timeout_s;
     reasoning_effort: OneOf["low", "medium", "high", "xhigh", "max"] => Builder.reasoning_effort;

@@ -90,6 +90,9 @@ enum Kind {
     /// A non-empty list of distinct non-empty string literals (model ids); read by the macro
     /// itself: one test per model.
     Models,
+    /// A string literal naming a skill folder; read by the macro itself: one test per entry of
+    /// its `evals/evals.json`.
+    SkillEvals,
 }
 
 /// Where a key's value goes.
@@ -145,7 +148,9 @@ include!("keys.rs");
 
 mod models;
 mod numbers;
+mod skill_evals;
 use models::{model_segment, parse_models};
+use skill_evals::{SkillEvals, read_skill_evals};
 
 /// The names of all keys, for error messages.
 fn key_names() -> String {
@@ -176,8 +181,17 @@ pub fn copilot_eval(args: TokenStream, item: TokenStream) -> TokenStream {
             Config::default()
         }
     };
-    let cases = take_cases(&mut function, &mut push);
-    check_function(&function, &cases, &mut push);
+    let mut cases = take_cases(&mut function, &mut push);
+    if config.skill_evals_given {
+        if let Some(case) = cases.first() {
+            push(syn::Error::new(
+                case.span,
+                "`skill_evals` makes one test per entry of the skill's evals/evals.json; remove the `#[case]` attributes",
+            ));
+        }
+        cases.clear();
+    }
+    check_function(&function, &cases, config.skill_evals_given, &mut push);
     match errors {
         Some(errors) => {
             let mut tokens = function.into_token_stream();
@@ -195,6 +209,9 @@ struct Case {
     values: Vec<Expr>,
     /// The whole attribute, for errors.
     span: Span,
+    /// For an entry of `skill_evals`: its `harness::SkillCaseSpec` literal (the test then
+    /// passes `ctx.skill_case()` instead of `values`).
+    skill: Option<TokenStream2>,
 }
 
 /// Remove the `#[case::label(...)]` attributes from `function` and parse them. Errors (spanned on
@@ -263,6 +280,7 @@ fn take_cases(function: &mut syn::ItemFn, push: &mut impl FnMut(syn::Error)) -> 
             label,
             values,
             span,
+            skill: None,
         });
     }
     function.attrs = kept;
@@ -279,6 +297,10 @@ struct Config {
     krate: Option<syn::Path>,
     /// `models = [..]`: the models of a model matrix, in order (empty: no matrix).
     models: Vec<syn::LitStr>,
+    /// `skill_evals = ".."`: the skill's eval file, read.
+    skill_evals: Option<SkillEvals>,
+    /// Whether `skill_evals` was given (also when its file could not be read).
+    skill_evals_given: bool,
 }
 
 /// A literal value, possibly negated.
@@ -445,6 +467,11 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
                 }
                 continue;
             }
+            Kind::SkillEvals => {
+                config.skill_evals_given = true;
+                config.skill_evals = read_skill_evals(name, expr, push);
+                continue;
+            }
             Kind::CratePath => match &value {
                 Some(Value::Str(s)) => match s.parse::<syn::Path>() {
                     Ok(path) => {
@@ -482,7 +509,12 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
     config
 }
 
-fn check_function(function: &syn::ItemFn, cases: &[Case], push: &mut impl FnMut(syn::Error)) {
+fn check_function(
+    function: &syn::ItemFn,
+    cases: &[Case],
+    skill_evals: bool,
+    push: &mut impl FnMut(syn::Error),
+) {
     let sig = &function.sig;
     if sig.asyncness.is_none() {
         push(syn::Error::new(
@@ -497,7 +529,17 @@ fn check_function(function: &syn::ItemFn, cases: &[Case], push: &mut impl FnMut(
         ));
     }
     let parameters: Vec<&syn::FnArg> = sig.inputs.iter().collect();
-    if !cases.is_empty() {
+    if skill_evals {
+        if !matches!(
+            parameters.as_slice(),
+            [syn::FnArg::Typed(_), syn::FnArg::Typed(_)]
+        ) {
+            push(syn::Error::new(
+                sig.paren_token.span.join(),
+                "a `skill_evals` test takes its context and its case: `ctx: EvalContext, case: SkillCase`",
+            ));
+        }
+    } else if !cases.is_empty() {
         // A case matrix: the context, then one parameter per value of each case.
         let wanted = parameters.len().saturating_sub(1);
         for case in cases {
@@ -582,11 +624,24 @@ fn check_function(function: &syn::ItemFn, cases: &[Case], push: &mut impl FnMut(
     }
 }
 
-fn expand(function: syn::ItemFn, config: Config, cases: Vec<Case>) -> TokenStream2 {
+fn expand(function: syn::ItemFn, config: Config, mut cases: Vec<Case>) -> TokenStream2 {
     let krate = config
         .krate
         .map(|p| p.to_token_stream())
         .unwrap_or_else(|| quote!(::copilot_eval_core));
+    let tracking = config.skill_evals.as_ref().map(SkillEvals::tracking);
+    if let Some(skill_evals) = &config.skill_evals {
+        cases = skill_evals
+            .cases(&krate)
+            .into_iter()
+            .map(|(label, spec)| Case {
+                label,
+                values: Vec::new(),
+                span: Span::call_site(),
+                skill: Some(spec),
+            })
+            .collect();
+    }
     let ident = &function.sig.ident;
     let name = ident.to_string();
     let span = Span::call_site();
@@ -638,6 +693,9 @@ fn expand(function: syn::ItemFn, config: Config, cases: Vec<Case>) -> TokenStrea
                 if let Some(case) = case {
                     let label_text = case.label.to_string();
                     settings.extend(quote!(.case(#label_text)));
+                    if let Some(spec) = &case.skill {
+                        settings.extend(quote!(.skill_case(#spec)));
+                    }
                 }
                 let up = match model {
                     Some(_) => quote!(super::#up),
@@ -647,6 +705,12 @@ fn expand(function: syn::ItemFn, config: Config, cases: Vec<Case>) -> TokenStrea
                     settings.extend(quote!(.matrix_model(#model)));
                 }
                 let test = match case {
+                    Some(case) if case.skill.is_some() => {
+                        quote!(|ctx: #krate::harness::EvalContext| {
+                            let case = ctx.skill_case().expect("the test's skill case");
+                            #up #ident(ctx, case)
+                        })
+                    }
                     Some(case) => {
                         let values = &case.values;
                         quote!(|ctx| #up #ident(ctx, #(#values),*))
@@ -709,6 +773,8 @@ fn expand(function: syn::ItemFn, config: Config, cases: Vec<Case>) -> TokenStrea
         mod #ident {
             #[allow(dead_code)]
             pub(super) const __CONFIGURE: #krate::harness::Configure = |builder| builder #eval_calls;
+
+            #tracking
 
             #tests
         }

@@ -16,7 +16,7 @@ use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
 
 /// The example's eval tests, in the order of the results.
-const TESTS: [&str; 22] = [
+const TESTS: [&str; 25] = [
     "compares_the_house_style_over_trials",
     "compares_with_and_without_the_skill",
     "keeps_the_canary_from_the_model",
@@ -40,6 +40,10 @@ const TESTS: [&str; 22] = [
     "a_judge_answer_that_is_not_json_is_an_error",
     "judges_the_release_notes",
     "prefers_an_answer_in_both_orders",
+    // tests/skill_evals.rs: one eval per entry of skills/changelog/evals/evals.json.
+    "changelog_skill::eval_1_write_the_changelog_for_the",
+    "changelog_skill::eval_2_add_a_changelog_entry_for",
+    "changelog_skill::eval_3_in_one_sentence_what_is",
 ];
 
 /// What both runs must show.

@@ -168,6 +168,8 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         source: None,
         model: None,
         trial_ask: None,
+        expectations: Vec::new(),
+        skill_eval: None,
     };
     let exit = ExitRecord {
         code: Some(if result.success { 0 } else { 101 }),
@@ -201,6 +203,8 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         triggers: Vec::new(),
         judges: Vec::new(),
         source: None,
+        skill_eval: None,
+        expectations: Vec::new(),
     };
     let tests = vec![test];
     let report = SuiteReport {

@@ -40,6 +40,41 @@ use github_copilot_sdk::IndexMap;
 use super::frontmatter::{self, Checker};
 use super::{LoadError, Problem, read_text, settle};
 
+/// A skill's own eval file, `evals/evals.json` (the skill-creator format), read into plain data.
+///
+/// This file is compiled twice: as `copilot_eval_core::customization::skill::evals_file` (for
+/// `lint` and the harness) and, by `include!`, inside the `#[copilot_eval]` attribute, which reads
+/// the file at compile time to generate one eval test per entry. So it uses only `std` and
+/// `serde_json`, and its errors are plain text: the attribute turns them into spanned compile
+/// errors, `lint` into findings.
+///
+/// The format (every other key is kept in `unknown`, which `lint` reports):
+///
+/// ```json
+/// {
+///   "skill_name": "release-notes",
+///   "evals": [
+///     {
+///       "id": 1,
+///       "prompt": "Write release notes for the changes in CHANGES.txt.",
+///       "expected_output": "RELEASE_NOTES.md listing the two changes",
+///       "files": ["evals/files/CHANGES.txt"],
+///       "expectations": ["RELEASE_NOTES.md exists", "it names both changes"]
+///     }
+///   ]
+/// }
+/// ```
+///
+/// | key | type | rule |
+/// |---|---|---|
+/// | `skill_name` | string | optional; equal to the skill's `name` (checked by `lint`) |
+/// | `evals` | array of objects | required, at least one entry |
+/// | `evals[].id` | non-negative integer, or a string of letters, digits, `-` and `_` | required, unique in the file |
+/// | `evals[].prompt` | string | required, not blank |
+/// | `evals[].expected_output` | string | optional |
+/// | `evals[].files` | array of strings | optional; paths relative to the skill folder, each an existing file inside it |
+/// | `evals[].expectations` | array of strings | optional; each not blank |
+pub mod evals_file;
 mod links;
 use links::check_links;
 

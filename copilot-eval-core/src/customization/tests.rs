@@ -840,3 +840,88 @@ fn limits_count_utf16_code_units() {
     let e = "é".repeat(1024);
     assert!(skill_problems("x", &format!("name: x\ndescription: {e}\n")).is_empty());
 }
+
+mod evals_file {
+    use crate::customization::skill::evals_file::{parse_evals_file, stays_inside};
+
+    #[test]
+    fn a_complete_file_reads_every_field_and_keeps_unknown_keys() {
+        let file = parse_evals_file(
+            r#"{"skill_name": "changelog", "version": 2, "evals": [
+                {"id": 1, "prompt": "Write the changelog.", "expected_output": "CHANGELOG.md",
+                 "files": ["evals/files/a.txt"], "expectations": ["It exists"], "notes": "x"},
+                {"id": "smoke-test", "prompt": "Hi"}
+            ]}"#,
+        )
+        .unwrap();
+        assert_eq!(file.skill_name.as_deref(), Some("changelog"));
+        assert_eq!(file.unknown, ["version"]);
+        let [first, second] = file.evals.as_slice() else {
+            panic!("{:?}", file.evals)
+        };
+        assert_eq!(first.id, "1");
+        assert_eq!(first.files, ["evals/files/a.txt"]);
+        assert_eq!(first.expectations, ["It exists"]);
+        assert_eq!(first.expected_output.as_deref(), Some("CHANGELOG.md"));
+        assert_eq!(first.unknown, ["notes"]);
+        assert_eq!(first.label(), "eval_1_write_the_changelog");
+        assert_eq!(second.label(), "eval_smoke_test_hi");
+        assert_eq!(second.describe(), "evals[1] (id smoke-test)");
+    }
+
+    #[test]
+    fn each_malformed_entry_is_named_with_its_field() {
+        let cases = [
+            ("[]", "one JSON object"),
+            ("{}", "`evals` is missing"),
+            (r#"{"evals": []}"#, "`evals` is empty"),
+            (r#"{"evals": [3]}"#, "evals[0] must be an object"),
+            (
+                r#"{"evals": [{"prompt": "x"}]}"#,
+                "evals[0]: `id` is missing",
+            ),
+            (
+                r#"{"evals": [{"id": -1, "prompt": "x"}]}"#,
+                "evals[0]: `id` must be",
+            ),
+            (
+                r#"{"evals": [{"id": 1}]}"#,
+                "evals[0] (id 1): `prompt` is missing",
+            ),
+            (
+                r#"{"evals": [{"id": 1, "prompt": " "}]}"#,
+                "`prompt` is blank",
+            ),
+            (
+                r#"{"evals": [{"id": 1, "prompt": "x", "files": "a"}]}"#,
+                "`files` must be an array of strings",
+            ),
+            (
+                r#"{"evals": [{"id": 1, "prompt": "x", "expectations": ["ok", ""]}]}"#,
+                "evals[0] (id 1): `expectations`[1] is blank",
+            ),
+            (
+                r#"{"evals": [{"id": 1, "prompt": "x"}, {"id": 1, "prompt": "y"}]}"#,
+                "evals[1]: `id` 1 is also the id of evals[0]",
+            ),
+            (
+                r#"{"evals": [{"id": "a-b", "prompt": "x"}, {"id": "a_b", "prompt": "x"}]}"#,
+                "would be named `eval_a_b_x` like evals[0]'s",
+            ),
+            ("{", "not valid JSON"),
+        ];
+        for (text, wanted) in cases {
+            let error = parse_evals_file(text).expect_err(text);
+            assert!(error.contains(wanted), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn input_files_stay_inside_the_skill_folder() {
+        assert!(stays_inside("evals/files/a.txt"));
+        assert!(stays_inside("./a.txt"));
+        assert!(!stays_inside("../a.txt"));
+        assert!(!stays_inside("/etc/passwd"));
+        assert!(!stays_inside("evals/../../a.txt"));
+    }
+}

@@ -125,6 +125,15 @@ impl EvalContext {
             model: config.model().map(str::to_owned),
             trial_ask: config.trial_ask(),
             triggers: Vec::new(),
+            expectations: Vec::new(),
+            skill_eval: config
+                .skill_case_spec()
+                .map(|spec| crate::report::SkillEvalRecord {
+                    skill: spec.skill.to_owned(),
+                    id: spec.id.to_owned(),
+                    prompt: spec.prompt.to_owned(),
+                    expected_output: spec.expected_output.map(str::to_owned),
+                }),
         };
         let ctx = EvalContext {
             inner: Arc::new(Inner {
@@ -143,6 +152,15 @@ impl EvalContext {
         };
         ctx.save();
         if let Some(error) = workdir_error {
+            ctx.setup_failure(error);
+        }
+        if let Some(spec) = ctx.inner.config.skill_case_spec()
+            && let Err(error) = super::skill_case::copy_files(
+                spec,
+                Path::new(ctx.inner.config.manifest_dir),
+                ctx.workdir(),
+            )
+        {
             ctx.setup_failure(error);
         }
         if let Err(error) = mode {
@@ -701,6 +719,11 @@ impl EvalContext {
     /// A copy of the evidence recorded so far.
     pub fn evidence(&self) -> TestEvidence {
         self.inner.evidence.lock().expect("evidence lock").clone()
+    }
+
+    /// The test's configuration, from the attribute.
+    pub(super) fn test_config(&self) -> &TestConfig {
+        &self.inner.config
     }
 
     /// Change the evidence with `change`, then write it (for the harness's other modules:

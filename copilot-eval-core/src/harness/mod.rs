@@ -56,6 +56,7 @@ mod record;
 mod replay;
 mod resume;
 mod side_file;
+mod skill_case;
 mod trigger;
 
 use std::future::Future;
@@ -76,6 +77,7 @@ pub use record::{
     ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, ENV_RECORD_STRICT, RecordPolicy,
     cassette_root, is_ci, record_strict, recording_refused, recording_summary,
 };
+pub use skill_case::{SkillCase, SkillCaseSpec};
 pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence, TrialAsk};
 
 /// Variable the runner gives each test process of a model matrix run with `--models a,b`: the
@@ -206,6 +208,8 @@ pub struct TestConfig {
     matrix_model: Option<&'static str>,
     /// The model the runner asks for (`--models`, [`ENV_MODEL`]), over `matrix_model`.
     runner_model: Option<&'static str>,
+    /// The entry of a skill's `evals/evals.json` this test runs (`skill_evals = ".."`).
+    skill_case: Option<SkillCaseSpec>,
     /// `trials = N` of the attribute.
     trials: Option<u32>,
     /// `min_pass_rate = F` of the attribute.
@@ -232,6 +236,7 @@ impl TestConfig {
             source: None,
             matrix_model: None,
             runner_model: None,
+            skill_case: None,
             trials: None,
             min_pass_rate: None,
         }
@@ -329,6 +334,20 @@ impl TestConfig {
     pub const fn case(mut self, label: &'static str) -> Self {
         self.case = Some(label);
         self
+    }
+
+    /// One entry of a skill's `evals/evals.json` (`skill_evals = "skills/x"` under the
+    /// attribute, which also gives the entry's [`case`](Self::case) label `eval_<id>_<slug>`):
+    /// its `files` are copied into the test's working directory before the test starts, and
+    /// [`EvalContext::skill_case`] hands it to the test.
+    pub const fn skill_case(mut self, case: SkillCaseSpec) -> Self {
+        self.skill_case = Some(case);
+        self
+    }
+
+    /// The skill eval entry of the test ([`skill_case`](Self::skill_case)), when it has one.
+    pub fn skill_case_spec(&self) -> Option<&SkillCaseSpec> {
+        self.skill_case.as_ref()
     }
 
     /// Where the eval function is written: `file` as `file!()` gives it (relative to the
@@ -597,6 +616,7 @@ where
             .map(with_unmet)
             .or(unmet.clone())
             .or_else(|| ctx.strict_script_failure())
+            .or_else(|| ctx.expectations_failure())
         {
             None => ctx.finish(None),
             Some(message) => {

@@ -5,7 +5,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::report::{
-    ComparisonRecord, JudgeRecord, Property, RunRecord, SourceLocation, TriggerCheck,
+    ComparisonRecord, ExpectationRecord, JudgeRecord, Property, RunRecord, SkillEvalRecord,
+    SourceLocation, TriggerCheck,
 };
 
 /// Value of [`TestEvidence::format`]: names this file format and its version.
@@ -74,6 +75,14 @@ pub struct TestEvidence {
     /// outside a model matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Each expectation's verdict (`ctx.expect`), in the order first recorded; absent in files
+    /// written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expectations: Vec<ExpectationRecord>,
+    /// The entry of a skill's `evals/evals.json` the test runs (`skill_evals = ".."`); absent
+    /// for other tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_eval: Option<SkillEvalRecord>,
     /// Each `ctx.expect_trigger(..)` of the test, in order (absent when it checked none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub triggers: Vec<TriggerCheck>,

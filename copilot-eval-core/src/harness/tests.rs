@@ -533,6 +533,18 @@ mod attribute_keys {
             $config = $config.$method(key_table!(@sample $kind [$($value),*]));
         };
         (@apply $builder:ident $config:ident CratePath [] Attribute) => {};
+        (@apply $builder:ident $config:ident SkillEvals [] Attribute) => {
+            // Read by the macro: one test per entry of evals/evals.json, each passing it to
+            // `skill_case`.
+            $config = $config.skill_case(crate::harness::SkillCaseSpec {
+                skill: "skills/sample",
+                id: "1",
+                prompt: "sample",
+                expected_output: None,
+                files: &[],
+                expectations: &[],
+            });
+        };
         (@apply $builder:ident $config:ident Models [] Attribute) => {
             // Read by the macro: one test per model, each passing it to `matrix_model`.
             $config = $config.matrix_model("sample");
@@ -787,4 +799,110 @@ fn a_declared_stop_that_did_not_happen_fails_the_test() {
             ),
         "{failure}"
     );
+}
+
+/// A skill eval test (`skill_evals = ".."`): its input file copied into the working directory,
+/// its case handed over, and its expectations deciding the test with the body.
+mod skill_cases {
+    use super::*;
+
+    const SPEC: SkillCaseSpec = SkillCaseSpec {
+        skill: "skills/changelog",
+        id: "1",
+        prompt: "Write the changelog.",
+        expected_output: Some("CHANGELOG.md"),
+        files: &["evals/files/CHANGES.txt"],
+        expectations: &["The skill was invoked", "CHANGELOG.md exists"],
+    };
+
+    /// A package root holding the skill's input file, leaked for the `&'static str` the
+    /// attribute would give.
+    fn package() -> &'static str {
+        let root = tempfile::tempdir().unwrap().keep();
+        let input = root.join("skills/changelog/evals/files");
+        std::fs::create_dir_all(&input).unwrap();
+        std::fs::write(input.join("CHANGES.txt"), "fix the login timeout\n").unwrap();
+        Box::leak(root.display().to_string().into_boxed_str())
+    }
+
+    fn run(body: impl FnOnce(EvalContext) + Send + 'static) -> (Result<(), ()>, TestEvidence) {
+        let scratch = tempfile::tempdir().unwrap();
+        let file = scratch.path().join("evidence.json");
+        let config = TestConfig::new("changelog", "evals::changelog::eval_1", package())
+            .case("eval_1")
+            .skill_case(SPEC);
+        let ctx = EvalContext::with_settings(config, Ok(Mode::Live), Some(file.clone()));
+        let workdir = ctx.workdir().to_path_buf();
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            run_test_in(ctx, |ctx| async move { body(ctx) })
+        }));
+        let evidence = TestEvidence::read(&file).unwrap();
+        let _ = std::fs::remove_dir_all(workdir);
+        (unwound.map_err(|_| ()), evidence)
+    }
+
+    #[test]
+    fn the_case_and_its_copied_input_reach_the_test_and_the_evidence() {
+        let (outcome, evidence) = run(|ctx| {
+            let case = ctx.skill_case().expect("a skill case");
+            assert_eq!(case.id, "1");
+            assert_eq!(case.prompt, "Write the changelog.");
+            assert_eq!(case.files, [ctx.workdir().join("evals/files/CHANGES.txt")]);
+            assert_eq!(
+                std::fs::read_to_string(&case.files[0]).unwrap(),
+                "fix the login timeout\n"
+            );
+            assert!(case.skill_dir.ends_with("skills/changelog"));
+            assert!(ctx.expect("The skill was invoked", true, "skill.invoked: changelog"));
+            ctx.expect("CHANGELOG.md exists", true, "1 line");
+        });
+        assert_eq!(outcome, Ok(()));
+        assert_eq!(evidence.status, EvidenceStatus::Passed);
+        let skill_eval = evidence.skill_eval.expect("the entry is in the evidence");
+        assert_eq!(
+            (skill_eval.skill.as_str(), skill_eval.id.as_str()),
+            ("skills/changelog", "1")
+        );
+        let verdicts: Vec<(&str, bool)> = evidence
+            .expectations
+            .iter()
+            .map(|x| (x.text.as_str(), x.passed))
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("The skill was invoked", true),
+                ("CHANGELOG.md exists", true)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failed_expectation_fails_the_test_with_its_evidence() {
+        let (outcome, evidence) = run(|ctx| {
+            ctx.expect("The skill was invoked", true, "yes");
+            // Recorded twice: the later verdict replaces the first.
+            ctx.expect("CHANGELOG.md exists", true, "first look");
+            assert!(!ctx.expect("CHANGELOG.md exists", false, "no such file"));
+        });
+        assert_eq!(outcome, Err(()));
+        assert_eq!(evidence.expectations.len(), 2);
+        assert_eq!(
+            evidence.failure.as_deref(),
+            Some("expectation failed: CHANGELOG.md exists (evidence: no such file)")
+        );
+    }
+
+    #[test]
+    fn an_expectation_of_the_file_left_unchecked_fails_the_test() {
+        let (outcome, evidence) = run(|ctx| {
+            ctx.expect("The skill was invoked", true, "yes");
+        });
+        assert_eq!(outcome, Err(()));
+        let failure = evidence.failure.unwrap();
+        assert!(
+            failure.starts_with("expectation not checked: CHANGELOG.md exists"),
+            "{failure}"
+        );
+    }
 }

@@ -296,6 +296,8 @@ mod tests {
             output: None,
             cost: None,
             source: None,
+            skill_eval: None,
+            expectations: Vec::new(),
         }
     }
 

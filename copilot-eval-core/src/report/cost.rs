@@ -386,6 +386,8 @@ output = 0
             triggers: Vec::new(),
             judges: Vec::new(),
             source: None,
+            skill_eval: None,
+            expectations: Vec::new(),
         }
     }
 

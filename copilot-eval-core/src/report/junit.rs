@@ -32,6 +32,9 @@
 //! `judge` for each judge session and, per judge `N` (from 1), the properties of
 //! `report::judge::junit_properties`: `copilot_eval.judge.N.summary`, `.cost`, `.error` and
 //! `.criterion.<name>`.
+//! A skill eval (`skill_evals = ".."`) carries `copilot_eval.skill_eval` (`<skill folder> id
+//! <id>`), and each expectation the test checked (`ctx.expect`), from `N` = 1 in order,
+//! `copilot_eval.expectation.N` (`passed: <text> (evidence: <evidence>)`, or `failed: ...`).
 //! A trial of an eval run in trials (`--trials N`) is a test case of its own, named
 //! `<test path> [trial k/N]`, with `copilot_eval.trial` (`k/N`) and its eval's figures over
 //! all its trials as `copilot_eval.trials.*` (see `trial_properties`).
@@ -259,6 +262,27 @@ fn test_case(test: &TestRecord) -> TestCase {
     }
     for (name, value) in super::judge::junit_properties(&test.judges) {
         case.add_property(Property::new(xml_text(&name), xml_text(&value)));
+    }
+    if let Some(skill_eval) = &test.skill_eval {
+        case.add_property(Property::new(
+            "copilot_eval.skill_eval",
+            xml_text(&format!("{} id {}", skill_eval.skill, skill_eval.id)),
+        ));
+    }
+    for (index, expectation) in test.expectations.iter().enumerate() {
+        case.add_property(Property::new(
+            format!("copilot_eval.expectation.{}", index + 1),
+            xml_text(&format!(
+                "{}: {} (evidence: {})",
+                if expectation.passed {
+                    "passed"
+                } else {
+                    "failed"
+                },
+                expectation.text,
+                expectation.evidence
+            )),
+        ));
     }
     for property in &test.properties {
         case.add_property(Property::new(

@@ -24,6 +24,8 @@ pub use judge::{
     JUDGE, JudgeCriterionVerdict, JudgeKind, JudgeRecord, JudgeSession, JudgeVerdict,
     RubricCriterionRecord,
 };
+pub mod grading;
+pub use grading::{ExpectationRecord, SkillEvalRecord};
 #[cfg(feature = "runner")]
 pub mod html;
 #[cfg(feature = "runner")]
@@ -327,6 +329,14 @@ pub struct TestRecord {
     /// evidence (or for a test not run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<SourceLocation>,
+    /// The entry of a skill's `evals/evals.json` the test ran (`skill_evals = ".."`), from its
+    /// evidence; absent for other tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_eval: Option<SkillEvalRecord>,
+    /// Each expectation's verdict (`ctx.expect`), from the test's evidence, in the order first
+    /// recorded; empty when it recorded none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expectations: Vec<ExpectationRecord>,
 }
 
 /// Where an eval function is written.

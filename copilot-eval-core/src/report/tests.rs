@@ -82,6 +82,8 @@ pub(crate) fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunReco
         triggers: Vec::new(),
         judges: Vec::new(),
         source: None,
+        skill_eval: None,
+        expectations: Vec::new(),
     }
 }
 

@@ -16,6 +16,9 @@ pub struct ArtifactPaths {
     pub junit: Option<PathBuf>,
     /// The HTML report for a person (`--html`; see [`crate::report::html`]).
     pub html: Option<PathBuf>,
+    /// A folder for each skill eval's skill-creator `grading.json` (`--grading`; see
+    /// [`grading_json`](crate::report::grading::grading_json)).
+    pub grading: Option<PathBuf>,
 }
 
 /// Write every requested artifact of `report` (each atomically, secrets redacted by `redactor`),
@@ -29,6 +32,9 @@ pub fn write_artifacts(report: &SuiteReport, paths: &ArtifactPaths, redactor: &R
         (&paths.junit, write_junit),
         (&paths.html, write_html),
     ];
+    if let Some(folder) = &paths.grading {
+        all_written &= write_gradings(folder, report, redactor);
+    }
     for (path, write) in writers {
         let Some(path) = path else { continue };
         let written = write(path, report, redactor);
@@ -46,5 +52,37 @@ pub fn write_artifacts(report: &SuiteReport, paths: &ArtifactPaths, redactor: &R
             }
         }
     }
+    all_written
+}
+
+/// Write `grading.json` under `folder` for each test that ran a skill eval or recorded
+/// expectations ([`grading_path`](crate::report::grading::grading_path)), printing one line for
+/// the folder. Returns `false` when any could not be written.
+fn write_gradings(folder: &std::path::Path, report: &SuiteReport, redactor: &Redactor) -> bool {
+    let mut written = 0usize;
+    let mut all_written = true;
+    for test in &report.tests {
+        if test.skill_eval.is_none() && test.expectations.is_empty() {
+            continue;
+        }
+        let path = folder.join(crate::report::grading::grading_path(test));
+        let mut value = crate::report::grading::grading_json(test);
+        redactor.redact_value(&mut value);
+        let text = serde_json::to_vec_pretty(&value).expect("grading serialises");
+        match crate::report::write_atomically(&path, &text) {
+            Ok(()) => written += 1,
+            Err(error) => {
+                eprintln!(
+                    "error: {}",
+                    super::SuiteError::Artifact {
+                        path: path.clone(),
+                        error
+                    }
+                );
+                all_written = false;
+            }
+        }
+    }
+    eprintln!("  wrote {written} grading.json under {}", folder.display());
     all_written
 }

@@ -96,6 +96,8 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
         output: None,
         cost: None,
         source: None,
+        skill_eval: None,
+        expectations: Vec::new(),
         comparisons: Vec::new(),
         triggers: Vec::new(),
         judges: Vec::new(),
@@ -307,6 +309,8 @@ pub async fn run_one(
         record.triggers = evidence.triggers;
         record.judges = evidence.judges;
         record.source = evidence.source;
+        record.skill_eval = evidence.skill_eval;
+        record.expectations = evidence.expectations;
         if let Some(model) = evidence.model {
             record.name = evidence.name;
             record.model = Some(model);

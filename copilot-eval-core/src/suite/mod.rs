@@ -95,6 +95,8 @@ pub struct SuiteOptions {
     pub junit: Option<PathBuf>,
     /// Where to write the HTML report, if anywhere.
     pub html: Option<PathBuf>,
+    /// Where to write each skill eval's `grading.json` (`--grading DIR`), if anywhere.
+    pub grading: Option<PathBuf>,
     /// At most this many tests at a time (>= 1).
     pub jobs: usize,
     /// `live` or `replay`.
@@ -148,6 +150,7 @@ impl SuiteOptions {
             json: None,
             junit: None,
             html: None,
+            grading: None,
             jobs: 1,
             mode: Mode::Live,
             list_only: false,
@@ -245,6 +248,7 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
         json: options.json.clone(),
         junit: options.junit.clone(),
         html: options.html.clone(),
+        grading: options.grading.clone(),
     };
     let redactor = Redactor::from_env();
     if !artifacts::write_artifacts(&report, &paths, &redactor) {

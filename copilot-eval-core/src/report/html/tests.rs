@@ -41,6 +41,8 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
         triggers: Vec::new(),
         judges: Vec::new(),
         source: None,
+        skill_eval: None,
+        expectations: Vec::new(),
     }
 }
 

@@ -106,6 +106,10 @@ pub(super) struct TestView {
     pub runs: Vec<RunView>,
     pub comparisons: Vec<super::compare::ComparisonView>,
     pub judges: Vec<super::judge::JudgeView>,
+    /// The skill eval entry (`<skill folder> id <id>`), for a `skill_evals` test.
+    pub skill_eval: Option<String>,
+    /// Each expectation's verdict (`ctx.expect`), in order.
+    pub expectations: Vec<crate::report::ExpectationRecord>,
 }
 
 /// One eval run of a test.
@@ -470,6 +474,8 @@ impl TestView {
                 .enumerate()
                 .map(|(i, j)| super::judge::JudgeView::of(i + 1, j))
                 .collect(),
+            skill_eval: (test.skill_eval.as_ref()).map(|s| format!("{} id {}", s.skill, s.id)),
+            expectations: test.expectations.clone(),
         }
     }
 }

@@ -174,6 +174,8 @@ fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
         triggers: Vec::new(),
         judges: Vec::new(),
         source: None,
+        skill_eval: None,
+        expectations: Vec::new(),
     }
 }
 

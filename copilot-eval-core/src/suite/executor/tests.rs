@@ -45,6 +45,8 @@ fn evidence(status: EvidenceStatus) -> TestEvidence {
         source: None,
         model: None,
         trial_ask: None,
+        expectations: Vec::new(),
+        skill_eval: None,
     }
 }
 

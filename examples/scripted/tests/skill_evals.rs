@@ -1,0 +1,129 @@
+//! A skill's own test cases as evals: `skills/changelog/evals/evals.json` (the skill-creator
+//! format) holds three entries; `#[copilot_eval(skill_evals = "skills/changelog")]` makes one
+//! eval test per entry at compile time (`changelog_skill::eval_1_write_the_changelog_for_the`,
+//! ...), copies each entry's `files` into its working directory, and hands the test its
+//! [`SkillCase`]. The test decides each expectation with its own check of the real output and
+//! records the verdict with `ctx.expect`; `cargo copilot-eval --grading DIR` writes each
+//! entry's `grading.json`.
+//!
+//! The model is scripted per entry (offline in every mode); the real runtime loads the skill,
+//! runs the tool calls and writes the files the checks read.
+//!
+//! ```sh
+//! cargo copilot-eval -p scripted changelog_skill --grading results/grading
+//! ```
+
+use copilot_eval_core::CopilotResult;
+use copilot_eval_core::copilot_eval;
+use copilot_eval_core::harness::{EvalContext, SkillCase};
+use copilot_eval_core::model_server::{Script, ScriptedTurn};
+use serde_json::json;
+
+/// The scripted model's turns for each entry: it invokes the skill, reads the input file, and
+/// writes `CHANGELOG.md` (entries 1 and 2); it answers in one sentence (entry 3).
+fn script(ctx: &EvalContext, case: &SkillCase) -> Script {
+    let changelog = ctx.workdir().join("CHANGELOG.md");
+    let skill = ScriptedTurn::tool_call("skill", json!({"skill": "changelog"}));
+    match case.id.as_str() {
+        "1" => Script::new([])
+            .turn(skill)
+            .turn(ScriptedTurn::tool_call("view", json!({"path": case.files[0]})))
+            .turn(ScriptedTurn::tool_call(
+                "create",
+                json!({"path": changelog, "file_text": "## 1.3.0\n- Fix the login timeout\n- Add dark mode\n"}),
+            ))
+            .turn(ScriptedTurn::text("Wrote CHANGELOG.md.")),
+        "2" => Script::new([])
+            .turn(skill)
+            .turn(ScriptedTurn::tool_call(
+                "create",
+                json!({"path": changelog, "file_text": "## 1.2.1\n- Fix the crash on start\n"}),
+            ))
+            .turn(ScriptedTurn::text("Added the 1.2.1 entry.")),
+        _ => Script::new([]).turn(ScriptedTurn::text(
+            "The changelog skill turns a list of changes into a CHANGELOG.md section.",
+        )),
+    }
+}
+
+/// The skill's eval entries. Each expectation of `evals.json` is decided here by a check of
+/// what the session really did (the runtime's `skill.invoked` event, its tool calls, the files
+/// in the working directory) and recorded with `ctx.expect`.
+#[copilot_eval(
+    skill_evals = "skills/changelog",
+    model = "claude-sonnet-4.5",
+    timeout_s = 120,
+    max_tool_calls = 5
+)]
+async fn changelog_skill(ctx: EvalContext, case: SkillCase) {
+    ctx.offline(script(&ctx, &case));
+    let eval = ctx.eval().skill_directory("skills").build().unwrap();
+    let result = ctx.run(&eval, case.prompt.as_str()).await;
+    result.assert_success();
+    for expectation in &case.expectations {
+        let (passed, evidence) = check(&result, &case, expectation);
+        ctx.expect(expectation, passed, evidence);
+    }
+}
+
+/// One expectation's verdict and the evidence it rests on.
+fn check(result: &CopilotResult, case: &SkillCase, expectation: &str) -> (bool, String) {
+    let changelog = result.file("CHANGELOG.md").unwrap_or_default();
+    match expectation {
+        "The changelog skill was invoked" => (
+            result.skill_was_invoked("changelog"),
+            format!(
+                "skills invoked: {:?}",
+                result
+                    .skill_invocations
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+            ),
+        ),
+        "The session read CHANGES.txt" => {
+            // The runtime's `view` tool read the copy of the input file in the working
+            // directory: its result holds the file's lines.
+            let read = result
+                .tool_calls_for("view")
+                .iter()
+                .filter_map(|call| call.result.as_deref())
+                .any(|text| text.contains("fix the login timeout"));
+            (
+                read,
+                format!("view calls: {}", result.tool_call_count("view")),
+            )
+        }
+        "CHANGELOG.md lists every change of CHANGES.txt under ## 1.3.0" => {
+            let input = std::fs::read_to_string(&case.files[0]).unwrap_or_default();
+            let changes: Vec<&str> = input.lines().skip(1).collect();
+            let listed = changelog.starts_with("## 1.3.0\n")
+                && changes
+                    .iter()
+                    .all(|change| changelog.to_lowercase().contains(&format!("- {change}")));
+            (listed, format!("CHANGELOG.md: {changelog:?}"))
+        }
+        "CHANGELOG.md has a ## 1.2.1 section with one bullet" => (
+            changelog.starts_with("## 1.2.1\n")
+                && changelog.lines().filter(|l| l.starts_with("- ")).count() == 1,
+            format!("CHANGELOG.md: {changelog:?}"),
+        ),
+        "The answer says what the skill is for" => {
+            let answer = result.final_response.clone().unwrap_or_default();
+            (
+                answer.contains("CHANGELOG.md"),
+                format!("answer: {answer:?}"),
+            )
+        }
+        "No file was written" => {
+            let files = result.files_matching("**/*").unwrap_or_default();
+            // Relative to the working directory; the entry has no input files to leave aside.
+            let written: Vec<_> = files.iter().filter(|f| !f.starts_with("evals")).collect();
+            (
+                written.is_empty(),
+                format!("files besides the inputs: {written:?}"),
+            )
+        }
+        other => (false, format!("no check is written for {other:?}")),
+    }
+}
