@@ -77,8 +77,8 @@ pub use record::{
     ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, ENV_RECORD_STRICT, RecordPolicy,
     cassette_root, is_ci, record_strict, recording_refused, recording_summary,
 };
-pub use skill_case::{SkillCase, SkillCaseSpec};
 pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence, TrialAsk};
+pub use skill_case::{SkillCase, SkillCaseSpec};
 
 /// Variable the runner gives each test process of a model matrix run with `--models a,b`: the
 /// model id this process runs its eval on, over the attribute's `model` or `models`
