@@ -66,7 +66,7 @@ struct RunArgs {
     #[arg(long, value_name = "PATH")]
     html: Option<PathBuf>,
     /// Write a skill-creator grading.json for each eval that checked expectations
-    /// (`ctx.expect`, skill evals from evals/evals.json) under this folder: DIR/<eval>/grading.json.
+    /// (`ctx.expect`, skill evals from evals/evals.json) under this folder: DIR/EVAL/grading.json.
     #[arg(long, value_name = "DIR")]
     grading: Option<PathBuf>,
     /// Run at most N eval tests at a time [default: the number of CPUs available to this process].
