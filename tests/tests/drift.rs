@@ -147,7 +147,7 @@ fn drift_names_the_quickstart_eval_that_changes_under_an_older_runtime() {
         Some(PINNED_RUNTIME_VERSION)
     );
     assert_eq!(report.candidate.version.as_deref(), Some(OLDER));
-    assert_eq!(report.evals.len(), 9, "{written}");
+    assert_eq!(report.evals.len(), 10, "{written}");
     for eval in &report.evals {
         assert_eq!(eval.binary, "quickstart::evals");
         assert_eq!(eval.pinned.outcome.as_str(), "passed", "{written}");
@@ -177,8 +177,8 @@ fn drift_names_the_quickstart_eval_that_changes_under_an_older_runtime() {
             assert!(eval.difference.is_none());
         }
     }
-    assert_eq!(report.summary, "1 of 9 evals drift; 1 by changed evidence");
-    assert_eq!((report.totals.drifted, report.totals.unchanged), (1, 8));
+    assert_eq!(report.summary, "1 of 10 evals drift; 1 by changed evidence");
+    assert_eq!((report.totals.drifted, report.totals.unchanged), (1, 9));
     // The terminal report says the same.
     assert!(
         stderr.contains("  DRIFTS        quickstart::evals loads_the_repository_configuration (passed -> failed)\n      first difference in run 1 (evidence): subagent_invocations[0].cancelled: false -> true"),
@@ -189,7 +189,7 @@ fn drift_names_the_quickstart_eval_that_changes_under_an_older_runtime() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("  1 of 9 evals drift; 1 by changed evidence\n"),
+        stderr.contains("  1 of 10 evals drift; 1 by changed evidence\n"),
         "{stderr}"
     );
 
