@@ -74,6 +74,19 @@ use from_the_skills_evals::{
     eval_3_in_one_sentence_what_is as _,
 };
 
+/// `skill_triggers`: one test per query of the skill's evals/triggers.json, in the module
+/// `invoke_<n>_<slug>` or `dormant_<n>_<slug>` (the `use` lines below compile only then).
+#[copilot_eval(skill_triggers = "../examples/scripted/skills/changelog", trials = 2)]
+async fn from_the_skills_triggers(ctx: EvalContext, case: copilot_eval_core::harness::TriggerCase) {
+    assert_eq!(ctx.trigger_case(), Some(case));
+}
+
+#[allow(unused_imports)]
+use from_the_skills_triggers::{
+    dormant_3_what_is_the_capital_of as _, dormant_4_rename_the_variable_x_to as _,
+    invoke_1_write_the_changelog_for_the as _, invoke_2_add_a_changelog_entry_for as _,
+};
+
 #[test]
 fn models_make_one_test_per_model_named_by_model_segment() {
     use copilot_eval_core::harness::model_segment;

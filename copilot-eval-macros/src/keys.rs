@@ -24,6 +24,9 @@
 //     SkillEvals a string literal naming a skill folder     -> (read by the macro itself: one
 //               test per entry of its evals/evals.json, each passing it to
 //               `TestConfig::skill_case`)
+//     SkillTriggers a string literal naming a skill folder -> (read by the macro itself: one
+//               test per query of its evals/triggers.json, each passing it to
+//               `TestConfig::trigger_case`)
 // - Target: where the value goes:
 //     Builder.method     an eval setting: `CopilotEvalBuilder::method(value)`; the macro emits it
 //                        in the test's configure closure, `EvalContext::eval()` applies it
@@ -41,6 +44,7 @@ key_table! {
     model: Text => Builder.model;
     models: Models => Attribute;
     skill_evals: SkillEvals => Attribute;
+    skill_triggers: SkillTriggers => Attribute;
     max_tool_calls: Count => Builder.max_tool_calls;
     timeout_s: Seconds => Builder.timeout_s;
     reasoning_effort: OneOf["low", "medium", "high", "xhigh", "max"] => Builder.reasoning_effort;

@@ -93,6 +93,9 @@ enum Kind {
     /// A string literal naming a skill folder; read by the macro itself: one test per entry of
     /// its `evals/evals.json`.
     SkillEvals,
+    /// A string literal naming a skill folder; read by the macro itself: one test per query of
+    /// its trigger set `evals/triggers.json`.
+    SkillTriggers,
 }
 
 /// Where a key's value goes.
@@ -150,7 +153,7 @@ mod models;
 mod numbers;
 mod skill_evals;
 use models::{model_segment, parse_models};
-use skill_evals::{SkillEvals, read_skill_evals};
+use skill_evals::{SkillFile, read_skill_evals, read_skill_triggers};
 
 /// The names of all keys, for error messages.
 fn key_names() -> String {
@@ -182,16 +185,19 @@ pub fn copilot_eval(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let mut cases = take_cases(&mut function, &mut push);
-    if config.skill_evals_given {
+    if let Some(key) = config.skill_file_key {
         if let Some(case) = cases.first() {
             push(syn::Error::new(
                 case.span,
-                "`skill_evals` makes one test per entry of the skill's evals/evals.json; remove the `#[case]` attributes",
+                format!(
+                    "`{key}` makes one test per entry of the skill's {}; remove the `#[case]` attributes",
+                    skill_file_of(key)
+                ),
             ));
         }
         cases.clear();
     }
-    check_function(&function, &cases, config.skill_evals_given, &mut push);
+    check_function(&function, &cases, config.skill_file_key, &mut push);
     match errors {
         Some(errors) => {
             let mut tokens = function.into_token_stream();
@@ -209,9 +215,18 @@ struct Case {
     values: Vec<Expr>,
     /// The whole attribute, for errors.
     span: Span,
-    /// For an entry of `skill_evals`: its `harness::SkillCaseSpec` literal (the test then
-    /// passes `ctx.skill_case()` instead of `values`).
-    skill: Option<TokenStream2>,
+    /// For an entry of `skill_evals` or `skill_triggers`: the `TestConfig` call that hands the
+    /// test its entry, and the expression that reads it back (passed instead of `values`).
+    file_case: Option<(TokenStream2, TokenStream2)>,
+}
+
+/// The file a `skill_evals` or `skill_triggers` key reads, for messages.
+fn skill_file_of(key: &str) -> &'static str {
+    if key == "skill_triggers" {
+        "trigger set evals/triggers.json"
+    } else {
+        "evals/evals.json"
+    }
 }
 
 /// Remove the `#[case::label(...)]` attributes from `function` and parse them. Errors (spanned on
@@ -280,7 +295,7 @@ fn take_cases(function: &mut syn::ItemFn, push: &mut impl FnMut(syn::Error)) -> 
             label,
             values,
             span,
-            skill: None,
+            file_case: None,
         });
     }
     function.attrs = kept;
@@ -297,10 +312,10 @@ struct Config {
     krate: Option<syn::Path>,
     /// `models = [..]`: the models of a model matrix, in order (empty: no matrix).
     models: Vec<syn::LitStr>,
-    /// `skill_evals = ".."`: the skill's eval file, read.
-    skill_evals: Option<SkillEvals>,
-    /// Whether `skill_evals` was given (also when its file could not be read).
-    skill_evals_given: bool,
+    /// `skill_evals = ".."` or `skill_triggers = ".."`: the skill's file, read.
+    skill_file: Option<SkillFile>,
+    /// Which of the two was given (also when its file could not be read).
+    skill_file_key: Option<&'static str>,
 }
 
 /// A literal value, possibly negated.
@@ -467,9 +482,22 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
                 }
                 continue;
             }
-            Kind::SkillEvals => {
-                config.skill_evals_given = true;
-                config.skill_evals = read_skill_evals(name, expr, push);
+            Kind::SkillEvals | Kind::SkillTriggers => {
+                if let Some(first) = config.skill_file_key {
+                    push(syn::Error::new(
+                        expr.span(),
+                        format!(
+                            "give either `{first}` or `{name}`: each makes one test per entry of its file; write a second function for the other"
+                        ),
+                    ));
+                    continue;
+                }
+                config.skill_file_key = Some(key.name);
+                config.skill_file = if key.kind == Kind::SkillEvals {
+                    read_skill_evals(name, expr, push).map(SkillFile::Evals)
+                } else {
+                    read_skill_triggers(name, expr, push).map(SkillFile::Triggers)
+                };
                 continue;
             }
             Kind::CratePath => match &value {
@@ -512,7 +540,7 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
 fn check_function(
     function: &syn::ItemFn,
     cases: &[Case],
-    skill_evals: bool,
+    skill_file_key: Option<&str>,
     push: &mut impl FnMut(syn::Error),
 ) {
     let sig = &function.sig;
@@ -529,14 +557,21 @@ fn check_function(
         ));
     }
     let parameters: Vec<&syn::FnArg> = sig.inputs.iter().collect();
-    if skill_evals {
+    if let Some(key) = skill_file_key {
         if !matches!(
             parameters.as_slice(),
             [syn::FnArg::Typed(_), syn::FnArg::Typed(_)]
         ) {
+            let case = if key == "skill_triggers" {
+                "TriggerCase"
+            } else {
+                "SkillCase"
+            };
             push(syn::Error::new(
                 sig.paren_token.span.join(),
-                "a `skill_evals` test takes its context and its case: `ctx: EvalContext, case: SkillCase`",
+                format!(
+                    "a `{key}` test takes its context and its case: `ctx: EvalContext, case: {case}`"
+                ),
             ));
         }
     } else if !cases.is_empty() {
@@ -629,16 +664,16 @@ fn expand(function: syn::ItemFn, config: Config, mut cases: Vec<Case>) -> TokenS
         .krate
         .map(|p| p.to_token_stream())
         .unwrap_or_else(|| quote!(::copilot_eval_core));
-    let tracking = config.skill_evals.as_ref().map(SkillEvals::tracking);
-    if let Some(skill_evals) = &config.skill_evals {
-        cases = skill_evals
+    let tracking = config.skill_file.as_ref().map(SkillFile::tracking);
+    if let Some(file) = &config.skill_file {
+        cases = file
             .cases(&krate)
             .into_iter()
-            .map(|(label, spec)| Case {
-                label,
+            .map(|case| Case {
+                label: case.label,
                 values: Vec::new(),
                 span: Span::call_site(),
-                skill: Some(spec),
+                file_case: Some((case.setting, case.getter)),
             })
             .collect();
     }
@@ -693,8 +728,8 @@ fn expand(function: syn::ItemFn, config: Config, mut cases: Vec<Case>) -> TokenS
                 if let Some(case) = case {
                     let label_text = case.label.to_string();
                     settings.extend(quote!(.case(#label_text)));
-                    if let Some(spec) = &case.skill {
-                        settings.extend(quote!(.skill_case(#spec)));
+                    if let Some((setting, _)) = &case.file_case {
+                        settings.extend(setting.clone());
                     }
                 }
                 let up = match model {
@@ -705,9 +740,12 @@ fn expand(function: syn::ItemFn, config: Config, mut cases: Vec<Case>) -> TokenS
                     settings.extend(quote!(.matrix_model(#model)));
                 }
                 let test = match case {
-                    Some(case) if case.skill.is_some() => {
+                    Some(Case {
+                        file_case: Some((_, getter)),
+                        ..
+                    }) => {
                         quote!(|ctx: #krate::harness::EvalContext| {
-                            let case = ctx.skill_case().expect("the test's skill case");
+                            let case = #getter;
                             #up #ident(ctx, case)
                         })
                     }

@@ -16,7 +16,7 @@ use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
 
 /// The example's eval tests, in the order of the results.
-const TESTS: [&str; 25] = [
+const TESTS: [&str; 29] = [
     "compares_the_house_style_over_trials",
     "compares_with_and_without_the_skill",
     "keeps_the_canary_from_the_model",
@@ -44,6 +44,11 @@ const TESTS: [&str; 25] = [
     "changelog_skill::eval_1_write_the_changelog_for_the",
     "changelog_skill::eval_2_add_a_changelog_entry_for",
     "changelog_skill::eval_3_in_one_sentence_what_is",
+    // ... and one eval per query of skills/changelog/evals/triggers.json.
+    "changelog_triggers::dormant_3_what_is_the_capital_of",
+    "changelog_triggers::dormant_4_rename_the_variable_x_to",
+    "changelog_triggers::invoke_1_write_the_changelog_for_the",
+    "changelog_triggers::invoke_2_add_a_changelog_entry_for",
 ];
 
 /// What both runs must show.

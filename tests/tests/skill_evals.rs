@@ -97,3 +97,96 @@ fn each_entry_of_the_skills_evals_json_is_an_eval_with_its_grading_json() {
         run.stderr
     );
 }
+
+/// The trigger set's queries, in file order, with whether each should invoke the skill.
+const QUERIES: [(&str, bool); 4] = [
+    (
+        "changelog_triggers::invoke_1_write_the_changelog_for_the",
+        true,
+    ),
+    (
+        "changelog_triggers::invoke_2_add_a_changelog_entry_for",
+        true,
+    ),
+    (
+        "changelog_triggers::dormant_3_what_is_the_capital_of",
+        false,
+    ),
+    (
+        "changelog_triggers::dormant_4_rename_the_variable_x_to",
+        false,
+    ),
+];
+
+#[test]
+fn each_query_of_the_skills_trigger_set_is_an_eval_counted_in_the_trigger_rates() {
+    if runtime_for("each_query_of_the_skills_trigger_set_is_an_eval_counted_in_the_trigger_rates")
+        .is_none()
+    {
+        return;
+    }
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &[
+            "-p",
+            "scripted",
+            "changelog_triggers",
+            "--trials",
+            "2",
+            "-j",
+            "2",
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    // One record per query and trial, each with the one check its run made, read from the
+    // runtime's `skill.invoked` events.
+    let mut got: Vec<(String, u32, bool, bool)> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| {
+            assert_eq!(t.outcome, Outcome::Passed, "{}: {:?}", t.name, t.message);
+            assert_eq!(t.triggers.len(), 1, "{}: {:?}", t.name, t.triggers);
+            let check = &t.triggers[0];
+            assert_eq!(check.skill, "changelog");
+            let should = check.expected == copilot_eval_core::report::Trigger::Invoke;
+            (
+                t.name.clone(),
+                t.trial.unwrap().trial,
+                should,
+                check.invoked,
+            )
+        })
+        .collect();
+    got.sort();
+    let mut expected: Vec<(String, u32, bool, bool)> = QUERIES
+        .iter()
+        .flat_map(|(name, should)| {
+            (1..=2).map(move |trial| (name.to_string(), trial, *should, *should))
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(got, expected);
+
+    // The suite's figures for the skill: 4 should-trigger runs, all triggered; 4 should-not
+    // runs, no false trigger.
+    let skill = run
+        .report
+        .skill_triggers
+        .iter()
+        .find(|s| s.skill == "changelog")
+        .expect("the changelog skill's trigger figures");
+    let f = &skill.figures;
+    assert_eq!(
+        (
+            f.should_trigger,
+            f.triggered,
+            f.should_not_trigger,
+            f.false_triggers
+        ),
+        (4, 4, 4, 0)
+    );
+    assert_eq!(f.trigger_rate, Some(1.0));
+    assert_eq!(f.false_trigger_rate, Some(0.0));
+}

@@ -76,6 +76,30 @@ use super::{LoadError, Problem, read_text, settle};
 /// | `evals[].expectations` | array of strings | optional; each not blank |
 pub mod evals_file;
 mod links;
+/// A skill's trigger set, `evals/triggers.json` inside the skill folder: prompts that should
+/// and should not make the model invoke the skill. `#[copilot_eval(skill_triggers = "..")]`
+/// turns each query into an eval test (`function::invoke_<n>_<slug>` or
+/// `function::dormant_<n>_<slug>`) at compile time, and `cargo copilot-eval lint` checks it.
+///
+/// Two forms are read: the array form of the skill-creator's trigger sets
+///
+/// ```json
+/// [
+///   {"query": "Write the changelog for 1.3.0", "should_trigger": true},
+///   {"query": "What is the weather in Oslo?", "should_trigger": false}
+/// ]
+/// ```
+///
+/// and the object form `{"skill_name": "changelog", "evals": [{"prompt": "...",
+/// "should_trigger": true}]}`, whose entries give `prompt` (or `query`).
+///
+/// | key | type | rule |
+/// |---|---|---|
+/// | `skill_name` | string | optional (object form); equal to the skill's `name` |
+/// | `evals` | array of objects | required in the object form; the array form is the list itself; at least one entry |
+/// | `[].query` or `[].prompt` | string | required (one of them), not blank |
+/// | `[].should_trigger` | `true` or `false` | required; the same query may not be listed with both |
+pub mod triggers_file;
 use links::check_links;
 
 /// The file name of a skill's definition.

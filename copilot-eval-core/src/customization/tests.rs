@@ -925,3 +925,77 @@ mod evals_file {
         assert!(!stays_inside("evals/../../a.txt"));
     }
 }
+
+mod triggers_file {
+    use crate::customization::skill::triggers_file::parse_triggers_file;
+
+    #[test]
+    fn both_forms_read_to_the_same_queries_and_labels() {
+        let array = parse_triggers_file(
+            r#"[{"query": "Write the changelog for 1.3.0", "should_trigger": true},
+                {"query": "What is the capital of Norway?", "should_trigger": false, "note": "x"}]"#,
+        )
+        .unwrap();
+        let object = parse_triggers_file(
+            r#"{"skill_name": "changelog", "owner": "docs", "evals": [
+                {"prompt": "Write the changelog for 1.3.0", "should_trigger": true},
+                {"query": "What is the capital of Norway?", "should_trigger": false, "note": "x"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(array.queries, object.queries);
+        assert_eq!(array.skill_name, None);
+        assert_eq!(object.skill_name.as_deref(), Some("changelog"));
+        assert_eq!(object.unknown, ["owner"]);
+        assert_eq!(array.queries[1].unknown, ["note"]);
+        let labels: Vec<String> = array.queries.iter().map(|q| q.label()).collect();
+        assert_eq!(
+            labels,
+            [
+                "invoke_1_write_the_changelog_for_1",
+                "dormant_2_what_is_the_capital_of"
+            ]
+        );
+    }
+
+    #[test]
+    fn each_malformed_file_names_the_entry_and_the_key() {
+        let cases = [
+            ("{", "not valid JSON"),
+            ("7", "must hold an array of queries"),
+            ("[]", "the trigger set is empty"),
+            (r#"{"queries": []}"#, "the object has no `evals`"),
+            (r#"{"evals": {}}"#, "`evals` must be an array"),
+            (r#"[1]"#, "[0] must be an object"),
+            (r#"[{"should_trigger": true}]"#, "[0]: `query` is missing"),
+            (
+                r#"[{"query": " ", "should_trigger": true}]"#,
+                "[0]: `query` is blank",
+            ),
+            (
+                r#"[{"query": "a", "prompt": "a", "should_trigger": true}]"#,
+                "[0] gives both `query` and `prompt`",
+            ),
+            (
+                r#"[{"prompt": 3, "should_trigger": true}]"#,
+                "[0]: `prompt` must be a string",
+            ),
+            (r#"[{"query": "a"}]"#, "[0]: `should_trigger` is missing"),
+            (
+                r#"[{"query": "a", "should_trigger": "yes"}]"#,
+                "[0]: `should_trigger` must be `true`",
+            ),
+            (
+                r#"[{"query": "a", "should_trigger": true}, {"query": "a", "should_trigger": false}]"#,
+                "[1]: the query \"a\" is also [0], with the opposite `should_trigger`",
+            ),
+            (
+                r#"{"skill_name": 1, "evals": []}"#,
+                "`skill_name` must be a string",
+            ),
+        ];
+        for (text, wanted) in cases {
+            let error = parse_triggers_file(text).expect_err(text);
+            assert!(error.contains(wanted), "{text}: {error}");
+        }
+    }
+}

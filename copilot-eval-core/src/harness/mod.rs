@@ -79,6 +79,7 @@ pub use record::{
 };
 pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence, TrialAsk};
 pub use skill_case::{SkillCase, SkillCaseSpec};
+pub use trigger::{TriggerCase, TriggerCaseSpec};
 
 /// Variable the runner gives each test process of a model matrix run with `--models a,b`: the
 /// model id this process runs its eval on, over the attribute's `model` or `models`
@@ -210,6 +211,8 @@ pub struct TestConfig {
     runner_model: Option<&'static str>,
     /// The entry of a skill's `evals/evals.json` this test runs (`skill_evals = ".."`).
     skill_case: Option<SkillCaseSpec>,
+    /// The query of a skill's trigger set this test runs (`skill_triggers = ".."`).
+    trigger_case: Option<TriggerCaseSpec>,
     /// `trials = N` of the attribute.
     trials: Option<u32>,
     /// `min_pass_rate = F` of the attribute.
@@ -237,6 +240,7 @@ impl TestConfig {
             matrix_model: None,
             runner_model: None,
             skill_case: None,
+            trigger_case: None,
             trials: None,
             min_pass_rate: None,
         }
@@ -348,6 +352,21 @@ impl TestConfig {
     /// The skill eval entry of the test ([`skill_case`](Self::skill_case)), when it has one.
     pub fn skill_case_spec(&self) -> Option<&SkillCaseSpec> {
         self.skill_case.as_ref()
+    }
+
+    /// One query of a skill's trigger set (`skill_triggers = "skills/x"` under the attribute,
+    /// which also gives the query's [`case`](Self::case) label `invoke_<n>_<slug>` or
+    /// `dormant_<n>_<slug>`): [`EvalContext::trigger_case`] hands it to the test, and the test
+    /// fails when its trigger check did not hold or was never made.
+    pub const fn trigger_case(mut self, case: TriggerCaseSpec) -> Self {
+        self.trigger_case = Some(case);
+        self
+    }
+
+    /// The trigger-set query of the test ([`trigger_case`](Self::trigger_case)), when it has
+    /// one.
+    pub fn trigger_case_spec(&self) -> Option<&TriggerCaseSpec> {
+        self.trigger_case.as_ref()
     }
 
     /// Where the eval function is written: `file` as `file!()` gives it (relative to the
@@ -617,6 +636,7 @@ where
             .or(unmet.clone())
             .or_else(|| ctx.strict_script_failure())
             .or_else(|| ctx.expectations_failure())
+            .or_else(|| ctx.trigger_case_failure())
         {
             None => ctx.finish(None),
             Some(message) => {

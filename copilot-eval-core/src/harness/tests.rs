@@ -545,6 +545,17 @@ mod attribute_keys {
                 expectations: &[],
             });
         };
+        (@apply $builder:ident $config:ident SkillTriggers [] Attribute) => {
+            // Read by the macro: one test per query of evals/triggers.json, each passing it to
+            // `trigger_case`.
+            $config = $config.trigger_case(crate::harness::TriggerCaseSpec {
+                skill_dir: "skills/sample",
+                skill: "sample",
+                number: 1,
+                query: "sample",
+                should_trigger: true,
+            });
+        };
         (@apply $builder:ident $config:ident Models [] Attribute) => {
             // Read by the macro: one test per model, each passing it to `matrix_model`.
             $config = $config.matrix_model("sample");
@@ -902,6 +913,91 @@ mod skill_cases {
         let failure = evidence.failure.unwrap();
         assert!(
             failure.starts_with("expectation not checked: CHANGELOG.md exists"),
+            "{failure}"
+        );
+    }
+}
+
+/// A trigger-set test (`skill_triggers = ".."`): its query handed over, and its trigger check
+/// deciding the test with the body.
+mod trigger_cases {
+    use super::*;
+    use crate::report::{Trigger, TriggerCheck};
+
+    const SPEC: crate::harness::TriggerCaseSpec = crate::harness::TriggerCaseSpec {
+        skill_dir: "skills/changelog",
+        skill: "changelog",
+        number: 3,
+        query: "What is the capital of Norway?",
+        should_trigger: false,
+    };
+
+    fn run(body: impl FnOnce(EvalContext) + Send + 'static) -> (Result<(), ()>, TestEvidence) {
+        let scratch = tempfile::tempdir().unwrap();
+        let file = scratch.path().join("evidence.json");
+        let root = Box::leak(scratch.path().display().to_string().into_boxed_str());
+        let config = TestConfig::new("triggers", "evals::triggers::dormant_3", root)
+            .case("dormant_3_what_is_the_capital_of")
+            .trigger_case(SPEC);
+        let ctx = EvalContext::with_settings(config, Ok(Mode::Live), Some(file.clone()));
+        let workdir = ctx.workdir().to_path_buf();
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            run_test_in(ctx, |ctx| async move { body(ctx) })
+        }));
+        let evidence = TestEvidence::read(&file).unwrap();
+        let _ = std::fs::remove_dir_all(workdir);
+        (unwound.map_err(|_| ()), evidence)
+    }
+
+    /// What `TriggerCase::check` records for a run that did (`invoked`) or did not invoke the
+    /// skill (written directly: these tests start no runtime).
+    fn record(ctx: &EvalContext, invoked: bool) {
+        let case = ctx.trigger_case().expect("a trigger case");
+        ctx.update_evidence(|e| {
+            e.triggers.push(TriggerCheck {
+                skill: case.skill.clone(),
+                expected: case.expected,
+                invoked,
+                run: Some(1),
+            })
+        });
+    }
+
+    #[test]
+    fn the_query_reaches_the_test_and_a_held_check_passes() {
+        let (outcome, evidence) = run(|ctx| {
+            let case = ctx.trigger_case().expect("a trigger case");
+            assert_eq!(case.skill, "changelog");
+            assert_eq!(case.number, 3);
+            assert_eq!(case.query, "What is the capital of Norway?");
+            assert_eq!(case.expected, Trigger::Dormant);
+            assert!(case.skill_dir.ends_with("skills/changelog"));
+            assert!(ctx.skill_case().is_none());
+            record(&ctx, false);
+        });
+        assert_eq!(outcome, Ok(()));
+        assert_eq!(evidence.status, EvidenceStatus::Passed);
+    }
+
+    #[test]
+    fn a_false_trigger_fails_the_test_although_the_body_passed() {
+        let (outcome, evidence) = run(|ctx| record(&ctx, true));
+        assert_eq!(outcome, Err(()));
+        assert_eq!(
+            evidence.failure.as_deref(),
+            Some(
+                "trigger check failed: changelog was invoked although the prompt should not trigger it (a false trigger) (query \"What is the capital of Norway?\")"
+            )
+        );
+    }
+
+    #[test]
+    fn a_query_never_checked_fails_the_test() {
+        let (outcome, evidence) = run(|_ctx| {});
+        assert_eq!(outcome, Err(()));
+        let failure = evidence.failure.unwrap();
+        assert!(
+            failure.starts_with("trigger not checked: query 3 of changelog's trigger set"),
             "{failure}"
         );
     }

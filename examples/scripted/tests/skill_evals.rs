@@ -9,13 +9,20 @@
 //! The model is scripted per entry (offline in every mode); the real runtime loads the skill,
 //! runs the tool calls and writes the files the checks read.
 //!
+//! The skill's trigger set `skills/changelog/evals/triggers.json` (two queries that should
+//! invoke it, two that should not) becomes four more eval tests under
+//! `#[copilot_eval(skill_triggers = "skills/changelog")]` (`changelog_triggers::invoke_1_...`,
+//! `changelog_triggers::dormant_3_...`); each checks its run with `case.check(&ctx, &result)`,
+//! and the report sums the checks into the skill's trigger and false-trigger rates.
+//!
 //! ```sh
 //! cargo copilot-eval -p scripted changelog_skill --grading results/grading
+//! cargo copilot-eval -p scripted changelog_triggers --trials 3
 //! ```
 
 use copilot_eval_core::CopilotResult;
 use copilot_eval_core::copilot_eval;
-use copilot_eval_core::harness::{EvalContext, SkillCase};
+use copilot_eval_core::harness::{EvalContext, SkillCase, TriggerCase};
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
 use serde_json::json;
 
@@ -126,4 +133,36 @@ fn check(result: &CopilotResult, case: &SkillCase, expectation: &str) -> (bool, 
         }
         other => (false, format!("no check is written for {other:?}")),
     }
+}
+
+/// The skill's trigger set: one test per query of `evals/triggers.json`. The scripted model
+/// stands in for a live one with a plain policy (it invokes the `changelog` skill when the
+/// query names a changelog); whether the skill really was invoked is read from the runtime's
+/// `skill.invoked` events, and the test fails when that differs from the query's
+/// `should_trigger`.
+#[copilot_eval(
+    skill_triggers = "skills/changelog",
+    model = "claude-sonnet-4.5",
+    timeout_s = 120,
+    max_tool_calls = 3
+)]
+async fn changelog_triggers(ctx: EvalContext, case: TriggerCase) {
+    let script = if case.query.to_lowercase().contains("changelog") {
+        Script::new([])
+            .turn(ScriptedTurn::tool_call(
+                "skill",
+                json!({"skill": "changelog"}),
+            ))
+            .turn(ScriptedTurn::text(
+                "I will write the changelog in the team's format.",
+            ))
+    } else {
+        Script::new([]).turn(ScriptedTurn::text("Done."))
+    };
+    ctx.offline(script);
+    let eval = ctx.eval().skill_directory("skills").build().unwrap();
+    let result = ctx.run(&eval, case.query.as_str()).await;
+    result.assert_success();
+    let check = case.check(&ctx, &result);
+    assert!(check.held(), "{check}");
 }

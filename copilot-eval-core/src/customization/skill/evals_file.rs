@@ -58,28 +58,34 @@ impl EvalEntry {
                 }
             })
             .collect();
-        let mut slug = String::new();
-        for word in self
-            .prompt
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .take(5)
-        {
-            let word = word.to_ascii_lowercase();
-            if !slug.is_empty() && slug.len() + 1 + word.len() > 40 {
-                break;
-            }
-            if !slug.is_empty() {
-                slug.push('_');
-            }
-            slug.push_str(&word);
-        }
+        let slug = prompt_slug(&self.prompt);
         if slug.is_empty() {
             format!("eval_{id}")
         } else {
             format!("eval_{id}_{slug}")
         }
     }
+}
+
+/// The slug of a test label: the prompt's first words (at most 5, lowercase ASCII letters and
+/// digits, joined by `_`, at most 40 characters); empty when the prompt has no such word.
+pub fn prompt_slug(prompt: &str) -> String {
+    let mut slug = String::new();
+    for word in prompt
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(5)
+    {
+        let word = word.to_ascii_lowercase();
+        if !slug.is_empty() && slug.len() + 1 + word.len() > 40 {
+            break;
+        }
+        if !slug.is_empty() {
+            slug.push('_');
+        }
+        slug.push_str(&word);
+    }
+    slug
 }
 
 /// Parse the text of an `evals/evals.json`.
