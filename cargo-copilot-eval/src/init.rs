@@ -26,14 +26,20 @@ pub(crate) struct InitArgs {
     /// JSON, JUnit and HTML).
     #[arg(long, value_name = "CI", value_parser = ["github"], conflicts_with = "core_path")]
     ci: Option<String>,
+    /// Write an eval test file for this skill folder's own evals/evals.json instead of the
+    /// starter eval: tests/<skill>_evals.rs in the package, one `skill_evals` test per entry,
+    /// with a failing `ctx.expect` placeholder per expectation until you write its check.
+    #[arg(long, value_name = "PATH", conflicts_with = "ci")]
+    skill: Option<PathBuf>,
     /// Replace an existing workflow file (only with --ci github).
     #[arg(long, requires = "ci")]
     force: bool,
 }
 
-/// Run `init` (or, with `--ci`, write the workflow): print each change on stdout, errors on
+/// Run `init` (or, with `--ci`, write the workflow; with `--skill`, the skill's eval tests): print each change on stdout, errors on
 /// stderr. Returns the exit status: 0 done, 1 nothing was changed because of an error (a file
-/// that would be overwritten, an unreadable or invalid manifest or config).
+/// that would be overwritten, an unreadable or invalid manifest or config, a skill folder
+/// without a valid evals/evals.json).
 pub(crate) fn run(args: InitArgs) -> u8 {
     let done = if args.ci.is_some() {
         let options = CiOptions {
@@ -49,6 +55,7 @@ pub(crate) fn run(args: InitArgs) -> u8 {
             cwd: None,
             core_path: args.core_path,
             core_git: args.core_git,
+            skill: args.skill,
         };
         init(&options)
     };

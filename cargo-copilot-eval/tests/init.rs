@@ -352,3 +352,166 @@ fn init_names_runtime_install_only_when_it_is_needed() {
         "{last}"
     );
 }
+
+/// Copy the folder `from` to `to`, recursively.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// `init --skill` on a copy of the scripted example's skill in a fresh package: the test file
+/// names every expectation of the skill's evals.json in a failing placeholder, and the package's
+/// tests compile with it (warnings included: none in the generated file). The package shares
+/// this workspace's target folder and lock file (no registry access).
+#[test]
+fn init_skill_scaffolds_a_skill_evals_test_that_compiles() {
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/scripted/skills/changelog");
+    let dir = package("skill_user", &[]);
+    copy_tree(&example, &dir.path().join("skills/changelog"));
+    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+    std::fs::copy(&lock, dir.path().join("Cargo.lock")).unwrap();
+    let core = core_dir();
+    let out = run(
+        dir.path(),
+        &[
+            "init",
+            "--skill",
+            "skills/changelog",
+            "--core-path",
+            core.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("created tests/changelog_evals.rs"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("`cargo copilot-eval --record changelog_skill`"),
+        "{}",
+        out.stdout
+    );
+    // Only the skill's test file: no starter eval.
+    assert!(!dir.path().join("tests/evals.rs").exists());
+    assert!(read(dir.path(), "Cargo.toml").contains("copilot-eval-core = {"));
+
+    let test = read(dir.path(), "tests/changelog_evals.rs");
+    assert!(
+        test.contains("#[copilot_eval(skill_evals = \"skills/changelog\", model = \"claude-sonnet-4.5\", timeout_s = 300)]\nasync fn changelog_skill(ctx: EvalContext, case: SkillCase) {"),
+        "{test}"
+    );
+    let evals = copilot_eval_core::customization::skill::evals_file::parse_evals_file(&read(
+        dir.path(),
+        "skills/changelog/evals/evals.json",
+    ))
+    .unwrap();
+    let mut placeholders = 0;
+    for entry in &evals.evals {
+        assert!(
+            test.contains(&format!("        {:?} => {{\n", entry.id)),
+            "no arm for {}:\n{test}",
+            entry.describe()
+        );
+        for expectation in &entry.expectations {
+            let line = format!("ctx.expect({expectation:?}, false, \"no check written yet\");");
+            assert!(test.contains(&line), "no {line} in:\n{test}");
+            placeholders += 1;
+        }
+    }
+    // Every `ctx.expect` of the file is one of those failing placeholders.
+    assert_eq!(test.matches("ctx.expect(").count(), placeholders, "{test}");
+    assert!(placeholders >= 7, "{placeholders}");
+
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["build", "--tests", "--offline", "--message-format", "short"])
+        .current_dir(dir.path())
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove("COPILOT_EVAL_MODE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("tests/changelog_evals.rs"),
+        "the generated file compiles without warnings:\n{stderr}"
+    );
+}
+
+/// `init --skill` refuses, changing nothing: a missing folder, one without SKILL.md, without
+/// evals/evals.json, with an invalid one (the parser's message), and an existing test file.
+#[test]
+fn init_skill_refuses_and_changes_nothing() {
+    let skill_md = "---\nname: notes\ndescription: Writes notes.\n---\nWrite them.\n";
+    let valid =
+        r#"{"evals": [{"id": 1, "prompt": "Write notes.", "expectations": ["notes exist"]}]}"#;
+    let cases: [(&[(&str, &str)], &str); 5] = [
+        (
+            &[],
+            "error: --skill skills/notes: no such folder; give the skill folder",
+        ),
+        (
+            &[("skills/notes/README.md", "no skill")],
+            "error: --skill skills/notes: has no SKILL.md, so it is no skill folder",
+        ),
+        (
+            &[("skills/notes/SKILL.md", skill_md)],
+            "error: --skill skills/notes: has no evals/evals.json to make eval tests from",
+        ),
+        (
+            &[
+                ("skills/notes/SKILL.md", skill_md),
+                (
+                    "skills/notes/evals/evals.json",
+                    r#"{"evals": [{"id": 1, "prompt": "a"}, {"id": 1, "prompt": "b"}]}"#,
+                ),
+            ],
+            "skills/notes/evals/evals.json: evals[1]: `id` 1 is also the id of evals[0]; give each entry its own id (`cargo copilot-eval lint skills/notes` lists every problem)",
+        ),
+        (
+            &[
+                ("skills/notes/SKILL.md", skill_md),
+                ("skills/notes/evals/evals.json", valid),
+                ("tests/notes_evals.rs", "// the user's own file\n"),
+            ],
+            "tests/notes_evals.rs already exists; init never overwrites a file (nothing was changed). Move it away, or add the `skill_evals` function to it by hand",
+        ),
+    ];
+    for (files, wanted) in cases {
+        let dir = package("skill_refused", files);
+        let before = read(dir.path(), "Cargo.toml");
+        let out = run(dir.path(), &["init", "--skill", "skills/notes"], &[]);
+        assert_eq!(out.status, 1, "{wanted}: {}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains(wanted), "{wanted}:\n{}", out.stderr);
+        assert_eq!(read(dir.path(), "Cargo.toml"), before);
+        assert!(!dir.path().join(".cargo").exists());
+        assert!(!dir.path().join(".gitignore").exists());
+    }
+    // The valid skill is accepted once the test file is out of the way.
+    let dir = package(
+        "skill_accepted",
+        &[
+            ("skills/notes/SKILL.md", skill_md),
+            ("skills/notes/evals/evals.json", valid),
+        ],
+    );
+    let out = run(dir.path(), &["init", "--skill", "skills/notes"], &[]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert!(
+        read(dir.path(), "tests/notes_evals.rs")
+            .contains("ctx.expect(\"notes exist\", false, \"no check written yet\");")
+    );
+}

@@ -117,3 +117,70 @@ fn warnings_pass_unless_denied_and_missing_paths_fail() {
         out.stdout
     );
 }
+
+/// A skill's `evals/evals.json` is linted with its skill: one line per problem, each naming the
+/// file, the rule, the field and the fix; the skill is rejected.
+#[test]
+fn a_skills_evals_file_is_checked_with_the_skill() {
+    let root = tree(
+        "skill-evals",
+        &[
+            (
+                "skills/changelog/SKILL.md",
+                "---\nname: changelog\ndescription: Writes CHANGELOG.md sections.\n---\nWrite them.\n",
+            ),
+            (
+                "skills/changelog/evals/evals.json",
+                r#"{
+  "skill_name": "release-notes",
+  "evals": [
+    {"id": 1, "prompt": "Write the changelog.", "files": ["evals/files/CHANGES.txt"], "grader": "me"},
+    {"id": 1, "prompt": "Add 1.2.1."}
+  ]
+}"#,
+            ),
+        ],
+    );
+    let out = lint(&[], &[&root]);
+    assert_eq!(out.status, 1, "{}{}", out.stdout, out.stderr);
+    let prefix = format!("{}/", root.display());
+    let lines: Vec<String> = out.stdout.lines().map(|l| l.replace(&prefix, "")).collect();
+    let file = "skills/changelog/evals/evals.json";
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "{file}: error[evals-duplicate-id] `evals`: evals[1]: `id` 1 is also the id of evals[0]; give each entry its own id"
+            ),
+            format!(
+                "{file}: warning[evals-unknown-field] `evals[0].grader`: evals[0] (id 1): `grader` is not a key of an eval entry (known: id, prompt, expected_output, files, expectations); copilot-eval ignores it: remove it, or fix its spelling"
+            ),
+            format!(
+                "{file}: error[evals-file-missing] `evals[0].files[0]`: evals[0] (id 1): `files`[0] \"evals/files/CHANGES.txt\" does not exist (looked for skills/changelog/evals/files/CHANGES.txt): add the file, or fix the path (relative to the skill folder)"
+            ),
+            format!(
+                "{file}: error[evals-skill-name] `skill_name`: \"release-notes\" is not the skill's `name` \"changelog\" (its SKILL.md's front matter): write \"skill_name\": \"changelog\", or remove `skill_name`"
+            ),
+        ]
+    );
+    assert!(
+        out.stderr.contains("1 file checked (1 skill, 0 agents, 0 instructions): 0 accepted, 1 with errors; 3 errors, 1 warning"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// The scripted example's skill and its valid `evals/evals.json` pass, warnings denied.
+#[test]
+fn the_example_skill_with_its_evals_file_is_clean() {
+    let skill = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/scripted/skills/changelog");
+    assert!(skill.join("evals/evals.json").is_file());
+    let out = lint(&["--deny-warnings"], &[&skill]);
+    assert_eq!((out.status, out.stdout.as_str()), (0, ""), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("1 file checked (1 skill, 0 agents, 0 instructions): 1 accepted"),
+        "{}",
+        out.stderr
+    );
+}

@@ -6,7 +6,7 @@
 //!
 //! | found | checked as |
 //! |---|---|
-//! | a folder holding `SKILL.md` | a skill ([`Skill`](crate::customization::Skill): front matter, name rules, references) |
+//! | a folder holding `SKILL.md` | a skill ([`Skill`](crate::customization::Skill): front matter, name rules, references), and its own files beside `SKILL.md`: `evals/evals.json` (`skill_evals`: its `evals-*` rules) |
 //! | `NAME.agent.md` | a custom agent ([`AgentFile`](crate::customization::AgentFile)) |
 //! | `copilot-instructions.md` | repository instructions |
 //! | `NAME.instructions.md` | path-specific instructions |
@@ -29,8 +29,22 @@ use crate::customization::instructions::{self, InstructionsKind};
 use crate::customization::skill::SKILL_FILE;
 use crate::customization::{Problem, Severity, agent, skill};
 
+mod skill_evals;
+
 /// Folder names never descended into.
 const SKIPPED_DIRS: &[&str] = &[".git", "node_modules", "target"];
+
+/// A skill folder as the checks of its own files (beside `SKILL.md`) see it.
+struct SkillFolder<'a> {
+    /// The folder, as reached from the given path.
+    directory: &'a Path,
+    /// The skill's `name` when its `SKILL.md` loaded (no error), else `None`.
+    name: Option<&'a str>,
+}
+
+/// The checks of the files a skill folder may hold beside `SKILL.md`, one module per file kind;
+/// each reports nothing when its file is absent. Their problems count for the skill.
+const SKILL_FILE_CHECKS: &[fn(&SkillFolder<'_>) -> Vec<Problem>] = &[skill_evals::check];
 
 /// What a checked file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -243,7 +257,14 @@ fn check_file(path: &Path, report: &mut LintReport, seen: &mut HashSet<PathBuf>)
             directory
         };
         if seen.insert(key) {
-            let (_, problems) = skill::check(directory, path);
+            let (skill, mut problems) = skill::check(directory, path);
+            let folder = SkillFolder {
+                directory,
+                name: skill.as_ref().map(|s| s.name.as_str()),
+            };
+            for check in SKILL_FILE_CHECKS {
+                problems.extend(check(&folder));
+            }
             report.record(path, FileKind::Skill, problems);
         }
         true

@@ -67,6 +67,14 @@
 //! | `path-missing` | error | lint, repository configuration, requested skills | a given path exists |
 //! | `no-config` | warning | lint | a given folder holds at least one file to check |
 //! | `not-config-file` | warning | lint | a file given explicitly is a skill, agent or instructions file |
+//! | `evals-invalid` | error | lint (a skill's `evals/evals.json`) | the file parses as the skill-creator format (the `skill_evals` attribute's reader, [`skill::evals_file`]); the message names the entry, the key and what to write |
+//! | `evals-duplicate-id` | error | lint (a skill's `evals/evals.json`) | no entry repeats an earlier entry's `id` (or its test name); the message names both entries |
+//! | `evals-unknown-field` | warning | lint (a skill's `evals/evals.json`) | every key, top level and per entry, is one the format defines; the message lists them |
+//! | `evals-file-missing` | error | lint (a skill's `evals/evals.json`) | each entry's `files` is a relative path inside the skill folder naming an existing file; the message says where it looked |
+//! | `evals-skill-name` | error | lint (a skill's `evals/evals.json`) | `skill_name`, when given, is the skill's front-matter `name` |
+//!
+//! The `evals-*` rules are copilot-eval's own (the runtime never reads `evals/evals.json`): an
+//! error is what the `skill_evals` attribute refuses too, or a file written for another skill.
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -19,12 +19,21 @@
 //!
 //! `init --ci github` writes a GitHub Actions workflow instead ([`ci`]); it too refuses to
 //! overwrite its file, unless `--force`.
+//!
+//! `init --skill PATH` ([`InitOptions::skill`]) writes, instead of the starter test and its
+//! cassette, an eval test file for the skill's own `evals/evals.json`: `tests/<skill>_evals.rs`,
+//! one `#[copilot_eval(skill_evals = "<PATH relative to the package root>")]` function with a
+//! failing `ctx.expect` placeholder per expectation (module `skill`). Steps 2 to 4 are the same;
+//! the package must exist (the skill folder inside it). Errors, before anything is written: the
+//! folder is missing, has no `SKILL.md` (or one that does not load), has no `evals/evals.json`
+//! or an invalid one (the parser's message), lies outside the package, or the test file exists.
 
 use std::path::{Path, PathBuf};
 
 use toml_edit::{DocumentMut, InlineTable, Item, Table, value};
 
 pub mod ci;
+mod skill;
 
 /// What to initialise, and where the `copilot-eval-core` dependency comes from.
 #[derive(Debug, Clone, Default)]
@@ -39,6 +48,9 @@ pub struct InitOptions {
     pub core_path: Option<PathBuf>,
     /// Depend on copilot-eval-core from this git repository.
     pub core_git: Option<String>,
+    /// A skill folder (relative to [`Self::cwd`] unless absolute) holding `evals/evals.json`:
+    /// write `tests/<skill>_evals.rs` for its entries instead of the starter eval.
+    pub skill: Option<PathBuf>,
 }
 
 /// The starter test's text.
@@ -104,9 +116,20 @@ impl CoreSource {
     }
 }
 
+/// A file init creates: its path relative to the package root, its text, and how to proceed
+/// when it already exists.
+struct NewFile {
+    path: String,
+    contents: String,
+    when_present: &'static str,
+}
+
 /// What init will write, decided before anything is written.
 struct Plan {
     root: PathBuf,
+    files: Vec<NewFile>,
+    /// The command the last line names (without the runtime install).
+    next: String,
     manifest: Option<String>,
     config: Option<(PathBuf, String)>,
     gitignore: Option<String>,
@@ -126,12 +149,23 @@ pub fn init(args: &InitOptions) -> Result<Vec<String>, String> {
             std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?
         }
     };
+    // The skill is read first: its errors need no package.
+    let skill = match &args.skill {
+        Some(path) => Some(skill::read(path, &cwd)?),
+        None => None,
+    };
     let mut created = Vec::new();
     let manifest = match &args.manifest_path {
         Some(path) => path.clone(),
         None => {
             let found = match find_manifest(&cwd) {
                 Some(found) => found,
+                None if skill.is_some() => {
+                    return Err(format!(
+                        "no Cargo.toml in {} or above: the skill's eval tests go in the package that holds the skill; run init --skill in that package, or give its Cargo.toml with --manifest-path",
+                        cwd.display()
+                    ));
+                }
                 None => {
                     created.push(create_package(&cwd)?);
                     cwd.join("Cargo.toml")
@@ -152,19 +186,64 @@ pub fn init(args: &InitOptions) -> Result<Vec<String>, String> {
         )
     })?;
     let root = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
+    let shown_manifest = if root == Path::new("") || root == Path::new(".") {
+        String::new()
+    } else {
+        format!(" --manifest-path {}", manifest.display())
+    };
+    let (files, next) = match &skill {
+        Some(skill) => {
+            let package_root = if root.as_os_str().is_empty() {
+                cwd.clone()
+            } else {
+                cwd.join(&root)
+            };
+            let folder = skill.relative_to(&package_root)?;
+            let path = skill.test_path();
+            let next = format!(
+                "write the check of each expectation in {path} (each fails until you do), then `cargo copilot-eval --record{shown_manifest} {}` runs the entries live and records their cassettes",
+                skill.function()
+            );
+            let file = NewFile {
+                path,
+                contents: skill.render(&folder),
+                when_present: "Move it away, or add the `skill_evals` function to it by hand (docs/skills-and-agents.md shows one).",
+            };
+            (vec![file], next)
+        }
+        None => {
+            let starter = |path: &str, contents: &str| NewFile {
+                path: path.to_owned(),
+                contents: contents.to_owned(),
+                when_present: "Move it away or add your eval next to it.",
+            };
+            (
+                vec![
+                    starter(TEST_PATH, STARTER_TEST),
+                    starter(CASSETTE_PATH, STARTER_CASSETTE),
+                ],
+                format!(
+                    "`cargo copilot-eval --replay{shown_manifest}` runs the starter eval offline"
+                ),
+            )
+        }
+    };
     // 1. Never overwrite: check the new files first.
-    for file in [TEST_PATH, CASSETTE_PATH] {
-        let path = root.join(file);
+    for file in &files {
+        let path = root.join(&file.path);
         if path.exists() {
             return Err(format!(
-                "{} already exists; init never overwrites a file (nothing was changed). Move it away or add your eval next to it.",
-                path.display()
+                "{} already exists; init never overwrites a file (nothing was changed). {}",
+                path.display(),
+                file.when_present
             ));
         }
     }
     let core = CoreSource::from_options(args)?;
     let mut plan = Plan {
         root: root.clone(),
+        files,
+        next,
         manifest: None,
         config: None,
         gitignore: None,
@@ -307,8 +386,8 @@ fn create_package(dir: &Path) -> Result<String, String> {
 fn write(plan: &Plan, manifest: &Path) -> Result<Vec<String>, String> {
     let io = |path: &Path, e: std::io::Error| format!("writing {} failed: {e}", path.display());
     let mut lines = Vec::new();
-    for (file, contents) in [(TEST_PATH, STARTER_TEST), (CASSETTE_PATH, STARTER_CASSETTE)] {
-        let path = plan.root.join(file);
+    for file in &plan.files {
+        let (path, contents) = (plan.root.join(&file.path), &file.contents);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
         }
@@ -335,19 +414,12 @@ fn write(plan: &Plan, manifest: &Path) -> Result<Vec<String>, String> {
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
     }
     lines.extend(plan.notes.iter().cloned());
-    let replay = format!(
-        "`cargo copilot-eval --replay{}` runs the starter eval offline",
-        if plan.root == Path::new("") || plan.root == Path::new(".") {
-            String::new()
-        } else {
-            format!(" --manifest-path {}", manifest.display())
-        }
-    );
+    let next = &plan.next;
     // The install is named only when no runtime resolves yet.
     lines.push(if crate::runtime::resolve().is_ok() {
-        format!("next: {replay}")
+        format!("next: {next}")
     } else {
-        format!("next: `cargo copilot-eval runtime install` (once), then {replay}")
+        format!("next: `cargo copilot-eval runtime install` (once), then {next}")
     });
     Ok(lines)
 }

@@ -6,6 +6,12 @@
 /// The file's path inside a skill folder.
 pub const EVALS_FILE: &str = "evals/evals.json";
 
+/// The keys of the file's top-level object; any other is kept in [`EvalsFile::unknown`].
+pub const FILE_KEYS: &[&str] = &["skill_name", "evals"];
+
+/// The keys of an entry of `evals[]`; any other is kept in [`EvalEntry::unknown`].
+pub const ENTRY_KEYS: &[&str] = &["id", "prompt", "expected_output", "files", "expectations"];
+
 /// A parsed `evals/evals.json`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalsFile {
@@ -96,6 +102,17 @@ pub fn prompt_slug(prompt: &str) -> String {
 /// blank, `expected_output` not a string, `files` or `expectations` not an array of strings, a
 /// blank expectation.
 pub fn parse_evals_file(text: &str) -> Result<EvalsFile, String> {
+    let file = read_evals_file(text)?;
+    match clashes(&file.evals).into_iter().next() {
+        Some(clash) => Err(clash),
+        None => Ok(file),
+    }
+}
+
+/// Parse the text of an `evals/evals.json` as [`parse_evals_file`] does, but without checking
+/// that the entries' ids and test names are unique: [`clashes`] lists those, every one (`lint`
+/// reports each on its own).
+pub fn read_evals_file(text: &str) -> Result<EvalsFile, String> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     let serde_json::Value::Object(root) = value else {
@@ -111,7 +128,7 @@ pub fn parse_evals_file(text: &str) -> Result<EvalsFile, String> {
     };
     let unknown = root
         .keys()
-        .filter(|k| !matches!(k.as_str(), "skill_name" | "evals"))
+        .filter(|k| !FILE_KEYS.contains(&k.as_str()))
         .cloned()
         .collect();
     let entries = match root.get("evals") {
@@ -134,29 +151,39 @@ pub fn parse_evals_file(text: &str) -> Result<EvalsFile, String> {
             );
         }
     };
-    let mut evals: Vec<EvalEntry> = Vec::new();
-    for (index, entry) in entries.iter().enumerate() {
-        let entry = parse_entry(index, entry)?;
-        if let Some(first) = evals.iter().find(|e| e.id == entry.id) {
-            return Err(format!(
-                "evals[{index}]: `id` {} is also the id of evals[{}]; give each entry its own id",
-                entry.id, first.index
-            ));
-        }
-        if let Some(first) = evals.iter().find(|e| e.label() == entry.label()) {
-            return Err(format!(
-                "evals[{index}]: its test would be named `{}` like evals[{}]'s; give the entries ids that differ in letters or digits",
-                entry.label(),
-                first.index
-            ));
-        }
-        evals.push(entry);
-    }
+    let evals = entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| parse_entry(index, entry))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(EvalsFile {
         skill_name,
         evals,
         unknown,
     })
+}
+
+/// Every entry whose `id`, or whose test name ([`EvalEntry::label`]), is an earlier entry's:
+/// one message each, in file order, naming both entries and the fix.
+pub fn clashes(evals: &[EvalEntry]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (i, entry) in evals.iter().enumerate() {
+        let earlier = &evals[..i];
+        if let Some(first) = earlier.iter().find(|e| e.id == entry.id) {
+            found.push(format!(
+                "evals[{}]: `id` {} is also the id of evals[{}]; give each entry its own id",
+                entry.index, entry.id, first.index
+            ));
+        } else if let Some(first) = earlier.iter().find(|e| e.label() == entry.label()) {
+            found.push(format!(
+                "evals[{}]: its test would be named `{}` like evals[{}]'s; give the entries ids that differ in letters or digits",
+                entry.index,
+                entry.label(),
+                first.index
+            ));
+        }
+    }
+    found
 }
 
 fn parse_entry(index: usize, entry: &serde_json::Value) -> Result<EvalEntry, String> {
@@ -237,12 +264,7 @@ fn parse_entry(index: usize, entry: &serde_json::Value) -> Result<EvalEntry, Str
     let expectations = strings("expectations")?;
     let unknown = fields
         .keys()
-        .filter(|k| {
-            !matches!(
-                k.as_str(),
-                "id" | "prompt" | "expected_output" | "files" | "expectations"
-            )
-        })
+        .filter(|k| !ENTRY_KEYS.contains(&k.as_str()))
         .cloned()
         .collect();
     Ok(EvalEntry {

@@ -1,0 +1,271 @@
+//! `init --skill PATH`: an eval test file for a skill's own `evals/evals.json`.
+//!
+//! The file is `tests/<skill>_evals.rs` in the package (the skill's front-matter `name`, with
+//! every character other than an ASCII letter or digit written `_`). It holds one
+//! `#[copilot_eval(skill_evals = "<PATH relative to the package root>")]` function,
+//! `<skill>_skill(ctx: EvalContext, case: SkillCase)`, whose body runs the entry's prompt with
+//! the skill and records a verdict for each expectation of each entry with `ctx.expect`. Every
+//! verdict is `false` ("no check written yet") until the user writes the check: a scaffold never
+//! passes on its own.
+
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use crate::customization::Skill;
+use crate::customization::skill::SKILL_FILE;
+use crate::customization::skill::evals_file::{EVALS_FILE, EvalsFile, parse_evals_file};
+
+/// The model the scaffold names (a live run needs one the account has).
+const MODEL: &str = "claude-sonnet-4.5";
+
+/// A skill folder whose `evals/evals.json` parsed: what the scaffold is written from.
+pub(super) struct SkillEvals {
+    /// The skill's front-matter `name`.
+    name: String,
+    /// The skill folder, canonical.
+    folder: PathBuf,
+    /// The parsed file.
+    evals: EvalsFile,
+}
+
+/// Read the skill at `path` (relative to `cwd` unless absolute): it must exist, hold `SKILL.md`
+/// that loads, and an `evals/evals.json` that parses. Errors name the file and the fix.
+pub(super) fn read(path: &Path, cwd: &Path) -> Result<SkillEvals, String> {
+    let given = cwd.join(path);
+    if !given.is_dir() {
+        return Err(format!(
+            "--skill {}: no such folder; give the skill folder (the one holding {SKILL_FILE})",
+            path.display()
+        ));
+    }
+    if !given.join(SKILL_FILE).is_file() {
+        return Err(format!(
+            "--skill {}: has no {SKILL_FILE}, so it is no skill folder; give the folder that holds the skill's {SKILL_FILE}",
+            path.display()
+        ));
+    }
+    let file = given.join(EVALS_FILE);
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "--skill {}: has no {EVALS_FILE} to make eval tests from; write the skill's test cases there (the skill-creator format: {{\"skill_name\": ..., \"evals\": [{{\"id\": 1, \"prompt\": \"...\", \"expectations\": [...]}}]}}), see docs/skills-and-agents.md",
+                path.display()
+            ));
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    let evals = parse_evals_file(&text).map_err(|message| {
+        format!(
+            "{}: {message} (`cargo copilot-eval lint {}` lists every problem)",
+            file.display(),
+            path.display()
+        )
+    })?;
+    let skill = Skill::load(&given).map_err(|e| {
+        format!(
+            "--skill {}: its {SKILL_FILE} does not load: {e} (`cargo copilot-eval lint {}` lists every problem)",
+            path.display(),
+            path.display()
+        )
+    })?;
+    let folder = given
+        .canonicalize()
+        .map_err(|e| format!("--skill {}: {e}", path.display()))?;
+    Ok(SkillEvals {
+        name: skill.name,
+        folder,
+        evals,
+    })
+}
+
+impl SkillEvals {
+    /// The skill's name as a Rust identifier: `release-notes` -> `release_notes`.
+    fn ident(&self) -> String {
+        let mut ident: String = self
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if !ident.starts_with(|c: char| c.is_ascii_lowercase()) {
+            ident.insert_str(0, "skill_");
+        }
+        ident
+    }
+
+    /// The test file's path, relative to the package root.
+    pub(super) fn test_path(&self) -> String {
+        format!("tests/{}_evals.rs", self.ident())
+    }
+
+    /// The test function's name.
+    pub(super) fn function(&self) -> String {
+        format!("{}_skill", self.ident())
+    }
+
+    /// The skill folder relative to the package `root`, `/`-separated: the attribute's value.
+    /// Error: the folder is not inside the package.
+    pub(super) fn relative_to(&self, root: &Path) -> Result<String, String> {
+        let root = root
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", root.display()))?;
+        let inside = self.folder.strip_prefix(&root).map_err(|_| {
+            format!(
+                "--skill {}: the skill folder is outside the package {} (`skill_evals` reads it relative to the package root at compile time); move or copy the skill into the package, or give that package's Cargo.toml with --manifest-path",
+                self.folder.display(),
+                root.display()
+            )
+        })?;
+        let parts: Vec<String> = inside
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect();
+        if parts.is_empty() {
+            return Err(format!(
+                "--skill {}: the skill folder is the package root itself; keep the skill in a folder of the package (e.g. skills/{})",
+                self.folder.display(),
+                self.name
+            ));
+        }
+        Ok(parts.join("/"))
+    }
+
+    /// The test file's text, for the skill at `folder` (relative to the package root).
+    pub(super) fn render(&self, folder: &str) -> String {
+        let function = self.function();
+        let name = &self.name;
+        let mut arms = String::new();
+        for entry in &self.evals.evals {
+            let _ = writeln!(arms, "        // {}: {:?}", entry.describe(), entry.prompt);
+            if let Some(expected) = &entry.expected_output {
+                let _ = writeln!(arms, "        // expected output: {expected:?}");
+            }
+            let _ = writeln!(arms, "        {:?} => {{", entry.id);
+            if entry.expectations.is_empty() {
+                let _ = writeln!(
+                    arms,
+                    "            // No expectations in {EVALS_FILE}: add some there, or check the result here with ctx.expect."
+                );
+            }
+            for expectation in &entry.expectations {
+                let _ = writeln!(
+                    arms,
+                    "            // TODO: replace `false` with your check of `result`, and say what it saw."
+                );
+                let _ = writeln!(
+                    arms,
+                    "            ctx.expect({expectation:?}, false, \"no check written yet\");"
+                );
+            }
+            let _ = writeln!(arms, "        }}");
+        }
+        format!(
+            r#"//! The `{name}` skill's own test cases as evals, scaffolded by `cargo copilot-eval init --skill`
+//! from `{folder}/{EVALS_FILE}`: `#[copilot_eval(skill_evals = ..)]` makes one eval test per
+//! entry at compile time (`{function}::eval_<id>_<slug>`), copies each entry's `files` into its
+//! working directory and hands the test its `SkillCase`.
+//!
+//! Every expectation below FAILS until you replace its `false` with a check of what the session
+//! really did (`result.file(..)`, `result.skill_was_invoked({name:?})`,
+//! `result.tool_calls_for(..)`, `result.final_response`), so the scaffold never passes on its own.
+//! An expectation that is never recorded fails the test too.
+//!
+//! Run the entries live and record their cassettes, then replay them offline:
+//!
+//! ```sh
+//! cargo copilot-eval --record {function}
+//! cargo copilot-eval --replay {function}
+//! ```
+
+use copilot_eval_core::copilot_eval;
+use copilot_eval_core::harness::{{EvalContext, SkillCase}};
+
+/// One test per entry of `{folder}/{EVALS_FILE}`.
+#[copilot_eval(skill_evals = {folder:?}, model = {MODEL:?}, timeout_s = 300)]
+async fn {function}(ctx: EvalContext, case: SkillCase) {{
+    let eval = ctx.eval().skill_directory({folder:?}).build().unwrap();
+    let result = ctx.run(&eval, case.prompt.as_str()).await;
+    result.assert_success();
+    match case.id.as_str() {{
+{arms}        // An entry added to {EVALS_FILE} later: its expectations fail as unchecked until
+        // you add its arm.
+        _ => {{}}
+    }}
+}}
+"#
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(evals: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("skills/release-notes");
+        std::fs::create_dir_all(folder.join("evals")).unwrap();
+        std::fs::write(
+            folder.join(SKILL_FILE),
+            "---\nname: release-notes\ndescription: Writes release notes.\n---\nWrite them.\n",
+        )
+        .unwrap();
+        std::fs::write(folder.join(EVALS_FILE), evals).unwrap();
+        (dir, folder)
+    }
+
+    #[test]
+    fn the_scaffold_names_every_expectation_and_each_fails_until_checked() {
+        let (dir, _) = skill(
+            r#"{"evals": [
+                {"id": 1, "prompt": "Write \"notes\"", "expectations": ["a \"quoted\" one", "b"]},
+                {"id": "x-2", "prompt": "Other", "expected_output": "text"}
+            ]}"#,
+        );
+        let read = read(Path::new("skills/release-notes"), dir.path()).unwrap();
+        assert_eq!(read.test_path(), "tests/release_notes_evals.rs");
+        let folder = read.relative_to(dir.path()).unwrap();
+        assert_eq!(folder, "skills/release-notes");
+        let text = read.render(&folder);
+        assert!(
+            text.contains("#[copilot_eval(skill_evals = \"skills/release-notes\", model = \"claude-sonnet-4.5\", timeout_s = 300)]\nasync fn release_notes_skill(ctx: EvalContext, case: SkillCase) {"),
+            "{text}"
+        );
+        for line in [
+            "        \"1\" => {",
+            "            ctx.expect(\"a \\\"quoted\\\" one\", false, \"no check written yet\");",
+            "            ctx.expect(\"b\", false, \"no check written yet\");",
+            "        \"x-2\" => {",
+            "        // expected output: \"text\"",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "no line {line:?} in:\n{text}"
+            );
+        }
+        // Every placeholder verdict is a failure.
+        assert_eq!(text.matches("ctx.expect(").count(), 2);
+        assert_eq!(
+            text.matches(", false, \"no check written yet\");").count(),
+            2
+        );
+    }
+
+    #[test]
+    fn a_skill_outside_the_package_is_refused() {
+        let (dir, _) = skill(r#"{"evals": [{"id": 1, "prompt": "x"}]}"#);
+        let other = tempfile::tempdir().unwrap();
+        let read = read(Path::new("skills/release-notes"), dir.path()).unwrap();
+        let error = read.relative_to(other.path()).unwrap_err();
+        assert!(error.contains("is outside the package"), "{error}");
+    }
+}
