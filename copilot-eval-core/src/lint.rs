@@ -6,7 +6,7 @@
 //!
 //! | found | checked as |
 //! |---|---|
-//! | a folder holding `SKILL.md` | a skill ([`Skill`](crate::customization::Skill): front matter, name rules, references), and its own files beside `SKILL.md`: `evals/evals.json` (`skill_evals`: its `evals-*` rules) |
+//! | a folder holding `SKILL.md` | a skill ([`Skill`](crate::customization::Skill): front matter, name rules, references), and its own files beside `SKILL.md`: `evals/evals.json` (`skill_evals`: its `evals-*` rules), `evals/triggers.json` (`skill_triggers`: its `triggers-*` rules) |
 //! | `NAME.agent.md` | a custom agent ([`AgentFile`](crate::customization::AgentFile)) |
 //! | `copilot-instructions.md` | repository instructions |
 //! | `NAME.instructions.md` | path-specific instructions |
@@ -30,6 +30,7 @@ use crate::customization::skill::SKILL_FILE;
 use crate::customization::{Problem, Severity, agent, skill};
 
 mod skill_evals;
+mod skill_triggers;
 
 /// Folder names never descended into.
 const SKIPPED_DIRS: &[&str] = &[".git", "node_modules", "target"];
@@ -44,7 +45,8 @@ struct SkillFolder<'a> {
 
 /// The checks of the files a skill folder may hold beside `SKILL.md`, one module per file kind;
 /// each reports nothing when its file is absent. Their problems count for the skill.
-const SKILL_FILE_CHECKS: &[fn(&SkillFolder<'_>) -> Vec<Problem>] = &[skill_evals::check];
+const SKILL_FILE_CHECKS: &[fn(&SkillFolder<'_>) -> Vec<Problem>] =
+    &[skill_evals::check, skill_triggers::check];
 
 /// What a checked file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

@@ -72,9 +72,14 @@
 //! | `evals-unknown-field` | warning | lint (a skill's `evals/evals.json`) | every key, top level and per entry, is one the format defines; the message lists them |
 //! | `evals-file-missing` | error | lint (a skill's `evals/evals.json`) | each entry's `files` is a relative path inside the skill folder naming an existing file; the message says where it looked |
 //! | `evals-skill-name` | error | lint (a skill's `evals/evals.json`) | `skill_name`, when given, is the skill's front-matter `name` |
+//! | `triggers-invalid` | error | lint (a skill's `evals/triggers.json`) | the file parses as a trigger set (the `skill_triggers` attribute's reader, [`skill::triggers_file`]); the message names the query, the key and what to write |
+//! | `triggers-duplicate-query` | warning | lint (a skill's `evals/triggers.json`) | no query repeats an earlier one; the message names both |
+//! | `triggers-unknown-field` | warning | lint (a skill's `evals/triggers.json`) | every key, top level and per query, is one the format defines; the message lists them |
+//! | `triggers-skill-name` | error | lint (a skill's `evals/triggers.json`) | `skill_name`, when given, is the skill's name (its folder's name) |
 //!
-//! The `evals-*` rules are copilot-eval's own (the runtime never reads `evals/evals.json`): an
-//! error is what the `skill_evals` attribute refuses too, or a file written for another skill.
+//! The `evals-*` and `triggers-*` rules are copilot-eval's own (the runtime never reads
+//! `evals/evals.json` or `evals/triggers.json`): an error is what the `skill_evals` or
+//! `skill_triggers` attribute refuses too, or a file written for another skill.
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,10 @@
 //! `<skill>_skill(ctx: EvalContext, case: SkillCase)`, whose body runs the entry's prompt with
 //! the skill and records a verdict for each expectation of each entry with `ctx.expect`. Every
 //! verdict is `false` ("no check written yet") until the user writes the check: a scaffold never
-//! passes on its own.
+//! passes on its own. When the skill also has a trigger set `evals/triggers.json`, the file holds
+//! a second function, `<skill>_triggers(ctx: EvalContext, case: TriggerCase)` under
+//! `#[copilot_eval(skill_triggers = "..")]`, whose check is the runtime's own evidence (whether
+//! the run invoked the skill), so it needs no placeholder.
 
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -14,6 +17,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::customization::Skill;
 use crate::customization::skill::SKILL_FILE;
 use crate::customization::skill::evals_file::{EVALS_FILE, EvalsFile, parse_evals_file};
+use crate::customization::skill::triggers_file::{TRIGGERS_FILE, parse_triggers_file};
 
 /// The model the scaffold names (a live run needs one the account has).
 const MODEL: &str = "claude-sonnet-4.5";
@@ -26,6 +30,8 @@ pub(super) struct SkillEvals {
     folder: PathBuf,
     /// The parsed file.
     evals: EvalsFile,
+    /// Whether the skill has a trigger set (`evals/triggers.json`, which parsed).
+    triggers: bool,
 }
 
 /// Read the skill at `path` (relative to `cwd` unless absolute): it must exist, hold `SKILL.md`
@@ -62,6 +68,19 @@ pub(super) fn read(path: &Path, cwd: &Path) -> Result<SkillEvals, String> {
             path.display()
         )
     })?;
+    let triggers_path = given.join(TRIGGERS_FILE);
+    let triggers = triggers_path.is_file();
+    if triggers {
+        let text = std::fs::read_to_string(&triggers_path)
+            .map_err(|e| format!("cannot read {}: {e}", triggers_path.display()))?;
+        parse_triggers_file(&text).map_err(|message| {
+            format!(
+                "{}: {message} (`cargo copilot-eval lint {}` lists every problem)",
+                triggers_path.display(),
+                path.display()
+            )
+        })?;
+    }
     let skill = Skill::load(&given).map_err(|e| {
         format!(
             "--skill {}: its {SKILL_FILE} does not load: {e} (`cargo copilot-eval lint {}` lists every problem)",
@@ -76,6 +95,7 @@ pub(super) fn read(path: &Path, cwd: &Path) -> Result<SkillEvals, String> {
         name: skill.name,
         folder,
         evals,
+        triggers,
     })
 }
 
@@ -168,6 +188,29 @@ impl SkillEvals {
             }
             let _ = writeln!(arms, "        }}");
         }
+        let (imports, triggers) = if self.triggers {
+            (
+                "EvalContext, SkillCase, TriggerCase",
+                format!(
+                    r#"
+/// One test per query of `{folder}/{TRIGGERS_FILE}` (`{name}_triggers::invoke_<n>_<slug>` for a
+/// query that should invoke the skill, `dormant_<n>_<slug>` for one that should not). The check
+/// reads the run's `skill.invoked` events; the test fails when it does not hold.
+#[copilot_eval(skill_triggers = {folder:?}, model = {MODEL:?}, timeout_s = 300)]
+async fn {name}_triggers(ctx: EvalContext, case: TriggerCase) {{
+    let eval = ctx.eval().skill_directory({folder:?}).build().unwrap();
+    let result = ctx.run(&eval, case.query.as_str()).await;
+    result.assert_success();
+    let check = case.check(&ctx, &result);
+    assert!(check.held(), "{{check}}");
+}}
+"#,
+                    name = self.ident()
+                ),
+            )
+        } else {
+            ("EvalContext, SkillCase", String::new())
+        };
         format!(
             r#"//! The `{name}` skill's own test cases as evals, scaffolded by `cargo copilot-eval init --skill`
 //! from `{folder}/{EVALS_FILE}`: `#[copilot_eval(skill_evals = ..)]` makes one eval test per
@@ -187,7 +230,7 @@ impl SkillEvals {
 //! ```
 
 use copilot_eval_core::copilot_eval;
-use copilot_eval_core::harness::{{EvalContext, SkillCase}};
+use copilot_eval_core::harness::{{{imports}}};
 
 /// One test per entry of `{folder}/{EVALS_FILE}`.
 #[copilot_eval(skill_evals = {folder:?}, model = {MODEL:?}, timeout_s = 300)]
@@ -201,7 +244,7 @@ async fn {function}(ctx: EvalContext, case: SkillCase) {{
         _ => {{}}
     }}
 }}
-"#
+{triggers}"#
         )
     }
 }
@@ -221,6 +264,44 @@ mod tests {
         .unwrap();
         std::fs::write(folder.join(EVALS_FILE), evals).unwrap();
         (dir, folder)
+    }
+
+    #[test]
+    fn a_trigger_set_adds_a_trigger_test_and_an_invalid_one_is_refused() {
+        let evals = r#"{"evals": [{"id": 1, "prompt": "Write them"}]}"#;
+        let (dir, folder) = skill(evals);
+        let without = read(Path::new("skills/release-notes"), dir.path()).unwrap();
+        let text = without.render("skills/release-notes");
+        assert!(!text.contains("TriggerCase"), "{text}");
+
+        std::fs::write(
+            folder.join(TRIGGERS_FILE),
+            r#"[{"query": "Write the release notes", "should_trigger": true}]"#,
+        )
+        .unwrap();
+        let with = read(Path::new("skills/release-notes"), dir.path()).unwrap();
+        let text = with.render("skills/release-notes");
+        assert!(
+            text.contains("use copilot_eval_core::harness::{EvalContext, SkillCase, TriggerCase};"),
+            "{text}"
+        );
+        assert!(
+            text.contains("#[copilot_eval(skill_triggers = \"skills/release-notes\", model = \"claude-sonnet-4.5\", timeout_s = 300)]\nasync fn release_notes_triggers(ctx: EvalContext, case: TriggerCase) {"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    let check = case.check(&ctx, &result);\n"),
+            "{text}"
+        );
+
+        std::fs::write(folder.join(TRIGGERS_FILE), r#"[{"query": "x"}]"#).unwrap();
+        let Err(error) = read(Path::new("skills/release-notes"), dir.path()) else {
+            panic!("an invalid trigger set is refused")
+        };
+        assert!(
+            error.contains("evals/triggers.json: [0]: `should_trigger` is missing"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -8,6 +8,9 @@
 /// The file's path inside a skill folder.
 pub const TRIGGERS_FILE: &str = "evals/triggers.json";
 
+/// The keys of a query the format defines.
+pub const QUERY_KEYS: &[&str] = &["query", "prompt", "should_trigger"];
+
 /// A parsed trigger set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TriggersFile {
@@ -186,7 +189,7 @@ fn parse_query(index: usize, entry: &serde_json::Value) -> Result<TriggerQuery, 
     };
     let unknown = fields
         .keys()
-        .filter(|k| !matches!(k.as_str(), "query" | "prompt" | "should_trigger"))
+        .filter(|k| !QUERY_KEYS.contains(&k.as_str()))
         .cloned()
         .collect();
     Ok(TriggerQuery {

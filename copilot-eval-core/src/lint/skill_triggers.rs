@@ -1,0 +1,264 @@
+//! A skill's trigger set `evals/triggers.json` under `lint` (read by
+//! [`triggers_file`](crate::customization::skill::triggers_file), the reader the
+//! `skill_triggers` attribute compiles too). The runtime never reads the file; what is an error
+//! here is what makes the attribute refuse the file.
+//!
+//! | rule | severity | checks |
+//! |---|---|---|
+//! | `triggers-invalid` | error | the file parses (the parser's message names the query, the key and what to write) |
+//! | `triggers-duplicate-query` | warning | no query repeats an earlier one (the repeat adds runs, not information) |
+//! | `triggers-unknown-field` | warning | every key (top level and per query) is one the format defines |
+//! | `triggers-skill-name` | error | `skill_name`, when given, is the skill's folder name (its `name`) |
+
+use std::path::Path;
+
+use super::SkillFolder;
+use crate::customization::skill::triggers_file::{
+    QUERY_KEYS, TRIGGERS_FILE, TriggersFile, parse_triggers_file,
+};
+use crate::customization::{Problem, read_text};
+
+/// The file does not parse.
+pub(crate) const INVALID: &str = "triggers-invalid";
+/// A query listed twice.
+pub(crate) const DUPLICATE_QUERY: &str = "triggers-duplicate-query";
+/// A key the format does not define.
+pub(crate) const UNKNOWN_FIELD: &str = "triggers-unknown-field";
+/// `skill_name` is not the skill's name.
+pub(crate) const SKILL_NAME: &str = "triggers-skill-name";
+
+/// Every rule of this module, for the rule tables' test.
+#[cfg(test)]
+pub(crate) const RULES: &[&str] = &[INVALID, DUPLICATE_QUERY, UNKNOWN_FIELD, SKILL_NAME];
+
+/// The problems of the skill's `evals/triggers.json`; none when the skill has no such file.
+pub(super) fn check(skill: &SkillFolder<'_>) -> Vec<Problem> {
+    let path = skill.directory.join(TRIGGERS_FILE);
+    if !path.is_file() {
+        return Vec::new();
+    }
+    let (text, utf8) = match read_text(&path) {
+        Ok(read) => read,
+        Err(problem) => return vec![problem],
+    };
+    let mut problems: Vec<Problem> = utf8.into_iter().collect();
+    let file = match parse_triggers_file(&text) {
+        Ok(file) => file,
+        Err(message) => {
+            problems.push(Problem::error(
+                &path,
+                INVALID,
+                format!("{message} (the `skill_triggers` attribute refuses the file too)"),
+            ));
+            return problems;
+        }
+    };
+    problems.extend(duplicates(&path, &file));
+    problems.extend(unknown_fields(&path, &file));
+    // The attribute compares `skill_name` with the folder's name; the runtime requires the
+    // skill's `name` to be that name (`skill-name-folder`).
+    let folder = skill
+        .directory
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    if let (Some(written), Some(name)) =
+        (&file.skill_name, skill.name.map(str::to_owned).or(folder))
+        && *written != name
+    {
+        problems.push(
+            Problem::error(
+                &path,
+                SKILL_NAME,
+                format!(
+                    "{written:?} is not the skill's name {name:?} (its folder's name and SKILL.md's `name`): write \"skill_name\": {name:?}, or remove `skill_name`"
+                ),
+            )
+            .field("skill_name"),
+        );
+    }
+    problems
+}
+
+/// A warning per query that repeats an earlier one (same text after trimming, same
+/// `should_trigger`; opposite ones are a parse error).
+fn duplicates(path: &Path, file: &TriggersFile) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for (i, query) in file.queries.iter().enumerate() {
+        if let Some(first) = file.queries[..i]
+            .iter()
+            .find(|q| q.query.trim() == query.query.trim())
+        {
+            problems.push(
+                Problem::warning(
+                    path,
+                    DUPLICATE_QUERY,
+                    format!(
+                        "{}: the query {:?} is also {}: remove the repeat (to run a query several times, use trials: `--trials N`)",
+                        query.describe(),
+                        query.query,
+                        first.describe()
+                    ),
+                )
+                .field(format!("[{}]", query.index)),
+            );
+        }
+    }
+    problems
+}
+
+/// A warning per key the format does not define, top level first, then each query's.
+fn unknown_fields(path: &Path, file: &TriggersFile) -> Vec<Problem> {
+    let top = file.unknown.iter().map(|key| {
+        Problem::warning(
+            path,
+            UNKNOWN_FIELD,
+            format!(
+                "is not a top-level key of {TRIGGERS_FILE} (known: skill_name, evals); copilot-eval ignores it: remove it, or fix its spelling"
+            ),
+        )
+        .field(key.as_str())
+    });
+    let queries = file.queries.iter().flat_map(|query| {
+        query.unknown.iter().map(move |key| {
+            Problem::warning(
+                path,
+                UNKNOWN_FIELD,
+                format!(
+                    "{}: `{key}` is not a key of a query (known: {}); copilot-eval ignores it: remove it, or fix its spelling",
+                    query.describe(),
+                    QUERY_KEYS.join(", ")
+                ),
+            )
+            .field(format!("[{}].{key}", query.index))
+        })
+    });
+    top.chain(queries).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::customization::Severity;
+    use crate::lint::lint;
+
+    /// A skill folder `skills/changelog` holding `SKILL.md` and `evals/triggers.json`.
+    fn skill(triggers: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("skills/changelog");
+        std::fs::create_dir_all(folder.join("evals")).unwrap();
+        std::fs::write(
+            folder.join("SKILL.md"),
+            "---\nname: changelog\ndescription: Writes CHANGELOG.md sections.\n---\nWrite them.\n",
+        )
+        .unwrap();
+        std::fs::write(folder.join(TRIGGERS_FILE), triggers).unwrap();
+        (dir, folder)
+    }
+
+    #[test]
+    fn each_problem_of_a_trigger_set_is_reported_with_its_field_and_fix() {
+        let (_dir, folder) = skill(
+            r#"{"skill_name": "changelogs", "owner": "docs", "evals": [
+                {"prompt": "Write the changelog.", "should_trigger": true},
+                {"prompt": "What is the capital of Norway?", "should_trigger": false, "why": "off topic"},
+                {"query": " Write the changelog. ", "should_trigger": true}]}"#,
+        );
+        let report = lint(std::slice::from_ref(&folder));
+        let found: Vec<(Severity, &str, Option<&str>)> = report
+            .problems
+            .iter()
+            .map(|p| (p.severity, p.rule, p.field.as_deref()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (Severity::Warning, DUPLICATE_QUERY, Some("[2]")),
+                (Severity::Warning, UNKNOWN_FIELD, Some("owner")),
+                (Severity::Warning, UNKNOWN_FIELD, Some("[1].why")),
+                (Severity::Error, SKILL_NAME, Some("skill_name")),
+            ],
+            "{:#?}",
+            report.problems
+        );
+        assert!(
+            report
+                .problems
+                .iter()
+                .all(|p| p.file == folder.join(TRIGGERS_FILE))
+        );
+        let message = |rule: &str| {
+            report
+                .problems
+                .iter()
+                .find(|p| p.rule == rule)
+                .map(|p| p.message.as_str())
+                .unwrap()
+        };
+        assert_eq!(
+            message(DUPLICATE_QUERY),
+            "[2]: the query \" Write the changelog. \" is also [0]: remove the repeat (to run a query several times, use trials: `--trials N`)"
+        );
+        assert_eq!(
+            message(SKILL_NAME),
+            "\"changelogs\" is not the skill's name \"changelog\" (its folder's name and SKILL.md's `name`): write \"skill_name\": \"changelog\", or remove `skill_name`"
+        );
+        assert!(
+            report.problems[2].message.starts_with(
+                "[1]: `why` is not a key of a query (known: query, prompt, should_trigger)"
+            ),
+            "{}",
+            report.problems[2].message
+        );
+    }
+
+    #[test]
+    fn a_trigger_set_that_does_not_parse_is_one_error_with_the_parsers_message() {
+        let (_dir, folder) = skill(r#"[{"query": "Write the changelog."}]"#);
+        let report = lint(std::slice::from_ref(&folder));
+        let [problem] = report.problems.as_slice() else {
+            panic!("one problem: {:#?}", report.problems)
+        };
+        assert_eq!((problem.severity, problem.rule), (Severity::Error, INVALID));
+        assert!(
+            problem
+                .message
+                .starts_with("[0]: `should_trigger` is missing"),
+            "{}",
+            problem.message
+        );
+        assert!(
+            problem
+                .message
+                .ends_with("(the `skill_triggers` attribute refuses the file too)")
+        );
+    }
+
+    #[test]
+    fn the_examples_trigger_set_has_no_problem() {
+        let example =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/scripted/skills/changelog");
+        assert!(example.join(TRIGGERS_FILE).is_file());
+        let report = lint(std::slice::from_ref(&example));
+        assert!(report.problems.is_empty(), "{:#?}", report.problems);
+    }
+
+    /// Each rule of this module has its row in the rule tables.
+    #[test]
+    fn every_rule_is_in_the_rule_tables() {
+        let module = include_str!("../customization/mod.rs");
+        let guide = include_str!("../../../docs/skills-and-agents.md");
+        for rule in RULES {
+            let row = format!("| `{rule}` |");
+            assert!(
+                module.contains(&format!("//! {row}")),
+                "copilot-eval-core/src/customization/mod.rs has no row {row}"
+            );
+            assert!(
+                guide.contains(&row),
+                "docs/skills-and-agents.md has no row {row}"
+            );
+        }
+    }
+}
