@@ -27,8 +27,9 @@ pub(crate) struct InitArgs {
     #[arg(long, value_name = "CI", value_parser = ["github"], conflicts_with = "core_path")]
     ci: Option<String>,
     /// Write an eval test file for this skill folder's own evals/evals.json instead of the
-    /// starter eval: tests/<skill>_evals.rs in the package, one `skill_evals` test per entry,
-    /// with a failing `ctx.expect` placeholder per expectation until you write its check.
+    /// starter eval: `tests/<skill>_evals.rs` in the package, one `skill_evals` test per entry,
+    /// with a failing `ctx.expect` placeholder per expectation until you write its check (and a
+    /// `skill_triggers` test when the skill has evals/triggers.json).
     #[arg(long, value_name = "PATH", conflicts_with = "ci")]
     skill: Option<PathBuf>,
     /// Replace an existing workflow file (only with --ci github).
