@@ -205,10 +205,13 @@ pub async fn doctor(options: &DoctorOptions) -> Vec<Check> {
 
     // The shared runtime cache.
     let cache = runtime::runtime_cache_dir();
+    // A probe file of its own (two doctors may check the same cache at once), removed when
+    // dropped.
     match std::fs::create_dir_all(&cache).and_then(|_| {
-        let probe = cache.join(".doctor-write-check");
-        std::fs::write(&probe, b"ok")?;
-        std::fs::remove_file(probe)
+        tempfile::Builder::new()
+            .prefix(".doctor-write-check")
+            .tempfile_in(&cache)
+            .and_then(|probe| probe.close())
     }) {
         Ok(()) => checks.push(Check::new(
             "runtime cache",
