@@ -2,6 +2,7 @@
 //! handlers that return an error or panic, and what `excluded_tools` hides from the model.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use copilot_eval_core::StopReason;
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
@@ -9,27 +10,39 @@ use copilot_eval_core::sdk::tool::ToolHandler;
 use copilot_eval_core::sdk::{Error, Tool, ToolInvocation, ToolResult};
 use copilot_eval_e2e::{Offline, runtime_for, runtime_processes};
 use serde_json::json;
+use tokio::sync::Notify;
 
-/// A tool handler that fails the way an SDK handler can: an `Err` or a panic.
+/// A tool handler that fails the way an SDK handler can: an `Err` or a panic. `started` orders
+/// the two of one turn: the erring handler says it started, and the panicking one panics only
+/// then. The runtime runs a turn's tool calls concurrently, and a panic closes the handlers
+/// (one that has not started by then refuses to start), so without the order the `Err` would
+/// be recorded only when its call happened to arrive first.
 struct Failing {
     panic: bool,
+    started: Arc<Notify>,
 }
 
 #[async_trait::async_trait]
 impl ToolHandler for Failing {
     async fn call(&self, _: ToolInvocation) -> Result<ToolResult, Error> {
         if self.panic {
+            // Wait for the event; the bound only keeps a broken runtime from hanging the test.
+            let _ = tokio::time::timeout(Duration::from_secs(120), self.started.notified()).await;
             panic!("kaboom 9921");
         }
+        self.started.notify_one();
         Err(Error::from(std::io::Error::other("db down 4417")))
     }
 }
 
-fn failing_tool(name: &str, panic: bool) -> Tool {
+fn failing_tool(name: &str, panic: bool, started: &Arc<Notify>) -> Tool {
     Tool::new(name)
         .with_description("Fails.")
         .with_parameters(json!({"type": "object", "properties": {}}))
-        .with_handler(Arc::new(Failing { panic }))
+        .with_handler(Arc::new(Failing {
+            panic,
+            started: started.clone(),
+        }))
 }
 
 /// Two calls in one turn, one handler returning an error and one panicking: both failures are
@@ -48,10 +61,11 @@ async fn handlers_that_error_or_panic_are_recorded_and_the_panic_ends_the_run() 
         .turn(ScriptedTurn::tool_call("broken", json!({})).with_tool_call("boom", json!({})))
         .turn(ScriptedTurn::text("both failed"));
     let offline = Offline::start(&runtime, script).await;
+    let started = Arc::new(Notify::new());
     let eval = offline
         .eval()
-        .tool(failing_tool("broken", false))
-        .tool(failing_tool("boom", true))
+        .tool(failing_tool("broken", false, &started))
+        .tool(failing_tool("boom", true, &started))
         .build()
         .unwrap();
     let result = offline.run(&eval, "Call both tools.").await;
