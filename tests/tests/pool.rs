@@ -382,10 +382,12 @@ async fn a_pooled_runtime_killed_mid_eval_ends_that_eval_and_is_replaced() {
     pool.shutdown();
 }
 
-/// A pooled runtime's start, before any run holds it: the runtime asks its API front for
-/// `/copilot_internal/user` before it listens, and the router's `404` is taken at once. (A
-/// `503`, or a reset connection, makes the pinned runtime wait about 200 ms and ask again
-/// before it listens: that wait was on every suite's first eval.)
+/// A pooled runtime's start, before any run holds it: when the runtime asks its API front for
+/// `/copilot_internal/user` before it listens, the router's `404` is taken at once: the runtime
+/// asks at most once. (A `503`, or a reset connection, makes the pinned runtime wait about
+/// 200 ms and ask again before it listens: that wait was on every suite's first eval, and
+/// would show here as two requests.) Some starts of the pinned runtime do not ask at all (seen
+/// in 1 of 5 starts in a row on the CI machine, and once in a CI run), so the count is 0 or 1.
 #[tokio::test]
 async fn a_pooled_runtime_asks_its_account_once_before_it_listens() {
     let Some(runtime) = runtime_for("a_pooled_runtime_asks_its_account_once_before_it_listens")
@@ -395,10 +397,10 @@ async fn a_pooled_runtime_asks_its_account_once_before_it_listens() {
     let pooled = copilot_eval_core::pool::PooledRuntime::start(&runtime.path)
         .await
         .expect("a pooled runtime starts");
-    assert_eq!(
-        pooled.router().unleased_answers(),
-        1,
-        "the account request before the runtime listens, asked once"
+    let asked = pooled.router().unleased_answers();
+    assert!(
+        asked <= 1,
+        "the account request before the runtime listens was asked {asked} times: the runtime retried"
     );
 }
 
