@@ -43,6 +43,39 @@ struct SkillFolder<'a> {
     name: Option<&'a str>,
 }
 
+impl SkillFolder<'_> {
+    /// Read and parse the skill's own file at `relative` (e.g. `evals/evals.json`) with
+    /// `parse`: `Ok(None)` when the skill has no such file; `Ok(Some((path, parsed,
+    /// problems)))` with the file's encoding problems; `Err(problems)` when it cannot be read,
+    /// or does not parse (an error `invalid`, the parser's message followed by the note that
+    /// the `attribute` refuses the file too).
+    fn read_own_file<T>(
+        &self,
+        relative: &str,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+        invalid: &'static str,
+        attribute: &str,
+    ) -> Result<Option<(PathBuf, T, Vec<Problem>)>, Vec<Problem>> {
+        let path = self.directory.join(relative);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let (text, utf8) = crate::customization::read_text(&path).map_err(|p| vec![p])?;
+        let mut problems: Vec<Problem> = utf8.into_iter().collect();
+        match parse(&text) {
+            Ok(parsed) => Ok(Some((path, parsed, problems))),
+            Err(message) => {
+                problems.push(Problem::error(
+                    &path,
+                    invalid,
+                    format!("{message} (the `{attribute}` attribute refuses the file too)"),
+                ));
+                Err(problems)
+            }
+        }
+    }
+}
+
 /// The checks of the files a skill folder may hold beside `SKILL.md`, one module per file kind;
 /// each reports nothing when its file is absent. Their problems count for the skill.
 const SKILL_FILE_CHECKS: &[fn(&SkillFolder<'_>) -> Vec<Problem>] =

@@ -16,7 +16,9 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::customization::Skill;
 use crate::customization::skill::SKILL_FILE;
-use crate::customization::skill::evals_file::{EVALS_FILE, EvalsFile, parse_evals_file};
+use crate::customization::skill::evals_file::{
+    EVALS_FILE, EvalsFile, ident_chars, parse_evals_file,
+};
 use crate::customization::skill::triggers_file::{TRIGGERS_FILE, parse_triggers_file};
 
 /// The model the scaffold names (a live run needs one the account has).
@@ -102,17 +104,7 @@ pub(super) fn read(path: &Path, cwd: &Path) -> Result<SkillEvals, String> {
 impl SkillEvals {
     /// The skill's name as a Rust identifier: `release-notes` -> `release_notes`.
     fn ident(&self) -> String {
-        let mut ident: String = self
-            .name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let mut ident = ident_chars(&self.name);
         if !ident.starts_with(|c: char| c.is_ascii_lowercase()) {
             ident.insert_str(0, "skill_");
         }

@@ -14,10 +14,10 @@
 use std::path::Path;
 
 use super::SkillFolder;
+use crate::customization::Problem;
 use crate::customization::skill::evals_file::{
     ENTRY_KEYS, EVALS_FILE, EvalsFile, FILE_KEYS, clashes, read_evals_file, stays_inside,
 };
-use crate::customization::{Problem, read_text};
 
 /// The file does not parse.
 pub(crate) const INVALID: &str = "evals-invalid";
@@ -42,26 +42,12 @@ pub(crate) const RULES: &[&str] = &[
 
 /// The problems of the skill's `evals/evals.json`; none when the skill has no such file.
 pub(super) fn check(skill: &SkillFolder<'_>) -> Vec<Problem> {
-    let path = skill.directory.join(EVALS_FILE);
-    if !path.is_file() {
-        return Vec::new();
-    }
-    let (text, utf8) = match read_text(&path) {
-        Ok(read) => read,
-        Err(problem) => return vec![problem],
-    };
-    let mut problems: Vec<Problem> = utf8.into_iter().collect();
-    let file = match read_evals_file(&text) {
-        Ok(file) => file,
-        Err(message) => {
-            problems.push(Problem::error(
-                &path,
-                INVALID,
-                format!("{message} (the `skill_evals` attribute refuses the file too)"),
-            ));
-            return problems;
-        }
-    };
+    let (path, file, mut problems) =
+        match skill.read_own_file(EVALS_FILE, read_evals_file, INVALID, "skill_evals") {
+            Ok(Some(read)) => read,
+            Ok(None) => return Vec::new(),
+            Err(problems) => return problems,
+        };
     problems.extend(
         clashes(&file.evals)
             .into_iter()

@@ -13,10 +13,10 @@
 use std::path::Path;
 
 use super::SkillFolder;
+use crate::customization::Problem;
 use crate::customization::skill::triggers_file::{
     QUERY_KEYS, TRIGGERS_FILE, TriggersFile, parse_triggers_file,
 };
-use crate::customization::{Problem, read_text};
 
 /// The file does not parse.
 pub(crate) const INVALID: &str = "triggers-invalid";
@@ -33,25 +33,15 @@ pub(crate) const RULES: &[&str] = &[INVALID, DUPLICATE_QUERY, UNKNOWN_FIELD, SKI
 
 /// The problems of the skill's `evals/triggers.json`; none when the skill has no such file.
 pub(super) fn check(skill: &SkillFolder<'_>) -> Vec<Problem> {
-    let path = skill.directory.join(TRIGGERS_FILE);
-    if !path.is_file() {
-        return Vec::new();
-    }
-    let (text, utf8) = match read_text(&path) {
-        Ok(read) => read,
-        Err(problem) => return vec![problem],
-    };
-    let mut problems: Vec<Problem> = utf8.into_iter().collect();
-    let file = match parse_triggers_file(&text) {
-        Ok(file) => file,
-        Err(message) => {
-            problems.push(Problem::error(
-                &path,
-                INVALID,
-                format!("{message} (the `skill_triggers` attribute refuses the file too)"),
-            ));
-            return problems;
-        }
+    let (path, file, mut problems) = match skill.read_own_file(
+        TRIGGERS_FILE,
+        parse_triggers_file,
+        INVALID,
+        "skill_triggers",
+    ) {
+        Ok(Some(read)) => read,
+        Ok(None) => return Vec::new(),
+        Err(problems) => return problems,
     };
     problems.extend(duplicates(&path, &file));
     problems.extend(unknown_fields(&path, &file));

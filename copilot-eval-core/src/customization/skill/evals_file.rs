@@ -53,17 +53,7 @@ impl EvalEntry {
     /// characters) and every character of the id other than an ASCII letter or digit becomes
     /// `_`. A Rust identifier, so the test's path is `function::eval_1_write_release_notes_for_the`.
     pub fn label(&self) -> String {
-        let id: String = self
-            .id
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let id = ident_chars(&self.id);
         let slug = prompt_slug(&self.prompt);
         if slug.is_empty() {
             format!("eval_{id}")
@@ -71,6 +61,20 @@ impl EvalEntry {
             format!("eval_{id}_{slug}")
         }
     }
+}
+
+/// `text` as identifier characters: every ASCII letter lower-cased, every ASCII digit kept,
+/// every other character `_` (`Release-Notes 2` -> `release_notes_2`).
+pub fn ident_chars(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The slug of a test label: the prompt's first words (at most 5, lowercase ASCII letters and
