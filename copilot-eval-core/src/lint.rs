@@ -43,10 +43,19 @@ struct SkillFolder<'a> {
     name: Option<&'a str>,
 }
 
+/// A skill's own file, read and parsed ([`SkillFolder::read_own_file`]).
+struct OwnFile<T> {
+    /// The file, as reached from the given path.
+    path: PathBuf,
+    /// What the parser made of it.
+    parsed: T,
+    /// The problems found reading it (its encoding).
+    problems: Vec<Problem>,
+}
+
 impl SkillFolder<'_> {
     /// Read and parse the skill's own file at `relative` (e.g. `evals/evals.json`) with
-    /// `parse`: `Ok(None)` when the skill has no such file; `Ok(Some((path, parsed,
-    /// problems)))` with the file's encoding problems; `Err(problems)` when it cannot be read,
+    /// `parse`: `Ok(None)` when the skill has no such file; `Ok(Some(file))` when it parsed; `Err(problems)` when it cannot be read,
     /// or does not parse (an error `invalid`, the parser's message followed by the note that
     /// the `attribute` refuses the file too).
     fn read_own_file<T>(
@@ -55,7 +64,7 @@ impl SkillFolder<'_> {
         parse: impl FnOnce(&str) -> Result<T, String>,
         invalid: &'static str,
         attribute: &str,
-    ) -> Result<Option<(PathBuf, T, Vec<Problem>)>, Vec<Problem>> {
+    ) -> Result<Option<OwnFile<T>>, Vec<Problem>> {
         let path = self.directory.join(relative);
         if !path.is_file() {
             return Ok(None);
@@ -63,7 +72,11 @@ impl SkillFolder<'_> {
         let (text, utf8) = crate::customization::read_text(&path).map_err(|p| vec![p])?;
         let mut problems: Vec<Problem> = utf8.into_iter().collect();
         match parse(&text) {
-            Ok(parsed) => Ok(Some((path, parsed, problems))),
+            Ok(parsed) => Ok(Some(OwnFile {
+                path,
+                parsed,
+                problems,
+            })),
             Err(message) => {
                 problems.push(Problem::error(
                     &path,

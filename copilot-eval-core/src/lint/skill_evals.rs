@@ -42,12 +42,15 @@ pub(crate) const RULES: &[&str] = &[
 
 /// The problems of the skill's `evals/evals.json`; none when the skill has no such file.
 pub(super) fn check(skill: &SkillFolder<'_>) -> Vec<Problem> {
-    let (path, file, mut problems) =
-        match skill.read_own_file(EVALS_FILE, read_evals_file, INVALID, "skill_evals") {
-            Ok(Some(read)) => read,
-            Ok(None) => return Vec::new(),
-            Err(problems) => return problems,
-        };
+    let super::OwnFile {
+        path,
+        parsed: file,
+        mut problems,
+    } = match skill.read_own_file(EVALS_FILE, read_evals_file, INVALID, "skill_evals") {
+        Ok(Some(read)) => read,
+        Ok(None) => return Vec::new(),
+        Err(problems) => return problems,
+    };
     problems.extend(
         clashes(&file.evals)
             .into_iter()

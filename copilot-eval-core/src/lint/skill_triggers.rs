@@ -33,7 +33,11 @@ pub(crate) const RULES: &[&str] = &[INVALID, DUPLICATE_QUERY, UNKNOWN_FIELD, SKI
 
 /// The problems of the skill's `evals/triggers.json`; none when the skill has no such file.
 pub(super) fn check(skill: &SkillFolder<'_>) -> Vec<Problem> {
-    let (path, file, mut problems) = match skill.read_own_file(
+    let super::OwnFile {
+        path,
+        parsed: file,
+        mut problems,
+    } = match skill.read_own_file(
         TRIGGERS_FILE,
         parse_triggers_file,
         INVALID,
