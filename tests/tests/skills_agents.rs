@@ -573,3 +573,68 @@ async fn a_dispatch_cut_off_by_the_timeout_is_never_a_silent_gap() {
     );
     assert!(!result.evidence_complete, "the task call has no completion");
 }
+
+/// A custom agent file whose front-matter `name` makes its id differ from its file name
+/// (`planner.agent.md`, `name: Planner`): a scripted `task` dispatch by the file name fails in
+/// the runtime, and the run says why in a warning naming the file and the id to use; the
+/// dispatch by the id warns of nothing.
+#[tokio::test]
+async fn a_dispatch_by_an_agent_files_name_is_a_warning_naming_the_id() {
+    let Some(runtime) = runtime_for("a_dispatch_by_an_agent_files_name_is_a_warning_naming_the_id")
+    else {
+        return;
+    };
+    let files = tempfile::tempdir().unwrap();
+    write(
+        files.path(),
+        &[(
+            "agents/planner.agent.md",
+            "---\nname: Planner\ndescription: Plans the work.\n---\nPlan the work.\n",
+        )],
+    );
+    let agent_file = files.path().join("agents/planner.agent.md");
+    for (agent_type, warned) in [("planner", true), ("Planner", false)] {
+        let work = tempfile::tempdir().unwrap();
+        let script = Script::new([])
+            .turn(ScriptedTurn::tool_call(
+                "task",
+                json!({"agent_type": agent_type, "name": "plan", "prompt": "Plan it.", "description": "Plan"}),
+            ))
+            .turn(ScriptedTurn::text("PLANNED"))
+            .turn(ScriptedTurn::text("done"));
+        let (result, _server) = scripted(
+            script,
+            CopilotEval::builder().custom_agent_file(&agent_file),
+            work.path(),
+            "Plan.",
+            &runtime.path,
+        )
+        .await;
+        let dispatch = &result.tool_calls_for("task")[0];
+        let warnings: Vec<&String> = result
+            .warnings
+            .iter()
+            .filter(|w| w.contains("dispatched `task`"))
+            .collect();
+        if warned {
+            assert_eq!(dispatch.success, Some(false), "{dispatch:#?}");
+            assert!(
+                dispatch
+                    .error
+                    .as_deref()
+                    .unwrap_or_default()
+                    .contains("Unknown agent_type"),
+                "{dispatch:#?}"
+            );
+            assert_eq!(warnings.len(), 1, "{:#?}", result.warnings);
+            let expected = format!(
+                "the model dispatched `task` with agent_type \"planner\", the file name of the custom agent {}, whose id is \"Planner\"",
+                agent_file.canonicalize().unwrap().display()
+            );
+            assert!(warnings[0].starts_with(&expected), "{}", warnings[0]);
+        } else {
+            assert_eq!(dispatch.success, Some(true), "{dispatch:#?}");
+            assert!(warnings.is_empty(), "{:#?}", result.warnings);
+        }
+    }
+}

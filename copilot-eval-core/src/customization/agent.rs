@@ -143,7 +143,18 @@ impl crate::eval::CopilotEvalBuilder {
     pub fn custom_agent_file(self, path: impl AsRef<Path>) -> Self {
         let (resolved, described) = self.resolve_path(path.as_ref());
         match AgentFile::load(&resolved) {
-            Ok(agent) => self.custom_agent(agent.config),
+            Ok(agent) => {
+                let file_id = agent_name(&agent.path);
+                let mut builder = self;
+                if file_id != agent.config.name {
+                    builder.file_named_agents.push(crate::eval::FileNamedAgent {
+                        file_id,
+                        id: agent.config.name.clone(),
+                        path: agent.path.clone(),
+                    });
+                }
+                builder.custom_agent(agent.config)
+            }
             Err(error) => {
                 let message = format!("{described} does not load as a custom agent: {error}");
                 self.defer_error(crate::ConfigError::new("custom_agents", message))

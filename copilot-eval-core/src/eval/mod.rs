@@ -34,8 +34,22 @@ pub use options::{
     ClientMode, ImageDetail, ReasoningEffort, SYSTEM_PROMPT_SECTIONS, SectionAction,
     SystemMessageMode,
 };
+
 pub(crate) use options::{EMPTY_MODE_SETTINGS, check_empty_mode};
 pub use prompt::{AgentMode, Attachment, GitHubReference, GitHubReferenceKind, Prompt};
+
+/// A custom agent added from a file whose id is not its file name's id: `file_id` is the id the
+/// file name gives (`customization::agent::agent_name`), `id` the agent's
+/// (its front-matter `name`), `path` the file as resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileNamedAgent {
+    /// The id the file name gives (`planner` for `planner.agent.md`).
+    pub file_id: String,
+    /// The agent's id, from its front-matter `name` (`Planner`).
+    pub id: String,
+    /// The agent file, absolute.
+    pub path: std::path::PathBuf,
+}
 
 /// Default `timeout_s`: 300 seconds.
 pub const DEFAULT_TIMEOUT_S: f64 = 300.0;
@@ -70,6 +84,8 @@ pub struct CopilotEval {
     pub(crate) skill_directories: Vec<PathBuf>,
     pub(crate) disabled_skills: Vec<String>,
     pub(crate) custom_agents: Vec<CustomAgentConfig>,
+    /// The agents of `custom_agents` added from a file whose id is not the file name's.
+    pub(crate) file_named_agents: Vec<FileNamedAgent>,
     pub(crate) active_agent: Option<String>,
     pub(crate) default_agent_excluded_tools: Option<Vec<String>>,
     pub(crate) auto_confirm: bool,

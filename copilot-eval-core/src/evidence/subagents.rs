@@ -107,7 +107,7 @@ pub struct SubagentInvocation {
 }
 
 impl SubagentInvocation {
-    fn new(agent_id: Option<String>, name: String) -> Self {
+    pub(crate) fn new(agent_id: Option<String>, name: String) -> Self {
         Self {
             agent_id,
             name,

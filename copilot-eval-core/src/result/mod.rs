@@ -100,7 +100,10 @@ pub struct CopilotResult {
     /// live runs: `false`.
     pub usage_unknown: bool,
     /// What the run noticed that does not fail it by itself, in order: before the prompt, a
-    /// custom agent whose `model` the offline catalog lacks ([`EvalContext::offline`](crate::harness::EvalContext::offline)).
+    /// custom agent whose `model` the offline catalog lacks ([`EvalContext::offline`](crate::harness::EvalContext::offline));
+    /// after the session, a failed `task` dispatch whose `agent_type` is the file name of a
+    /// [`custom_agent_file`](crate::eval::CopilotEvalBuilder::custom_agent_file) agent whose id
+    /// (its front-matter `name`) differs.
     pub warnings: Vec<String>,
     /// Whole run, from the call to the return (includes startup and cleanup), ms.
     pub duration_ms: u64,

@@ -39,6 +39,7 @@ use crate::result::CopilotResult;
 #[cfg(doc)]
 use crate::result::StopReason;
 
+pub(crate) mod agent_ids;
 mod cleanup;
 pub mod controls;
 mod hooks;
@@ -423,6 +424,10 @@ where
     run.timings.cleanup_ms = cleanup_started.elapsed().as_millis() as u64;
     let mut result = run.finish(working_directory, started);
     result.prompts = prompts;
+    result.warnings.extend(agent_ids::file_name_dispatches(
+        &eval.file_named_agents,
+        &result.subagent_invocations,
+    ));
     if options.target == Target::Live {
         add_auth_hint(&mut result);
     }
