@@ -35,7 +35,10 @@ pub use options::{
     SystemMessageMode,
 };
 pub(crate) use options::{EMPTY_MODE_SETTINGS, check_empty_mode};
-pub use prompt::{AgentMode, Attachment, GitHubReference, GitHubReferenceKind, Prompt};
+pub use prompt::{
+    AgentMode, Attachment, AttachmentAt, AttachmentError, GitHubReference, GitHubReferenceKind,
+    Prompt,
+};
 
 /// Default `timeout_s`: 300 seconds.
 pub const DEFAULT_TIMEOUT_S: f64 = 300.0;

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use super::side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
-use super::{ENV_EVIDENCE_FILE, Mode, TestConfig};
+use super::{ENV_EVIDENCE_FILE, Mode, ModeError, TestConfig};
 use crate::cassette::ReplayConfig;
 use crate::eval::{CopilotEval, CopilotEvalBuilder, Prompt};
 use crate::model_server::{ModelRequest, ModelServer, ScriptCatalog};
@@ -28,7 +28,7 @@ pub struct EvalContext {
 
 struct Inner {
     config: TestConfig,
-    mode: Result<Mode, String>,
+    mode: Result<Mode, ModeError>,
     workdir: Mutex<Option<tempfile::TempDir>>,
     workdir_path: PathBuf,
     evidence_file: Option<PathBuf>,
@@ -79,7 +79,7 @@ impl EvalContext {
     /// environment.
     pub(crate) fn with_settings(
         config: TestConfig,
-        mode: Result<Mode, String>,
+        mode: Result<Mode, ModeError>,
         evidence_file: Option<PathBuf>,
     ) -> EvalContext {
         let workdir = tempfile::Builder::new()
@@ -164,7 +164,7 @@ impl EvalContext {
             ctx.setup_failure(error);
         }
         if let Err(error) = mode {
-            ctx.setup_failure(error);
+            ctx.setup_failure(error.to_string());
         }
         ctx
     }
@@ -536,8 +536,8 @@ impl EvalContext {
             }
             None => match self.mode() {
                 Mode::Live => {
-                    let options =
-                        super::record::live_options().unwrap_or_else(|e| self.setup_failure(e));
+                    let options = super::record::live_options()
+                        .unwrap_or_else(|e| self.setup_failure(e.to_string()));
                     (
                         run_turns(eval, &prompts, &adjust(options)).await,
                         "live",
