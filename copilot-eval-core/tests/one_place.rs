@@ -344,6 +344,7 @@ fn string_errors(relative: &str, source: &Source) -> Vec<String> {
     let signature =
         regex::Regex::new(r"\bpub\s+(?:(?:const|async|unsafe|extern)\s+)*fn\s+(\w+)[^{;]*")
             .unwrap();
+    let where_clause = regex::Regex::new(r"\bwhere\b").unwrap();
     let mut found = Vec::new();
     for m in signature.captures_iter(&source.code) {
         let whole = m.get(0).unwrap();
@@ -357,20 +358,14 @@ fn string_errors(relative: &str, source: &Source) -> Vec<String> {
                 b'(' | b'<' | b'[' => depth += 1,
                 b')' | b']' => depth -= 1,
                 b'>' if i > 0 && bytes[i - 1] == b'-' => {
-                    if depth == 0 && returns.is_none() {
-                        returns = Some(&text[i + 1..]);
-                    }
+                    returns = returns.or((depth == 0).then(|| &text[i + 1..]));
                 }
                 b'>' => depth -= 1,
                 _ => {}
             }
         }
         let Some(returns) = returns else { continue };
-        let returns = regex::Regex::new(r"\bwhere\b")
-            .unwrap()
-            .split(returns)
-            .next()
-            .unwrap_or("");
+        let returns = where_clause.split(returns).next().unwrap_or("");
         if result_error_is_string(returns) {
             found.push(format!(
                 "{relative}:{}: `pub fn {}` returns `{}`: a public failure is a typed error (a thiserror enum of its stage, with the same message), not a String",

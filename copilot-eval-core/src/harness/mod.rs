@@ -50,6 +50,7 @@
 pub mod compare;
 mod context;
 pub mod judge;
+mod modes;
 mod offline;
 mod orphan;
 mod record;
