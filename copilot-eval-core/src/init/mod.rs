@@ -41,9 +41,10 @@ pub enum InitError {
     /// The process's current folder cannot be read.
     #[error("cannot read the current folder: {0}")]
     CurrentDir(#[source] std::io::Error),
-    /// Init refused before its first write: a file it would overwrite, an unreadable or
+    /// Init refused before writing its files: a file it would overwrite, an unreadable or
     /// invalid manifest, `.cargo/config.toml` or skill, a virtual workspace manifest, no
-    /// package, `cargo init` failing. The message names the file and the fix.
+    /// package, `cargo init` failing (a package `cargo init` created stays). The message names
+    /// the file and the fix.
     #[error("{0}")]
     Refused(String),
     /// Writing a file failed (the files written before it stay).
