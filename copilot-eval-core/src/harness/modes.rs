@@ -13,8 +13,7 @@ use super::{Mode, TestConfig, offline};
 use crate::cassette::ReplayConfig;
 use crate::eval::{CopilotEval, Prompt};
 use crate::model_server::{ModelRequest, ModelServer, ScriptCatalog};
-use crate::report::TrialOf;
-use crate::report::{RecordingOutcome, ReplayRecord, ResumedFrom, RunRecord};
+use crate::report::{RecordingOutcome, ReplayRecord, ResumedFrom, RunRecord, TrialOf};
 use crate::result::{CopilotResult, StopReason};
 use crate::run::{RunOptions, run_turns};
 
