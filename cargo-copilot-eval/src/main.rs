@@ -352,10 +352,9 @@ fn runtime_command(action: RuntimeAction) -> Result<(), String> {
                         runtime::RUNTIME_PACKAGE,
                         runtime::install_dir(&version).display()
                     );
-                    runtime::install_version_checked(
-                        &version,
-                        &copilot_eval_core::doctor::check_protocol,
-                    )
+                    runtime::install_version_checked(&version, &|path| {
+                        copilot_eval_core::doctor::check_protocol(path).map_err(|e| e.to_string())
+                    })
                     .map_err(|e| e.to_string())?
                 }
             };

@@ -507,10 +507,10 @@ fn agent_model_checks(paths: &[PathBuf], catalog: &[String]) -> Vec<Check> {
 /// Errors: the reason, naming the runtime's protocol and the SDK's supported range when they do
 /// not meet (`speaks SDK protocol 4, this SDK (github-copilot-sdk) supports 3–3`), else why the
 /// runtime did not start.
-pub async fn runtime_protocol(path: &std::path::Path) -> Result<Option<u32>, String> {
+pub async fn runtime_protocol(path: &std::path::Path) -> Result<Option<u32>, ProtocolError> {
     let (home, work) = match (tempfile::tempdir(), tempfile::tempdir()) {
         (Ok(h), Ok(w)) => (h, w),
-        (Err(e), _) | (_, Err(e)) => return Err(format!("cannot create a temporary folder: {e}")),
+        (Err(e), _) | (_, Err(e)) => return Err(ProtocolError::TempFolder(e)),
     };
     let options = client_options(
         path,
@@ -521,8 +521,8 @@ pub async fn runtime_protocol(path: &std::path::Path) -> Result<Option<u32>, Str
     );
     let client = match tokio::time::timeout(STEP_BOUND, Client::start(options)).await {
         Ok(Ok(client)) => client,
-        Ok(Err(e)) => return Err(protocol_refusal(&e)),
-        Err(_) => return Err(format!("the runtime did not start within {STEP_BOUND:?}")),
+        Ok(Err(e)) => return Err(ProtocolError::Refused(protocol_refusal(&e))),
+        Err(_) => return Err(ProtocolError::NoStart { bound: STEP_BOUND }),
     };
     let version = client.protocol_version();
     if tokio::time::timeout(Duration::from_secs(15), client.stop())
@@ -532,6 +532,50 @@ pub async fn runtime_protocol(path: &std::path::Path) -> Result<Option<u32>, Str
         client.force_stop();
     }
     Ok(version)
+}
+
+/// Why a runtime cannot be driven by this SDK ([`runtime_protocol`], [`check_protocol`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ProtocolError {
+    /// A temporary folder for the runtime's home or working directory cannot be created.
+    #[error("cannot create a temporary folder: {0}")]
+    TempFolder(#[source] std::io::Error),
+    /// The async runtime to start it on cannot be built.
+    #[error("cannot start the async runtime: {0}")]
+    AsyncRuntime(#[source] std::io::Error),
+    /// It did not start within `bound`.
+    #[error("the runtime did not start within {bound:?}")]
+    NoStart {
+        /// How long it was given.
+        bound: Duration,
+    },
+    /// It started and refused the SDK, or did not start: [`protocol_refusal`]'s reason (its
+    /// protocol against the SDK's supported range, else the SDK's error).
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// Why `npm view` could not tell the newest published runtime ([`latest_published`]).
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// npm is missing or did not start.
+    #[error("npm did not start: {0}")]
+    NpmStart(#[source] std::io::Error),
+    /// npm gave no answer within `bound`.
+    #[error("npm view gave no answer within {bound:?}")]
+    NoAnswer {
+        /// How long it was given.
+        bound: Duration,
+    },
+    /// Waiting for npm failed.
+    #[error("{0}")]
+    Wait(#[source] std::io::Error),
+    /// npm failed (offline, say) or answered something that is not a version.
+    #[error("npm view failed ({status})")]
+    Failed {
+        /// npm's exit status.
+        status: std::process::ExitStatus,
+    },
 }
 
 /// The reason for an SDK error of starting a runtime: its protocol against the supported range,
@@ -550,11 +594,11 @@ pub fn protocol_refusal(error: &github_copilot_sdk::Error) -> String {
 /// start and speak a protocol the SDK supports ([`runtime_protocol`]). Blocking.
 ///
 /// Errors: the reason (see [`runtime_protocol`]).
-pub fn check_protocol(path: &std::path::Path) -> Result<(), String> {
+pub fn check_protocol(path: &std::path::Path) -> Result<(), ProtocolError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        .map_err(ProtocolError::AsyncRuntime)?;
     rt.block_on(runtime_protocol(path)).map(|_| ())
 }
 
@@ -562,14 +606,14 @@ pub fn check_protocol(path: &std::path::Path) -> Result<(), String> {
 /// installs anything); bounded by `bound`.
 ///
 /// Errors: npm missing, failing (offline), silent, or slower than `bound`.
-pub fn latest_published(bound: Duration) -> Result<String, String> {
+pub fn latest_published(bound: Duration) -> Result<String, RegistryError> {
     let mut child = Command::new("npm")
         .args(["view", runtime::RUNTIME_PACKAGE, "version"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| format!("npm did not start: {e}"))?;
+        .map_err(RegistryError::NpmStart)?;
     let (tx, rx) = std::sync::mpsc::channel();
     let stdout = child.stdout.take();
     std::thread::spawn(move || {
@@ -582,19 +626,19 @@ pub fn latest_published(bound: Duration) -> Result<String, String> {
     let Ok(text) = rx.recv_timeout(bound) else {
         let _ = child.kill();
         let _ = child.wait();
-        return Err(format!("npm view gave no answer within {bound:?}"));
+        return Err(RegistryError::NoAnswer { bound });
     };
-    let status = child.wait().map_err(|e| e.to_string())?;
+    let status = child.wait().map_err(RegistryError::Wait)?;
     let version = text.trim().to_owned();
     if !status.success() || runtime::check_version_text(&version).is_err() {
-        return Err(format!("npm view failed ({status})"));
+        return Err(RegistryError::Failed { status });
     }
     Ok(version)
 }
 
 /// The `runtime update` line: whether the registry has a newer runtime than the pinned one.
 /// A registry that could not be asked is an `ok` line saying so, never a failure.
-pub fn update_check(latest: Result<String, String>) -> Check {
+pub fn update_check(latest: Result<String, RegistryError>) -> Check {
     match latest {
         Ok(latest)
             if runtime::version_key(&latest) > runtime::version_key(PINNED_RUNTIME_VERSION) =>
@@ -667,11 +711,13 @@ mod tests {
             assert_eq!(check.status, CheckStatus::Ok, "{current}");
             assert!(check.detail.contains("is current"), "{}", check.detail);
         }
-        let offline = update_check(Err("npm view failed (exit status: 1)".to_owned()));
+        let offline = update_check(Err(RegistryError::NoAnswer {
+            bound: Duration::from_secs(3),
+        }));
         assert_eq!(offline.status, CheckStatus::Ok);
         assert_eq!(
             offline.detail,
-            "could not check the npm registry for a newer runtime: npm view failed (exit status: 1)"
+            "could not check the npm registry for a newer runtime: npm view gave no answer within 3s"
         );
     }
 

@@ -58,10 +58,10 @@ impl SkillFolder<'_> {
     /// `parse`: `Ok(None)` when the skill has no such file; `Ok(Some(file))` when it parsed; `Err(problems)` when it cannot be read,
     /// or does not parse (an error `invalid`, the parser's message followed by the note that
     /// the `attribute` refuses the file too).
-    fn read_own_file<T>(
+    fn read_own_file<T, E: std::fmt::Display>(
         &self,
         relative: &str,
-        parse: impl FnOnce(&str) -> Result<T, String>,
+        parse: impl FnOnce(&str) -> Result<T, E>,
         invalid: &'static str,
         attribute: &str,
     ) -> Result<Option<OwnFile<T>>, Vec<Problem>> {

@@ -265,7 +265,8 @@ proptest! {
     fn evidence_side_files(text in input(evidence_seed())) {
         let dir = tempfile::tempdir().unwrap();
         let path = write(dir.path(), "evidence.json", &text);
-        if let Err(message) = TestEvidence::read(&path) {
+        if let Err(error) = TestEvidence::read(&path) {
+            let message = error.to_string();
             prop_assert!(message.contains(&path.display().to_string()), "{}", message);
             if serde_json::from_str::<Value>(&text).is_err() {
                 prop_assert!(has_position(&message), "no position: {}", message);

@@ -15,6 +15,11 @@
 //!   compared, and no `event_type` text is compared, matched or tested by prefix (match on
 //!   `RawEvent::kind`). Building an event from its text (a test's fixture) is fine.
 //!
+//! - no `pub fn` of `copilot-eval-core/src` returns `Result<_, String>`: a public failure is a
+//!   typed error (a `thiserror` enum of its stage) a caller can match on. `pub(crate)` and
+//!   `pub(super)` functions may keep a text; a `String` a caller's own closure returns (a tool
+//!   handler's, a guard's) is the caller's, not the crate's error, and is not looked at.
+//!
 //! Comments are not code: a doc comment may name these words.
 
 use std::path::{Path, PathBuf};
@@ -329,6 +334,129 @@ fn event_type_matches(relative: &str, source: &Source) -> Vec<String> {
         ));
     }
     found
+}
+
+/// The `pub fn`s of `source` (not `pub(crate)`, `pub(super)`, `pub(in ..)`) whose return type is
+/// a `Result` whose error is `String`: `file:line: name`. The signature runs from `pub` to its
+/// body's `{` or its `;`; only what follows its top-level `->` (before a `where`) is read.
+fn string_errors(relative: &str, source: &Source) -> Vec<String> {
+    let line_of = |at: usize| source.code[..at].matches('\n').count() + 1;
+    let signature =
+        regex::Regex::new(r"\bpub\s+(?:(?:const|async|unsafe|extern)\s+)*fn\s+(\w+)[^{;]*")
+            .unwrap();
+    let where_clause = regex::Regex::new(r"\bwhere\b").unwrap();
+    let mut found = Vec::new();
+    for m in signature.captures_iter(&source.code) {
+        let whole = m.get(0).unwrap();
+        let text = whole.as_str();
+        // The return type: after the `->` at bracket depth 0.
+        let mut depth = 0i32;
+        let mut returns = None;
+        let bytes = text.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            match b {
+                b'(' | b'<' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                b'>' if i > 0 && bytes[i - 1] == b'-' => {
+                    returns = returns.or((depth == 0).then(|| &text[i + 1..]));
+                }
+                b'>' => depth -= 1,
+                _ => {}
+            }
+        }
+        let Some(returns) = returns else { continue };
+        let returns = where_clause.split(returns).next().unwrap_or("");
+        if result_error_is_string(returns) {
+            found.push(format!(
+                "{relative}:{}: `pub fn {}` returns `{}`: a public failure is a typed error (a thiserror enum of its stage, with the same message), not a String",
+                line_of(whole.start()),
+                &m[1],
+                returns.split_whitespace().collect::<Vec<_>>().join(" ")
+            ));
+        }
+    }
+    found
+}
+
+/// Whether a `Result<..>` in `ty` has `String` as its error (its last top-level argument).
+fn result_error_is_string(ty: &str) -> bool {
+    let mut rest = ty;
+    while let Some(at) = rest.find("Result<") {
+        let after = &rest[at + "Result<".len()..];
+        let mut depth = 0i32;
+        let mut args = vec![String::new()];
+        for c in after.chars() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' | ')' | ']' if depth == 0 => break,
+                '>' | ')' | ']' => depth -= 1,
+                ',' if depth == 0 => {
+                    args.push(String::new());
+                    continue;
+                }
+                _ => {}
+            }
+            args.last_mut().unwrap().push(c);
+        }
+        let error = args.last().map(|a| a.trim()).unwrap_or("");
+        if args.len() >= 2 && matches!(error, "String" | "std::string::String") {
+            return true;
+        }
+        rest = after;
+    }
+    false
+}
+
+/// No public function of core returns a text as its error.
+#[test]
+fn public_functions_return_typed_errors() {
+    let root = root();
+    let mut files = Vec::new();
+    rust_files(&root.join("copilot-eval-core/src"), &mut files);
+    assert!(files.len() > 50, "only {} files found", files.len());
+    let mut found = Vec::new();
+    for file in &files {
+        let relative = file
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = std::fs::read_to_string(file).unwrap();
+        found.extend(string_errors(&relative, &lex(&text)));
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The rule finds a public `Result<_, String>` over several lines and in a future, and leaves
+/// restricted visibility, closures' and parameters' texts and other error types alone.
+#[test]
+fn the_string_error_rule_finds_public_text_errors() {
+    let code = r#"
+        pub fn one() -> Result<Vec<String>, String> {}
+        pub async fn two(
+            a: &str,
+        ) -> Result<Option<(u16, String)>, String> {
+        }
+        pub(crate) fn three() -> Result<(), String> {}
+        pub(super) fn four() -> Result<(), String> {}
+        pub fn five(check: &dyn Fn(&Path) -> Result<(), String>) -> Result<(), RuntimeError> {}
+        pub fn six<F>(f: F) -> Tool where F: Fn() -> Result<String, String> {}
+        pub fn seven() -> Result<String, ModeError>;
+        // pub fn eight() -> Result<(), String> {}
+        pub fn nine() -> std::result::Result<(), std::string::String> {}
+    "#;
+    let found = string_errors("copilot-eval-core/src/x.rs", &lex(code));
+    let names: Vec<&str> = found.iter().map(|f| f.split('`').nth(1).unwrap()).collect();
+    assert_eq!(
+        names,
+        ["pub fn one", "pub fn two", "pub fn nine"],
+        "{found:#?}"
+    );
+    assert!(
+        found[1].starts_with("copilot-eval-core/src/x.rs:3:"),
+        "{}",
+        found[1]
+    );
 }
 
 /// The rules hold over the workspace's source.

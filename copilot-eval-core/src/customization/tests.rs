@@ -911,7 +911,7 @@ mod evals_file {
             ("{", "not valid JSON"),
         ];
         for (text, wanted) in cases {
-            let error = parse_evals_file(text).expect_err(text);
+            let error = parse_evals_file(text).expect_err(text).to_string();
             assert!(error.contains(wanted), "{text}: {error}");
         }
     }
@@ -994,7 +994,7 @@ mod triggers_file {
             ),
         ];
         for (text, wanted) in cases {
-            let error = parse_triggers_file(text).expect_err(text);
+            let error = parse_triggers_file(text).expect_err(text).to_string();
             assert!(error.contains(wanted), "{text}: {error}");
         }
     }

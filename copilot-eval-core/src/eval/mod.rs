@@ -36,7 +36,10 @@ pub use options::{
 };
 
 pub(crate) use options::{EMPTY_MODE_SETTINGS, check_empty_mode};
-pub use prompt::{AgentMode, Attachment, GitHubReference, GitHubReferenceKind, Prompt};
+pub use prompt::{
+    AgentMode, Attachment, AttachmentAt, AttachmentError, GitHubReference, GitHubReferenceKind,
+    Prompt,
+};
 
 /// A custom agent added from a file whose id is not its file name's id: `file_id` is the id the
 /// file name gives (`customization::agent::agent_name`), `id` the agent's

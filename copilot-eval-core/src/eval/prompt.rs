@@ -207,32 +207,28 @@ impl Prompt {
     /// selection whose file does not exist (or is a folder), a directory attachment that is not
     /// a folder, a selection whose lines are not `1 <= start_line <= end_line <= lines in the
     /// file`, a file that cannot be read as UTF-8 text for a selection.
-    pub fn resolve(&self, number: usize, working_directory: &Path) -> Result<Prompt, String> {
+    pub fn resolve(
+        &self,
+        number: usize,
+        working_directory: &Path,
+    ) -> Result<Prompt, AttachmentError> {
         let mut resolved = self.clone();
         for (index, attachment) in resolved.attachments.iter_mut().enumerate() {
-            let name = |path: &Path| {
-                format!(
-                    "prompt {number}, attachment {} ({}): {}",
-                    index + 1,
-                    path.display(),
-                    absolute(working_directory, path).display()
-                )
+            let name = |path: &Path| AttachmentAt {
+                prompt: number,
+                attachment: index + 1,
+                path: path.to_path_buf(),
+                absolute: absolute(working_directory, path),
             };
             match attachment {
                 Attachment::File { path } => {
                     if !absolute(working_directory, path).is_file() {
-                        return Err(format!(
-                            "{} is not a file (a file attachment's path is relative to the eval's working directory): create it before the run or fix the path",
-                            name(path)
-                        ));
+                        return Err(AttachmentError::NotAFile { at: name(path) });
                     }
                 }
                 Attachment::Directory { path } => {
                     if !absolute(working_directory, path).is_dir() {
-                        return Err(format!(
-                            "{} is not a folder (a directory attachment's path is relative to the eval's working directory): create it before the run or fix the path",
-                            name(path)
-                        ));
+                        return Err(AttachmentError::NotAFolder { at: name(path) });
                     }
                 }
                 Attachment::Selection {
@@ -242,20 +238,19 @@ impl Prompt {
                     text,
                 } => {
                     let content = std::fs::read_to_string(absolute(working_directory, path))
-                        .map_err(|e| {
-                            format!(
-                                "{} cannot be read for the selection ({e}; the path is relative to the eval's working directory): create it before the run or fix the path",
-                                name(path)
-                            )
+                        .map_err(|source| AttachmentError::Unreadable {
+                            at: name(path),
+                            source,
                         })?;
                     let lines: Vec<&str> = content.lines().collect();
                     let (start, end) = (*start_line as usize, *end_line as usize);
                     if start == 0 || start > end || end > lines.len() {
-                        return Err(format!(
-                            "{}: the selection's lines {start_line}..={end_line} are not within the file's {} lines (lines count from 1, start <= end)",
-                            name(path),
-                            lines.len()
-                        ));
+                        return Err(AttachmentError::Lines {
+                            at: name(path),
+                            start_line: *start_line,
+                            end_line: *end_line,
+                            lines: lines.len(),
+                        });
                     }
                     *text = Some(lines[start - 1..end].join("\n"));
                 }
@@ -341,6 +336,79 @@ impl Prompt {
 }
 
 /// `path` against `working_directory` (an absolute `path` stays as it is).
+/// Which attachment an [`AttachmentError`] is about. Displayed as `prompt 2, attachment 1
+/// (notes.md): /abs/notes.md`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachmentAt {
+    /// The prompt's number in the run, from 1.
+    pub prompt: usize,
+    /// The attachment's number in the prompt, from 1.
+    pub attachment: usize,
+    /// Its path as given (relative to the eval's working directory, or absolute).
+    pub path: PathBuf,
+    /// The path made absolute against the working directory.
+    pub absolute: PathBuf,
+}
+
+impl std::fmt::Display for AttachmentAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "prompt {}, attachment {} ({}): {}",
+            self.prompt,
+            self.attachment,
+            self.path.display(),
+            self.absolute.display()
+        )
+    }
+}
+
+/// A prompt's attachment cannot be sent ([`Prompt::resolve`]); each message names the prompt,
+/// the attachment and its absolute path, and says what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum AttachmentError {
+    /// A file attachment's path is not a file.
+    #[error(
+        "{at} is not a file (a file attachment's path is relative to the eval's working directory): create it before the run or fix the path"
+    )]
+    NotAFile {
+        /// The attachment.
+        at: AttachmentAt,
+    },
+    /// A directory attachment's path is not a folder.
+    #[error(
+        "{at} is not a folder (a directory attachment's path is relative to the eval's working directory): create it before the run or fix the path"
+    )]
+    NotAFolder {
+        /// The attachment.
+        at: AttachmentAt,
+    },
+    /// A selection's file cannot be read as UTF-8 text.
+    #[error(
+        "{at} cannot be read for the selection ({source}; the path is relative to the eval's working directory): create it before the run or fix the path"
+    )]
+    Unreadable {
+        /// The attachment.
+        at: AttachmentAt,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A selection's lines are not `1 <= start_line <= end_line <= lines in the file`.
+    #[error(
+        "{at}: the selection's lines {start_line}..={end_line} are not within the file's {lines} lines (lines count from 1, start <= end)"
+    )]
+    Lines {
+        /// The attachment.
+        at: AttachmentAt,
+        /// The selection's first line, as given.
+        start_line: u32,
+        /// The selection's last line, as given.
+        end_line: u32,
+        /// The lines the file has.
+        lines: usize,
+    },
+}
+
 fn absolute(working_directory: &Path, path: &Path) -> PathBuf {
     working_directory.join(path)
 }
@@ -399,7 +467,8 @@ mod tests {
         let err = Prompt::new("x")
             .attach_file("missing.md")
             .resolve(2, dir.path())
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         let missing = dir.path().join("missing.md");
         assert!(
             err.contains(&format!(
@@ -411,12 +480,14 @@ mod tests {
         let err = Prompt::new("x")
             .attach_directory("a.txt")
             .resolve(1, dir.path())
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("is not a folder"), "{err}");
         let err = Prompt::new("x")
             .attach_selection("a.txt", 3, 4)
             .resolve(1, dir.path())
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("lines 3..=4 are not within the file's 3 lines"),
             "{err}"

@@ -7,14 +7,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use super::side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence};
-use super::{ENV_EVIDENCE_FILE, Mode, TestConfig};
-use crate::cassette::ReplayConfig;
+use super::{ENV_EVIDENCE_FILE, Mode, ModeError, TestConfig};
 use crate::eval::{CopilotEval, CopilotEvalBuilder, Prompt};
-use crate::model_server::{ModelRequest, ModelServer, ScriptCatalog};
-use crate::report::{Property, RecordingOutcome, RunRecord};
+use crate::model_server::{ModelRequest, ScriptCatalog};
+use crate::report::Property;
 use crate::result::CopilotResult;
 use crate::result::StopReason;
-use crate::run::{RunOptions, TestFaults, run_turns};
+use crate::run::{RunOptions, TestFaults};
 
 /// The context of one eval test: a fresh working directory, an eval builder pre-filled from the
 /// attribute, [`run`](Self::run) (the engine, recording each run's evidence for the artifacts)
@@ -28,7 +27,7 @@ pub struct EvalContext {
 
 struct Inner {
     config: TestConfig,
-    mode: Result<Mode, String>,
+    mode: Result<Mode, ModeError>,
     workdir: Mutex<Option<tempfile::TempDir>>,
     workdir_path: PathBuf,
     evidence_file: Option<PathBuf>,
@@ -79,7 +78,7 @@ impl EvalContext {
     /// environment.
     pub(crate) fn with_settings(
         config: TestConfig,
-        mode: Result<Mode, String>,
+        mode: Result<Mode, ModeError>,
         evidence_file: Option<PathBuf>,
     ) -> EvalContext {
         let workdir = tempfile::Builder::new()
@@ -164,7 +163,7 @@ impl EvalContext {
             ctx.setup_failure(error);
         }
         if let Err(error) = mode {
-            ctx.setup_failure(error);
+            ctx.setup_failure(error.to_string());
         }
         ctx
     }
@@ -246,9 +245,9 @@ impl EvalContext {
     }
 
     /// Script the model for this test's next runs: each later [`run`](Self::run) starts a
-    /// loopback [`ModelServer`] that answers with the script's replies, in order, continuing
-    /// where the previous run stopped. Scripted runs are offline in every mode (no cassette is
-    /// read); their run records say `scripted`.
+    /// loopback [`ModelServer`](crate::model_server::ModelServer) that answers with the
+    /// script's replies, in order, continuing where the previous run stopped. Scripted runs are
+    /// offline in every mode (no cassette is read); their run records say `scripted`.
     ///
     /// `catalog` is a [`Script`](crate::model_server::Script) (one model: the eval's `model`,
     /// else [`DEFAULT_MODEL`](crate::model_server::DEFAULT_MODEL)) or a [`ScriptCatalog`] of
@@ -480,157 +479,35 @@ impl EvalContext {
                 None => options,
             }
         };
-        let replay_config = || ReplayConfig::default().earlier_calls(earlier_calls);
-        {
-            let mut evidence = self.inner.evidence.lock().expect("evidence lock");
-            evidence.deadline_unix_ms =
-                unix_ms(SystemTime::now() + Duration::from_secs_f64(eval.timeout_s()));
-            let more = match prompts.len() {
-                0 | 1 => String::new(),
-                n => format!(" (+{} more prompts)", n - 1),
-            };
-            evidence.running = Some(format!(
-                "{}: {}{more}",
-                eval.name(),
-                prompts.first().map(|p| p.text.as_str()).unwrap_or_default()
-            ));
-        }
-        self.save();
+        self.mark_running(eval, &prompts);
+        let input = super::modes::ModeInput {
+            eval,
+            prompts: &prompts,
+            adjust: &adjust,
+            earlier_calls,
+            config: &self.inner.config,
+            trial: self.trial(),
+            test: self.test_name(),
+            index: self.runs_so_far(),
+        };
         let script = self.inner.script.lock().expect("script lock").clone();
-        let mut recording: Option<(RecordingOutcome, bool)> = None;
-        let (result, mode, replay) = match script {
-            Some(catalog) => {
-                let config =
-                    super::offline::server_config(eval, catalog.clone(), earlier_calls + 1);
-                let warnings = super::offline::agent_model_warnings(eval, &config.models());
-                for warning in &warnings {
-                    eprintln!("copilot-eval: warning: {}: {warning}", eval.name());
-                }
-                let server = match ModelServer::start(config).await {
-                    Ok(server) => server,
-                    Err(e) => self.setup_failure(format!(
-                        "cannot start the loopback model server for the scripted model: {e}"
-                    )),
-                };
-                let overruns = super::offline::overruns(&catalog);
-                let mut result = run_turns(
-                    eval,
-                    &prompts,
-                    &adjust(RunOptions::offline(server.base_url())),
-                )
-                .await;
-                self.inner
-                    .model_requests
-                    .lock()
-                    .expect("requests lock")
-                    .extend(server.model_requests());
-                result.warnings.splice(0..0, warnings);
-                if super::offline::overruns(&catalog) != overruns
-                    && result.stop_reason == crate::StopReason::ExecutionError
-                {
-                    let cause = result.error.take().unwrap_or_default();
-                    result.stop_reason = crate::StopReason::ScriptExhausted;
-                    result.error = Some(super::offline::exhausted(&catalog, &overruns, &cause));
-                }
-                (result, "scripted", None)
-            }
+        let run = match script {
+            Some(catalog) => super::modes::scripted(&input, catalog).await,
             None => match self.mode() {
-                Mode::Live => {
-                    let options =
-                        super::record::live_options().unwrap_or_else(|e| self.setup_failure(e));
-                    (
-                        run_turns(eval, &prompts, &adjust(options)).await,
-                        "live",
-                        None,
-                    )
-                }
-                Mode::Record(policy) => {
-                    let index = self
-                        .inner
-                        .evidence
-                        .lock()
-                        .expect("evidence lock")
-                        .runs
-                        .len();
-                    let cassette = self.inner.config.cassette_path_in_trial(
-                        index,
-                        self.trial(),
-                        Mode::Record(policy),
-                    );
-                    match super::record::plan(policy, cassette) {
-                        super::record::Plan::Replay(cassette) => {
-                            let (result, replay) = super::replay::run(
-                                eval,
-                                &prompts,
-                                &cassette,
-                                replay_config(),
-                                &adjust,
-                            )
-                            .await
-                            .unwrap_or_else(|e| self.setup_failure(e));
-                            (result, "replay", Some(replay))
-                        }
-                        super::record::Plan::Record(cassette) => {
-                            let test = self.test_name();
-                            let (result, record, fatal) = super::record::record_run(
-                                eval,
-                                &prompts,
-                                &cassette,
-                                &test,
-                                index + 1,
-                                &adjust,
-                            )
-                            .await
-                            .unwrap_or_else(|e| self.setup_failure(e));
-                            recording = Some((record, fatal));
-                            (result, "live", None)
-                        }
-                    }
-                }
-                Mode::Replay => {
-                    let index = self
-                        .inner
-                        .evidence
-                        .lock()
-                        .expect("evidence lock")
-                        .runs
-                        .len();
-                    let cassette =
-                        self.inner
-                            .config
-                            .cassette_path_in_trial(index, self.trial(), Mode::Replay);
-                    if !cassette.is_file() {
-                        self.setup_failure(super::replay::missing_cassette(
-                            &self.inner.config,
-                            &cassette,
-                            self.trial(),
-                        ));
-                    }
-                    let (result, replay) =
-                        super::replay::run(eval, &prompts, &cassette, replay_config(), &adjust)
-                            .await
-                            .unwrap_or_else(|e| self.setup_failure(e));
-                    (result, "replay", Some(replay))
-                }
+                Mode::Live => super::modes::live(&input).await,
+                Mode::Record(policy) => super::modes::record(&input, policy).await,
+                Mode::Replay => super::modes::replay(&input).await,
             },
         };
-        let texts: Vec<String> = prompts.iter().map(|p| p.text.clone()).collect();
-        let mut result = result;
-        let mut record = RunRecord::from_conversation(&result, mode, &texts);
-        record.replay = replay;
-        record.resumed_from = resume.as_ref().map(|plan| plan.from.clone());
-        record.expected_stop = expected_stop;
-        let recording_failure = recording
-            .as_ref()
-            .filter(|(_, fatal)| *fatal)
-            .map(|(r, _)| {
-                format!(
-                    "record mode: {} ({})",
-                    r.error.clone().unwrap_or_default(),
-                    r.cassette
-                )
-            });
-        record.recording = recording.map(|(r, _)| r);
+        let mut run = run.unwrap_or_else(|e| self.setup_failure(e));
+        self.inner
+            .model_requests
+            .lock()
+            .expect("requests lock")
+            .extend(std::mem::take(&mut run.model_requests));
+        let resumed_from = resume.as_ref().map(|plan| plan.from.clone());
+        let (mut result, record, recording_failure) =
+            run.into_record(&prompts, resumed_from, expected_stop);
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
             evidence.runs.push(record);
@@ -650,6 +527,36 @@ impl EvalContext {
             self.setup_failure(failure);
         }
         result
+    }
+
+    /// The evidence of a run starting: the test's deadline is now the run's (`timeout_s` from
+    /// now), and `running` names the eval and its first prompt (`(+N more prompts)`).
+    fn mark_running(&self, eval: &CopilotEval, prompts: &[Prompt]) {
+        {
+            let mut evidence = self.inner.evidence.lock().expect("evidence lock");
+            evidence.deadline_unix_ms =
+                unix_ms(SystemTime::now() + Duration::from_secs_f64(eval.timeout_s()));
+            let more = match prompts.len() {
+                0 | 1 => String::new(),
+                n => format!(" (+{} more prompts)", n - 1),
+            };
+            evidence.running = Some(format!(
+                "{}: {}{more}",
+                eval.name(),
+                prompts.first().map(|p| p.text.as_str()).unwrap_or_default()
+            ));
+        }
+        self.save();
+    }
+
+    /// How many runs the test has recorded so far (the index of its next run).
+    fn runs_so_far(&self) -> usize {
+        self.inner
+            .evidence
+            .lock()
+            .expect("evidence lock")
+            .runs
+            .len()
     }
 
     /// Record `message` as the test's setup error, then panic with it.

@@ -50,6 +50,7 @@
 pub mod compare;
 mod context;
 pub mod judge;
+mod modes;
 mod offline;
 mod orphan;
 mod record;
@@ -77,7 +78,7 @@ pub use record::{
     ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, ENV_RECORD_STRICT, RecordPolicy,
     cassette_root, is_ci, record_strict, recording_refused, recording_summary,
 };
-pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, TestEvidence, TrialAsk};
+pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, SideFileError, TestEvidence, TrialAsk};
 pub use skill_case::{SkillCase, SkillCaseSpec};
 pub use trigger::{TriggerCase, TriggerCaseSpec};
 
@@ -133,6 +134,36 @@ pub const IGNORE_REASON: &str =
 /// Default `timeout_s` of a test when the attribute sets none (seconds): the engine's default.
 pub const DEFAULT_TEST_TIMEOUT_S: f64 = crate::eval::DEFAULT_TIMEOUT_S;
 
+/// Why the environment names no mode an eval test can run in ([`Mode::from_env`],
+/// [`RecordPolicy::from_env`]) or no live target (`COPILOT_EVAL_LIVE_BASE_URL`). The test records
+/// the message as its setup error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModeError {
+    /// [`ENV_MODE`] holds something other than `live`, `replay` or `record`.
+    #[error("{ENV_MODE}={value:?} is not one of: live, replay, record")]
+    UnknownMode {
+        /// The variable's value, trimmed.
+        value: String,
+    },
+    /// [`ENV_RECORD`] holds something other than `missing` or `all`.
+    #[error("{ENV_RECORD}={value:?} is not one of: missing, all")]
+    UnknownRecordPolicy {
+        /// The variable's value, trimmed.
+        value: String,
+    },
+    /// `record` under CI: cassettes are read-only there ([`recording_refused`]).
+    #[error("{}", record::RECORDING_REFUSED)]
+    RecordingRefused,
+    /// [`ENV_LIVE_BASE_URL`] is not a loopback `http://` URL.
+    #[error(
+        "{ENV_LIVE_BASE_URL}={url:?} is not a loopback http:// URL; it only points live runs at a local model server for testing"
+    )]
+    NotLoopback {
+        /// The variable's value, trimmed.
+        url: String,
+    },
+}
+
 /// Where an eval test's model requests go, from [`ENV_MODE`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -151,17 +182,17 @@ impl Mode {
     ///
     /// Errors: any value other than `live`, `replay` or `record` (the message names them); an
     /// invalid [`ENV_RECORD`]; `record` under CI ([`recording_refused`]).
-    pub fn from_env() -> Result<Mode, String> {
+    pub fn from_env() -> Result<Mode, ModeError> {
         match std::env::var(ENV_MODE).ok().as_deref().map(str::trim) {
             None | Some("") | Some("live") => Ok(Mode::Live),
             Some("replay") => Ok(Mode::Replay),
-            Some("record") => match recording_refused() {
-                Some(refused) => Err(refused),
-                None => RecordPolicy::from_env().map(Mode::Record),
+            Some("record") => match is_ci() {
+                true => Err(ModeError::RecordingRefused),
+                false => RecordPolicy::from_env().map(Mode::Record),
             },
-            Some(other) => Err(format!(
-                "{ENV_MODE}={other:?} is not one of: live, replay, record"
-            )),
+            Some(other) => Err(ModeError::UnknownMode {
+                value: other.to_owned(),
+            }),
         }
     }
 

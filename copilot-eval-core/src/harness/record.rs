@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::ModeError;
 use crate::cassette::{Cassette, CassetteHeader, Recorder, temp_folders, volatile_values};
 use crate::eval::CopilotEval;
 use crate::report::{RecordingOutcome, Redactor, SuiteReport};
@@ -63,13 +64,13 @@ impl RecordPolicy {
     /// The policy named by [`ENV_RECORD`]: unset or empty is `missing`.
     ///
     /// Errors: any value other than `missing` or `all` (the message names both).
-    pub fn from_env() -> Result<RecordPolicy, String> {
+    pub fn from_env() -> Result<RecordPolicy, ModeError> {
         match std::env::var(ENV_RECORD).ok().as_deref().map(str::trim) {
             None | Some("") | Some("missing") => Ok(RecordPolicy::Missing),
             Some("all") => Ok(RecordPolicy::All),
-            Some(other) => Err(format!(
-                "{ENV_RECORD}={other:?} is not one of: missing, all"
-            )),
+            Some(other) => Err(ModeError::UnknownRecordPolicy {
+                value: other.to_owned(),
+            }),
         }
     }
 
@@ -98,10 +99,11 @@ fn ci_value(value: Option<&str>) -> bool {
 /// Why recording is refused here, or `None`: under CI ([`is_ci`]) cassettes are read-only, so
 /// nothing can spend model requests or change the recordings behind the reviewers' backs.
 pub fn recording_refused() -> Option<String> {
-    is_ci().then(|| {
-        "cassettes are read-only under CI (the CI environment variable is set): recording is refused; record locally with `cargo copilot-eval --record` and commit the cassettes, or run with --replay".to_owned()
-    })
+    is_ci().then(|| RECORDING_REFUSED.to_owned())
 }
+
+/// What [`recording_refused`] says.
+pub(crate) const RECORDING_REFUSED: &str = "cassettes are read-only under CI (the CI environment variable is set): recording is refused; record locally with `cargo copilot-eval --record` and commit the cassettes, or run with --replay";
 
 /// The folder that replaces the package root for cassette paths ([`ENV_CASSETTE_ROOT`]), if
 /// set.
@@ -115,12 +117,12 @@ pub fn cassette_root() -> Option<PathBuf> {
 /// [`ENV_LIVE_BASE_URL`].
 ///
 /// Errors: [`ENV_LIVE_BASE_URL`] holds something other than a loopback `http://` URL.
-pub(crate) fn live_options() -> Result<RunOptions, String> {
+pub(crate) fn live_options() -> Result<RunOptions, ModeError> {
     live_options_for(std::env::var(ENV_LIVE_BASE_URL).ok().as_deref())
 }
 
 /// [`live_options`] for the value of [`ENV_LIVE_BASE_URL`].
-fn live_options_for(url: Option<&str>) -> Result<RunOptions, String> {
+fn live_options_for(url: Option<&str>) -> Result<RunOptions, ModeError> {
     let Some(url) = url.map(str::trim).filter(|v| !v.is_empty()) else {
         return Ok(RunOptions::live());
     };
@@ -135,9 +137,9 @@ fn live_options_for(url: Option<&str>) -> Result<RunOptions, String> {
     if matches!(host, "127.0.0.1" | "localhost" | "[::1]") {
         Ok(RunOptions::offline(url))
     } else {
-        Err(format!(
-            "{ENV_LIVE_BASE_URL}={url:?} is not a loopback http:// URL; it only points live runs at a local model server for testing"
-        ))
+        Err(ModeError::NotLoopback {
+            url: url.to_owned(),
+        })
     }
 }
 
@@ -179,7 +181,11 @@ pub(crate) async fn record_run(
     adjust: &(dyn Fn(RunOptions) -> RunOptions + Sync),
 ) -> Result<(CopilotResult, RecordingOutcome, bool), String> {
     let recorder = Recorder::new();
-    let options = adjust(live_options()?.record(recorder.clone()));
+    let options = adjust(
+        live_options()
+            .map_err(|e| e.to_string())?
+            .record(recorder.clone()),
+    );
     let result = run_turns(eval, prompts, &options).await;
     let mut recording = RecordingOutcome {
         cassette: cassette.display().to_string(),
@@ -425,7 +431,7 @@ mod tests {
             "http://127.0.0.1.example.com:80",
             "127.0.0.1:80",
         ] {
-            let err = live_options_for(Some(url)).unwrap_err();
+            let err = live_options_for(Some(url)).unwrap_err().to_string();
             assert!(err.contains("not a loopback"), "{url}: {err}");
         }
     }

@@ -1,6 +1,6 @@
 //! The evidence side file an eval test writes for the runner.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +11,35 @@ use crate::report::{
 
 /// Value of [`TestEvidence::format`]: names this file format and its version.
 pub const EVIDENCE_FORMAT: &str = "copilot-eval-evidence/1";
+
+/// Why an evidence side file cannot be read ([`TestEvidence::read`]); each message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum SideFileError {
+    /// The file cannot be read.
+    #[error("reading {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not this JSON format (the message has the line and column).
+    #[error("parsing {}: {source}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The JSON error.
+        source: serde_json::Error,
+    },
+    /// The file names another format or version than [`EVIDENCE_FORMAT`].
+    #[error("{} has format {format:?}, expected {EVIDENCE_FORMAT:?}", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// The `format` it names.
+        format: String,
+    },
+}
 
 /// Where a test is, as its evidence says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,17 +142,21 @@ impl TestEvidence {
     /// Read an evidence file.
     ///
     /// Errors: the file cannot be read, is not this JSON format, or has another `format`.
-    pub fn read(path: &Path) -> Result<TestEvidence, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+    pub fn read(path: &Path) -> Result<TestEvidence, SideFileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SideFileError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let evidence: TestEvidence =
-            serde_json::from_str(&text).map_err(|e| format!("parsing {}: {e}", path.display()))?;
+            serde_json::from_str(&text).map_err(|source| SideFileError::Parse {
+                path: path.to_path_buf(),
+                source,
+            })?;
         if evidence.format != EVIDENCE_FORMAT {
-            return Err(format!(
-                "{} has format {:?}, expected {EVIDENCE_FORMAT:?}",
-                path.display(),
-                evidence.format
-            ));
+            return Err(SideFileError::Format {
+                path: path.to_path_buf(),
+                format: evidence.format,
+            });
         }
         Ok(evidence)
     }

@@ -482,11 +482,20 @@ fn an_invalid_mode_is_a_setup_error() {
     let scratch = tempfile::tempdir().unwrap();
     let file = scratch.path().join("evidence.json");
     let unwound = catch_unwind(AssertUnwindSafe(|| {
-        EvalContext::with_settings(config(), Err("bad mode".to_owned()), Some(file.clone()))
+        EvalContext::with_settings(
+            config(),
+            Err(ModeError::UnknownMode {
+                value: "bad".to_owned(),
+            }),
+            Some(file.clone()),
+        )
     }));
     assert!(unwound.is_err());
     let evidence = TestEvidence::read(&file).unwrap();
-    assert_eq!(evidence.setup_error.as_deref(), Some("bad mode"));
+    assert_eq!(
+        evidence.setup_error.as_deref(),
+        Some("COPILOT_EVAL_MODE=\"bad\" is not one of: live, replay, record")
+    );
     if let Some(dir) = evidence.workdir {
         let _ = std::fs::remove_dir_all(dir);
     }

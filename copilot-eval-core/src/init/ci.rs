@@ -11,6 +11,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::InitError;
+
 /// Where the workflow goes, relative to the repository's root.
 pub const WORKFLOW_PATH: &str = ".github/workflows/copilot-eval.yml";
 /// The workflow's text, with `@NAME@` placeholders filled by [`github_workflow`].
@@ -58,26 +60,24 @@ pub fn github_workflow(manifest: Option<&Path>, install_git: &str) -> String {
 /// Errors (a message naming the file and the fix; nothing was written): no `Cargo.toml` in the
 /// folder or above (run `cargo copilot-eval init` first), an existing workflow file without
 /// [`CiOptions::force`], a write that failed.
-pub fn init_ci(ci: Ci, options: &CiOptions) -> Result<Vec<String>, String> {
+pub fn init_ci(ci: Ci, options: &CiOptions) -> Result<Vec<String>, InitError> {
     let Ci::Github = ci;
     let cwd = match &options.cwd {
         Some(cwd) => cwd.clone(),
-        None => {
-            std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?
-        }
+        None => std::env::current_dir().map_err(InitError::CurrentDir)?,
     };
     let manifest = match &options.manifest_path {
         Some(path) => cwd.join(path),
         None => super::find_manifest(&cwd).ok_or_else(|| {
-            format!(
+            InitError::Refused(format!(
                 "no Cargo.toml in {} or above: run `cargo copilot-eval init` first (it creates the package and its starter eval), then `init --ci github`",
                 cwd.display()
-            )
+            ))
         })?,
     };
     let manifest = manifest
         .canonicalize()
-        .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+        .map_err(|e| InitError::Refused(format!("cannot read {}: {e}", manifest.display())))?;
     let package = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
     let repository = package.ancestors().find(|d| d.join(".git").exists());
     let root = repository.unwrap_or(&package).to_path_buf();
@@ -86,18 +86,22 @@ pub fn init_ci(ci: Ci, options: &CiOptions) -> Result<Vec<String>, String> {
     let workflow = root.join(WORKFLOW_PATH);
     let existed = workflow.exists();
     if existed && !options.force {
-        return Err(format!(
+        return Err(InitError::Refused(format!(
             "{} already exists; init never overwrites a file (nothing was changed). Replace it with --force, or move it away.",
             workflow.display()
-        ));
+        )));
     }
     let install_git = options
         .install_git
         .clone()
         .unwrap_or_else(|| env!("CARGO_PKG_REPOSITORY").to_owned());
     let text = github_workflow((!at_root).then_some(relative), &install_git);
-    crate::report::write_atomically(&workflow, text.as_bytes())
-        .map_err(|e| format!("writing {} failed: {e}", workflow.display()))?;
+    crate::report::write_atomically(&workflow, text.as_bytes()).map_err(|source| {
+        InitError::Write {
+            path: workflow.clone(),
+            source,
+        }
+    })?;
     let mut lines = vec![format!(
         "{} {}: replays the evals in GitHub Actions over 2 shards, then merges them into one report (JSON, JUnit, HTML)",
         if existed { "replaced" } else { "created" },

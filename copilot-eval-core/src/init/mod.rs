@@ -35,6 +35,28 @@ use toml_edit::{DocumentMut, InlineTable, Item, Table, value};
 pub mod ci;
 mod skill;
 
+/// Why `init` or `init --ci` did not finish ([`init`], [`ci::init_ci`]).
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// The process's current folder cannot be read.
+    #[error("cannot read the current folder: {0}")]
+    CurrentDir(#[source] std::io::Error),
+    /// Init refused before writing its files: a file it would overwrite, an unreadable or
+    /// invalid manifest, `.cargo/config.toml` or skill, a virtual workspace manifest, no
+    /// package, `cargo init` failing (a package `cargo init` created stays). The message names
+    /// the file and the fix.
+    #[error("{0}")]
+    Refused(String),
+    /// Writing a file failed (the files written before it stay).
+    #[error("writing {} failed: {source}", path.display())]
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
 /// What to initialise, and where the `copilot-eval-core` dependency comes from.
 #[derive(Debug, Clone, Default)]
 pub struct InitOptions {
@@ -142,13 +164,19 @@ struct Plan {
 /// Errors (a message naming the file and the fix; nothing was changed when `init` returns an
 /// error before its first write): a file that would be overwritten, an unreadable or invalid
 /// manifest or `.cargo/config.toml`, a virtual workspace manifest, `cargo init` failing.
-pub fn init(args: &InitOptions) -> Result<Vec<String>, String> {
+pub fn init(args: &InitOptions) -> Result<Vec<String>, InitError> {
     let cwd = match &args.cwd {
         Some(cwd) => cwd.clone(),
-        None => {
-            std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?
-        }
+        None => std::env::current_dir().map_err(InitError::CurrentDir)?,
     };
+    let (mut lines, plan, manifest) = plan(args, cwd).map_err(InitError::Refused)?;
+    lines.extend(write(&plan, &manifest)?);
+    Ok(lines)
+}
+
+/// What [`init`] will do, and what it did before (`cargo init`'s lines): the lines so far, the
+/// plan and the manifest. Errors: as [`init`]'s, a message naming the file and the fix.
+fn plan(args: &InitOptions, cwd: PathBuf) -> Result<(Vec<String>, Plan, PathBuf), String> {
     // The skill is read first: its errors need no package.
     let skill = match &args.skill {
         Some(path) => Some(skill::read(path, &cwd)?),
@@ -344,9 +372,7 @@ pub fn init(args: &InitOptions) -> Result<Vec<String>, String> {
         plan.notes
             .push(format!("added results/ to {}", gitignore_path.display()));
     }
-    let mut lines = created;
-    lines.extend(write(&plan, &manifest)?);
-    Ok(lines)
+    Ok((created, plan, manifest))
 }
 
 /// The nearest `Cargo.toml` in `dir` or a folder above it.
@@ -383,8 +409,11 @@ fn create_package(dir: &Path) -> Result<String, String> {
     ))
 }
 
-fn write(plan: &Plan, manifest: &Path) -> Result<Vec<String>, String> {
-    let io = |path: &Path, e: std::io::Error| format!("writing {} failed: {e}", path.display());
+fn write(plan: &Plan, manifest: &Path) -> Result<Vec<String>, InitError> {
+    let io = |path: &Path, source: std::io::Error| InitError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut lines = Vec::new();
     for file in &plan.files {
         let (path, contents) = (plan.root.join(&file.path), &file.contents);

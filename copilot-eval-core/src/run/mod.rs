@@ -299,7 +299,7 @@ where
     let lease = match pooled::lease(eval, options, &run).await {
         Ok(lease) => lease,
         Err(e) => {
-            run.fail(crate::StopReason::ExecutionError, e);
+            run.fail(crate::StopReason::ExecutionError, e.to_string());
             let mut result = run.finish(working_directory, started);
             result.prompts = prompts;
             return result;
@@ -318,7 +318,11 @@ where
     let (client_options, pooled_session) = match (lease, &proxy, &options.target) {
         (Some(lease), Some(proxy), Target::Offline { base_url }) => {
             let served = match pooled::serve(proxy.clone(), base_url).await {
-                Ok(served) => lease.bind(served.port(), base_url).await.map(|()| served),
+                Ok(served) => lease
+                    .bind(served.port(), base_url)
+                    .await
+                    .map(|()| served)
+                    .map_err(|e| e.to_string()),
                 Err(e) => Err(format!("cannot serve the pooled runtime's endpoint: {e}")),
             };
             let connected = match served {

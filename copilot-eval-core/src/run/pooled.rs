@@ -36,7 +36,7 @@ pub(super) async fn lease(
     eval: &crate::CopilotEval,
     options: &super::RunOptions,
     run: &super::state::RunState,
-) -> Result<Option<crate::run::pool::Lease>, String> {
+) -> Result<Option<crate::run::pool::Lease>, crate::run::pool::PoolError> {
     if !poolable(eval, options) {
         return Ok(None);
     }

@@ -11,6 +11,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use super::SuiteError;
 use crate::report::{Outcome, Redactor, SuiteReport, TestRecord};
 
 /// The environment variable GitHub Actions sets to `true` in every workflow step.
@@ -113,7 +114,7 @@ pub fn annotations(report: &SuiteReport) -> Vec<String> {
 ///
 /// Errors: the summary file cannot be opened or written (the message names it); the
 /// annotations are printed first either way.
-pub fn report_to_github(report: &SuiteReport, redactor: &Redactor) -> Result<(), String> {
+pub fn report_to_github(report: &SuiteReport, redactor: &Redactor) -> Result<(), SuiteError> {
     if !in_github_actions() {
         return Ok(());
     }
@@ -127,17 +128,15 @@ pub fn report_to_github(report: &SuiteReport, redactor: &Redactor) -> Result<(),
     }
 }
 
-fn append(path: &Path, text: &str) -> Result<(), String> {
+fn append(path: &Path, text: &str) -> Result<(), SuiteError> {
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| {
-            format!(
-                "cannot append the job summary to {} ({ENV_STEP_SUMMARY}): {e}",
-                path.display()
-            )
+        .map_err(|error| SuiteError::JobSummary {
+            path: path.to_path_buf(),
+            error,
         })
 }
 

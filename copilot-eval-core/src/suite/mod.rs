@@ -80,6 +80,19 @@ pub enum SuiteError {
         /// The I/O error.
         error: std::io::Error,
     },
+    /// Appending the job summary to `GITHUB_STEP_SUMMARY` failed
+    /// ([`github::report_to_github`]).
+    #[error("cannot append the job summary to {} ({}): {error}", path.display(), github::ENV_STEP_SUMMARY)]
+    JobSummary {
+        /// The summary file.
+        path: PathBuf,
+        /// The I/O error.
+        error: std::io::Error,
+    },
+    /// `--models` is not a list of distinct model ids ([`models::parse_models`]): the message
+    /// names `--models`, the entry and the fix.
+    #[error("{0}")]
+    Models(String),
 }
 
 /// Everything `cargo copilot-eval` was asked to do.

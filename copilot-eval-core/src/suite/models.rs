@@ -8,6 +8,7 @@
 //! has one, else on the eval's first model test with the model given as
 //! [`ENV_MODEL`](crate::harness::ENV_MODEL) (which the test applies over its own).
 
+use super::SuiteError;
 use super::list::TestList;
 use crate::harness::model_segment;
 
@@ -26,28 +27,28 @@ pub(crate) struct Cell {
 /// Errors (naming `--models` and the fix): an empty entry (`a,,b`, a trailing comma, an empty
 /// value), a model given twice, two models whose test modules (`model_<id>`, see
 /// [`model_segment`]) are the same.
-pub fn parse_models(text: &str) -> Result<Vec<String>, String> {
+pub fn parse_models(text: &str) -> Result<Vec<String>, SuiteError> {
     let mut models: Vec<String> = Vec::new();
     for (i, entry) in text.split(',').enumerate() {
         let model = entry.trim();
         if model.is_empty() {
-            return Err(format!(
+            return Err(SuiteError::Models(format!(
                 "--models {text:?}: entry {} is empty; list model ids separated by commas, e.g. --models claude-sonnet-4.5,gpt-5",
                 i + 1
-            ));
+            )));
         }
         if let Some(earlier) = models
             .iter()
             .find(|m| model_segment(m) == model_segment(model))
         {
-            return Err(if earlier == model {
+            return Err(SuiteError::Models(if earlier == model {
                 format!("--models {text:?}: {model:?} is listed twice; list each model once")
             } else {
                 format!(
                     "--models {text:?}: {earlier:?} and {model:?} name the same test module `{}`; list models whose ids differ in more than punctuation or case",
                     model_segment(model)
                 )
-            });
+            }));
         }
         models.push(model.to_owned());
     }
@@ -160,7 +161,7 @@ mod tests {
                 "\"gpt-5\" and \"GPT.5\" name the same test module `model_gpt_5`",
             ),
         ] {
-            let error = parse_models(text).unwrap_err();
+            let error = parse_models(text).unwrap_err().to_string();
             assert!(error.starts_with("--models "), "{error}");
             assert!(error.contains(says), "{text:?}: {error}");
         }

@@ -1,7 +1,7 @@
 // A skill's own eval file (see the doc comment on `pub mod evals_file` in ../skill.rs).
 // This file is compiled twice: as `copilot_eval_core::customization::skill::evals_file` and,
 // by `include!`, inside the `#[copilot_eval]` attribute (copilot-eval-macros/src/skill_evals.rs),
-// so it holds no inner attributes or docs, and uses only `std` and `serde_json`.
+// so it holds no inner attributes or docs, and uses only `std`, `serde_json` and `thiserror`.
 
 /// The file's path inside a skill folder.
 pub const EVALS_FILE: &str = "evals/evals.json";
@@ -98,6 +98,21 @@ pub fn prompt_slug(prompt: &str) -> String {
     slug
 }
 
+/// Why an `evals/evals.json` cannot be read ([`parse_evals_file`], [`read_evals_file`]); each
+/// message names the entry and the key and says what to write.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalsFileError {
+    /// The text is not JSON (serde_json's message, with line and column).
+    #[error("not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    /// The JSON does not follow the format: a missing or mistyped key, an empty `evals`.
+    #[error("{0}")]
+    Invalid(String),
+    /// Two entries have the same id or the same test name (the first of [`clashes`]).
+    #[error("{0}")]
+    Clash(String),
+}
+
 /// Parse the text of an `evals/evals.json`.
 ///
 /// Errors (one message each, naming the entry and the key and saying what to write): not JSON
@@ -105,10 +120,10 @@ pub fn prompt_slug(prompt: &str) -> String {
 /// is not an object, `id` missing or of another type, an id given twice, `prompt` missing or
 /// blank, `expected_output` not a string, `files` or `expectations` not an array of strings, a
 /// blank expectation.
-pub fn parse_evals_file(text: &str) -> Result<EvalsFile, String> {
+pub fn parse_evals_file(text: &str) -> Result<EvalsFile, EvalsFileError> {
     let file = read_evals_file(text)?;
     match clashes(&file.evals).into_iter().next() {
-        Some(clash) => Err(clash),
+        Some(clash) => Err(EvalsFileError::Clash(clash)),
         None => Ok(file),
     }
 }
@@ -116,9 +131,13 @@ pub fn parse_evals_file(text: &str) -> Result<EvalsFile, String> {
 /// Parse the text of an `evals/evals.json` as [`parse_evals_file`] does, but without checking
 /// that the entries' ids and test names are unique: [`clashes`] lists those, every one (`lint`
 /// reports each on its own).
-pub fn read_evals_file(text: &str) -> Result<EvalsFile, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+pub fn read_evals_file(text: &str) -> Result<EvalsFile, EvalsFileError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(EvalsFileError::Json)?;
+    evals_from_json(value).map_err(EvalsFileError::Invalid)
+}
+
+/// [`read_evals_file`] after the JSON parse: the message of an [`EvalsFileError::Invalid`].
+fn evals_from_json(value: serde_json::Value) -> Result<EvalsFile, String> {
     let serde_json::Value::Object(root) = value else {
         return Err(
             "the file must hold one JSON object: `{\"skill_name\": ..., \"evals\": [...]}`"

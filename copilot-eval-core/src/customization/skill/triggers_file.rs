@@ -2,8 +2,8 @@
 // Like evals_file.rs, this file is compiled twice: as
 // `copilot_eval_core::customization::skill::triggers_file` and, by `include!`, inside the
 // `#[copilot_eval]` attribute (copilot-eval-macros/src/skill_evals.rs), next to evals_file.rs
-// (`super::evals_file`), so it holds no inner attributes or docs, and uses only `std` and
-// `serde_json`.
+// (`super::evals_file`), so it holds no inner attributes or docs, and uses only `std`,
+// `serde_json` and `thiserror`.
 
 /// The file's path inside a skill folder.
 pub const TRIGGERS_FILE: &str = "evals/triggers.json";
@@ -62,6 +62,20 @@ impl TriggerQuery {
     }
 }
 
+/// Why a trigger set cannot be read ([`parse_triggers_file`]); each message names the entry and
+/// the key and says what to write.
+#[derive(Debug, thiserror::Error)]
+pub enum TriggersFileError {
+    /// The text is not JSON (serde_json's message, with line and column).
+    #[error("not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    /// The JSON does not follow the format: neither an array nor an object with `evals`, no
+    /// entry, a missing, blank or doubled query, a missing `should_trigger`, a query listed both
+    /// ways.
+    #[error("{0}")]
+    Invalid(String),
+}
+
 /// Parse the text of a trigger set: either a JSON array of
 /// `{"query": "...", "should_trigger": true}` or an object
 /// `{"skill_name": "...", "evals": [{"prompt": "...", "should_trigger": false}]}` (each entry
@@ -71,11 +85,16 @@ impl TriggerQuery {
 /// neither an array nor an object with `evals`, no entry, an entry that is not an object, the
 /// query missing, blank, or given as both `query` and `prompt`, `should_trigger` missing or not
 /// `true`/`false`, the same query listed as both should and should-not trigger.
-pub fn parse_triggers_file(text: &str) -> Result<TriggersFile, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+pub fn parse_triggers_file(text: &str) -> Result<TriggersFile, TriggersFileError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(TriggersFileError::Json)?;
+    triggers_from_json(&value).map_err(TriggersFileError::Invalid)
+}
+
+/// [`parse_triggers_file`] after the JSON parse: the message of a
+/// [`TriggersFileError::Invalid`].
+fn triggers_from_json(value: &serde_json::Value) -> Result<TriggersFile, String> {
     let example = "[{\"query\": \"...\", \"should_trigger\": true}]";
-    let (skill_name, entries, unknown) = match &value {
+    let (skill_name, entries, unknown) = match value {
         serde_json::Value::Array(entries) => (None, entries, Vec::new()),
         serde_json::Value::Object(root) => {
             let skill_name = match root.get("skill_name") {

@@ -150,7 +150,7 @@ async fn lease(State(shared): State<Arc<Shared>>, Json(ask): Json<LeaseAsk>) -> 
                 .insert(id, (ask.client, (ask.key, lease)));
             Json(given).into_response()
         }
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
 }
 
@@ -164,7 +164,7 @@ async fn bind(State(shared): State<Arc<Shared>>, Json(ask): Json<BindAsk>) -> Re
     match lease {
         Some(lease) => match lease.bind(ask.endpoint, &ask.base_url).await {
             Ok(()) => StatusCode::OK.into_response(),
-            Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+            Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
         },
         None => (StatusCode::NOT_FOUND, "no such lease").into_response(),
     }

@@ -18,7 +18,7 @@ pub async fn pool_key(
     runtime_path: &std::path::Path,
     client_mode: &str,
     base_url: &str,
-) -> Result<String, String> {
+) -> Result<String, super::PoolError> {
     let client = reqwest::Client::new();
     let mut hash = Sha256::new();
     hash.update(runtime_path.as_os_str().as_encoded_bytes());
@@ -30,17 +30,23 @@ pub async fn pool_key(
             .get(&url)
             .send()
             .await
-            .map_err(|e| format!("cannot ask {url} for the pool key: {e}"))?;
+            .map_err(|source| super::PoolError::KeyAsk {
+                url: url.clone(),
+                source,
+            })?;
         if !answer.status().is_success() {
-            return Err(format!(
-                "{url} answered {} when asked for the pool key",
-                answer.status()
-            ));
+            return Err(super::PoolError::KeyStatus {
+                url,
+                status: answer.status(),
+            });
         }
         let body = answer
             .text()
             .await
-            .map_err(|e| format!("cannot read {url}'s answer for the pool key: {e}"))?;
+            .map_err(|source| super::PoolError::KeyRead {
+                url: url.clone(),
+                source,
+            })?;
         hash.update([0]);
         hash.update(body.replace(base_url, "${base_url}").as_bytes());
     }

@@ -15,6 +15,7 @@
 
 #[cfg(feature = "runner")]
 pub mod control;
+mod error;
 mod key;
 pub(crate) mod loopback;
 pub(crate) mod nodelay;
@@ -27,6 +28,7 @@ pub mod wire;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+pub use error::PoolError;
 pub use key::pool_key;
 pub use remote::RunnerPool;
 pub use router::Router;
@@ -62,7 +64,7 @@ impl PoolSource {
         &self,
         key: &str,
         runtime_path: &std::path::Path,
-    ) -> Result<Option<Lease>, String> {
+    ) -> Result<Option<Lease>, PoolError> {
         match self {
             Self::Local(pool) if pool.runtime_path == runtime_path => {
                 pool.lease(key).await.map(Some)
@@ -121,7 +123,7 @@ impl Pool {
     ///
     /// # Errors
     /// A new runtime could not start ([`PooledRuntime::start`]).
-    pub async fn lease(self: &Arc<Self>, key: &str) -> Result<Lease, String> {
+    pub async fn lease(self: &Arc<Self>, key: &str) -> Result<Lease, PoolError> {
         loop {
             // Registered before the idle list is read, so a runtime that becomes idle in
             // between is not missed.
@@ -279,7 +281,7 @@ impl Lease {
     /// # Errors
     /// The runner's control endpoint did not take the binding (a lease of an in-process pool
     /// cannot fail).
-    pub async fn bind(&self, endpoint: u16, base_url: &str) -> Result<(), String> {
+    pub async fn bind(&self, endpoint: u16, base_url: &str) -> Result<(), PoolError> {
         match &self.binding {
             Binding::InProcess(lease) => {
                 lease.bind(endpoint, base_url);

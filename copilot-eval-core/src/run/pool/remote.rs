@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Binding, Lease};
+use super::{Binding, Lease, PoolError};
 
 /// Environment variable the runner sets to its control endpoint's URL.
 pub const ENV_POOL_URL: &str = "COPILOT_EVAL_POOL_URL";
@@ -92,7 +92,7 @@ impl RunnerPool {
         &self,
         key: &str,
         runtime_path: &std::path::Path,
-    ) -> Result<Option<Lease>, String> {
+    ) -> Result<Option<Lease>, PoolError> {
         let ask = LeaseAsk {
             client: self.client.clone(),
             key: key.to_owned(),
@@ -103,10 +103,10 @@ impl RunnerPool {
             return Ok(None);
         }
         let given: LeaseGiven = serde_json::from_slice(&answer.1).map_err(|e| {
-            format!(
+            PoolError::Runner(format!(
                 "the runner's pool answered a lease with something else: {e}: {}",
                 String::from_utf8_lossy(&answer.1)
-            )
+            ))
         })?;
         Ok(Some(Lease {
             port: given.port,
@@ -128,7 +128,7 @@ pub(super) struct RunnerLease {
 }
 
 impl RunnerLease {
-    pub(super) async fn bind(&self, endpoint: u16, base_url: &str) -> Result<(), String> {
+    pub(super) async fn bind(&self, endpoint: u16, base_url: &str) -> Result<(), PoolError> {
         let ask = BindAsk {
             lease: self.lease.clone(),
             endpoint,
@@ -157,7 +157,7 @@ async fn post(
     url: &str,
     path: &str,
     body: &impl Serialize,
-) -> Result<(u16, Vec<u8>), String> {
+) -> Result<(u16, Vec<u8>), PoolError> {
     let target = format!("{url}/{path}");
     let answer = http
         .post(&target)
@@ -165,17 +165,20 @@ async fn post(
         .body(serde_json::to_vec(body).expect("a control request serialises"))
         .send()
         .await
-        .map_err(|e| format!("cannot reach the runner's pool at {target}: {e}"))?;
+        .map_err(|e| {
+            PoolError::Runner(format!("cannot reach the runner's pool at {target}: {e}"))
+        })?;
     let status = answer.status().as_u16();
-    let bytes = answer
-        .bytes()
-        .await
-        .map_err(|e| format!("cannot read the runner's pool's answer at {target}: {e}"))?;
+    let bytes = answer.bytes().await.map_err(|e| {
+        PoolError::Runner(format!(
+            "cannot read the runner's pool's answer at {target}: {e}"
+        ))
+    })?;
     if !(200..300).contains(&status) {
-        return Err(format!(
+        return Err(PoolError::Runner(format!(
             "the runner's pool at {target} answered {status}: {}",
             String::from_utf8_lossy(&bytes)
-        ));
+        )));
     }
     Ok((status, bytes.to_vec()))
 }

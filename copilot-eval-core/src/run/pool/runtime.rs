@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use github_copilot_sdk::{CliProgram, Client, ClientOptions, Transport};
 
+use super::PoolError;
 use super::router::Router;
 use crate::run::{OFFLINE_TOKEN, Target};
 
@@ -40,21 +41,22 @@ impl PooledRuntime {
     /// # Errors
     /// The process cannot start, does not announce its port within 120 s, or the client
     /// cannot connect; the text says which.
-    pub async fn start(runtime_path: &Path) -> Result<Self, String> {
+    pub async fn start(runtime_path: &Path) -> Result<Self, PoolError> {
+        let folder = |what| move |source| PoolError::Folder { what, source };
         let home = tempfile::Builder::new()
             .prefix("copilot-eval-pool-home-")
             .tempdir()
-            .map_err(|e| format!("cannot create a pooled runtime's home: {e}"))?;
+            .map_err(folder("home"))?;
         let cwd = tempfile::Builder::new()
             .prefix("copilot-eval-pool-cwd-")
             .tempdir()
-            .map_err(|e| format!("cannot create a pooled runtime's directory: {e}"))?;
+            .map_err(folder("directory"))?;
         let cache = crate::runtime::runtime_cache_dir();
         let token = uuid::Uuid::new_v4().simple().to_string();
         let router = Router::new();
         let (front_port, front_stop) = super::router::front(router.clone())
             .await
-            .map_err(|e| format!("cannot serve a pooled runtime's API front: {e}"))?;
+            .map_err(PoolError::Front)?;
         let target = Target::Offline {
             base_url: format!("http://127.0.0.1:{front_port}"),
         };
@@ -81,9 +83,10 @@ impl PooledRuntime {
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
         die_with_parent(&mut command);
-        let mut child = command
-            .spawn()
-            .map_err(|e| format!("cannot start the runtime {}: {e}", runtime_path.display()))?;
+        let mut child = command.spawn().map_err(|source| PoolError::Spawn {
+            path: runtime_path.to_path_buf(),
+            source,
+        })?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let (port_tx, port_rx) = tokio::sync::oneshot::channel();
         std::thread::spawn(move || {
@@ -104,15 +107,14 @@ impl PooledRuntime {
             Ok(Ok(port)) => port,
             Ok(Err(_)) => {
                 let status = child.wait().ok();
-                return Err(format!(
-                    "the pooled runtime ended before it listened ({})",
-                    status.map_or("no exit status".to_owned(), |s| s.to_string())
-                ));
+                return Err(PoolError::Ended {
+                    status: status.map_or("no exit status".to_owned(), |s| s.to_string()),
+                });
             }
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err("the pooled runtime did not listen within 120 s".to_owned());
+                return Err(PoolError::NoListen);
             }
         };
         let mut runtime = Self {
@@ -129,7 +131,7 @@ impl PooledRuntime {
         };
         let relay = super::relay::to_runtime(port)
             .await
-            .map_err(|e| format!("cannot connect to the pooled runtime: {e}"))?;
+            .map_err(|e| PoolError::Connect(e.to_string()))?;
         let owner = Client::start(
             ClientOptions::new()
                 .with_transport(Transport::External {
@@ -141,7 +143,7 @@ impl PooledRuntime {
                 .with_request_handler(router),
         )
         .await
-        .map_err(|e| format!("cannot connect to the pooled runtime: {e}"))?;
+        .map_err(|e| PoolError::Connect(e.to_string()))?;
         super::nodelay::to_port(relay.port());
         runtime.owner = Some(owner);
         runtime.relay = Some(relay);
