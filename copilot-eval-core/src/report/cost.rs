@@ -281,7 +281,7 @@ mod tests {
     use super::*;
     use crate::cost::{CostControl, CostOptions};
     use crate::report::{Outcome, RunTotals, SuiteTotals, TimingsRecord, UsageRecord};
-    use serde_json::{Value, json};
+    use serde_json::Value;
 
     fn table() -> PricingTable {
         PricingTable::parse(
