@@ -28,7 +28,8 @@
 //! `GET …/models` (the model catalog) is the only request that passes unaudited. Everything else
 //! is an [`AuditError`], which ends the run with `stop_reason = request_audit_error`.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -36,7 +37,7 @@ use crate::eval::ImageDetail;
 use crate::wire::{Api, Route, Transport};
 
 /// One audited model request. Holds no message text, image bytes, credentials, URLs or headers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RequestAudit {
     /// The runtime's request id (from the seam's request context).
     pub request_id: String,

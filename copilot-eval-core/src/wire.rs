@@ -10,10 +10,11 @@
 //!
 //! A leaf: it imports no other module of the crate.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// The API schema of a model request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Api {
     /// OpenAI Chat Completions (`messages`; `POST …/chat/completions`).
@@ -23,7 +24,7 @@ pub enum Api {
 }
 
 /// How a request travelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {
     /// An HTTP request (a plain JSON or an SSE answer; for the model server also the

@@ -71,7 +71,11 @@ fn run(stop: StopReason, model: String, prompt: String, response: String) -> Run
         cleanup_errors: vec![],
         tool_handler_failures: vec![],
         tool_calls_admitted: 0,
-        configuration: json!({}),
+        configuration: copilot_eval_core::CopilotEval::builder()
+            .name("e")
+            .build()
+            .unwrap()
+            .snapshot(),
         turns: vec![],
         tool_calls: vec![],
         final_response: Some(response),

@@ -2,6 +2,7 @@
 //! `CopilotEvalBuilder` method in the generated configure function, so a key whose method is
 //! missing or takes another type fails to compile here), and each value reaches the eval.
 
+use copilot_eval_core::eval::{ImageDetail, ReasoningEffort};
 use copilot_eval_core::harness::EvalContext;
 use copilot_eval_core::{ClientMode, CopilotEval, copilot_eval};
 
@@ -37,10 +38,18 @@ fn every_key_reaches_the_eval() {
     assert_eq!(eval.timeout_s(), 2.5);
     assert_eq!(eval.client_mode(), ClientMode::Empty);
     let snapshot = eval.snapshot();
-    assert_eq!(snapshot["max_tool_calls"], 3, "{snapshot:#}");
-    assert_eq!(snapshot["reasoning_effort"], "high", "{snapshot:#}");
-    assert_eq!(snapshot["image_detail"], "low", "{snapshot:#}");
-    assert_eq!(snapshot["audit_requests"], true, "{snapshot:#}");
+    assert_eq!(snapshot.max_tool_calls, Some(3), "{snapshot:#?}");
+    assert_eq!(
+        snapshot.reasoning_effort,
+        Some(ReasoningEffort::High),
+        "{snapshot:#?}"
+    );
+    assert_eq!(
+        snapshot.image_detail,
+        Some(ImageDetail::Low),
+        "{snapshot:#?}"
+    );
+    assert!(snapshot.audit_requests, "{snapshot:#?}");
 }
 
 /// A model matrix: one test per model, in the module core's `model_segment` names (the `use`

@@ -129,7 +129,11 @@ fn check(run: &SuiteRun, mode: &str) {
     // The two-model catalog: the subagent's request went to its own model, with its tools.
     let reviewed = run.test("reviews_with_an_agent_on_another_model");
     let invocation = &reviewed.runs[0].subagent_invocations[0];
-    assert_eq!(invocation["model"], "claude-haiku-4.5", "{mode}");
+    assert_eq!(
+        invocation.model.as_deref(),
+        Some("claude-haiku-4.5"),
+        "{mode}"
+    );
     let tools = reviewed.properties[0].value.as_array().expect("tool names");
     assert!(
         tools.contains(&serde_json::json!("view")),

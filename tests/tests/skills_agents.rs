@@ -495,7 +495,7 @@ async fn the_recorded_custom_agent_case_shows_no_dispatch() {
         result.subagent_invocations
     );
     assert!(!result.tool_was_called("task"));
-    assert_eq!(result.configuration["custom_agents"], json!(["test-agent"]));
+    assert_eq!(result.configuration.custom_agents, ["test-agent"]);
     assert!(result.final_response.unwrap_or_default().contains("10"));
     assert!(
         result.skill_discovery.is_none(),

@@ -87,7 +87,7 @@ fn a_trigger_matrix_over_three_trials_gives_the_trigger_and_false_trigger_rates(
         let invoked = test.runs[0]
             .skill_invocations
             .iter()
-            .any(|s| s["name"] == SKILL);
+            .any(|s| s.name == SKILL);
         assert_eq!(invoked, test.triggers[0].invoked, "{test:#?}");
         if test.outcome == Outcome::Failed {
             let message = test.message.as_deref().unwrap_or_default();

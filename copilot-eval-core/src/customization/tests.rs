@@ -641,12 +641,9 @@ fn a_repository_configuration_applies_to_a_builder() {
     assert!(config.warnings().is_empty());
     let eval = config.builder().name("repo").build().unwrap();
     let snapshot = eval.snapshot();
-    assert_eq!(
-        snapshot["custom_agents"],
-        serde_json::json!(["reviewer", "team--writer"])
-    );
-    assert_eq!(snapshot["instructions"], "Answer in English.");
-    assert_eq!(snapshot["skill_directories"].as_array().unwrap().len(), 1);
+    assert_eq!(snapshot.custom_agents, ["reviewer", "team--writer"]);
+    assert_eq!(snapshot.instructions.as_deref(), Some("Answer in English."));
+    assert_eq!(snapshot.skill_directories.len(), 1);
     // The .github folder itself works as the root too.
     let same = RepoConfig::load(dir.path().join(".github")).unwrap();
     assert_eq!(same.agent_names(), ["reviewer", "team--writer"]);
@@ -669,7 +666,14 @@ fn repository_overrides() {
         Some("Answer in English.\n\nBe brief.")
     );
     let none = config.clone().with_instructions(None);
-    assert!(none.builder().build().unwrap().snapshot()["instructions"].is_null());
+    assert!(
+        none.builder()
+            .build()
+            .unwrap()
+            .snapshot()
+            .instructions
+            .is_none()
+    );
     let err = config.clone().only_agents(["nobody"]).unwrap_err();
     assert_eq!(err.field, "custom_agents");
     assert!(err.message.contains("loaded: team--writer"), "{err}");

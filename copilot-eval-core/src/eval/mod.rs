@@ -25,6 +25,7 @@ mod guard;
 mod options;
 mod paths;
 mod prompt;
+mod snapshot;
 #[cfg(test)]
 mod tests;
 
@@ -40,6 +41,7 @@ pub use prompt::{
     AgentMode, Attachment, AttachmentAt, AttachmentError, GitHubReference, GitHubReferenceKind,
     Prompt,
 };
+pub use snapshot::{EvalSnapshot, SectionEdit};
 
 /// A custom agent added from a file whose id is not its file name's id: `file_id` is the id the
 /// file name gives (`customization::agent::agent_name`), `id` the agent's
@@ -181,51 +183,5 @@ impl CopilotEval {
     /// The configured client mode.
     pub fn client_mode(&self) -> ClientMode {
         self.client_mode
-    }
-
-    /// A JSON snapshot of the configuration for reports: every plain field, tool and agent names,
-    /// MCP server names only (no commands, environment, URLs or headers); the optional MCP
-    /// servers' names under `optional_mcp_servers`, only when there are some.
-    pub fn snapshot(&self) -> serde_json::Value {
-        let mut snapshot = serde_json::json!({
-            "name": self.name,
-            "model": self.model,
-            "instructions": self.instructions,
-            "system_message_mode": self.system_message_mode,
-            "system_message_sections": self
-                .system_message_sections
-                .iter()
-                .map(|(id, action)| serde_json::json!({"section": id, "edit": action}))
-                .collect::<Vec<_>>(),
-            "working_directory": self.working_directory,
-            "reasoning_effort": self.reasoning_effort,
-            "timeout_s": self.timeout_s,
-            "max_tool_calls": self.max_tool_calls,
-            "max_turns": self.max_turns,
-            "allowed_tools": self.allowed_tools,
-            "excluded_tools": self.excluded_tools,
-            "mcp_servers": self.mcp_servers.keys().collect::<Vec<_>>(),
-            "skill_directories": self.skill_directories,
-            "disabled_skills": self.disabled_skills,
-            "custom_agents": self.custom_agents.iter().map(|a| &a.name).collect::<Vec<_>>(),
-            "active_agent": self.active_agent,
-            "default_agent_excluded_tools": self.default_agent_excluded_tools,
-            "auto_confirm": self.auto_confirm,
-            "client_mode": self.client_mode,
-            "image_detail": self.image_detail,
-            "audit_requests": self.audit_requests,
-            "fresh_runtime": self.fresh_runtime,
-            "streaming": self.streaming,
-            "tools": self.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
-            "permission_handler": self.permission_handler.is_some(),
-            "user_input_handler": self.user_input_handler.is_some(),
-            "hooks": self.hooks.is_some(),
-            "pre_tool_guards": self.pre_tool_guards.len(),
-            "extra_session_config": self.session_config_fn.is_some(),
-        });
-        if !self.optional_mcp_servers.is_empty() {
-            snapshot["optional_mcp_servers"] = serde_json::json!(self.optional_mcp_servers);
-        }
-        snapshot
     }
 }

@@ -8,7 +8,17 @@ use github_copilot_sdk::SessionConfig;
 use crate::error::ConfigError;
 
 /// How `instructions` combine with the runtime's built-in system prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SystemMessageMode {
     /// Add the instructions after the runtime's system prompt (default).
@@ -67,7 +77,9 @@ pub const SYSTEM_PROMPT_SECTIONS: &[&str] = &[
 
 /// What `customize` mode does to one section of the runtime's system prompt (sent as the
 /// session's `systemMessage.sections.<id>`: `action` and `content`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(tag = "action", content = "content", rename_all = "snake_case")]
 pub enum SectionAction {
     /// Replace the section's text with this text.
@@ -105,7 +117,9 @@ impl SectionAction {
 }
 
 /// Reasoning effort requested from the model (sent as the session's `reasoningEffort`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasoningEffort {
     /// `low`
@@ -152,7 +166,17 @@ impl ReasoningEffort {
 }
 
 /// Which runtime client mode a run uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ClientMode {
     /// The runtime as a user runs it: ambient configuration, instructions and tools (default).
@@ -183,7 +207,9 @@ impl ClientMode {
 }
 
 /// The `detail` written into every outgoing OpenAI image part.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ImageDetail {
     /// `auto`

@@ -3,7 +3,8 @@
 //! [`CopilotResult`](crate::CopilotResult).
 
 use github_copilot_sdk::session_events::SessionEventType;
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Denial;
@@ -31,7 +32,7 @@ pub struct Turn {
 
 /// One tool call, from `assistant.message` tool requests, `tool.execution_start` and
 /// `tool.execution_complete`, correlated by tool call id.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolCall {
     /// The tool call id (`toolCallId`).
     pub id: String,
@@ -64,6 +65,7 @@ pub struct ToolCall {
     /// stop), matched to the call by tool name and arguments; `None` when it was not denied.
     /// Written as `denied` (the reason) in JSON ([`denial::fields`](super::denial::fields)).
     #[serde(flatten, with = "super::denial::fields")]
+    #[schemars(with = "super::denial::fields::DenialFields")]
     pub denied: Option<Denial>,
     /// The permission request the runtime made for this call and who answered it; `None` when
     /// the runtime asked no permission (a pre-tool guard answered `allow` in an eval without
@@ -83,13 +85,13 @@ pub struct ToolCall {
     /// structured tool result set, plus the runtime's own measures); `None` when the runtime
     /// sent none. Not in the JSON report: the runtime's measures (`context_current_tokens`, ...)
     /// change from run to run with the machine and paths, so a replay or a shard would differ.
-    #[serde(skip_serializing)]
+    #[serde(skip)]
     pub telemetry: Option<Value>,
 }
 
 /// A permission request the runtime made for one tool call (`permission.requested`) and its
 /// answer (`permission.completed`), correlated by tool call id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Permission {
     /// The request's kind as the runtime named it (`permissionRequest.kind`): `write`, `shell`,
     /// `read`, `url`, `mcp`, `custom-tool`, or `hook` when a pre-tool guard answered `ask`.
@@ -107,7 +109,7 @@ pub struct Permission {
 }
 
 /// How much of a tool result reached the model ([`ToolCall::cut_for_model`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CutForModel {
     /// Bytes of the result the tool returned (`largeOutputOriginalSizeBytes`).
     pub full_bytes: u64,

@@ -8,13 +8,14 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{LoggedEvent, SessionEventType};
 
 /// One skill the eval requested through `skill_directories`, as validated locally.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RequestedSkill {
     /// The skill's `name`.
     pub name: String,
@@ -23,12 +24,19 @@ pub struct RequestedSkill {
     /// `false` when its front matter says `disable-model-invocation: true`: the runtime then
     /// leaves it out of the model's tool list (the model's `skill` call for it fails "Skill not
     /// found"), although `session.skills.list` lists it enabled; `warnings` says so before the
-    /// prompt is sent.
+    /// prompt is sent. Read as `true` from a file written before it was recorded.
+    #[serde(default = "invocable")]
     pub model_invocable: bool,
 }
 
+/// `model_invocable` of a requested skill read from a file that lacks it: what the runtime
+/// assumes of a skill without `disable-model-invocation`.
+fn invocable() -> bool {
+    true
+}
+
 /// One skill the runtime discovered (`session.skills.list`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DiscoveredSkill {
     /// The skill's name.
     pub name: String,
@@ -47,7 +55,7 @@ pub struct DiscoveredSkill {
 }
 
 /// What the run knows about the requested skills before the first model request.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SkillDiscovery {
     /// The skills the eval's `skill_directories` hold (empty when local validation failed).
     pub requested: Vec<RequestedSkill>,
@@ -76,7 +84,7 @@ impl SkillDiscovery {
 }
 
 /// One `skill.invoked` event.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SkillInvocation {
     /// The skill's name (`name`).
     pub name: String,

@@ -22,7 +22,8 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{LoggedEvent, SessionEventType as Kind, ToolCall};
@@ -31,7 +32,7 @@ use super::{LoggedEvent, SessionEventType as Kind, ToolCall};
 pub const DISPATCH_TOOL: &str = "task";
 
 /// How far a dispatch got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SubagentStatus {
     /// `subagent.selected` only.
@@ -60,7 +61,7 @@ impl SubagentStatus {
 }
 
 /// One subagent dispatch and the subagent's own evidence.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SubagentInvocation {
     /// The subagent's instance id (`agentId` of its events); `None` for a `task` call that
     /// failed before a subagent started.

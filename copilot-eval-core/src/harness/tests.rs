@@ -173,8 +173,11 @@ fn the_builder_is_prefilled_from_the_attribute() {
     assert_eq!(eval.working_directory(), Some(ctx.workdir()));
     assert!(ctx.workdir().is_dir());
     let snapshot = eval.snapshot();
-    assert_eq!(snapshot["max_tool_calls"], 3);
-    assert_eq!(snapshot["reasoning_effort"], "high");
+    assert_eq!(snapshot.max_tool_calls, Some(3));
+    assert_eq!(
+        snapshot.reasoning_effort,
+        Some(crate::eval::ReasoningEffort::High)
+    );
     let named = EvalContext::with_settings(
         config().configure(|b| b.name("custom")),
         Ok(Mode::Live),
@@ -617,7 +620,7 @@ mod attribute_keys {
             TestConfig::new("t", "evals::t", "/pkg"),
         );
         let eval = builder.build().expect("the sample of every key builds");
-        assert_eq!(eval.snapshot()["max_tool_calls"], 3);
+        assert_eq!(eval.snapshot().max_tool_calls, Some(3));
         assert_eq!(eval.timeout_s(), 2.5);
         // The `models` key's test has its model after the `cassette` key's file name.
         assert_eq!(config.cassette_path(), PathBuf::from("/pkg/sample@sample"));

@@ -281,7 +281,7 @@ mod tests {
     use super::*;
     use crate::cost::{CostControl, CostOptions};
     use crate::report::{Outcome, RunTotals, SuiteTotals, TimingsRecord, UsageRecord};
-    use serde_json::{Value, json};
+    use serde_json::Value;
 
     fn table() -> PricingTable {
         PricingTable::parse(
@@ -330,7 +330,11 @@ output = 0
             cleanup_errors: vec![],
             tool_handler_failures: vec![],
             tool_calls_admitted: 0,
-            configuration: json!({}),
+            configuration: crate::CopilotEval::builder()
+                .name("e")
+                .build()
+                .unwrap()
+                .snapshot(),
             turns: vec![],
             tool_calls: vec![],
             final_response: None,

@@ -21,8 +21,7 @@ pub struct PromptOptionsRecord {
 
 impl RunRecord {
     /// Mirror `result` for the artifacts. `mode` is `live`, `replay` or `scripted`; `prompt` is
-    /// the prompt that was sent. Credential-like keys of the configuration are replaced by
-    /// `[redacted]`. A run of several prompts: [`from_conversation`](Self::from_conversation).
+    /// the prompt that was sent. A run of several prompts: [`from_conversation`](Self::from_conversation).
     pub fn from_result(result: &CopilotResult, mode: &str, prompt: &str) -> Self {
         Self::from_conversation(result, mode, &[prompt.to_owned()])
     }
@@ -106,20 +105,6 @@ impl RunRecord {
                 .map(|i| i.name.clone())
                 .collect()
         };
-        let skill_invocations: Vec<Value> = result
-            .skill_invocations
-            .iter()
-            .filter_map(|i| serde_json::to_value(i).ok())
-            .collect();
-        let subagent_invocations: Vec<Value> = result
-            .subagent_invocations
-            .iter()
-            .filter_map(|i| serde_json::to_value(i).ok())
-            .collect();
-        let skill_discovery = result
-            .skill_discovery
-            .as_ref()
-            .and_then(|d| serde_json::to_value(d).ok());
         let mut subagents: Vec<String> = Vec::new();
         for id in tool_calls
             .iter()
@@ -130,8 +115,6 @@ impl RunRecord {
                 subagents.push(id.clone());
             }
         }
-        let mut configuration = result.configuration.clone();
-        redact_credential_keys(&mut configuration);
         RunRecord {
             eval_name: result.eval_name.clone(),
             mode: mode.to_owned(),
@@ -158,7 +141,7 @@ impl RunRecord {
             cleanup_errors: result.cleanup_errors.clone(),
             tool_handler_failures: result.tool_handler_failures.clone(),
             tool_calls_admitted: result.tool_calls_admitted,
-            configuration,
+            configuration: result.configuration.clone(),
             turns: result
                 .turns
                 .iter()
@@ -192,7 +175,7 @@ impl RunRecord {
             },
             working_directory: result.working_directory.display().to_string(),
             skills_invoked,
-            skill_discovery,
+            skill_discovery: result.skill_discovery.clone(),
             mcp_servers: result
                 .mcp_servers
                 .iter()
@@ -213,12 +196,10 @@ impl RunRecord {
                     warnings: s.warnings.clone(),
                 })
                 .collect(),
-            skill_invocations,
+            skill_invocations: result.skill_invocations.clone(),
             subagents,
-            subagent_invocations,
-            audit: (!result.request_audit.is_empty())
-                .then(|| serde_json::to_value(&result.request_audit).ok())
-                .flatten(),
+            subagent_invocations: result.subagent_invocations.clone(),
+            audit: (!result.request_audit.is_empty()).then(|| result.request_audit.clone()),
             replay: None,
             recording: None,
             label: None,

@@ -51,7 +51,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::audit::RequestAudit;
+use crate::eval::EvalSnapshot;
 use crate::evidence::Role;
+use crate::evidence::skills::{SkillDiscovery, SkillInvocation};
+use crate::evidence::subagents::SubagentInvocation;
 use crate::result::{CopilotResult, StopReason};
 
 pub use compare::{
@@ -378,9 +382,10 @@ pub struct RunRecord {
     pub tool_handler_failures: Vec<String>,
     /// Tool calls admitted by the pre-tool-use hook.
     pub tool_calls_admitted: u32,
-    /// The eval configuration (names only for tools, agents and MCP servers; credential-like
-    /// keys removed).
-    pub configuration: Value,
+    /// The eval configuration (names only for tools, agents and MCP servers; no credentials):
+    /// the budget (`max_tool_calls`), the timeout, the model and the rest of the session's
+    /// settings.
+    pub configuration: EvalSnapshot,
     /// The root agent's conversation: every prompt and every assistant message, in order.
     pub turns: Vec<TurnRecord>,
     /// Every tool call, main agent and subagents, in request order.
@@ -409,25 +414,25 @@ pub struct RunRecord {
     /// (requested, discovered, missing, disabled, warnings, errors), when the eval requested
     /// skill folders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skill_discovery: Option<Value>,
+    pub skill_discovery: Option<SkillDiscovery>,
     /// Each MCP server the eval configured, with the runtime's last status and tool count
     /// (absent when the eval configured none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServerRecord>,
     /// Every `skill.invoked` event: skill name and `SKILL.md` path.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skill_invocations: Vec<Value>,
+    pub skill_invocations: Vec<SkillInvocation>,
     /// Subagent ids that made tool calls or model calls.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subagents: Vec<String>,
     /// Every subagent dispatch, with the subagent's own tool calls and answer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub subagent_invocations: Vec<Value>,
+    pub subagent_invocations: Vec<SubagentInvocation>,
     /// The request audit, one record per audited model request, when the eval audited its
     /// requests (`audit_requests = true`): model, tool names, reasoning effort, image details and
     /// the instructions' hash; never message text or credentials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub audit: Option<Value>,
+    pub audit: Option<Vec<RequestAudit>>,
     /// Replay details, for runs replayed from a cassette.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayRecord>,
@@ -654,45 +659,6 @@ pub struct McpToolRecord {
     /// The name the model sees (`<server>-<tool>`, cut to 64 characters by the runtime); a
     /// call must use it.
     pub model_name: String,
-}
-
-/// Keys of configuration objects whose values are replaced by `[redacted]` (matched
-/// case-insensitively as substrings).
-const CREDENTIAL_KEYS: &[&str] = &[
-    "token",
-    "secret",
-    "password",
-    "authorization",
-    "api_key",
-    "apikey",
-    "cookie",
-    "headers",
-    "env",
-];
-
-/// Replace the values of credential-like keys in `value` (recursively) by `"[redacted]"`.
-pub fn redact_credential_keys(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for (key, v) in map.iter_mut() {
-                let lower = key.to_ascii_lowercase();
-                let credential = CREDENTIAL_KEYS.iter().any(|k| {
-                    if *k == "env" {
-                        lower == "env" || lower == "environment"
-                    } else {
-                        lower.contains(k)
-                    }
-                });
-                if credential && !v.is_null() {
-                    *v = Value::String("[redacted]".to_owned());
-                } else {
-                    redact_credential_keys(v);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(redact_credential_keys),
-        _ => {}
-    }
 }
 
 impl SuiteTotals {

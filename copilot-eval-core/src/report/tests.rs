@@ -23,7 +23,11 @@ pub(crate) fn run(stop: StopReason, input: u64) -> RunRecord {
         cleanup_errors: vec![],
         tool_handler_failures: vec![],
         tool_calls_admitted: 1,
-        configuration: json!({"name": "e", "github_token": "abc", "nested": {"Authorization": "x"}}),
+        configuration: crate::CopilotEval::builder()
+            .name("e")
+            .build()
+            .unwrap()
+            .snapshot(),
         turns: vec![],
         tool_calls: vec![],
         final_response: Some("done".into()),
@@ -311,17 +315,6 @@ fn secrets_never_reach_the_artifacts() {
 }
 
 #[test]
-fn configuration_credentials_are_removed_by_key() {
-    let mut value = json!({"name": "x", "github_token": "t", "mcp": {"headers": {"a": "b"}, "env": {"K": "v"}, "url": "u"}, "tools": ["a"]});
-    redact_credential_keys(&mut value);
-    assert_eq!(value["github_token"], "[redacted]");
-    assert_eq!(value["mcp"]["headers"], "[redacted]");
-    assert_eq!(value["mcp"]["env"], "[redacted]");
-    assert_eq!(value["mcp"]["url"], "u");
-    assert_eq!(value["tools"][0], "a");
-}
-
-#[test]
 fn atomic_writes_replace_whole_files() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a/b/out.txt");
@@ -377,4 +370,83 @@ fn a_file_in_the_way_of_the_artifact_folder_is_named() {
         message.contains(&format!("{} is a file, not a folder", blocker.display())),
         "{message}"
     );
+}
+
+/// A run record as files written before the configuration, the audit and the skill and subagent
+/// evidence were typed hold them (the configuration without the fields added later, a requested
+/// skill without `model_invocable`, a subagent's tool call without the later fields) still
+/// reads, the missing fields as their defaults; and the typed fields write back as they read.
+#[test]
+fn an_older_run_record_reads_into_the_typed_fields() {
+    let mut value = serde_json::to_value(run(StopReason::Completed, 1)).unwrap();
+    let configuration = value["configuration"].as_object_mut().unwrap();
+    for later in [
+        "system_message_sections",
+        "default_agent_excluded_tools",
+        "fresh_runtime",
+        "user_input_handler",
+        "pre_tool_guards",
+    ] {
+        assert!(configuration.remove(later).is_some(), "{later}");
+    }
+    configuration.insert("max_tool_calls".into(), json!(4));
+    value["audit"] = json!([{
+        "request_id": "r1", "transport": "web_socket", "api": "responses", "model": "m",
+        "tools": ["view", "task"], "reasoning_effort": null, "image_count": 1,
+        "image_details": [null, "low"], "instructions_sha256": "ab", "continuation": true,
+        "subagent": true, "agent_id": "a1", "parent_agent_id": "p", "interaction_type": null
+    }]);
+    value["skill_discovery"] = json!({
+        "requested": [{"name": "notes", "path": "/s/notes/SKILL.md"}],
+        "discovered": [], "missing": ["notes"], "disabled": [], "warnings": [], "errors": [],
+        "complete": true
+    });
+    value["skill_invocations"] = json!([{
+        "name": "notes", "path": null, "source": "custom", "trigger": "agent-invoked",
+        "agent_id": null
+    }]);
+    value["subagent_invocations"] = json!([{
+        "agent_id": "a1", "name": "reviewer", "display_name": null, "agent_type": null,
+        "status": "completed", "cancelled": false, "dispatch_tool_call_id": "c1",
+        "parent_agent_id": null, "prompt": "review", "duration_ms": 5, "model": null,
+        "error": null, "total_tool_calls": 1, "total_tokens": null, "final_response": "ok",
+        "tool_calls": [{
+            "id": "c2", "name": "view", "arguments": {"path": "a"}, "result": "x",
+            "success": true, "error": null, "agent_id": "a1", "duration_ms": 1,
+            "completed": true, "denied": null
+        }]
+    }]);
+    let record: RunRecord = serde_json::from_value(value.clone()).expect("an older record reads");
+    let configuration = &record.configuration;
+    assert_eq!(configuration.max_tool_calls, Some(4));
+    assert!(configuration.system_message_sections.is_empty());
+    assert_eq!(configuration.default_agent_excluded_tools, None);
+    assert!(!configuration.fresh_runtime && !configuration.user_input_handler);
+    assert_eq!(configuration.pre_tool_guards, 0);
+    let audit = &record.audit.as_ref().unwrap()[0];
+    assert_eq!(audit.transport, crate::wire::Transport::WebSocket);
+    assert_eq!(audit.image_details, [None, Some("low".to_owned())]);
+    let discovery = record.skill_discovery.as_ref().unwrap();
+    assert!(discovery.requested[0].model_invocable);
+    assert_eq!(
+        record.skill_invocations[0].source.as_deref(),
+        Some("custom")
+    );
+    let subagent = &record.subagent_invocations[0];
+    assert_eq!(
+        subagent.status,
+        crate::evidence::subagents::SubagentStatus::Completed
+    );
+    assert_eq!(subagent.announced_tools, None);
+    let call = &subagent.tool_calls[0];
+    assert_eq!(
+        (call.runtime_name.as_ref(), call.denied.as_ref()),
+        (None, None)
+    );
+    // Written back: the audit and the invocations as they were read, field for field.
+    let back = serde_json::to_value(&record).unwrap();
+    assert_eq!(back["audit"], value["audit"]);
+    assert_eq!(back["skill_invocations"], value["skill_invocations"]);
+    assert_eq!(back["configuration"]["max_tool_calls"], 4);
+    assert_eq!(back["configuration"]["fresh_runtime"], false);
 }

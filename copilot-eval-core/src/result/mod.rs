@@ -142,7 +142,7 @@ pub struct CopilotResult {
     /// Every event received from the live subscription, in order.
     pub raw_events: Vec<RawEvent>,
     /// The eval configuration's snapshot ([`CopilotEval::snapshot`](crate::CopilotEval::snapshot)).
-    pub configuration: Value,
+    pub configuration: crate::eval::EvalSnapshot,
     /// The id of the runtime session the run created or resumed (the SDK's `Session::id`, a
     /// UUID such as `"0d4f…"`); `None` when the run stopped before the session existed. A
     /// resumed run has the id of the session it resumed. Resume it later in the same test
@@ -544,7 +544,7 @@ mod tests {
             capture_errors: vec![],
             evidence_complete: true,
             raw_events: vec![],
-            configuration: Value::Null,
+            configuration: crate::CopilotEval::builder().build().unwrap().snapshot(),
             session_id: None,
             resumed: false,
             origin: None,

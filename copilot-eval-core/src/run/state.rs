@@ -28,7 +28,7 @@ pub(super) struct Progress {
 pub(super) struct RunState {
     eval_name: String,
     model_requested: Option<String>,
-    configuration: serde_json::Value,
+    configuration: crate::eval::EvalSnapshot,
     pub(super) log: Arc<Mutex<Vec<LoggedEvent>>>,
     pub(super) stops: Vec<(StopReason, String)>,
     pub(super) timings: Timings,

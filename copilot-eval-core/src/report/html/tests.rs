@@ -5,6 +5,7 @@ use serde_json::json;
 
 use super::view::{CallView, Page};
 use super::*;
+use crate::evidence::subagents::SubagentStatus;
 use crate::report::tests::run;
 use crate::report::{
     CostTotals, Outcome, PermissionRecord, RuntimeInfo, SuiteTotals, TestRecord, ToolCallRecord,
@@ -516,4 +517,102 @@ fn skill_triggers_are_a_table_with_a_row_per_skill_and_model() {
     assert!(html.contains(&row("gpt-5", "gpt-5", one, one)), "{html}");
     let none = "0&#x2f;1 (0%, 95% CI 0%-79%)";
     assert!(html.contains(&row("o3", "o3", none, none)), "{html}");
+}
+
+/// The audit table, the skill invocations and a subagent dispatch are read from the run
+/// record's own typed fields: each audited request is a row (a subagent's named by its id,
+/// missing details in words), each invocation a line with its `SKILL.md`, and the subagent's
+/// own calls sit under the `task` call that dispatched it, with its name, status and answer.
+#[test]
+fn the_audit_skills_and_subagents_are_read_from_their_records() {
+    let mut tested = test("dispatched", Outcome::Passed, None, 5);
+    let record = &mut tested.runs[0];
+    record.audit = Some(vec![crate::audit::RequestAudit {
+        request_id: "r1".into(),
+        transport: crate::wire::Transport::Http,
+        api: crate::wire::Api::Responses,
+        model: "claude-haiku-4.5".into(),
+        tools: vec!["view".into(), "task".into()],
+        reasoning_effort: None,
+        image_count: 2,
+        image_details: vec![None, Some("low".into())],
+        instructions_sha256: Some("ab12".into()),
+        continuation: false,
+        subagent: true,
+        agent_id: Some("a1".into()),
+        parent_agent_id: None,
+        interaction_type: None,
+    }]);
+    record.skill_invocations = vec![crate::evidence::skills::SkillInvocation {
+        name: "notes".into(),
+        path: Some("/s/notes/SKILL.md".into()),
+        source: None,
+        trigger: None,
+        agent_id: None,
+    }];
+    record.subagent_invocations = vec![
+        serde_json::from_value(json!({
+            "agent_id": "a1", "name": "reviewer", "display_name": "Release Reviewer",
+            "agent_type": null, "status": "failed", "cancelled": false,
+            "dispatch_tool_call_id": "t1", "parent_agent_id": null, "prompt": "review it",
+            "duration_ms": 1500, "model": "claude-haiku-4.5", "error": "gave up",
+            "total_tool_calls": 1, "total_tokens": null, "tool_calls": [],
+            "final_response": "not reviewed"
+        }))
+        .unwrap(),
+    ];
+    let mut task = call("t1", None, None);
+    task.name = "task".into();
+    let mut inner = call("c2", None, None);
+    inner.agent_id = Some("a1".into());
+    record.tool_calls = vec![task, inner];
+    record.turns = vec![crate::report::TurnRecord {
+        role: "assistant".into(),
+        content: String::new(),
+        tool_call_ids: vec!["t1".into()],
+        prompt: Some(1),
+    }];
+    let suite = report(vec![tested]);
+    let page = Page::of(&suite);
+    let run = &page.tests[0].runs[0];
+    let row = &run.audit[0];
+    assert_eq!(
+        (
+            row.model.as_str(),
+            row.agent.as_str(),
+            row.tools.as_str(),
+            row.tool_count
+        ),
+        ("claude-haiku-4.5", "subagent a1", "view, task", 2)
+    );
+    assert_eq!(
+        (
+            row.reasoning_effort.as_str(),
+            row.image_details.as_str(),
+            row.instructions_sha256.as_str()
+        ),
+        ("none", "default, low", "ab12")
+    );
+    assert_eq!(run.skill_invocations, ["notes (/s/notes/SKILL.md)"]);
+    let calls: Vec<&CallView> = run.timeline.iter().flat_map(|e| &e.calls).collect();
+    assert_eq!(calls.len(), 1, "the subagent's call is under its dispatch");
+    let subagent = calls[0].subagent.as_ref().expect("the dispatch is shown");
+    assert_eq!(subagent.name, "Release Reviewer");
+    assert_eq!(subagent.status, SubagentStatus::Failed);
+    assert_eq!(
+        (
+            subagent.error.as_deref(),
+            subagent.final_response.as_deref()
+        ),
+        (Some("gave up"), Some("not reviewed"))
+    );
+    let inner: Vec<&str> = subagent.calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(inner, ["c2"]);
+    // The page writes the status as the JSON does.
+    let html = to_html(&suite).unwrap();
+    assert!(html.contains("Release Reviewer"), "{html}");
+    assert!(
+        html.contains("<span class=\"status\">failed</span>"),
+        "{html}"
+    );
 }

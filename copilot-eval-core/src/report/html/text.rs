@@ -1,8 +1,6 @@
 //! How the page writes numbers, durations and texts: `unknown` for what is not known (never 0),
 //! and which texts are folded.
 
-use serde_json::Value;
-
 /// Texts longer than this many characters, or with more than [`FOLD_LINES`] lines, are folded.
 pub(super) const FOLD_CHARS: usize = 600;
 /// Texts with more lines than this are folded.
@@ -64,16 +62,9 @@ pub(super) fn maybe_number(value: Option<f64>, unit: &str) -> String {
     }
 }
 
-pub(super) fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-}
-
-pub(super) fn text_of(value: Option<&Value>) -> Option<String> {
-    value.and_then(|v| match v {
-        Value::Null => None,
-        Value::String(s) => Some(s.clone()),
-        other => Some(other.to_string()),
-    })
+/// `value` as pretty JSON (empty if it cannot be written as JSON).
+pub(super) fn pretty(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
 }
 
 /// One MCP server's line: name, `optional` when it is, status, tool count, error, each tool as

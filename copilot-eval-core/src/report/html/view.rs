@@ -5,10 +5,11 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
-use serde_json::Value;
 
-use super::text::{duration, maybe_duration, maybe_number, pretty, test_anchor, text_of};
+use super::text::{duration, maybe_duration, maybe_number, pretty, test_anchor};
+use crate::audit::RequestAudit;
 use crate::evidence::denial::DenialKind;
+use crate::evidence::subagents::SubagentStatus;
 use crate::report::{CostTotals, Outcome, RunRecord, SuiteReport, TestRecord, ToolCallRecord};
 
 /// The whole page.
@@ -186,7 +187,7 @@ pub(super) struct CallView {
 #[derive(Debug, Serialize)]
 pub(super) struct SubagentView {
     pub name: String,
-    pub status: String,
+    pub status: SubagentStatus,
     pub model: Option<String>,
     pub prompt: Option<String>,
     pub duration: String,
@@ -587,17 +588,14 @@ impl RunView {
                     None => maybe_number(t.estimated_cost, ""),
                 }
             ),
-            audit: audit_rows(run.audit.as_ref()),
+            audit: audit_rows(run.audit.as_deref().unwrap_or_default()),
             skills_invoked: run.skills_invoked.clone(),
             skill_invocations: run
                 .skill_invocations
                 .iter()
-                .map(|s| {
-                    let name = text_of(s.get("name")).unwrap_or_default();
-                    match text_of(s.get("path")) {
-                        Some(path) => format!("{name} ({path})"),
-                        None => name,
-                    }
+                .map(|s| match &s.path {
+                    Some(path) => format!("{} ({})", s.name, path.display()),
+                    None => s.name.clone(),
                 })
                 .collect(),
             skill_discovery: run.skill_discovery.as_ref().map(pretty),
@@ -638,12 +636,9 @@ impl RunView {
 /// Whether some subagent dispatch of `run` has this agent id (its calls are then shown nested
 /// under the dispatch).
 fn dispatched(run: &RunRecord, agent: Option<&str>) -> bool {
-    run.subagent_invocations.iter().any(|s| {
-        s.get("agent_id").and_then(Value::as_str) == agent
-            && s.get("dispatch_tool_call_id")
-                .and_then(Value::as_str)
-                .is_some()
-    })
+    run.subagent_invocations
+        .iter()
+        .any(|s| s.agent_id.as_deref() == agent && s.dispatch_tool_call_id.is_some())
 }
 
 /// How deep subagents may nest in the page (a guard against a malformed record that names itself
@@ -676,13 +671,13 @@ impl CallView {
         };
         let subagent = (depth < MAX_DEPTH)
             .then(|| {
-                run.subagent_invocations.iter().find(|s| {
-                    s.get("dispatch_tool_call_id").and_then(Value::as_str) == Some(call.id.as_str())
-                })
+                run.subagent_invocations
+                    .iter()
+                    .find(|s| s.dispatch_tool_call_id.as_deref() == Some(call.id.as_str()))
             })
             .flatten()
             .map(|s| {
-                let agent = s.get("agent_id").and_then(Value::as_str);
+                let agent = s.agent_id.as_deref();
                 let calls = match agent {
                     Some(agent) => run
                         .tool_calls
@@ -693,15 +688,13 @@ impl CallView {
                     None => Vec::new(),
                 };
                 SubagentView {
-                    name: text_of(s.get("display_name"))
-                        .or_else(|| text_of(s.get("name")))
-                        .unwrap_or_else(|| "subagent".to_owned()),
-                    status: text_of(s.get("status")).unwrap_or_else(|| "unknown".to_owned()),
-                    model: text_of(s.get("model")),
-                    prompt: text_of(s.get("prompt")),
-                    duration: maybe_duration(s.get("duration_ms").and_then(Value::as_u64)),
-                    error: text_of(s.get("error")),
-                    final_response: text_of(s.get("final_response")),
+                    name: s.display_name.clone().unwrap_or_else(|| s.name.clone()),
+                    status: s.status,
+                    model: s.model.clone(),
+                    prompt: s.prompt.clone(),
+                    duration: maybe_duration(s.duration_ms),
+                    error: s.error.clone(),
+                    final_response: s.final_response.clone(),
                     calls: calls
                         .into_iter()
                         .map(|c| CallView::of(c, run, placed, depth + 1))
@@ -752,47 +745,36 @@ fn denied_by(kind: DenialKind) -> Option<&'static str> {
     })
 }
 
-fn audit_rows(audit: Option<&Value>) -> Vec<AuditView> {
-    let Some(Value::Array(records)) = audit else {
-        return Vec::new();
-    };
-    records
+/// The audit table's rows, one per audited model request.
+fn audit_rows(audit: &[RequestAudit]) -> Vec<AuditView> {
+    audit
         .iter()
-        .map(|r| {
-            let tools: Vec<String> = r
-                .get("tools")
-                .and_then(Value::as_array)
-                .map(|t| t.iter().filter_map(|v| text_of(Some(v))).collect())
-                .unwrap_or_default();
-            let subagent = r.get("subagent").and_then(Value::as_bool).unwrap_or(false);
-            AuditView {
-                model: text_of(r.get("model")).unwrap_or_default(),
-                agent: if subagent {
-                    format!(
-                        "subagent {}",
-                        text_of(r.get("agent_id")).unwrap_or_default()
-                    )
-                } else {
-                    "main".to_owned()
-                },
-                tool_count: tools.len(),
-                tools: tools.join(", "),
-                reasoning_effort: text_of(r.get("reasoning_effort"))
-                    .unwrap_or_else(|| "none".to_owned()),
-                image_details: r
-                    .get("image_details")
-                    .and_then(Value::as_array)
-                    .filter(|d| !d.is_empty())
-                    .map(|d| {
-                        d.iter()
-                            .map(|v| text_of(Some(v)).unwrap_or_else(|| "default".to_owned()))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    })
-                    .unwrap_or_else(|| "no images".to_owned()),
-                instructions_sha256: text_of(r.get("instructions_sha256"))
-                    .unwrap_or_else(|| "none".to_owned()),
-            }
+        .map(|r| AuditView {
+            model: r.model.clone(),
+            agent: if r.subagent {
+                format!("subagent {}", r.agent_id.clone().unwrap_or_default())
+            } else {
+                "main".to_owned()
+            },
+            tool_count: r.tools.len(),
+            tools: r.tools.join(", "),
+            reasoning_effort: r
+                .reasoning_effort
+                .clone()
+                .unwrap_or_else(|| "none".to_owned()),
+            image_details: if r.image_details.is_empty() {
+                "no images".to_owned()
+            } else {
+                r.image_details
+                    .iter()
+                    .map(|d| d.clone().unwrap_or_else(|| "default".to_owned()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+            instructions_sha256: r
+                .instructions_sha256
+                .clone()
+                .unwrap_or_else(|| "none".to_owned()),
         })
         .collect()
 }
