@@ -273,7 +273,9 @@ fn edit_loop(root: &Path, target_dir: &Path, cargo: &str, runner: &Path, runs: u
         "edit loop ({runs} rounds: edit one eval of examples/quickstart, rebuild, run it with --replay); medians:"
     );
     println!("{:<22} {:>8} {:>8}", "phase", "wall s", "CPU s");
-    let phases: [(&str, fn(&edit_loop::Round) -> (f64, f64)); 3] = [
+    // Each phase's (wall s, CPU s) in a round.
+    type Phase = fn(&edit_loop::Round) -> (f64, f64);
+    let phases: [(&str, Phase); 3] = [
         ("rebuild", |r| (r.rebuild.wall_s, r.rebuild.cpu_s)),
         ("run", |r| (r.run.wall_s, r.run.cpu_s)),
         ("edit and rerun", |r| {
