@@ -221,7 +221,26 @@ impl EvalContext {
         treatment: &CopilotEval,
         prompt: impl Into<String>,
     ) -> Comparison {
-        let prompt = prompt.into();
+        self.compare_boxed(baseline, treatment, prompt.into()).await
+    }
+
+    /// [`compare`](Self::compare)'s work, boxed in this crate (docs/performance.md, "The edit
+    /// loop": a test binary awaiting it then does not compile both sides' runs again).
+    fn compare_boxed<'a>(
+        &'a self,
+        baseline: &'a CopilotEval,
+        treatment: &'a CopilotEval,
+        prompt: String,
+    ) -> futures::future::BoxFuture<'a, Comparison> {
+        Box::pin(self.compare_unboxed(baseline, treatment, prompt))
+    }
+
+    async fn compare_unboxed(
+        &self,
+        baseline: &CopilotEval,
+        treatment: &CopilotEval,
+        prompt: String,
+    ) -> Comparison {
         if let (Some(b), Some(t)) = (baseline.working_directory(), treatment.working_directory())
             && (b.starts_with(t) || t.starts_with(b))
         {

@@ -460,7 +460,19 @@ impl EvalContext {
     /// [`run_prompts`](Self::run_prompts), resuming the earlier session `resume` plans when
     /// given ([`resume`](Self::resume)). Every run gets its own runtime home, kept until the
     /// test ends.
-    pub(super) async fn run_prompts_with(
+    ///
+    /// Boxed here, so that the test binaries that await it run this crate's code instead of
+    /// compiling the whole run again (docs/performance.md, "The edit loop").
+    pub(super) fn run_prompts_with<'a>(
+        &'a self,
+        eval: &'a CopilotEval,
+        prompts: Vec<Prompt>,
+        resume: Option<super::resume::ResumePlan>,
+    ) -> futures::future::BoxFuture<'a, CopilotResult> {
+        Box::pin(self.run_prompts_unboxed(eval, prompts, resume))
+    }
+
+    async fn run_prompts_unboxed(
         &self,
         eval: &CopilotEval,
         prompts: Vec<Prompt>,

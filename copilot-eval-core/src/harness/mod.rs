@@ -63,6 +63,7 @@ mod trigger;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -644,6 +645,14 @@ where
     Fut: Future,
     Fut::Output: TestReturn,
 {
+    let test_ctx = ctx.clone();
+    run_boxed_test(ctx, Box::pin(async move { test(test_ctx).await.failure() }))
+}
+
+/// The work of [`run_test_in`], not generic: the tokio runtime, the unwinding and the outcome
+/// are compiled once in this crate, not in every test of a user's test binary
+/// (docs/performance.md, "The edit loop"). `test` resolves to the test's failure message.
+fn run_boxed_test(ctx: EvalContext, test: Pin<Box<dyn Future<Output = Option<String>> + '_>>) {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -651,7 +660,7 @@ where
         Ok(runtime) => runtime,
         Err(e) => ctx.setup_failure(format!("cannot start a tokio runtime: {e}")),
     };
-    let outcome = runtime.block_on(AssertUnwindSafe(test(ctx.clone())).catch_unwind());
+    let outcome = runtime.block_on(AssertUnwindSafe(test).catch_unwind());
     runtime.shutdown_timeout(Duration::from_secs(5));
     // A run that stopped otherwise than the test declared (`ctx.expect_stop`) fails the test,
     // and is named in the failure message of a test that failed anyway.
@@ -662,7 +671,6 @@ where
     };
     match outcome {
         Ok(returned) => match returned
-            .failure()
             .map(with_unmet)
             .or(unmet.clone())
             .or_else(|| ctx.strict_script_failure())

@@ -260,6 +260,28 @@ where
 {
     let started = Instant::now();
     let prompts: Vec<Prompt> = prompts.into_iter().map(Into::into).collect();
+    run_prompts(eval, prompts, options, started).await
+}
+
+/// [`run_turns`]'s work, boxed in this crate: a user's test binary calls it through the
+/// future's vtable instead of compiling the whole run (session, proxy, model server, pooled
+/// endpoint) again, as it would for an `async fn` of ours it awaits (docs/performance.md,
+/// "The edit loop").
+pub(crate) fn run_prompts<'a>(
+    eval: &'a CopilotEval,
+    prompts: Vec<Prompt>,
+    options: &'a RunOptions,
+    started: Instant,
+) -> futures::future::BoxFuture<'a, CopilotResult> {
+    Box::pin(run_prompts_unboxed(eval, prompts, options, started))
+}
+
+async fn run_prompts_unboxed(
+    eval: &CopilotEval,
+    prompts: Vec<Prompt>,
+    options: &RunOptions,
+    started: Instant,
+) -> CopilotResult {
     let mut run = RunState::new(eval);
     let Prepared {
         working_directory,

@@ -5,15 +5,23 @@
 //! workloads with another tool (`--other-w1`, `--other-w2`, e.g. a pytest-skill-engineering
 //! suite). Prints, per workload and side, the median wall time, the median CPU time of the
 //! command and its descendants (user + system, from `wait4`) and the largest resident memory of
-//! any one of those processes, then the ratios. Linux and macOS (it uses `wait4`).
+//! any one of those processes, then the ratios. Then the edit loop of issue 34 (`edit_loop.rs`):
+//! edit one eval of examples/quickstart, rebuild and run it, `--edit-runs` times (5), the
+//! rebuild and the run apart; `--edit-loop` measures only that. Linux and macOS (it uses
+//! `wait4`).
 //!
 //! ```sh
 //! cargo run -p copilot-eval-bench --bin bench -- [--runs N] [--other-w1 CMD] [--other-w2 CMD]
+//!     [--edit-runs N] [--edit-loop]
 //! ```
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
+
+// Not `src/bin/edit_loop.rs`: cargo would take that for a program of its own.
+#[path = "bench/edit_loop.rs"]
+mod edit_loop;
 
 /// The evals of W2 (`weather::w01` .. `weather::w24`).
 const W2_EVALS: usize = 24;
@@ -100,12 +108,21 @@ fn main() {
     let mut runs = 3usize;
     let mut other_w1 = None;
     let mut other_w2 = None;
+    let mut edit_runs = 5usize;
+    let mut edit_loop_only = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
             "--other-w1" => other_w1 = args.next(),
             "--other-w2" => other_w2 = args.next(),
+            "--edit-runs" => {
+                edit_runs = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .expect("--edit-runs N")
+            }
+            "--edit-loop" => edit_loop_only = true,
             other => panic!("unknown argument {other:?}; see the doc comment of bench.rs"),
         }
     }
@@ -137,6 +154,11 @@ fn main() {
             .current_dir(&root);
         command
     };
+    println!("load average before: {}", load_average());
+    if edit_loop_only {
+        edit_loop(&root, &target_dir, &cargo, &runner_path, edit_runs);
+        return;
+    }
     // Warm-up (unpack, build check), not measured.
     measure("warm-up", &mut runner(&["--exact", "weather::w01"]));
 
@@ -224,4 +246,49 @@ fn main() {
             println!("W2 CPU s per eval, {name}: {:.3}", cpu / W2_EVALS as f64);
         }
     }
+    edit_loop(&root, &target_dir, &cargo, &runner_path, edit_runs);
+}
+
+/// The 1, 5 and 15 minute load averages, as `uptime` prints them.
+fn load_average() -> String {
+    let mut loads = [0f64; 3];
+    // SAFETY: getloadavg writes at most 3 values into the array it is given.
+    let got = unsafe { libc::getloadavg(loads.as_mut_ptr(), 3) };
+    if got < 3 {
+        return "unknown".into();
+    }
+    format!("{:.2}, {:.2}, {:.2}", loads[0], loads[1], loads[2])
+}
+
+/// Measure the edit loop ([`edit_loop`]) and print its medians.
+fn edit_loop(root: &Path, target_dir: &Path, cargo: &str, runner: &Path, runs: usize) {
+    let rounds = edit_loop::measure_rounds(
+        root,
+        &target_dir.join("edit-loop"),
+        Path::new(cargo),
+        runner,
+        runs,
+    );
+    println!(
+        "edit loop ({runs} rounds: edit one eval of examples/quickstart, rebuild, run it with --replay); medians:"
+    );
+    println!("{:<22} {:>8} {:>8}", "phase", "wall s", "CPU s");
+    // Each phase's (wall s, CPU s) in a round.
+    type Phase = fn(&edit_loop::Round) -> (f64, f64);
+    let phases: [(&str, Phase); 3] = [
+        ("rebuild", |r| (r.rebuild.wall_s, r.rebuild.cpu_s)),
+        ("run", |r| (r.run.wall_s, r.run.cpu_s)),
+        ("edit and rerun", |r| {
+            (
+                r.rebuild.wall_s + r.run.wall_s,
+                r.rebuild.cpu_s + r.run.cpu_s,
+            )
+        }),
+    ];
+    for (name, of) in phases {
+        let wall = median(&mut rounds.iter().map(|r| of(r).0).collect::<Vec<_>>());
+        let cpu = median(&mut rounds.iter().map(|r| of(r).1).collect::<Vec<_>>());
+        println!("{name:<22} {wall:>8.2} {cpu:>8.2}");
+    }
+    println!("load average after: {}", load_average());
 }

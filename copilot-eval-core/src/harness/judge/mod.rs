@@ -530,9 +530,21 @@ impl EvalContext {
         result: &CopilotResult,
         rubric: &Rubric,
     ) -> Result<Judgement, JudgeError> {
-        let mut record = self.judge_record(JudgeKind::Rubric, rubric, &[result]);
-        let outcome = self.judge_rubric(result, rubric, &mut record).await;
-        self.finish_judge(record, outcome)
+        self.judge_boxed(result, rubric).await
+    }
+
+    /// [`judge`](Self::judge)'s work, boxed in this crate (docs/performance.md, "The edit
+    /// loop": a test binary awaiting it then does not compile the judge's sessions again).
+    fn judge_boxed<'a>(
+        &'a self,
+        result: &'a CopilotResult,
+        rubric: &'a Rubric,
+    ) -> futures::future::BoxFuture<'a, Result<Judgement, JudgeError>> {
+        Box::pin(async move {
+            let mut record = self.judge_record(JudgeKind::Rubric, rubric, &[result]);
+            let outcome = self.judge_rubric(result, rubric, &mut record).await;
+            self.finish_judge(record, outcome)
+        })
     }
 
     /// Ask a judge which of `a` and `b` meets each criterion of `rubric` better: two separate
@@ -549,9 +561,22 @@ impl EvalContext {
         b: &CopilotResult,
         rubric: &Rubric,
     ) -> Result<Judgement, JudgeError> {
-        let mut record = self.judge_record(JudgeKind::Pairwise, rubric, &[a, b]);
-        let outcome = self.judge_pairwise(a, b, rubric, &mut record).await;
-        self.finish_judge(record, outcome)
+        self.judge_pair_boxed(a, b, rubric).await
+    }
+
+    /// [`judge_pair`](Self::judge_pair)'s work, boxed in this crate (as
+    /// [`judge`](Self::judge)).
+    fn judge_pair_boxed<'a>(
+        &'a self,
+        a: &'a CopilotResult,
+        b: &'a CopilotResult,
+        rubric: &'a Rubric,
+    ) -> futures::future::BoxFuture<'a, Result<Judgement, JudgeError>> {
+        Box::pin(async move {
+            let mut record = self.judge_record(JudgeKind::Pairwise, rubric, &[a, b]);
+            let outcome = self.judge_pairwise(a, b, rubric, &mut record).await;
+            self.finish_judge(record, outcome)
+        })
     }
 
     /// The record of a judge before its sessions.
