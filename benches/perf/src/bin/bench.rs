@@ -260,7 +260,7 @@ fn load_average() -> String {
     format!("{:.2}, {:.2}, {:.2}", loads[0], loads[1], loads[2])
 }
 
-/// Measure the edit loop ([`edit_loop`]) and print its medians.
+/// Measure the edit loop ([`mod@edit_loop`]) and print its medians.
 fn edit_loop(root: &Path, target_dir: &Path, cargo: &str, runner: &Path, runs: usize) {
     let rounds = edit_loop::measure_rounds(
         root,
