@@ -407,13 +407,22 @@ fn result_error_is_string(ty: &str) -> bool {
     false
 }
 
-/// No public function of core returns a text as its error.
-#[test]
-fn public_functions_return_typed_errors() {
+/// What `rule` finds in every Rust file under `dirs` (relative to the workspace root), each
+/// file named by its path relative to the root. Fails when `dirs` hold `at_least` files or
+/// fewer: the scan would be looking in the wrong place.
+fn scan(dirs: &[&str], at_least: usize, rule: fn(&str, &Source) -> Vec<String>) -> Vec<String> {
     let root = root();
     let mut files = Vec::new();
-    rust_files(&root.join("copilot-eval-core/src"), &mut files);
-    assert!(files.len() > 50, "only {} files found", files.len());
+    for dir in dirs {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(
+        files.len() > at_least,
+        "only {} files found under {} in {}: the scan is looking in the wrong place",
+        files.len(),
+        dirs.join(", "),
+        root.display()
+    );
     let mut found = Vec::new();
     for file in &files {
         let relative = file
@@ -422,8 +431,15 @@ fn public_functions_return_typed_errors() {
             .to_string_lossy()
             .replace('\\', "/");
         let text = std::fs::read_to_string(file).unwrap();
-        found.extend(string_errors(&relative, &lex(&text)));
+        found.extend(rule(&relative, &lex(&text)));
     }
+    found
+}
+
+/// No public function of core returns a text as its error.
+#[test]
+fn public_functions_return_typed_errors() {
+    let found = scan(&["copilot-eval-core/src"], 50, string_errors);
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
@@ -462,27 +478,7 @@ fn the_string_error_rule_finds_public_text_errors() {
 /// The rules hold over the workspace's source.
 #[test]
 fn denial_words_and_stop_reasons_are_spelled_in_one_place() {
-    let root = root();
-    let mut files = Vec::new();
-    for dir in SCANNED {
-        rust_files(&root.join(dir), &mut files);
-    }
-    assert!(
-        files.len() > 100,
-        "only {} files found under {}: the scan is looking in the wrong place",
-        files.len(),
-        root.display()
-    );
-    let mut found = Vec::new();
-    for file in &files {
-        let relative = file
-            .strip_prefix(&root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        let text = std::fs::read_to_string(file).unwrap();
-        found.extend(violations(&relative, &lex(&text)));
-    }
+    let found = scan(SCANNED, 100, violations);
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
