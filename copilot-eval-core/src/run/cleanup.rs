@@ -312,12 +312,7 @@ async fn kill_leftovers(run: &mut RunState, home: &std::path::Path) {
         ));
         watched.extend(&left);
     }
-    let deadline = tokio::time::Instant::now() + EXIT_BOUND;
-    watched.retain(|pid| runtime::process_alive(*pid));
-    while !watched.is_empty() && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        watched.retain(|pid| runtime::process_alive(*pid));
-    }
+    let watched = runtime::wait_for_exits(watched, EXIT_BOUND).await;
     if !watched.is_empty() {
         run.cleanup_errors.push(format!(
             "runtime processes {watched:?} were killed but had not exited {EXIT_BOUND:?} later"

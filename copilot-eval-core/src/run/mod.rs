@@ -409,13 +409,13 @@ async fn run_prompts_unboxed(
     .await;
 
     // A pooled runtime that died during the session ended it: said as such (the runtime is the
-    // pool's process, so its exit status is the pool's to read; it is retired on release).
+    // pool's process, so its exit status is the pool's to read; it is retired on release). A
+    // killed process closes its sockets before it has ended, so its end is waited for.
     if let Some(lease) = lease
-        && run
-            .stops
-            .iter()
-            .any(|(_, e)| e.contains("closed the event stream"))
-        && !crate::runtime::process_alive(lease.pid)
+        && run.stops.iter().any(|(_, e)| e == session::STREAM_CLOSED)
+        && crate::runtime::wait_for_exits(vec![lease.pid], POOLED_EXIT_BOUND)
+            .await
+            .is_empty()
     {
         run.fail(
             crate::StopReason::ExecutionError,
@@ -466,6 +466,10 @@ pub const AUTH_HINT: &str = "the live run could not authenticate to GitHub Copil
 
 /// Texts of the runtime's errors that mean it had no usable credential, lowercase (runtime
 /// 1.0.102 says `No GitHub OAuth token or Copilot HMAC key provided` without one).
+/// How long a run whose pooled runtime closed the event stream waits for that runtime to have
+/// ended before it reports the stream's close as it is (a loaded machine can take a moment).
+const POOLED_EXIT_BOUND: Duration = Duration::from_secs(10);
+
 const AUTH_FAILURES: [&str; 4] = [
     "no github oauth token",
     "not authenticated",

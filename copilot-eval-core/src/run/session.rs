@@ -24,6 +24,9 @@ use crate::result::{RawEvent, RuntimeStartup, StopReason};
 
 /// After a `session.error`, how long to wait for the `session.idle` that normally follows.
 const ERROR_IDLE_GRACE: Duration = Duration::from_secs(3);
+/// The stop's message when the runtime's event stream ended before the turn's `session.idle`
+/// (the runtime exited, or dropped the connection).
+pub(super) const STREAM_CLOSED: &str = "the runtime closed the event stream before session.idle";
 /// Event buffer of the live subscription (events; a slower recorder would lose events).
 const EVENT_BUFFER: usize = 4096;
 
@@ -506,7 +509,7 @@ async fn wait_until_done(
             return if last.idles > idles_before || last.session_error {
                 Ok(())
             } else {
-                Err("the runtime closed the event stream before session.idle".to_owned())
+                Err(STREAM_CLOSED.to_owned())
             };
         }
     }

@@ -578,6 +578,21 @@ pub fn process_alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok() && !is_zombie(pid)
 }
 
+/// Wait until every process of `pids` has ended ([`process_alive`] is false), checking every
+/// 20 ms for at most `bound`; returns the ones still alive then (empty: all ended).
+///
+/// A process killed with SIGKILL closes its file descriptors (its sockets) before it becomes a
+/// zombie, so one seen to close a connection can still read as alive for a moment.
+pub async fn wait_for_exits(mut pids: Vec<u32>, bound: std::time::Duration) -> Vec<u32> {
+    let deadline = tokio::time::Instant::now() + bound;
+    pids.retain(|pid| process_alive(*pid));
+    while !pids.is_empty() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        pids.retain(|pid| process_alive(*pid));
+    }
+    pids
+}
+
 fn is_zombie(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
