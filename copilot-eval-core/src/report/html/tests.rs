@@ -616,3 +616,24 @@ fn the_audit_skills_and_subagents_are_read_from_their_records() {
         "{html}"
     );
 }
+
+/// A run's warnings (e.g. a dispatch by an agent file's name) are listed on the run, escaped;
+/// a run without warnings has no such list.
+#[test]
+fn a_runs_warnings_are_listed_on_the_run() {
+    let mut warned = test("warned", Outcome::Passed, None, 5);
+    warned.runs[0].warnings = vec!["agent_type \"planner\" <is> the file name".into()];
+    let quiet = test("quiet", Outcome::Passed, None, 5);
+    let html = to_html(&report(vec![warned])).unwrap();
+    assert!(
+        html.contains("<div class=\"warnings\"><span class=\"what\">warnings:</span>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("agent_type &quot;planner&quot; &lt;is&gt; the file name")
+            || html.contains("agent_type &#34;planner&#34; &lt;is&gt; the file name"),
+        "{html}"
+    );
+    let html = to_html(&report(vec![quiet])).unwrap();
+    assert!(!html.contains("<div class=\"warnings\">"), "{html}");
+}

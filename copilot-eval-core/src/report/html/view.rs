@@ -146,6 +146,8 @@ pub(super) struct RunView {
     pub capture_errors: Vec<String>,
     pub cleanup_errors: Vec<String>,
     pub tool_handler_failures: Vec<String>,
+    /// The run's warnings (`warnings` of the run record), one line each.
+    pub warnings: Vec<String>,
     pub replay: Option<String>,
     pub recording: Option<String>,
     pub working_directory: String,
@@ -607,6 +609,7 @@ impl RunView {
             capture_errors: run.capture_errors.clone(),
             cleanup_errors: run.cleanup_errors.clone(),
             tool_handler_failures: run.tool_handler_failures.clone(),
+            warnings: run.warnings.clone(),
             replay: run.replay.as_ref().map(|r| {
                 if r.unconsumed.is_empty() {
                     r.cassette.clone()
