@@ -577,7 +577,8 @@ async fn a_dispatch_cut_off_by_the_timeout_is_never_a_silent_gap() {
 /// A custom agent file whose front-matter `name` makes its id differ from its file name
 /// (`planner.agent.md`, `name: Planner`): a scripted `task` dispatch by the file name fails in
 /// the runtime, and the run says why in a warning naming the file and the id to use; the
-/// dispatch by the id warns of nothing.
+/// dispatch by the id warns of nothing. The same for the agent added by `custom_agent_file`
+/// and by a repository's `.github/agents` (`RepoConfig`).
 #[tokio::test]
 async fn a_dispatch_by_an_agent_files_name_is_a_warning_naming_the_id() {
     let Some(runtime) = runtime_for("a_dispatch_by_an_agent_files_name_is_a_warning_naming_the_id")
@@ -588,12 +589,22 @@ async fn a_dispatch_by_an_agent_files_name_is_a_warning_naming_the_id() {
     write(
         files.path(),
         &[(
-            "agents/planner.agent.md",
+            ".github/agents/planner.agent.md",
             "---\nname: Planner\ndescription: Plans the work.\n---\nPlan the work.\n",
         )],
     );
-    let agent_file = files.path().join("agents/planner.agent.md");
-    for (agent_type, warned) in [("planner", true), ("Planner", false)] {
+    let agent_file = files.path().join(".github/agents/planner.agent.md");
+    let repo = RepoConfig::load(files.path()).unwrap();
+    // The agent added by its file, and by the repository's configuration.
+    let cases = [("planner", true), ("Planner", false)]
+        .into_iter()
+        .flat_map(|case| [(case, false), (case, true)]);
+    for ((agent_type, warned), from_repo) in cases {
+        let builder = if from_repo {
+            repo.builder()
+        } else {
+            CopilotEval::builder().custom_agent_file(&agent_file)
+        };
         let work = tempfile::tempdir().unwrap();
         let script = Script::new([])
             .turn(ScriptedTurn::tool_call(
@@ -602,14 +613,8 @@ async fn a_dispatch_by_an_agent_files_name_is_a_warning_naming_the_id() {
             ))
             .turn(ScriptedTurn::text("PLANNED"))
             .turn(ScriptedTurn::text("done"));
-        let (result, _server) = scripted(
-            script,
-            CopilotEval::builder().custom_agent_file(&agent_file),
-            work.path(),
-            "Plan.",
-            &runtime.path,
-        )
-        .await;
+        let (result, _server) =
+            scripted(script, builder, work.path(), "Plan.", &runtime.path).await;
         let dispatch = &result.tool_calls_for("task")[0];
         let warnings: Vec<&String> = result
             .warnings

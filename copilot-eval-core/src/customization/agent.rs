@@ -143,23 +143,30 @@ impl crate::eval::CopilotEvalBuilder {
     pub fn custom_agent_file(self, path: impl AsRef<Path>) -> Self {
         let (resolved, described) = self.resolve_path(path.as_ref());
         match AgentFile::load(&resolved) {
-            Ok(agent) => {
-                let file_id = agent_name(&agent.path);
-                let mut builder = self;
-                if file_id != agent.config.name {
-                    builder.file_named_agents.push(crate::eval::FileNamedAgent {
-                        file_id,
-                        id: agent.config.name.clone(),
-                        path: agent.path.clone(),
-                    });
-                }
-                builder.custom_agent(agent.config)
-            }
+            Ok(agent) => self.custom_agent_of_file(&agent),
             Err(error) => {
                 let message = format!("{described} does not load as a custom agent: {error}");
                 self.defer_error(crate::ConfigError::new("custom_agents", message))
             }
         }
+    }
+}
+
+impl crate::eval::CopilotEvalBuilder {
+    /// Add `agent`'s custom agent; when its id (`config.name`) differs from the id its file
+    /// name gives ([`agent_name`]), remember both, so the run can name a `task` dispatch by
+    /// the file name (`run/agent_ids`). Used by `custom_agent_file` and [`RepoConfig::apply`](
+    /// crate::customization::RepoConfig::apply).
+    pub(crate) fn custom_agent_of_file(mut self, agent: &AgentFile) -> Self {
+        let file_id = agent_name(&agent.path);
+        if file_id != agent.config.name {
+            self.file_named_agents.push(crate::eval::FileNamedAgent {
+                file_id,
+                id: agent.config.name.clone(),
+                path: agent.path.clone(),
+            });
+        }
+        self.custom_agent(agent.config.clone())
     }
 }
 

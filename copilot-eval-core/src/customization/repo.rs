@@ -298,14 +298,16 @@ impl RepoConfig {
 
     /// Apply the configuration to `builder`: the instructions text (when any) as
     /// `instructions`, each agent as a `custom_agent`, and the skills folder (when it holds
-    /// skills) as a `skill_directory`. Later builder calls override these.
+    /// skills) as a `skill_directory`. Later builder calls override these. An agent whose id
+    /// differs from its file name's is remembered as `custom_agent_file` does, so a failed
+    /// `task` dispatch by the file name is a warning on the result naming the id.
     pub fn apply(&self, builder: CopilotEvalBuilder) -> CopilotEvalBuilder {
         let mut builder = builder;
         if let Some(text) = &self.instructions_text {
             builder = builder.instructions(text.clone());
         }
         for agent in &self.agents {
-            builder = builder.custom_agent(agent.config.clone());
+            builder = builder.custom_agent_of_file(agent);
         }
         if let Some(dir) = &self.skills_directory {
             builder = builder.skill_directory(dir.clone());

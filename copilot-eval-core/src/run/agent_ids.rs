@@ -1,5 +1,6 @@
 //! The run's warning about a subagent dispatched by an agent file's name: a custom agent added
-//! with [`custom_agent_file`](crate::eval::CopilotEvalBuilder::custom_agent_file) whose
+//! with [`custom_agent_file`](crate::eval::CopilotEvalBuilder::custom_agent_file) (or by
+//! [`RepoConfig::apply`](crate::customization::RepoConfig::apply) from a `.github/agents`) whose
 //! front-matter `name` makes its id differ from its file name is known to the runtime only by
 //! that id, so a `task` call (scripted, recorded or live) passing the file name as `agent_type`
 //! fails ("Unknown agent_type"). `lint` states the id as an `agent-id` note (shown with
