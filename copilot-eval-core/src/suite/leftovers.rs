@@ -47,14 +47,8 @@ pub(super) async fn find(group: Option<u32>, marker_entry: &str) -> Vec<Leftover
 
 /// Wait (at most [`KILL_BOUND`]) until none of `leftovers` is alive any more.
 pub(super) async fn wait_gone(leftovers: &[Leftover]) {
-    let until = tokio::time::Instant::now() + KILL_BOUND;
-    while leftovers
-        .iter()
-        .any(|l| crate::runtime::process_alive(l.pid))
-        && tokio::time::Instant::now() < until
-    {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let pids = leftovers.iter().map(|l| l.pid).collect();
+    crate::runtime::wait_for_exits(pids, KILL_BOUND).await;
 }
 
 /// `pid 123 (sleep 600), pid 456 (node …)`.
