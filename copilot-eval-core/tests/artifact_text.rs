@@ -5,7 +5,7 @@
 use copilot_eval_core::StopReason;
 use copilot_eval_core::report::{
     CapturedOutput, Outcome, Property, Redactor, RunRecord, RunTotals, SCHEMA_VERSION, SuiteReport,
-    SuiteTotals, TestRecord, TimingsRecord, ToolInfo, json_schema, write_json, write_junit,
+    SuiteTotals, TestRecord, ToolInfo, json_schema, write_json, write_junit,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -82,7 +82,7 @@ fn run(stop: StopReason, model: String, prompt: String, response: String) -> Run
         usage: vec![],
         totals: RunTotals::default(),
         duration_ms: 1,
-        timings: TimingsRecord::default(),
+        timings: copilot_eval_core::result::Timings::default(),
         working_directory: "/w".into(),
         pooled_runtime: false,
         skills_invoked: vec![],

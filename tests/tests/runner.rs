@@ -177,7 +177,7 @@ fn passing_evals_exit_0() {
     );
     assert_eq!(run.junit.tests, run.report.tests.len(), "{}", run.junit_xml);
     assert!(run.stdout.is_empty(), "human output goes to stderr");
-    assert_eq!(run.report.schema_version, "1");
+    assert_eq!(run.report.schema_version, "2");
     assert_eq!(run.report.mode, "replay");
     assert_eq!(run.report.runtime.version.as_deref(), Some("1.0.102"));
     assert_eq!(run.report.totals.passed, 2);

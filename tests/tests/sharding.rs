@@ -232,12 +232,12 @@ fn three_shards_of_the_example_merge_into_the_unsharded_artifacts() {
     assert!(stderr.contains("is in both"), "{stderr}");
     let mut future: Value =
         serde_json::from_str(&std::fs::read_to_string(&shard_json[1]).unwrap()).unwrap();
-    future["schema_version"] = json!("2");
+    future["schema_version"] = json!("3");
     let future_path = path(dir, "future.json");
     std::fs::write(&future_path, future.to_string()).unwrap();
     let (status, _, stderr) = copilot_eval(&["merge", &shard_json[0], &future_path], dir);
     assert_eq!(status, 5, "{stderr}");
-    assert!(stderr.contains("schema_version \"2\""), "{stderr}");
+    assert!(stderr.contains("schema_version \"3\""), "{stderr}");
 
     // hash:K/N (listed only): the shards together list every eval exactly once.
     let (_, all, _) = copilot_eval(&["-p", "quickstart", "--list"], dir);

@@ -137,7 +137,7 @@ pub fn not_run_after_stop(tool: &str) -> String {
 /// How a tool call's record writes its denial (`#[serde(flatten, with = "...")]` on an
 /// `Option<Denial>` field): `denied`, the reason (`null` when the call was not denied), then
 /// `denial_kind` (absent when the call was not denied). The evidence's
-/// [`ToolCall`](super::ToolCall) and the report's `ToolCallRecord` both write it so.
+/// [`ToolCall`](super::ToolCall) writes it so, in the evidence and in the JSON report alike.
 pub mod fields {
     use schemars::JsonSchema;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -32,6 +32,12 @@ pub struct Turn {
 
 /// One tool call, from `assistant.message` tool requests, `tool.execution_start` and
 /// `tool.execution_complete`, correlated by tool call id.
+///
+/// This type is also the tool call of the JSON report, wherever it holds one (the run record's
+/// `tool_calls[]` and each subagent invocation's `tool_calls[]`): its serde attributes give the
+/// report's shape. In JSON, `runtime_name`, `cut_for_model` (written as
+/// `cut_for_model_full_bytes`) and `structured_content` are absent when `None`; the denial is
+/// written as `denied` and `denial_kind`; `telemetry` is not written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolCall {
     /// The tool call id (`toolCallId`).
@@ -44,7 +50,9 @@ pub struct ToolCall {
     /// answers "Tool name is missing or empty"); for a call of an MCP tool by its full
     /// `<server>-<tool>` name that the runtime had cut to 64 characters, the cut name it gave
     /// the model (the call failed "does not exist"). `None` when the runtime took the model's
-    /// name. A failed call with a runtime name ends the run `runtime_substitution`.
+    /// name. A failed call with a runtime name ends the run `runtime_substitution`. Absent from
+    /// JSON when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime_name: Option<String>,
     /// Arguments as JSON (a string argument payload is parsed; invalid JSON is kept as a string).
     pub arguments: Value,
@@ -70,15 +78,28 @@ pub struct ToolCall {
     /// The permission request the runtime made for this call and who answered it; `None` when
     /// the runtime asked no permission (a pre-tool guard answered `allow` in an eval without
     /// a permission layer, or the call was denied before). See [`Permission`].
+    #[serde(default)]
     pub permission: Option<Permission>,
     /// Set when the model did not see the whole result: the runtime saved it to a temporary
     /// file and gave the model a pointer and a preview instead (runtime 1.0.102 does this above
     /// 20 KB). From the completion's `toolTelemetry` (`largeOutputWrittenToFile`,
     /// `largeOutputOriginalSizeBytes`); `None` when the model saw the result whole.
+    ///
+    /// In JSON it is `cut_for_model_full_bytes`, the result's full size (absent when `None`):
+    /// the model's bytes are the length of `result`, so a tool call read back from JSON has
+    /// `model_bytes` 0.
+    #[serde(
+        default,
+        rename = "cut_for_model_full_bytes",
+        skip_serializing_if = "Option::is_none",
+        with = "cut_bytes"
+    )]
+    #[schemars(with = "Option<u64>")]
     pub cut_for_model: Option<CutForModel>,
     /// The structured content the tool returned beside its text, JSON as the tool gave it
     /// (`result.structuredContent` of `tool.execution_complete`: an MCP tool's
-    /// `structuredContent`); `None` when it returned none.
+    /// `structuredContent`); `None` when it returned none (absent from JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
     /// The tool's telemetry as the runtime reported it (`toolTelemetry` of
     /// `tool.execution_complete`, e.g. `{"properties": {..}, "metrics": {..}}`: what a
@@ -113,12 +134,49 @@ pub struct Permission {
 pub struct CutForModel {
     /// Bytes of the result the tool returned (`largeOutputOriginalSizeBytes`).
     pub full_bytes: u64,
-    /// Bytes of the text the model saw instead (`result.content`: the pointer and preview).
+    /// Bytes of the text the model saw instead (`result.content`: the pointer and preview). Not
+    /// in the JSON report (it is the length of the call's `result`): 0 when read back from JSON.
     pub model_bytes: u64,
 }
 
-/// Token usage and cost of one model call (`assistant.usage`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// How [`ToolCall::cut_for_model`] is written in JSON (`#[serde(with = "...")]` on its
+/// `Option<CutForModel>`): the result's full size in bytes, `full_bytes`, as a number. Read back,
+/// `model_bytes` is 0: the JSON does not keep it (the model saw the call's `result`, whose
+/// length it is).
+mod cut_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::CutForModel;
+
+    /// Write `cut`'s `full_bytes` (`null` for `None`, which the field skips).
+    pub(super) fn serialize<S: Serializer>(
+        cut: &Option<CutForModel>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match cut {
+            Some(cut) => s.serialize_some(&cut.full_bytes),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Read `full_bytes` back (`model_bytes` 0: not in the JSON).
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<CutForModel>, D::Error> {
+        Ok(
+            Option::<u64>::deserialize(d)?.map(|full_bytes| CutForModel {
+                full_bytes,
+                model_bytes: 0,
+            }),
+        )
+    }
+}
+
+/// Token usage and cost of one model call (`assistant.usage`). Also the JSON report's entry of
+/// `tests[].runs[].usage[]`, field for field; the run record writes every count as 0 when the
+/// run's counts are not known (`totals.tokens` = `unknown`,
+/// [`CopilotResult::usage_unknown`](crate::CopilotResult::usage_unknown)).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
     /// The model that served the call (`model`).
     pub model: Option<String>,

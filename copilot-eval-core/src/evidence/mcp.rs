@@ -15,7 +15,8 @@
 //! a tool `<server>-<tool>` and cuts that name to [`MAX_TOOL_NAME`] characters), and a warning
 //! for each cut name ([`cut_warning`]).
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{RawEvent, SessionEventType as Kind};
@@ -23,8 +24,10 @@ use super::{RawEvent, SessionEventType as Kind};
 /// The status of a configured server the runtime said nothing about.
 pub const UNREPORTED: &str = "unreported";
 
-/// One MCP server the eval configured, as the runtime last reported it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One MCP server the eval configured, as the runtime last reported it. Also the JSON report's
+/// entry of `tests[].runs[].mcp_servers[]`: `tool_count` and `error` are absent there when
+/// `None`, `optional` when `false`, `tools` and `warnings` when empty.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct McpServerState {
     /// The server's name (the key given to `mcp_server(name, config)`).
     pub name: String,
@@ -34,22 +37,27 @@ pub struct McpServerState {
     pub status: String,
     /// How many tools the server listed (`session.mcp_server_tools_loaded.toolCount`); `None`
     /// when the runtime never loaded its tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_count: Option<u32>,
     /// The runtime's error text for the last failed status, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// `true` for a server added with `optional_mcp_server`: the run goes on when it is not
     /// connected (only a required server stops the run before the prompt).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
     /// The server's tools, as the check before the prompt listed them (`session.mcp.listTools`),
     /// in the server's order; empty when the server was not connected or the check did not run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<McpTool>,
     /// What the check before the prompt warns about: each tool whose name the runtime cut
     /// ([`cut_warning`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
 
-/// One tool of a connected MCP server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One tool of a connected MCP server (in JSON: `name`, `model_name`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct McpTool {
     /// The tool's name as the server advertised it.
     pub name: String,

@@ -353,10 +353,11 @@ impl ComparisonRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{TokenUsage, ToolCallRecord};
+    use crate::evidence::ToolCall;
+    use crate::report::TokenUsage;
 
-    fn call(name: &str) -> ToolCallRecord {
-        ToolCallRecord {
+    fn call(name: &str) -> ToolCall {
+        ToolCall {
             id: format!("id-{name}"),
             name: name.to_owned(),
             arguments: serde_json::json!({}),
@@ -368,8 +369,9 @@ mod tests {
             completed: true,
             denied: None,
             permission: None,
-            cut_for_model_full_bytes: None,
+            cut_for_model: None,
             structured_content: None,
+            telemetry: None,
             runtime_name: None,
         }
     }

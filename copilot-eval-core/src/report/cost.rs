@@ -280,7 +280,9 @@ mod tests {
 
     use super::*;
     use crate::cost::{CostControl, CostOptions};
-    use crate::report::{Outcome, RunTotals, SuiteTotals, TimingsRecord, UsageRecord};
+    use crate::evidence::Usage;
+    use crate::report::{Outcome, RunTotals, SuiteTotals};
+    use crate::result::Timings;
     use serde_json::Value;
 
     fn table() -> PricingTable {
@@ -300,8 +302,8 @@ output = 0
         .unwrap()
     }
 
-    fn usage(model: Option<&str>, input: u64, output: u64, read: u64, write: u64) -> UsageRecord {
-        UsageRecord {
+    fn usage(model: Option<&str>, input: u64, output: u64, read: u64, write: u64) -> Usage {
+        Usage {
             model: model.map(str::to_owned),
             input_tokens: input,
             output_tokens: output,
@@ -313,7 +315,7 @@ output = 0
         }
     }
 
-    fn run(usage: Vec<UsageRecord>, premium: Option<f64>) -> RunRecord {
+    fn run(usage: Vec<Usage>, premium: Option<f64>) -> RunRecord {
         RunRecord {
             eval_name: "e".into(),
             mode: "replay".into(),
@@ -348,7 +350,7 @@ output = 0
             },
             usage,
             duration_ms: 1,
-            timings: TimingsRecord::default(),
+            timings: Timings::default(),
             working_directory: "/w".into(),
             pooled_runtime: false,
             skills_invoked: vec![],

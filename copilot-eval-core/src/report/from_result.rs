@@ -1,4 +1,6 @@
 //! The artifacts' run record built from a run's [`CopilotResult`]: [`RunRecord::from_result`].
+//! Tool calls, usage, timings, MCP servers and subagent invocations are the result's own values
+//! (their types write the report's shape); only usage counts are changed, in one place below.
 
 use super::*;
 use crate::eval::{AgentMode, Attachment};
@@ -30,46 +32,24 @@ impl RunRecord {
     /// order: `prompt` is the first, `prompts` all of them, and each message of `turns` has the
     /// number of the prompt it is or answers.
     pub fn from_conversation(result: &CopilotResult, mode: &str, prompts: &[String]) -> Self {
-        let tool_calls: Vec<ToolCallRecord> = result
-            .tool_calls
-            .iter()
-            .map(|c| ToolCallRecord {
-                id: c.id.clone(),
-                name: c.name.clone(),
-                runtime_name: c.runtime_name.clone(),
-                arguments: c.arguments.clone(),
-                result: c.result.clone(),
-                success: c.success,
-                error: c.error.clone(),
-                agent_id: c.agent_id.clone(),
-                duration_ms: c.duration_ms,
-                completed: c.completed,
-                denied: c.denied.clone(),
-                permission: c.permission.as_ref().map(|p| PermissionRecord {
-                    kind: p.kind.clone(),
-                    by: p.by.clone(),
-                    outcome: p.outcome.clone(),
-                    approved: p.approved,
-                    feedback: p.feedback.clone(),
-                }),
-                cut_for_model_full_bytes: c.cut_for_model.map(|c| c.full_bytes),
-                structured_content: c.structured_content.clone(),
-            })
-            .collect();
-        // Made-up counts (a replay without recorded usage) are written as 0, flagged unknown.
-        let known = |count: u64| if result.usage_unknown { 0 } else { count };
-        let usage: Vec<UsageRecord> = result
+        let tool_calls = result.tool_calls.clone();
+        // The one place the report's usage differs from the evidence: made-up counts (a replay
+        // without recorded usage) are written as 0, and `totals.tokens` says `unknown`.
+        let usage: Vec<Usage> = result
             .usage
             .iter()
-            .map(|u| UsageRecord {
-                model: u.model.clone(),
-                input_tokens: known(u.input_tokens),
-                output_tokens: known(u.output_tokens),
-                cache_read_tokens: known(u.cache_read_tokens),
-                cache_write_tokens: known(u.cache_write_tokens),
-                cost: u.cost,
-                duration_ms: u.duration_ms,
-                agent_id: u.agent_id.clone(),
+            .map(|u| {
+                if result.usage_unknown {
+                    Usage {
+                        input_tokens: 0,
+                        output_tokens: 0,
+                        cache_read_tokens: 0,
+                        cache_write_tokens: 0,
+                        ..u.clone()
+                    }
+                } else {
+                    u.clone()
+                }
             })
             .collect();
         let costs: Vec<f64> = usage.iter().filter_map(|u| u.cost).collect();
@@ -166,36 +146,11 @@ impl RunRecord {
             totals,
             duration_ms: result.duration_ms,
             pooled_runtime: result.pooled_runtime,
-            timings: TimingsRecord {
-                runtime_unpack_ms: result.timings.runtime_unpack_ms,
-                runtime_start_ms: result.timings.runtime_start_ms,
-                create_session_ms: result.timings.create_session_ms,
-                turns_ms: result.timings.turns_ms,
-                cleanup_ms: result.timings.cleanup_ms,
-            },
+            timings: result.timings.clone(),
             working_directory: result.working_directory.display().to_string(),
             skills_invoked,
             skill_discovery: result.skill_discovery.clone(),
-            mcp_servers: result
-                .mcp_servers
-                .iter()
-                .map(|s| McpServerRecord {
-                    name: s.name.clone(),
-                    status: s.status.clone(),
-                    tool_count: s.tool_count,
-                    error: s.error.clone(),
-                    optional: s.optional,
-                    tools: s
-                        .tools
-                        .iter()
-                        .map(|t| McpToolRecord {
-                            name: t.name.clone(),
-                            model_name: t.model_name.clone(),
-                        })
-                        .collect(),
-                    warnings: s.warnings.clone(),
-                })
-                .collect(),
+            mcp_servers: result.mcp_servers.clone(),
             skill_invocations: result.skill_invocations.clone(),
             subagents,
             subagent_invocations: result.subagent_invocations.clone(),

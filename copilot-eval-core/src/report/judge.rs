@@ -376,7 +376,7 @@ mod tests {
         let mut judge_run = run(StopReason::Completed, 400);
         judge_run.label = Some(JUDGE.into());
         judge_run.totals.premium_requests = Some(1.0);
-        judge_run.usage = vec![crate::report::UsageRecord {
+        judge_run.usage = vec![crate::evidence::Usage {
             model: Some("claude-sonnet-4.5".into()),
             input_tokens: 400,
             output_tokens: 5,

@@ -8,7 +8,8 @@
 //! start to the latest shard end. The JUnit XML is then written from it like a suite's.
 //!
 //! Refused, with an error naming the files: an input that is not a results file, a
-//! `schema_version` other than this copilot-eval's ([`SCHEMA_VERSION`]), the same test in two
+//! `schema_version` other than this copilot-eval's ([`SCHEMA_VERSION`]) or the one before it
+//! (`"1"`, read as described at [`read_shard`]), the same test in two
 //! inputs (overlapping shards, or one shard given twice), shards run in different modes or on
 //! different runtime versions, and shards whose costs were estimated in different currencies.
 //!
@@ -53,7 +54,7 @@ pub enum MergeError {
     },
     /// An input was written with another version of the results format.
     #[error(
-        "{} has schema_version {found:?}, but this copilot-eval reads and writes version {expected:?}; merge artifacts written by the same copilot-eval version",
+        "{} has schema_version {found:?}, but this copilot-eval reads and writes version {expected:?} (and reads \"1\"); merge artifacts written by the same copilot-eval version",
         path.display()
     )]
     SchemaVersion {
@@ -142,6 +143,11 @@ pub enum MergeError {
 /// Reads one shard's JSON results. The `schema_version` is checked before the rest is read, so
 /// an incompatible file gets [`MergeError::SchemaVersion`] rather than a parse error.
 ///
+/// A file of version `"1"` is read too, and becomes version [`SCHEMA_VERSION`]: it differs only
+/// in how a subagent invocation's tool calls are written (each one's `cut_for_model` object,
+/// `{full_bytes, model_bytes}`, is read as the run's tool calls write it,
+/// `cut_for_model_full_bytes`).
+///
 /// Errors: [`MergeError::Read`] (unreadable file, not JSON, no `schema_version`, or a shape
 /// this version does not read); [`MergeError::SchemaVersion`].
 pub fn read_shard(path: &Path) -> Result<SuiteReport, MergeError> {
@@ -150,12 +156,15 @@ pub fn read_shard(path: &Path) -> Result<SuiteReport, MergeError> {
         message,
     };
     let text = std::fs::read_to_string(path).map_err(|e| read(e.to_string()))?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| read(format!("not JSON: {e}")))?;
+    let mut value: Value =
+        serde_json::from_str(&text).map_err(|e| read(format!("not JSON: {e}")))?;
     let version = value
         .get("schema_version")
         .and_then(Value::as_str)
         .ok_or_else(|| read("not a copilot-eval results file (no schema_version)".into()))?;
-    if version != SCHEMA_VERSION {
+    if version == "1" {
+        upgrade_from_version_1(&mut value);
+    } else if version != SCHEMA_VERSION {
         return Err(MergeError::SchemaVersion {
             path: path.to_path_buf(),
             found: version.to_owned(),
@@ -163,6 +172,36 @@ pub fn read_shard(path: &Path) -> Result<SuiteReport, MergeError> {
         });
     }
     serde_json::from_value(value).map_err(|e| read(format!("not a valid results file: {e}")))
+}
+
+/// Make a version `"1"` report version [`SCHEMA_VERSION`]: in every run's
+/// `subagent_invocations[].tool_calls[]`, `cut_for_model: {full_bytes, ..}` becomes
+/// `cut_for_model_full_bytes` (how every tool call is written since version `"2"`).
+fn upgrade_from_version_1(report: &mut Value) {
+    let runs = report["tests"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .filter_map(|test| test.get_mut("runs").and_then(Value::as_array_mut))
+        .flatten();
+    let invocations = runs
+        .filter_map(|run| run.get_mut("subagent_invocations"))
+        .filter_map(Value::as_array_mut)
+        .flatten();
+    let calls = invocations
+        .filter_map(|invocation| invocation.get_mut("tool_calls"))
+        .filter_map(Value::as_array_mut)
+        .flatten()
+        .filter_map(Value::as_object_mut);
+    for call in calls {
+        if let Some(full_bytes) = call
+            .remove("cut_for_model")
+            .and_then(|cut| cut.get("full_bytes").cloned())
+        {
+            call.insert("cut_for_model_full_bytes".into(), full_bytes);
+        }
+    }
+    report["schema_version"] = Value::from(SCHEMA_VERSION);
 }
 
 /// `shard 2` or `shards 2 and 3` or `shards 1, 2 and 4`.

@@ -41,8 +41,6 @@ pub mod triggers;
 pub use triggers::{SkillTriggers, Trigger, TriggerCheck};
 mod suite_info;
 pub use suite_info::{PartitionRecord, PoolRecord, RuntimeInfo, ToolInfo};
-mod tool_call;
-pub use tool_call::{PermissionRecord, ToolCallRecord};
 mod write;
 
 use std::collections::BTreeMap;
@@ -53,10 +51,11 @@ use serde_json::Value;
 
 use crate::audit::RequestAudit;
 use crate::eval::EvalSnapshot;
-use crate::evidence::Role;
+use crate::evidence::mcp::McpServerState;
 use crate::evidence::skills::{SkillDiscovery, SkillInvocation};
 use crate::evidence::subagents::SubagentInvocation;
-use crate::result::{CopilotResult, StopReason};
+use crate::evidence::{Role, ToolCall, Usage};
+use crate::result::{CopilotResult, StopReason, Timings};
 
 pub use compare::{
     BASELINE, ComparisonDifferences, ComparisonRecord, ComparisonSide, CriterionRecord, TREATMENT,
@@ -67,14 +66,16 @@ pub use write::write_junit;
 pub use write::{Redactor, write_atomically, write_json};
 
 /// Version of the JSON results format. Bumped on any incompatible change; additions of optional
-/// fields keep the version.
-pub const SCHEMA_VERSION: &str = "1";
+/// fields keep the version. `"2"`: a subagent invocation's tool calls are written like the run's
+/// own (`cut_for_model_full_bytes`; `runtime_name`, `structured_content` absent when unset);
+/// `merge` still reads version `"1"` (docs/results.md, "Versions").
+pub const SCHEMA_VERSION: &str = "2";
 
 /// The whole results file (`--json`): one suite run of `cargo copilot-eval`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "copilot-eval results")]
 pub struct SuiteReport {
-    /// Version of this format, currently `"1"` (the `SCHEMA_VERSION` constant).
+    /// Version of this format, currently `"2"` (the `SCHEMA_VERSION` constant).
     pub schema_version: String,
     /// The program that wrote the file.
     pub tool: ToolInfo,
@@ -337,7 +338,9 @@ pub struct CapturedOutput {
 
 /// One eval run: `ctx.run(&eval, prompt)` or `ctx.run_turns(&eval, prompts)` (a conversation
 /// in one session) inside a test, mirrored from the engine's `CopilotResult` without the raw
-/// event stream.
+/// event stream. Its tool calls, usage, timings and MCP servers are the evidence's own types
+/// ([`ToolCall`], [`Usage`], [`Timings`], [`McpServerState`]), written as their serde
+/// attributes say: one type, and one JSON shape, per fact.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunRecord {
     /// The eval's name (`name` key of the attribute, else the test function's name).
@@ -388,18 +391,19 @@ pub struct RunRecord {
     pub configuration: EvalSnapshot,
     /// The root agent's conversation: every prompt and every assistant message, in order.
     pub turns: Vec<TurnRecord>,
-    /// Every tool call, main agent and subagents, in request order.
-    pub tool_calls: Vec<ToolCallRecord>,
+    /// Every tool call, main agent and subagents, in request order (a subagent's calls are
+    /// also in its `subagent_invocations` entry, in the same shape).
+    pub tool_calls: Vec<ToolCall>,
     /// The root agent's final answer, when it gave one.
     pub final_response: Option<String>,
-    /// One entry per model call.
-    pub usage: Vec<UsageRecord>,
+    /// One entry per model call (all counts 0 when `totals.tokens` is `unknown`).
+    pub usage: Vec<Usage>,
     /// Sums over `usage` and `tool_calls`.
     pub totals: RunTotals,
     /// Whole run, startup and cleanup included, milliseconds.
     pub duration_ms: u64,
     /// Phase timings, milliseconds.
-    pub timings: TimingsRecord,
+    pub timings: Timings,
     /// The session's working directory.
     pub working_directory: String,
     /// `true`: the session ran on a warm runtime leased from the runner's pool
@@ -418,14 +422,15 @@ pub struct RunRecord {
     /// Each MCP server the eval configured, with the runtime's last status and tool count
     /// (absent when the eval configured none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mcp_servers: Vec<McpServerRecord>,
+    pub mcp_servers: Vec<McpServerState>,
     /// Every `skill.invoked` event: skill name and `SKILL.md` path.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skill_invocations: Vec<SkillInvocation>,
     /// Subagent ids that made tool calls or model calls.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subagents: Vec<String>,
-    /// Every subagent dispatch, with the subagent's own tool calls and answer.
+    /// Every subagent dispatch, with the subagent's own tool calls (the same records as in
+    /// `tool_calls`) and answer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subagent_invocations: Vec<SubagentInvocation>,
     /// The request audit, one record per audited model request, when the eval audited its
@@ -525,27 +530,6 @@ pub struct TurnRecord {
     pub prompt: Option<u64>,
 }
 
-/// Token usage of one model call (all counts 0 when the run's `totals.tokens` is `unknown`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct UsageRecord {
-    /// The model that served the call.
-    pub model: Option<String>,
-    /// Input tokens.
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
-    /// Input tokens read from the prompt cache.
-    pub cache_read_tokens: u64,
-    /// Input tokens written to the prompt cache.
-    pub cache_write_tokens: u64,
-    /// Cost as the runtime reports it (premium-request units for Copilot).
-    pub cost: Option<f64>,
-    /// Duration of the call as the runtime measured it, milliseconds.
-    pub duration_ms: Option<u64>,
-    /// `None` for the main agent, else the subagent's id.
-    pub agent_id: Option<String>,
-}
-
 /// Whether a run's token counts are known.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -605,60 +589,6 @@ pub struct RunTotals {
     /// Absent for other runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_not_applicable: Option<String>,
-}
-
-/// Phase timings of one run, milliseconds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct TimingsRecord {
-    /// The runtime's first-start unpack into the shared cache, before the eval's clock started
-    /// (not counted in `duration_ms` or the timeout); absent when it was already unpacked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime_unpack_ms: Option<u64>,
-    /// Starting the runtime and its handshake.
-    pub runtime_start_ms: Option<u64>,
-    /// Creating the session.
-    pub create_session_ms: Option<u64>,
-    /// From the prompt to idle or the stop.
-    pub turns_ms: Option<u64>,
-    /// Cleanup after the run.
-    pub cleanup_ms: u64,
-}
-
-/// One MCP server the eval configured, as the runtime last reported it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct McpServerRecord {
-    /// The server's name in the eval's configuration.
-    pub name: String,
-    /// The runtime's last status: `connected`, `failed`, `needs-auth`, `pending`, `disabled`,
-    /// `stopped`, `not_configured`, or `unreported` when it sent none.
-    pub status: String,
-    /// How many tools the server listed, when the runtime loaded them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_count: Option<u32>,
-    /// The runtime's error text for a failed status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// `true` for a server the eval added with `optional_mcp_server`: the run went on whatever
-    /// its status (absent: required, a server not connected stops the run `mcp_setup_error`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub optional: bool,
-    /// The server's tools as the check before the prompt listed them: each name as the server
-    /// advertised it and as the runtime gives it to the model (absent when not connected).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<McpToolRecord>,
-    /// The check's warnings, e.g. a tool name the runtime cut to 64 characters.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
-
-/// One tool of a connected MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct McpToolRecord {
-    /// The tool's name as the server advertised it.
-    pub name: String,
-    /// The name the model sees (`<server>-<tool>`, cut to 64 characters by the runtime); a
-    /// call must use it.
-    pub model_name: String,
 }
 
 impl SuiteTotals {

@@ -39,7 +39,7 @@ pub(crate) fn run(stop: StopReason, input: u64) -> RunRecord {
             ..Default::default()
         },
         duration_ms: 10,
-        timings: TimingsRecord::default(),
+        timings: crate::result::Timings::default(),
         working_directory: "/w".into(),
         pooled_runtime: false,
         skills_invoked: vec![],
@@ -449,4 +449,106 @@ fn an_older_run_record_reads_into_the_typed_fields() {
     assert_eq!(back["skill_invocations"], value["skill_invocations"]);
     assert_eq!(back["configuration"]["max_tool_calls"], 4);
     assert_eq!(back["configuration"]["fresh_runtime"], false);
+}
+
+/// One tool call is one fact with one JSON shape: a subagent's call is written in the run
+/// record's `subagent_invocations[].tool_calls[]` exactly as in its `tool_calls[]` (same keys,
+/// same values), with every optional part absent and present; and the schema describes both
+/// lists' items by one definition.
+#[test]
+fn a_subagents_tool_call_is_written_like_a_top_level_one() {
+    use crate::evidence::subagents::SubagentInvocation;
+    use crate::evidence::{CutForModel, Denial, Permission, ToolCall};
+    let bare = ToolCall {
+        id: "c1".into(),
+        name: "view".into(),
+        runtime_name: None,
+        arguments: json!({"path": "a.txt"}),
+        result: None,
+        success: None,
+        error: None,
+        agent_id: Some("sub-1".into()),
+        duration_ms: None,
+        completed: false,
+        denied: None,
+        permission: None,
+        cut_for_model: None,
+        structured_content: None,
+        telemetry: None,
+    };
+    let full = ToolCall {
+        id: "c2".into(),
+        runtime_name: Some("invalid_tool_call".into()),
+        result: Some("saved to /tmp/x, preview ...".into()),
+        success: Some(false),
+        error: Some("no".into()),
+        duration_ms: Some(4),
+        completed: true,
+        denied: Some(Denial::budget(1, "view")),
+        permission: Some(Permission {
+            kind: "read".into(),
+            by: "auto_confirm".into(),
+            outcome: Some("approved".into()),
+            approved: true,
+            feedback: None,
+        }),
+        cut_for_model: Some(CutForModel {
+            full_bytes: 30_000,
+            model_bytes: 28,
+        }),
+        structured_content: Some(json!({"k": 1})),
+        telemetry: Some(json!({"metrics": {}})),
+        ..bare.clone()
+    };
+    let eval = crate::CopilotEval::builder().name("e").build().unwrap();
+    let mut result = crate::run::result_for_tests(&eval);
+    result.tool_calls = vec![bare.clone(), full.clone()];
+    let mut invocation = SubagentInvocation::new(Some("sub-1".into()), "reviewer".into());
+    invocation.tool_calls = vec![bare, full];
+    result.subagent_invocations = vec![invocation];
+    let json = serde_json::to_value(RunRecord::from_result(&result, "replay", "p")).unwrap();
+    let top = &json["tool_calls"];
+    let nested = &json["subagent_invocations"][0]["tool_calls"];
+    assert_eq!(top.as_array().map(Vec::len), Some(2), "{json:#}");
+    assert_eq!(nested, top, "a subagent's calls are written like the run's");
+    let schema: Value = serde_json::from_str(&json_schema()).unwrap();
+    let items = |def: &str| schema["$defs"][def]["properties"]["tool_calls"]["items"].clone();
+    assert!(items("RunRecord").get("$ref").is_some(), "{schema:#}");
+    assert_eq!(items("SubagentInvocation"), items("RunRecord"));
+}
+
+/// A results file of version "1" still merges: a subagent's tool call written the old way
+/// (`cut_for_model: {full_bytes, model_bytes}`, unset parts `null`) is read as every tool call
+/// is written now, and the merged file is of the current version.
+#[cfg(feature = "runner")]
+#[test]
+fn a_version_1_report_still_merges() {
+    use crate::evidence::subagents::SubagentInvocation;
+    let mut old = serde_json::to_value(report()).unwrap();
+    old["schema_version"] = json!("1");
+    let mut invocation =
+        serde_json::to_value(SubagentInvocation::new(Some("sub-1".into()), "r".into())).unwrap();
+    invocation["tool_calls"] = json!([{
+        "id": "c1", "name": "view", "runtime_name": null, "arguments": {}, "result": "preview",
+        "success": true, "error": null, "agent_id": "sub-1", "duration_ms": 4,
+        "completed": true, "denied": null, "permission": null,
+        "cut_for_model": {"full_bytes": 30000, "model_bytes": 7}, "structured_content": null
+    }]);
+    old["tests"][0]["runs"][0]["subagent_invocations"] = json!([invocation]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.json");
+    std::fs::write(&path, old.to_string()).unwrap();
+    let options = merge::MergeOptions {
+        allow_unknown_runtime: true,
+    };
+    let merged = merge::merge_files(&[path], options).unwrap();
+    assert_eq!(merged.schema_version, SCHEMA_VERSION);
+    let a = merged.tests.iter().position(|t| t.name == "a").unwrap();
+    let call = &merged.tests[a].runs[0].subagent_invocations[0].tool_calls[0];
+    assert_eq!(call.cut_for_model.map(|c| c.full_bytes), Some(30_000));
+    assert_eq!(call.runtime_name, None);
+    let written = serde_json::to_value(&merged).unwrap();
+    let call = &written["tests"][a]["runs"][0]["subagent_invocations"][0]["tool_calls"][0];
+    assert_eq!(call["cut_for_model_full_bytes"], json!(30_000), "{call:#}");
+    assert_eq!(call.get("cut_for_model"), None, "{call:#}");
 }

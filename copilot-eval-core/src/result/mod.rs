@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use crate::evidence::mcp::McpServerState;
@@ -17,16 +18,21 @@ pub use stop::{StopClass, StopReason};
 
 mod stop;
 
-/// Phase timings of one run, in milliseconds (host monotonic clock).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// Phase timings of one run, in milliseconds (host monotonic clock). Also the JSON report's
+/// `tests[].runs[].timings`: there `runtime_unpack_ms` is absent when `None`, and
+/// `runtime_startup` is not written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Timings {
     /// The runtime's first-start unpack into the shared cache, done before the eval's clock
     /// starts (not part of `timeout_s` or `duration_ms`): `None` when the runtime was already
     /// unpacked ([`crate::runtime::unpack::warm`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime_unpack_ms: Option<u64>,
     /// `Client::start`: spawn the runtime and complete the protocol handshake.
     pub runtime_start_ms: Option<u64>,
-    /// The runtime's own startup phases as the SDK reports them (`StartupTimings`).
+    /// The runtime's own startup phases as the SDK reports them (`StartupTimings`). Not in the
+    /// JSON report (it keeps `runtime_start_ms`, the start as a whole): `None` when read back.
+    #[serde(skip)]
     pub runtime_startup: Option<RuntimeStartup>,
     /// Session creation (`session.create`).
     pub create_session_ms: Option<u64>,

@@ -5,12 +5,11 @@ use serde_json::json;
 
 use super::view::{CallView, Page};
 use super::*;
+use crate::evidence::mcp::{McpServerState, McpTool};
 use crate::evidence::subagents::SubagentStatus;
+use crate::evidence::{Permission, ToolCall};
 use crate::report::tests::run;
-use crate::report::{
-    CostTotals, Outcome, PermissionRecord, RuntimeInfo, SuiteTotals, TestRecord, ToolCallRecord,
-    ToolInfo,
-};
+use crate::report::{CostTotals, Outcome, RuntimeInfo, SuiteTotals, TestRecord, ToolInfo};
 use crate::{Denial, StopReason};
 
 fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> TestRecord {
@@ -69,8 +68,8 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
     }
 }
 
-fn call(id: &str, denied: Option<Denial>, permission: Option<PermissionRecord>) -> ToolCallRecord {
-    ToolCallRecord {
+fn call(id: &str, denied: Option<Denial>, permission: Option<Permission>) -> ToolCall {
+    ToolCall {
         id: id.into(),
         name: "bash".into(),
         arguments: json!({"command": "ls"}),
@@ -82,8 +81,9 @@ fn call(id: &str, denied: Option<Denial>, permission: Option<PermissionRecord>) 
         completed: true,
         denied,
         permission,
-        cut_for_model_full_bytes: None,
+        cut_for_model: None,
         structured_content: None,
+        telemetry: None,
         runtime_name: None,
     }
 }
@@ -151,7 +151,7 @@ fn unknown_tokens_are_shown_as_unknown_per_eval() {
 #[test]
 fn a_denied_call_names_who_denied_it() {
     let mut record = run(StopReason::ToolBudgetExceeded, 1);
-    let refused = PermissionRecord {
+    let refused = Permission {
         kind: "shell".into(),
         by: "permission_handler".into(),
         outcome: Some("denied-interactively-by-user".into()),
@@ -293,13 +293,13 @@ fn runtime_substitutions_and_mcp_names_are_shown() {
         tool_call_ids: vec!["1".into()],
         prompt: Some(1),
     }];
-    tested.runs[0].mcp_servers = vec![crate::report::McpServerRecord {
+    tested.runs[0].mcp_servers = vec![McpServerState {
         name: "fixture".into(),
         status: "failed".into(),
         tool_count: Some(1),
         error: None,
         optional: true,
-        tools: vec![crate::report::McpToolRecord {
+        tools: vec![McpTool {
             name: "t".repeat(60),
             model_name: format!("fixture-{}", "t".repeat(56)),
         }],

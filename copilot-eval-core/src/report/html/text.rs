@@ -70,7 +70,7 @@ pub(super) fn pretty(value: &impl serde::Serialize) -> String {
 /// One MCP server's line: name, `optional` when it is, status, tool count, error, each tool as
 /// the server named it and as the model sees it when the runtime renamed it (cut to 64
 /// characters), and the check's warnings.
-pub(super) fn mcp_server_line(m: &crate::report::McpServerRecord) -> String {
+pub(super) fn mcp_server_line(m: &crate::evidence::mcp::McpServerState) -> String {
     let mut line = format!("{}: {}", m.name, m.status);
     if m.optional {
         line = format!("{} (optional): {}", m.name, m.status);

@@ -8,9 +8,10 @@ use serde::Serialize;
 
 use super::text::{duration, maybe_duration, maybe_number, pretty, test_anchor};
 use crate::audit::RequestAudit;
+use crate::evidence::ToolCall;
 use crate::evidence::denial::DenialKind;
 use crate::evidence::subagents::SubagentStatus;
-use crate::report::{CostTotals, Outcome, RunRecord, SuiteReport, TestRecord, ToolCallRecord};
+use crate::report::{CostTotals, Outcome, RunRecord, SuiteReport, TestRecord};
 
 /// The whole page.
 #[derive(Debug, Serialize)]
@@ -650,7 +651,7 @@ const MAX_DEPTH: usize = 8;
 
 impl CallView {
     pub(super) fn of(
-        call: &ToolCallRecord,
+        call: &ToolCall,
         run: &RunRecord,
         placed: &mut BTreeSet<String>,
         depth: usize,
@@ -726,7 +727,7 @@ impl CallView {
                     })
                 )
             }),
-            cut_for_model_full_bytes: call.cut_for_model_full_bytes,
+            cut_for_model_full_bytes: call.cut_for_model.map(|c| c.full_bytes),
             runtime_name: call.runtime_name.clone(),
             subagent,
         }
