@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use github_copilot_sdk::Client;
 use serde::Serialize;
 
@@ -148,8 +149,14 @@ impl AuthSource {
     }
 }
 
-/// Run every check. Never fails itself: problems are checks with status `fail`.
-pub async fn doctor(options: &DoctorOptions) -> Vec<Check> {
+/// Run every check. Never fails itself: problems are checks with status `fail`. The future is
+/// boxed in this crate, so that a crate awaiting it does not compile the checks again
+/// (docs/performance.md, "The edit loop").
+pub fn doctor(options: &DoctorOptions) -> BoxFuture<'_, Vec<Check>> {
+    Box::pin(doctor_unboxed(options))
+}
+
+async fn doctor_unboxed(options: &DoctorOptions) -> Vec<Check> {
     let mut checks = Vec::new();
 
     // The runtime.
@@ -507,7 +514,15 @@ fn agent_model_checks(paths: &[PathBuf], catalog: &[String]) -> Vec<Check> {
 /// Errors: the reason, naming the runtime's protocol and the SDK's supported range when they do
 /// not meet (`speaks SDK protocol 4, this SDK (github-copilot-sdk) supports 3–3`), else why the
 /// runtime did not start.
-pub async fn runtime_protocol(path: &std::path::Path) -> Result<Option<u32>, ProtocolError> {
+///
+/// The future is boxed in this crate (as [`doctor`]'s).
+pub fn runtime_protocol(
+    path: &std::path::Path,
+) -> BoxFuture<'_, Result<Option<u32>, ProtocolError>> {
+    Box::pin(runtime_protocol_unboxed(path))
+}
+
+async fn runtime_protocol_unboxed(path: &std::path::Path) -> Result<Option<u32>, ProtocolError> {
     let (home, work) = match (tempfile::tempdir(), tempfile::tempdir()) {
         (Ok(h), Ok(w)) => (h, w),
         (Err(e), _) | (_, Err(e)) => return Err(ProtocolError::TempFolder(e)),

@@ -196,6 +196,8 @@ mod tests;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
+
 pub use format::{
     Cassette, CassetteError, CassetteHeader, Conversation, Message, RecordedToolCall, Role,
 };
@@ -323,12 +325,22 @@ impl ReplaySession {
     /// Errors: [`CassetteError::Io`] (unreadable file), [`CassetteError::Malformed`] (with file,
     /// line, column and what is wrong), [`CassetteError::Server`] (the port could not be
     /// bound).
-    pub async fn start(path: &Path) -> Result<ReplaySession, CassetteError> {
-        Self::start_with(path, ReplayConfig::default()).await
+    ///
+    /// The future is boxed in this crate, so that a test crate awaiting it does not compile the
+    /// replay and its server again (docs/performance.md, "The edit loop").
+    pub fn start(path: &Path) -> BoxFuture<'_, Result<ReplaySession, CassetteError>> {
+        Self::start_with(path, ReplayConfig::default())
     }
 
-    /// [`ReplaySession::start`] with options (e.g. another wire format).
-    pub async fn start_with(
+    /// [`ReplaySession::start`] with options (e.g. another wire format); boxed the same way.
+    pub fn start_with(
+        path: &Path,
+        config: ReplayConfig,
+    ) -> BoxFuture<'_, Result<ReplaySession, CassetteError>> {
+        Box::pin(Self::start_unboxed(path, config))
+    }
+
+    async fn start_unboxed(
         path: &Path,
         config: ReplayConfig,
     ) -> Result<ReplaySession, CassetteError> {
@@ -408,8 +420,9 @@ impl ReplaySession {
         &self.server
     }
 
-    /// Stops the server, waiting briefly for open connections.
-    pub async fn shutdown(self) {
-        self.server.shutdown().await;
+    /// Stops the server, waiting briefly for open connections (the future is boxed in this
+    /// crate, [`ModelServer::shutdown`]'s).
+    pub fn shutdown(self) -> BoxFuture<'static, ()> {
+        self.server.shutdown()
     }
 }

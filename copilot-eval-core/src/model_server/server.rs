@@ -12,6 +12,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
 use axum::routing::{get, post};
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -44,7 +45,14 @@ pub struct ModelServer {
 impl ModelServer {
     /// Binds `127.0.0.1` on a port the OS chooses and starts serving in a background task.
     /// Must be called inside a Tokio runtime. Fails only when the socket cannot be bound.
-    pub async fn start(config: ServerConfig) -> std::io::Result<ModelServer> {
+    ///
+    /// The future is boxed in this crate, so that a test crate awaiting it does not compile
+    /// the server again (docs/performance.md, "The edit loop").
+    pub fn start(config: ServerConfig) -> BoxFuture<'static, std::io::Result<ModelServer>> {
+        Box::pin(Self::start_unboxed(config))
+    }
+
+    async fn start_unboxed(config: ServerConfig) -> std::io::Result<ModelServer> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -131,16 +139,19 @@ impl ModelServer {
     }
 
     /// Stops accepting connections, ends hanging replies (HTTP: `503`) and open WebSockets, and
-    /// waits up to 5 seconds for open connections to close before aborting them.
-    pub async fn shutdown(mut self) {
-        let _ = self.shutdown_tx.send(true);
-        if let Some(mut task) = self.task.take()
-            && tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
-                .await
-                .is_err()
-        {
-            task.abort();
-        }
+    /// waits up to 5 seconds for open connections to close before aborting them. The future
+    /// is boxed in this crate (as [`ModelServer::start`]'s).
+    pub fn shutdown(mut self) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let _ = self.shutdown_tx.send(true);
+            if let Some(mut task) = self.task.take()
+                && tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+                    .await
+                    .is_err()
+            {
+                task.abort();
+            }
+        })
     }
 }
 

@@ -100,10 +100,7 @@ struct EndpointState {
 /// # Errors
 /// The port cannot be bound.
 pub(crate) async fn serve(proxy: Arc<RequestProxy>, base_url: &str) -> std::io::Result<Endpoint> {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(std::io::Error::other)?;
+    let client = crate::run::pool::loopback::loopback_client()?;
     let state = EndpointState {
         proxy,
         base_url: base_url.trim_end_matches('/').to_owned(),

@@ -3,10 +3,12 @@
 //!
 //! 1. `cargo test --no-run --message-format json-render-diagnostics` (with the package selection)
 //!    builds every test target; its JSON messages name each test executable
-//!    ([`build_test_binaries`]); `cargo metadata` maps them to package names and roots.
+//!    ([`build_test_binaries`]); `cargo metadata`, run while the build runs, maps them to
+//!    package names and roots.
 //! 2. Each binary is asked for its tests with `--list --format terse` (listing never runs a
-//!    test), and only names ending in `::__copilot_eval` (the marker `#[copilot_eval]` emits)
-//!    are kept ([`parse_terse_list`], [`select`]); ordinary and ignored tests are never selected.
+//!    test; the binaries are listed at the same time, each in a thread), and only names ending
+//!    in `::__copilot_eval` (the marker `#[copilot_eval]` emits) are kept ([`parse_terse_list`],
+//!    [`select`]); ordinary and ignored tests are never selected.
 //! 3. User filters select by substring of the test path, like libtest's.
 //!
 //! Test binaries are listed and run with the library path cargo gives the binaries it runs
@@ -128,10 +130,47 @@ impl TestList {
 }
 
 /// Build the test targets and return their executables, sorted by id. Cargo's own progress
-/// and diagnostics go to stderr.
+/// and diagnostics go to stderr. `cargo metadata` (the package names) runs in a thread while
+/// the build runs.
 ///
-/// Errors: cargo cannot be started, the build fails, or `cargo metadata` fails.
+/// Errors: cargo cannot be started, the build fails, or `cargo metadata` fails (its error
+/// first when both failed).
 pub fn build_test_binaries(options: &BuildOptions) -> Result<Vec<TestBinary>, SuiteError> {
+    std::thread::scope(|scope| {
+        let names = scope.spawn(|| package_names(options));
+        let built = build(options);
+        let names = names.join().expect("the cargo metadata thread panicked")?;
+        let (built, status) = built?;
+        if !status.success() {
+            return Err(SuiteError::Build(format!(
+                "`cargo test --no-run` failed ({status}); see cargo's messages above"
+            )));
+        }
+        let mut binaries: Vec<TestBinary> = built
+            .into_iter()
+            .map(|built| {
+                let package = names
+                    .get(&built.package_id)
+                    .cloned()
+                    .unwrap_or_else(|| built.target.clone());
+                TestBinary {
+                    id: binary_id(&package, &built.target, built.kind),
+                    package,
+                    target: built.target,
+                    path: built.path,
+                    cwd: built.cwd,
+                }
+            })
+            .collect();
+        // Cargo reports artifacts in build order, which varies; the list is sorted by binary id.
+        binaries.sort_by(|a, b| a.id.cmp(&b.id));
+        binaries.dedup_by(|a, b| a.path == b.path);
+        Ok(binaries)
+    })
+}
+
+/// Each workspace package's name by its package id (`cargo metadata --no-deps`).
+fn package_names(options: &BuildOptions) -> Result<HashMap<String, String>, SuiteError> {
     let mut metadata = cargo_metadata::MetadataCommand::new();
     metadata.cargo_path(&options.cargo).no_deps();
     if let Some(path) = &options.manifest_path {
@@ -140,13 +179,38 @@ pub fn build_test_binaries(options: &BuildOptions) -> Result<Vec<TestBinary>, Su
     let metadata = metadata
         .exec()
         .map_err(|e| SuiteError::Build(format!("cargo metadata failed: {e}")))?;
-    let names: HashMap<String, String> = metadata
+    super::phases::mark("cargo metadata read");
+    Ok(metadata
         .packages
         .iter()
         .map(|p| (p.id.repr.clone(), p.name.to_string()))
-        .collect();
+        .collect())
+}
 
-    super::phases::mark("cargo metadata read");
+/// One test executable as cargo's build reported it, before its package is named.
+struct Built {
+    /// Cargo's package id (`cargo metadata` names it).
+    package_id: String,
+    /// The target's kind: `lib` (also rlib and proc-macro), `test`, `bin`, `example`,
+    /// `bench`, or `other`.
+    kind: &'static str,
+    target: String,
+    path: PathBuf,
+    cwd: PathBuf,
+}
+
+/// The id of a binary of `package`'s target `target` of kind `kind` ([`Built::kind`]); see
+/// [`TestBinary::id`].
+fn binary_id(package: &str, target: &str, kind: &str) -> String {
+    match kind {
+        "lib" => package.to_owned(),
+        "bin" | "example" | "bench" => format!("{package}::{kind}/{target}"),
+        _ => format!("{package}::{target}"),
+    }
+}
+
+/// Run `cargo test --no-run` and collect its test executables, with cargo's exit status.
+fn build(options: &BuildOptions) -> Result<(Vec<Built>, std::process::ExitStatus), SuiteError> {
     let mut command = Command::new(&options.cargo);
     command
         .args([
@@ -173,28 +237,23 @@ pub fn build_test_binaries(options: &BuildOptions) -> Result<Vec<TestBinary>, Su
             if !artifact.profile.test {
                 continue;
             }
-            let package = names
-                .get(&artifact.package_id.repr)
-                .cloned()
-                .unwrap_or_else(|| artifact.target.name.clone());
-            let kind = artifact.target.kind.first().cloned();
-            let target = artifact.target.name.clone();
-            let id = match kind {
-                Some(TargetKind::Lib | TargetKind::RLib | TargetKind::ProcMacro) => package.clone(),
-                Some(TargetKind::Test) => format!("{package}::{target}"),
-                Some(TargetKind::Bin) => format!("{package}::bin/{target}"),
-                Some(TargetKind::Example) => format!("{package}::example/{target}"),
-                Some(TargetKind::Bench) => format!("{package}::bench/{target}"),
-                _ => format!("{package}::{target}"),
+            let kind = match artifact.target.kind.first() {
+                Some(TargetKind::Lib | TargetKind::RLib | TargetKind::ProcMacro) => "lib",
+                Some(TargetKind::Test) => "test",
+                Some(TargetKind::Bin) => "bin",
+                Some(TargetKind::Example) => "example",
+                Some(TargetKind::Bench) => "bench",
+                _ => "other",
             };
+            let target = artifact.target.name.clone();
             let cwd = artifact
                 .manifest_path
                 .parent()
                 .map(|p| p.as_std_path().to_path_buf())
                 .unwrap_or_else(|| PathBuf::from("."));
-            binaries.push(TestBinary {
-                id,
-                package,
+            binaries.push(Built {
+                package_id: artifact.package_id.repr.clone(),
+                kind,
                 target,
                 path: executable.into_std_path_buf(),
                 cwd,
@@ -204,15 +263,7 @@ pub fn build_test_binaries(options: &BuildOptions) -> Result<Vec<TestBinary>, Su
     let status = child
         .wait()
         .map_err(|e| SuiteError::Build(format!("waiting for cargo: {e}")))?;
-    if !status.success() {
-        return Err(SuiteError::Build(format!(
-            "`cargo test --no-run` failed ({status}); see cargo's messages above"
-        )));
-    }
-    // Cargo reports artifacts in build order, which varies; the list is sorted by binary id.
-    binaries.sort_by(|a, b| a.id.cmp(&b.id));
-    binaries.dedup_by(|a, b| a.path == b.path);
-    Ok(binaries)
+    Ok((binaries, status))
 }
 
 /// Every test name `binary` lists (`--list --format terse`), ignored ones included.
@@ -242,30 +293,11 @@ pub fn list_binary(binary: &TestBinary) -> Result<Vec<String>, SuiteError> {
 /// binaries it runs: the binary's own folder (`target/<profile>/deps`), the toolchain's target
 /// library folder (`rustc --print target-libdir`: `<sysroot>/lib/rustlib/<host>/lib`, where the
 /// `libstd` a proc-macro crate's test binary links lives) and `<sysroot>/lib` (`rustc --print
-/// sysroot`; `$RUSTC` else `rustc`, asked once), before what the environment already holds. The variable is `LD_LIBRARY_PATH`, `DYLD_FALLBACK_LIBRARY_PATH` on
-/// macOS (with its default folders when unset, as cargo adds them), `PATH` on Windows.
+/// sysroot`; asked once, [`toolchain_libs`]), before what the environment already holds. The
+/// variable is `LD_LIBRARY_PATH`, `DYLD_FALLBACK_LIBRARY_PATH` on macOS (with its default
+/// folders when unset, as cargo adds them), `PATH` on Windows.
 pub fn library_path(binary: &TestBinary) -> (&'static str, OsString) {
-    static TOOLCHAIN_LIBS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
-    let toolchain_libs = TOOLCHAIN_LIBS.get_or_init(|| {
-        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-        let Some(output) = Command::new(rustc)
-            .args(["--print", "target-libdir", "--print", "sysroot"])
-            .current_dir(&binary.cwd)
-            .stdin(Stdio::null())
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-        else {
-            return Vec::new();
-        };
-        let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-        let target_libdir = lines.next().map(PathBuf::from);
-        let sysroot_lib = lines
-            .next()
-            .map(|sysroot| PathBuf::from(sysroot).join(if cfg!(windows) { "bin" } else { "lib" }));
-        target_libdir.into_iter().chain(sysroot_lib).collect()
-    });
+    let toolchain_libs = toolchain_libs(Some(&binary.cwd));
     let variable = if cfg!(windows) {
         "PATH"
     } else if cfg!(target_os = "macos") {
@@ -292,6 +324,34 @@ pub fn library_path(binary: &TestBinary) -> (&'static str, OsString) {
     }
     let value = std::env::join_paths(&folders).unwrap_or_default();
     (variable, value)
+}
+
+/// The toolchain's target library folder and `<sysroot>/lib` (`<sysroot>/bin` on Windows):
+/// `$RUSTC` (else `rustc`) `--print target-libdir --print sysroot`, asked once per process, in
+/// `cwd` (where a rustup toolchain file or override applies) by whichever caller asks first;
+/// empty when rustc cannot tell. [`discover`] asks while the tests are built.
+fn toolchain_libs(cwd: Option<&Path>) -> &'static [PathBuf] {
+    static TOOLCHAIN_LIBS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    TOOLCHAIN_LIBS.get_or_init(|| {
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        let mut command = Command::new(rustc);
+        command
+            .args(["--print", "target-libdir", "--print", "sysroot"])
+            .stdin(Stdio::null());
+        if let Some(cwd) = cwd {
+            command.current_dir(cwd);
+        }
+        let Some(output) = command.output().ok().filter(|o| o.status.success()) else {
+            return Vec::new();
+        };
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let target_libdir = lines.next().map(PathBuf::from);
+        let sysroot_lib = lines
+            .next()
+            .map(|sysroot| PathBuf::from(sysroot).join(if cfg!(windows) { "bin" } else { "lib" }));
+        target_libdir.into_iter().chain(sysroot_lib).collect()
+    })
 }
 
 /// The warning for a selection where no eval test matched. With eval tests that the filters
@@ -424,21 +484,38 @@ pub fn select(
     list
 }
 
-/// Build, list and select: the whole discovery.
+/// Build, list and select: the whole discovery. While the tests are built, the toolchain's
+/// library folders are asked ([`toolchain_libs`], in the folder of `--manifest-path`, else the
+/// current one); the binaries are then listed at the same time, each in a thread.
 ///
-/// Errors: as [`build_test_binaries`] and [`list_binary`].
+/// Errors: as [`build_test_binaries`] and [`list_binary`] (the first binary's error, in list
+/// order, when several fail).
 pub fn discover(
     options: &BuildOptions,
     filters: &[String],
     exact: bool,
 ) -> Result<TestList, SuiteError> {
-    let binaries = build_test_binaries(options)?;
-    super::phases::mark("cargo test --no-run done");
-    let names = binaries
-        .iter()
-        .map(list_binary)
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(select(binaries, &names, filters, exact))
+    std::thread::scope(|scope| {
+        let manifest_dir = options
+            .manifest_path
+            .as_deref()
+            .and_then(Path::parent)
+            .filter(|dir| !dir.as_os_str().is_empty());
+        scope.spawn(move || toolchain_libs(manifest_dir));
+        let binaries = build_test_binaries(options)?;
+        super::phases::mark("cargo test --no-run done");
+        let names = std::thread::scope(|listing| {
+            let listed: Vec<_> = binaries
+                .iter()
+                .map(|binary| listing.spawn(move || list_binary(binary)))
+                .collect();
+            listed
+                .into_iter()
+                .map(|thread| thread.join().expect("a listing thread panicked"))
+                .collect::<Result<Vec<_>, _>>()
+        })?;
+        Ok(select(binaries, &names, filters, exact))
+    })
 }
 
 /// The path of `path` relative to `base` when it is inside it, for display.
@@ -461,6 +538,19 @@ mod tests {
             path: PathBuf::from("/bin/true"),
             cwd: PathBuf::from("/"),
         }
+    }
+
+    #[test]
+    fn binary_ids_name_the_package_and_the_target_by_kind() {
+        assert_eq!(binary_id("quickstart", "quickstart", "lib"), "quickstart");
+        assert_eq!(
+            binary_id("quickstart", "evals", "test"),
+            "quickstart::evals"
+        );
+        assert_eq!(binary_id("p", "tool", "bin"), "p::bin/tool");
+        assert_eq!(binary_id("p", "demo", "example"), "p::example/demo");
+        assert_eq!(binary_id("p", "speed", "bench"), "p::bench/speed");
+        assert_eq!(binary_id("p", "t", "other"), "p::t");
     }
 
     #[test]

@@ -7,12 +7,14 @@
 //! command and its descendants (user + system, from `wait4`) and the largest resident memory of
 //! any one of those processes, then the ratios. Then the edit loop of issue 34 (`edit_loop.rs`):
 //! edit one eval of examples/quickstart, rebuild and run it, `--edit-runs` times (5), the
-//! rebuild and the run apart; `--edit-loop` measures only that. Linux and macOS (it uses
-//! `wait4`).
+//! rebuild and the run apart, then the runner alone after another edit; `--edit-loop` measures
+//! only that. `--edit-core DIR` and `--edit-runner PATH` time another revision on the same edit
+//! loop instead (its copilot-eval-core folder and its runner, e.g. a `git archive` of main and
+//! its `--release` runner; under `edit-loop-other/`). Linux and macOS (it uses `wait4`).
 //!
 //! ```sh
 //! cargo run -p copilot-eval-bench --bin bench -- [--runs N] [--other-w1 CMD] [--other-w2 CMD]
-//!     [--edit-runs N] [--edit-loop]
+//!     [--edit-runs N] [--edit-loop] [--edit-core DIR] [--edit-runner PATH]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -110,6 +112,8 @@ fn main() {
     let mut other_w2 = None;
     let mut edit_runs = 5usize;
     let mut edit_loop_only = false;
+    let mut edit_core: Option<PathBuf> = None;
+    let mut edit_runner: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -123,6 +127,10 @@ fn main() {
                     .expect("--edit-runs N")
             }
             "--edit-loop" => edit_loop_only = true,
+            "--edit-core" => edit_core = Some(absolute(args.next().expect("--edit-core DIR"))),
+            "--edit-runner" => {
+                edit_runner = Some(absolute(args.next().expect("--edit-runner PATH")))
+            }
             other => panic!("unknown argument {other:?}; see the doc comment of bench.rs"),
         }
     }
@@ -155,8 +163,18 @@ fn main() {
         command
     };
     println!("load average before: {}", load_average());
+    // The edit loop's side: this checkout's engine and runner, or another revision's.
+    let edit_side = EditSide {
+        folder: if edit_core.is_some() || edit_runner.is_some() {
+            target_dir.join("edit-loop-other")
+        } else {
+            target_dir.join("edit-loop")
+        },
+        core: edit_core.unwrap_or_else(|| root.join("copilot-eval-core")),
+        runner: edit_runner.unwrap_or_else(|| runner_path.clone()),
+    };
     if edit_loop_only {
-        edit_loop(&root, &target_dir, &cargo, &runner_path, edit_runs);
+        edit_loop(&root, &edit_side, &cargo, edit_runs);
         return;
     }
     // Warm-up (unpack, build check), not measured.
@@ -246,7 +264,20 @@ fn main() {
             println!("W2 CPU s per eval, {name}: {:.3}", cpu / W2_EVALS as f64);
         }
     }
-    edit_loop(&root, &target_dir, &cargo, &runner_path, edit_runs);
+    edit_loop(&root, &edit_side, &cargo, edit_runs);
+}
+
+/// What the edit loop times: the copy's folder, the copilot-eval-core folder it depends on, and
+/// the runner.
+struct EditSide {
+    folder: PathBuf,
+    core: PathBuf,
+    runner: PathBuf,
+}
+
+/// `path` made absolute (the edit loop runs its commands in the copy's folder).
+fn absolute(path: String) -> PathBuf {
+    std::fs::canonicalize(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 /// The 1, 5 and 15 minute load averages, as `uptime` prints them.
@@ -260,22 +291,25 @@ fn load_average() -> String {
     format!("{:.2}, {:.2}, {:.2}", loads[0], loads[1], loads[2])
 }
 
-/// Measure the edit loop ([`mod@edit_loop`]) and print its medians.
-fn edit_loop(root: &Path, target_dir: &Path, cargo: &str, runner: &Path, runs: usize) {
+/// Measure the edit loop ([`mod@edit_loop`]) on `side` and print its medians.
+fn edit_loop(root: &Path, side: &EditSide, cargo: &str, runs: usize) {
     let rounds = edit_loop::measure_rounds(
         root,
-        &target_dir.join("edit-loop"),
+        &side.core,
+        &side.folder,
         Path::new(cargo),
-        runner,
+        &side.runner,
         runs,
     );
     println!(
-        "edit loop ({runs} rounds: edit one eval of examples/quickstart, rebuild, run it with --replay); medians:"
+        "edit loop ({runs} rounds: edit one eval of examples/quickstart, rebuild, run it with --replay; edit, run alone), {} and {}; medians:",
+        side.core.display(),
+        side.runner.display()
     );
     println!("{:<22} {:>8} {:>8}", "phase", "wall s", "CPU s");
     // Each phase's (wall s, CPU s) in a round.
     type Phase = fn(&edit_loop::Round) -> (f64, f64);
-    let phases: [(&str, Phase); 3] = [
+    let phases: [(&str, Phase); 4] = [
         ("rebuild", |r| (r.rebuild.wall_s, r.rebuild.cpu_s)),
         ("run", |r| (r.run.wall_s, r.run.cpu_s)),
         ("edit and rerun", |r| {
@@ -283,6 +317,9 @@ fn edit_loop(root: &Path, target_dir: &Path, cargo: &str, runner: &Path, runs: u
                 r.rebuild.wall_s + r.run.wall_s,
                 r.rebuild.cpu_s + r.run.cpu_s,
             )
+        }),
+        ("edit, run alone", |r| {
+            (r.one_command.wall_s, r.one_command.cpu_s)
         }),
     ];
     for (name, of) in phases {

@@ -66,4 +66,8 @@ pub enum PoolError {
     /// the endpoint's URL and its answer.
     #[error("{0}")]
     Runner(String),
+    /// The loopback HTTP client could not be built (its TLS backend did not start): the
+    /// message says why.
+    #[error("{0}")]
+    Client(String),
 }

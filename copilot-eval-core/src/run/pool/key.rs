@@ -19,7 +19,8 @@ pub async fn pool_key(
     client_mode: &str,
     base_url: &str,
 ) -> Result<String, super::PoolError> {
-    let client = reqwest::Client::new();
+    let client =
+        super::loopback::loopback_client().map_err(|e| super::PoolError::Client(e.to_string()))?;
     let mut hash = Sha256::new();
     hash.update(runtime_path.as_os_str().as_encoded_bytes());
     hash.update([0]);

@@ -27,6 +27,30 @@ pub(crate) async fn serve_loopback(
     Ok((port, stop))
 }
 
+/// The HTTP client of a run's loopback requests (the runner's pool control endpoint, the pool
+/// key's two questions to the run's model server, the run's endpoint forwarding to it): one
+/// per process, built once and cloned (building a `reqwest` client sets up its TLS context,
+/// 15-140 ms each in a test binary of the dev profile on a busy 2-core machine, three times per
+/// pooled run before). It follows no redirect (none of those servers sends one) and keeps no
+/// idle connection, so no connection outlives the tokio runtime that opened it.
+///
+/// # Errors
+/// The client cannot be built (its TLS backend did not start); the text says why.
+pub(crate) fn loopback_client() -> std::io::Result<reqwest::Client> {
+    static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> =
+        std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .pool_max_idle_per_host(0)
+                .build()
+                .map_err(|e| format!("cannot build the loopback HTTP client: {e}"))
+        })
+        .clone()
+        .map_err(std::io::Error::other)
+}
+
 /// A `reqwest` answer as the SDK's streamed response (status, reason, headers, body chunks).
 pub(crate) fn sdk_response(response: reqwest::Response) -> CopilotHttpResponse {
     let status = response.status();

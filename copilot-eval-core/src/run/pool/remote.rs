@@ -75,11 +75,14 @@ impl RunnerPool {
     }
 
     /// The pool at control URL `url`, for client id `client`.
+    ///
+    /// Panics when the process's loopback HTTP client cannot be built (its TLS backend did not
+    /// start), as `reqwest::Client::new` does.
     pub fn new(url: impl Into<String>, client: impl Into<String>) -> Self {
         Self {
             url: url.into(),
             client: client.into(),
-            http: reqwest::Client::new(),
+            http: super::loopback::loopback_client().unwrap_or_else(|e| panic!("{e}")),
         }
     }
 

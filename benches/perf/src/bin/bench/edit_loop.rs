@@ -4,7 +4,9 @@
 //! user's package has), each run changes a string literal in `creates_a_greeting_file`, then
 //! measures the rebuild (`cargo test --no-run`, what the runner's build step runs) and the run
 //! (`cargo copilot-eval --replay --exact creates_a_greeting_file`, whose own build step then
-//! finds nothing to do) apart.
+//! finds nothing to do) apart; then changes it again and times the runner alone, whose build
+//! step rebuilds (what a user types: one command, in which the runtime starts while the test
+//! binary is rebuilt).
 //!
 //! The copy and its target folder live in the bench's target folder (`edit-loop/`), so only the
 //! first bench on a machine builds the dependencies; the copy is refreshed from
@@ -21,17 +23,19 @@ const EVAL: &str = "creates_a_greeting_file";
 /// replayed session is the same).
 const LITERAL: &str = "greeting.txt was written";
 
-/// One edit-and-rerun: the rebuild and the run.
+/// One edit-and-rerun: the rebuild and the run; then another edit and the runner alone.
 pub struct Round {
     /// `cargo test --no-run` after the edit.
     pub rebuild: Sample,
     /// The runner on the edited eval.
     pub run: Sample,
+    /// The runner on the eval edited again, its build step rebuilding.
+    pub one_command: Sample,
 }
 
-/// The standalone copy of examples/quickstart under `dir`, with path dependencies on `root`'s
-/// crates. Returns the package folder.
-fn prepare(root: &Path, dir: &Path) -> PathBuf {
+/// The standalone copy of examples/quickstart under `dir`, with a path dependency on the
+/// copilot-eval-core folder `core`. Returns the package folder.
+fn prepare(root: &Path, core: &Path, dir: &Path) -> PathBuf {
     let package = dir.join("quickstart");
     let example = root.join("examples/quickstart");
     for sub in ["src", "tests", "skills", "copilot-config"] {
@@ -39,10 +43,7 @@ fn prepare(root: &Path, dir: &Path) -> PathBuf {
         let _ = std::fs::remove_dir_all(&to);
         copy_dir(&example.join(sub), &to);
     }
-    let core = root
-        .join("copilot-eval-core")
-        .canonicalize()
-        .expect("copilot-eval-core");
+    let core = core.canonicalize().expect("copilot-eval-core");
     std::fs::write(
         package.join("Cargo.toml"),
         format!(
@@ -108,16 +109,18 @@ fn edit(package: &Path, round: usize) {
     std::fs::write(&path, edited).expect("write tests/evals.rs");
 }
 
-/// Prepare the copy under `dir`, build and run it once (not measured), then `runs` rounds of
-/// edit, rebuild, run.
+/// Prepare the copy under `dir` (examples/quickstart of `root`, depending on the
+/// copilot-eval-core folder `core`), build and run it once (not measured), then `runs` rounds
+/// of edit, rebuild, run, and edit, run alone.
 pub fn measure_rounds(
     root: &Path,
+    core: &Path,
     dir: &Path,
     cargo: &Path,
     runner: &Path,
     runs: usize,
 ) -> Vec<Round> {
-    let package = prepare(root, dir);
+    let package = prepare(root, core, dir);
     let target = dir.join("target");
     let rebuild = || {
         let mut cargo = command(cargo, &package, &target);
@@ -134,10 +137,14 @@ pub fn measure_rounds(
     measure("edit loop: first run", &mut run());
     (0..runs)
         .map(|round| {
-            edit(&package, round);
+            edit(&package, 2 * round);
+            let rebuild = measure("edit loop: rebuild", &mut rebuild());
+            let run_after = measure("edit loop: run", &mut run());
+            edit(&package, 2 * round + 1);
             Round {
-                rebuild: measure("edit loop: rebuild", &mut rebuild()),
-                run: measure("edit loop: run", &mut run()),
+                rebuild,
+                run: run_after,
+                one_command: measure("edit loop: run alone", &mut run()),
             }
         })
         .collect()
