@@ -293,7 +293,7 @@ pub fn list_binary(binary: &TestBinary) -> Result<Vec<String>, SuiteError> {
 /// binaries it runs: the binary's own folder (`target/<profile>/deps`), the toolchain's target
 /// library folder (`rustc --print target-libdir`: `<sysroot>/lib/rustlib/<host>/lib`, where the
 /// `libstd` a proc-macro crate's test binary links lives) and `<sysroot>/lib` (`rustc --print
-/// sysroot`; asked once, [`toolchain_libs`]), before what the environment already holds. The
+/// sysroot`; asked once per process), before what the environment already holds. The
 /// variable is `LD_LIBRARY_PATH`, `DYLD_FALLBACK_LIBRARY_PATH` on macOS (with its default
 /// folders when unset, as cargo adds them), `PATH` on Windows.
 pub fn library_path(binary: &TestBinary) -> (&'static str, OsString) {
@@ -485,7 +485,7 @@ pub fn select(
 }
 
 /// Build, list and select: the whole discovery. While the tests are built, the toolchain's
-/// library folders are asked ([`toolchain_libs`], in the folder of `--manifest-path`, else the
+/// library folders are asked (`rustc --print`, in the folder of `--manifest-path`, else the
 /// current one); the binaries are then listed at the same time, each in a thread.
 ///
 /// Errors: as [`build_test_binaries`] and [`list_binary`] (the first binary's error, in list
