@@ -21,7 +21,7 @@ struct ColdCache {
     dir: tempfile::TempDir,
     dead: PathBuf,
     live: PathBuf,
-    _live_process: LiveProcess,
+    live_process: LiveProcess,
 }
 
 /// A process that stays alive while the test runs (its pid names the live leftover).
@@ -79,7 +79,7 @@ impl ColdCache {
             dir,
             dead,
             live,
-            _live_process: live_process,
+            live_process,
         }
     }
 
@@ -167,6 +167,115 @@ fn the_runner_unpacks_before_the_first_eval_and_removes_a_dead_unpack() {
     assert!(!runs.is_empty(), "{report}");
     for run in runs {
         assert!(run["timings"].get("runtime_unpack_ms").is_none(), "{run}");
+    }
+
+    // The next suite removes the in-use markers a killed runtime left in the version folder
+    // before it launches tests, and keeps those of a running process.
+    let version_dir = cache.unpacked_marker().parent().unwrap().to_path_buf();
+    let dead = dead_pid();
+    let live = cache.live_process.0.id();
+    let markers =
+        |pid: u32| ["lock", "hold"].map(|kind| version_dir.join(format!("inuse.{pid}.{kind}")));
+    for marker in markers(dead).iter().chain(&markers(live)) {
+        std::fs::write(marker, b"").unwrap();
+    }
+    let (status, _, stderr) = cache.copilot_eval(
+        &[
+            "-p",
+            "quickstart",
+            "--replay",
+            "--plain",
+            "--exact",
+            "creates_a_greeting_file",
+        ],
+        scratch.path(),
+    );
+    assert_eq!(status, 0, "{stderr}");
+    for marker in markers(dead) {
+        assert!(!marker.exists(), "{} is removed", marker.display());
+    }
+    for marker in markers(live) {
+        assert!(marker.exists(), "{} is kept", marker.display());
+    }
+}
+
+/// The pinned runtime's in-use markers: a started runtime writes `inuse.<pid>.lock` and
+/// `inuse.<pid>.hold` into its version folder of the shared cache; SIGKILL leaves them, and
+/// `remove_stale_in_use_markers` removes them while it keeps a running runtime's; SIGTERM makes
+/// the runtime remove its own.
+#[test]
+fn a_killed_runtimes_in_use_markers_are_removed_and_a_running_ones_kept() {
+    let Some(pinned) =
+        runtime_for("a_killed_runtimes_in_use_markers_are_removed_and_a_running_ones_kept")
+    else {
+        return;
+    };
+    runtime::unpack::warm(&pinned.path).unwrap();
+    let version_dir = runtime::unpack::platform_dir().join(PINNED_RUNTIME_VERSION);
+    let markers =
+        |pid: u32| ["lock", "hold"].map(|kind| version_dir.join(format!("inuse.{pid}.{kind}")));
+    let home = tempfile::tempdir().unwrap();
+    let start = || {
+        let cache = runtime::runtime_cache_dir();
+        let child = Command::new(&pinned.path)
+            .args([
+                "--server",
+                "--port",
+                "0",
+                "--log-level",
+                "none",
+                "--no-auto-update",
+            ])
+            .env("XDG_CACHE_HOME", &cache)
+            .env("COPILOT_CACHE_HOME", &cache)
+            .env("COPILOT_HOME", home.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let runtime = LiveProcess(child);
+        // Written at its start: waited for, an event per check, with an ample bound.
+        let bound = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !markers(runtime.0.id()).iter().all(|m| m.exists())
+            && std::time::Instant::now() < bound
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(
+            markers(runtime.0.id()).iter().all(|m| m.exists()),
+            "runtime {} wrote no in-use markers in {}",
+            runtime.0.id(),
+            version_dir.display()
+        );
+        runtime
+    };
+    let mut killed = start();
+    let running = start();
+    let killed_pid = killed.0.id();
+    killed.0.kill().unwrap();
+    killed.0.wait().unwrap();
+    for marker in markers(killed_pid) {
+        assert!(marker.exists(), "SIGKILL leaves {}", marker.display());
+    }
+    assert!(runtime::unpack::remove_stale_in_use_markers(PINNED_RUNTIME_VERSION) >= 2);
+    for marker in markers(killed_pid) {
+        assert!(!marker.exists(), "{} is removed", marker.display());
+    }
+    for marker in markers(running.0.id()) {
+        assert!(marker.exists(), "{} is kept", marker.display());
+    }
+    // SIGTERM: the runtime removes its own markers as it exits.
+    let mut running = running;
+    let pid = running.0.id();
+    let status = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -TERM {pid}");
+    running.0.wait().unwrap();
+    for marker in markers(pid) {
+        assert!(!marker.exists(), "SIGTERM removes {}", marker.display());
     }
 }
 

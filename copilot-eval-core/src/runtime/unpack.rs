@@ -12,6 +12,12 @@
 //! run calls it in its preparation), so the unpack is never charged to an eval's `timeout_s`;
 //! it removes the leftovers of interrupted unpacks whose process is gone. [`partial_extractions`]
 //! lists the leftovers for `doctor`.
+//!
+//! Each start of the runtime also writes two in-use markers into its version folder,
+//! `inuse.<pid>.lock` (its pid) and `inuse.<pid>.hold`, and removes them when it exits on
+//! SIGTERM; a runtime killed with SIGKILL leaves them (measured with 1.0.102; the
+//! `runtime_cache` e2e test checks it). [`remove_stale_in_use_markers`] removes those of
+//! processes that are gone: the runner does it once before launching tests.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -141,6 +147,32 @@ pub fn remove_leftovers() -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
         }
     }
     (removed, failed)
+}
+
+/// Remove the runtime's in-use markers (`inuse.<pid>.lock`, `inuse.<pid>.hold`) of `version`'s
+/// folder in [`platform_dir`] whose process is gone; a marker of a running process, and any
+/// other file, is kept. Returns how many files were removed; a missing or unreadable folder,
+/// or a file that cannot be removed, removes nothing more (the runtime ignores stale markers:
+/// they only take room in the folder).
+pub fn remove_stale_in_use_markers(version: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir(platform_dir().join(version)) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            let name = entry.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("inuse.")) else {
+                return false;
+            };
+            let pid = rest
+                .strip_suffix(".lock")
+                .or_else(|| rest.strip_suffix(".hold"))
+                .and_then(|pid| pid.parse::<u32>().ok());
+            pid.is_some_and(|pid| !process_running(pid))
+        })
+        .filter(|entry| std::fs::remove_file(entry.path()).is_ok())
+        .count()
 }
 
 /// What [`warm`] did.

@@ -679,7 +679,9 @@ fn prestarted_pool(options: &SuiteOptions) -> Option<Arc<crate::run::pool::Pool>
 
 /// Unpack the runtime into the shared cache before the first test starts, so that no eval's
 /// timeout (nor the runner's deadline for its test) pays for it; says so on stderr when it
-/// happens. A failure is only printed: each run's own start reports it with its cause.
+/// happens. A failure is only printed: each run's own start reports it with its cause. Then
+/// remove the in-use markers killed runtimes left in its folder
+/// ([`unpack::remove_stale_in_use_markers`](crate::runtime::unpack::remove_stale_in_use_markers)).
 fn warm_runtime(path: &std::path::Path) {
     use crate::runtime::unpack;
     if let Some(version) = unpack::package_version(path).filter(|v| !unpack::is_unpacked(v)) {
@@ -700,6 +702,9 @@ fn warm_runtime(path: &std::path::Path) {
         }
         Ok(_) => {}
         Err(e) => eprintln!("warning: {e}"),
+    }
+    if let Some(version) = unpack::package_version(path) {
+        unpack::remove_stale_in_use_markers(&version);
     }
 }
 
