@@ -110,6 +110,36 @@ pub struct ToolCall {
     pub telemetry: Option<Value>,
 }
 
+impl ToolCall {
+    /// A call as its `tool.execution_start` gives it: the id, the name, the arguments and the
+    /// calling subagent's id (`None`: the main agent); nothing seen after the start yet
+    /// (`completed: false`, every other field `None`).
+    pub fn started(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: Value,
+        agent_id: Option<String>,
+    ) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            runtime_name: None,
+            arguments,
+            result: None,
+            success: None,
+            error: None,
+            agent_id,
+            duration_ms: None,
+            completed: false,
+            denied: None,
+            permission: None,
+            cut_for_model: None,
+            structured_content: None,
+            telemetry: None,
+        }
+    }
+}
+
 /// A permission request the runtime made for one tool call (`permission.requested`) and its
 /// answer (`permission.completed`), correlated by tool call id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

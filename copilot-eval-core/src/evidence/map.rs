@@ -251,23 +251,8 @@ fn track(
         }
         None => {
             index.insert(id.to_owned(), ev.tool_calls.len());
-            ev.tool_calls.push(ToolCall {
-                id: id.to_owned(),
-                name: name.to_owned(),
-                arguments,
-                result: None,
-                success: None,
-                error: None,
-                agent_id,
-                duration_ms: None,
-                completed: false,
-                denied: None,
-                permission: None,
-                cut_for_model: None,
-                structured_content: None,
-                telemetry: None,
-                runtime_name: None,
-            });
+            ev.tool_calls
+                .push(ToolCall::started(id, name, arguments, agent_id));
         }
     }
 }

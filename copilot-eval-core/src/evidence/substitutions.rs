@@ -102,21 +102,10 @@ mod tests {
 
     fn call(id: &str, name: &str, success: bool) -> ToolCall {
         ToolCall {
-            id: id.into(),
-            name: name.into(),
-            runtime_name: None,
-            arguments: Value::Null,
-            result: None,
             success: Some(success),
             error: (!success).then(|| "failed".to_owned()),
-            agent_id: None,
-            duration_ms: None,
             completed: true,
-            denied: None,
-            permission: None,
-            cut_for_model: None,
-            structured_content: None,
-            telemetry: None,
+            ..ToolCall::started(id, name, Value::Null, None)
         }
     }
 

@@ -358,21 +358,9 @@ mod tests {
 
     fn call(name: &str) -> ToolCall {
         ToolCall {
-            id: format!("id-{name}"),
-            name: name.to_owned(),
-            arguments: serde_json::json!({}),
-            result: None,
             success: Some(true),
-            error: None,
-            agent_id: None,
-            duration_ms: None,
             completed: true,
-            denied: None,
-            permission: None,
-            cut_for_model: None,
-            structured_content: None,
-            telemetry: None,
-            runtime_name: None,
+            ..ToolCall::started(format!("id-{name}"), name, serde_json::json!({}), None)
         }
     }
 

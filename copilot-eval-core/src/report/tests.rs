@@ -459,27 +459,11 @@ fn an_older_run_record_reads_into_the_typed_fields() {
 fn a_subagents_tool_call_is_written_like_a_top_level_one() {
     use crate::evidence::subagents::SubagentInvocation;
     use crate::evidence::{CutForModel, Denial, Permission, ToolCall};
-    let bare = ToolCall {
-        id: "c1".into(),
-        name: "view".into(),
-        runtime_name: None,
-        arguments: json!({"path": "a.txt"}),
-        result: None,
-        success: None,
-        error: None,
-        agent_id: Some("sub-1".into()),
-        duration_ms: None,
-        completed: false,
-        denied: None,
-        permission: None,
-        cut_for_model: None,
-        structured_content: None,
-        telemetry: None,
-    };
+    let bare = ToolCall::started("c1", "view", json!({"path": "a.txt"}), Some("sub-1".into()));
     let full = ToolCall {
         id: "c2".into(),
         runtime_name: Some("invalid_tool_call".into()),
-        result: Some("saved to /tmp/x, preview ...".into()),
+        result: Some("saved to a temporary file, preview ...".into()),
         success: Some(false),
         error: Some("no".into()),
         duration_ms: Some(4),

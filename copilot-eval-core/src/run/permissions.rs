@@ -127,23 +127,7 @@ mod tests {
     }
 
     fn call(id: &str) -> ToolCall {
-        ToolCall {
-            id: id.into(),
-            name: "create".into(),
-            arguments: json!({}),
-            result: None,
-            success: None,
-            error: None,
-            agent_id: None,
-            duration_ms: None,
-            completed: false,
-            denied: None,
-            permission: None,
-            cut_for_model: None,
-            structured_content: None,
-            telemetry: None,
-            runtime_name: None,
-        }
+        ToolCall::started(id, "create", json!({}), None)
     }
 
     #[test]

@@ -70,21 +70,12 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
 
 fn call(id: &str, denied: Option<Denial>, permission: Option<Permission>) -> ToolCall {
     ToolCall {
-        id: id.into(),
-        name: "bash".into(),
-        arguments: json!({"command": "ls"}),
-        result: None,
         success: Some(denied.is_none()),
-        error: None,
-        agent_id: None,
         duration_ms: Some(3),
         completed: true,
         denied,
         permission,
-        cut_for_model: None,
-        structured_content: None,
-        telemetry: None,
-        runtime_name: None,
+        ..ToolCall::started(id, "bash", json!({"command": "ls"}), None)
     }
 }
 
