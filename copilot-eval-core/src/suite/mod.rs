@@ -684,7 +684,8 @@ fn prestarted_pool(options: &SuiteOptions) -> Option<Arc<crate::run::pool::Pool>
 /// ([`unpack::remove_stale_in_use_markers`](crate::runtime::unpack::remove_stale_in_use_markers)).
 fn warm_runtime(path: &std::path::Path) {
     use crate::runtime::unpack;
-    if let Some(version) = unpack::package_version(path).filter(|v| !unpack::is_unpacked(v)) {
+    let version = unpack::package_version(path);
+    if let Some(version) = version.as_deref().filter(|v| !unpack::is_unpacked(v)) {
         eprintln!(
             "unpacking runtime {version} into {} (its first start, once per version) ...",
             unpack::platform_dir().display()
@@ -703,8 +704,8 @@ fn warm_runtime(path: &std::path::Path) {
         Ok(_) => {}
         Err(e) => eprintln!("warning: {e}"),
     }
-    if let Some(version) = unpack::package_version(path) {
-        unpack::remove_stale_in_use_markers(&version);
+    if let Some(version) = &version {
+        unpack::remove_stale_in_use_markers(version);
     }
 }
 
