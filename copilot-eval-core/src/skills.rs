@@ -27,7 +27,7 @@
 //!    skills into the prompt under a character budget (measured on 1.0.102: the first skills, in
 //!    its order, with their description; further ones by name only; the rest not at all). With
 //!    skill folders the run's request proxy reads the `<available_skills>` block of every main
-//!    agent model request ([`offered_skills`]); after the run, [`model_view`] records for each
+//!    agent model request ([`offered_skills`]); after the run, `model_view` records for each
 //!    requested skill how the first request offered it (`offered`: described, name only, not
 //!    offered), keeps that request's view (`model_saw`), and warns naming the requested skills
 //!    cut to their name or left out, and any skill a request offered that the runtime did not

@@ -137,7 +137,7 @@ pub struct ProxyOptions {
     /// Rewrite every OpenAI image part's `detail` to this value.
     pub image_detail: Option<ImageDetail>,
     /// Read the skills each main agent model request offers the model (an eval with skill
-    /// folders: [`crate::skills::model_view`] compares them with the skill check).
+    /// folders: the run compares them with the skill check, [`crate::skills`]).
     pub skills: bool,
     /// Test-only ([`TestFaults::websocket_reader_waits_for_send`](super::TestFaults)): after
     /// each complete upstream WebSocket response, read the upstream again only once the
