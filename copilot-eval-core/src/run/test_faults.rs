@@ -5,7 +5,7 @@
 //!
 //! **Test-only.** Hidden from the documentation; an eval never sets these. Set through
 //! [`RunOptions::test_faults`](super::RunOptions::test_faults); the default injects nothing.
-//! `tests/tests/faults.rs` uses each one (docs/faults.md, "Faults inside the run").
+//! Each one is used by the test docs/faults.md names for it ("Faults inside the run").
 
 use std::sync::Arc;
 use std::time::Instant;
