@@ -86,6 +86,7 @@ fn run(stop: StopReason, model: String, prompt: String, response: String) -> Run
         working_directory: "/w".into(),
         pooled_runtime: false,
         skills_invoked: vec![],
+        skills_preloaded: vec![],
         skill_discovery: None,
         mcp_servers: vec![],
         skill_invocations: vec![],

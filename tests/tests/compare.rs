@@ -9,7 +9,10 @@
 //! - replayed offline (`--replay`): the JSON (valid against the committed schema) has both runs
 //!   labelled and the comparison's differences and verdicts, the JUnit has them as properties,
 //!   the terminal summary has the comparison's lines, and the HTML page, rendered in Chromium
-//!   when there is one, shows the comparison table and the two labelled runs side by side.
+//!   when there is one, shows the comparison table and the two labelled runs side by side;
+//! - a baseline whose session reads the treatment's skill file (scripted, in process): the
+//!   comparison warns, naming the call and the path, instead of reporting "no difference" in
+//!   silence.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -264,6 +267,8 @@ fn a_comparison_replays_offline_with_both_runs_labelled_in_every_artifact() {
     // The comparison: sides, differences and verdicts, from the recorded usage.
     assert_eq!(record.comparisons.len(), 1, "{record:#?}");
     let c = &record.comparisons[0];
+    // Neither side read the other's inputs (the baseline never saw the treatment's skill).
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     assert_eq!(
         c.prompt,
         "Announce version 2.4.1 of ferris-cli in one line."
@@ -418,5 +423,114 @@ fn a_comparison_replays_offline_with_both_runs_labelled_in_every_artifact() {
     assert!(
         runs[0][2].as_i64() < runs[1][2].as_i64() && runs[0][3] == runs[1][3],
         "side by side, baseline left: {page}"
+    );
+}
+
+/// A baseline whose agent reads the treatment's `SKILL.md` from disk (an absolute `view`, and a
+/// `bash` `cat` of a path relative to its own working directory): both sides then follow the
+/// skill and the criterion shows no difference. The comparison says why instead of passing it
+/// in silence: a warning per call naming the path, in `warnings`, the record and its summary.
+#[tokio::test]
+async fn a_baseline_that_reads_the_treatments_skill_is_a_warning_not_a_silent_no_difference() {
+    use copilot_eval_core::harness::{EvalContext, Side, TestConfig};
+    let test = "a_baseline_that_reads_the_treatments_skill_is_a_warning_not_a_silent_no_difference";
+    if runtime_for(test).is_none() {
+        return;
+    }
+    let ctx = EvalContext::new(TestConfig::new(
+        test,
+        "compare::a_baseline_that_reads_the_treatments_skill_is_a_warning_not_a_silent_no_difference",
+        env!("CARGO_MANIFEST_DIR"),
+    ));
+    let baseline_dir = Side::Baseline.workdir(&ctx);
+    let treatment_dir = Side::Treatment.workdir(&ctx);
+    let skill = treatment_dir.join(".skills/release-notes/SKILL.md");
+    std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    std::fs::write(
+        &skill,
+        "---\nname: release-notes\ndescription: Writes release notes in the house style.\n---\nStart with SHIPPED-WITH-CARE.\n",
+    )
+    .unwrap();
+    ctx.offline(
+        Script::new([])
+            // The baseline reads the treatment's skill file twice, then answers in its style.
+            .turn(ScriptedTurn::tool_call(
+                "view",
+                json!({"path": skill.to_str().unwrap()}),
+            ))
+            .turn(ScriptedTurn::tool_call(
+                "bash",
+                json!({"command": "cat ../treatment/.skills/release-notes/SKILL.md", "description": "Read the notes skill"}),
+            ))
+            .turn(ScriptedTurn::text("SHIPPED-WITH-CARE ferris-cli 2.4.1 is out."))
+            // The treatment loads its skill.
+            .turn(ScriptedTurn::tool_call("skill", json!({"skill": "release-notes"})))
+            .turn(ScriptedTurn::text("SHIPPED-WITH-CARE ferris-cli 2.4.1 is out.")),
+    );
+    let baseline = ctx
+        .eval()
+        .model(MODEL)
+        .timeout_s(120.0)
+        .working_directory(&baseline_dir)
+        .build()
+        .unwrap();
+    let treatment = ctx
+        .eval()
+        .model(MODEL)
+        .timeout_s(120.0)
+        .working_directory(&treatment_dir)
+        .skill_directory(treatment_dir.join(".skills"))
+        .build()
+        .unwrap();
+    let comparison = ctx
+        .compare(&baseline, &treatment, "Announce ferris-cli 2.4.1.")
+        .await;
+    assert!(comparison.baseline.success && comparison.treatment.success);
+    // The baseline really read the file: its calls succeeded and returned the skill's text.
+    for call in &comparison.baseline.tool_calls {
+        assert_eq!(call.success, Some(true), "{call:#?}");
+        assert!(
+            call.result
+                .as_deref()
+                .unwrap_or_default()
+                .contains("SHIPPED-WITH-CARE"),
+            "{call:#?}"
+        );
+    }
+    let tagged = comparison.check("starts with the tag line", |r| {
+        r.final_response
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("SHIPPED-WITH-CARE")
+    });
+    assert!(tagged.both(), "no difference: {}", comparison.summary());
+    let skills_dir = treatment_dir.join(".skills");
+    let warnings = comparison.warnings();
+    assert_eq!(
+        warnings,
+        [
+            format!(
+                "the baseline's session (run 1) read the treatment's inputs: its `view` call named {}, under the treatment's skill directory {}; the comparison does not isolate the treatment's configuration",
+                skill.display(),
+                skills_dir.display()
+            ),
+            format!(
+                "the baseline's session (run 1) read the treatment's inputs: its `bash` call named {}, under the treatment's skill directory {}; the comparison does not isolate the treatment's configuration",
+                skill.display(),
+                skills_dir.display()
+            ),
+        ],
+        "{}",
+        comparison.summary()
+    );
+    // The record (the artifacts' comparison) and its one-line summary carry them.
+    let record = comparison.record();
+    assert_eq!(record.warnings, warnings);
+    assert!(
+        record
+            .summary
+            .ends_with(&format!("; warnings: {}", warnings.join("; "))),
+        "{}",
+        record.summary
     );
 }

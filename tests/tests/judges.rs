@@ -8,6 +8,13 @@
 //! - a pairwise judge whose two orders agree reports the preference, one whose orders disagree
 //!   reports `inconsistent`;
 //! - in trials, each rubric criterion's pass rate over the trials;
+//! - each `JudgeError` as documented, in process: a rubric that cannot be used, material that
+//!   cannot be read (no session is run), a judge session that did not complete, an answer that
+//!   gives one criterion two verdicts; `judge_model` (the judge's request goes to that model)
+//!   and `tools` (the judge's request offers exactly those tools);
+//! - over trials, a judge error stays out of the pass rate (`passed 2/2`, 1 judge error);
+//! - a changed judge prompt makes the judge's replay stop with `replay_mismatch`, and the judge
+//!   reports the session's error, never a verdict;
 //! - the quick-start's `judges_the_announcement`, recorded with a scripted model standing in
 //!   for the model service (`--record`: the eval's run into `<test>.yaml`, the judge's into
 //!   `<test>-2.yaml`, the example's committed cassettes; set `COPILOT_EVAL_UPDATE_CASSETTES=1`
@@ -16,8 +23,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use copilot_eval_core::StopReason;
+use copilot_eval_core::harness::judge::{JudgeError, Material, Rubric};
+use copilot_eval_core::harness::{EvalContext, TestConfig};
 use copilot_eval_core::model_server::{
-    ModelServer, Script, ScriptedTurn, ScriptedUsage, ServerConfig,
+    ModelServer, Script, ScriptCatalog, ScriptedTurn, ScriptedUsage, ServerConfig,
 };
 use copilot_eval_core::report::{JudgeKind, JudgeVerdict, Outcome};
 use copilot_eval_e2e::runtime_for;
@@ -289,7 +299,7 @@ fn over_trials_each_rubric_criterion_has_its_pass_rate() {
         [(1, "names the version", 3, 3, 0), (1, "clear", 2, 3, 0)]
     );
     let clear = &summary.judge_criteria[1];
-    assert!((clear.pass_rate - 2.0 / 3.0).abs() < 1e-9);
+    assert!((clear.pass_rate.unwrap() - 2.0 / 3.0).abs() < 1e-9);
     let line = copilot_eval_core::report::judge_trials::line(clear);
     assert_eq!(line, "judge 1, clear: passed 2/3 (67%, 95% CI 21%-94%)");
     assert!(
@@ -518,4 +528,295 @@ fn the_quickstart_judge_replays_offline_with_its_verdicts() {
         "{session:?}"
     );
     assert!(session.estimated_cost.is_some_and(|c| c > 0.0));
+}
+
+/// The context of the in-process test `$function` of this file.
+macro_rules! context {
+    ($function:literal) => {
+        EvalContext::new(TestConfig::new(
+            $function,
+            concat!("judges::", $function),
+            env!("CARGO_MANIFEST_DIR"),
+        ))
+    };
+}
+
+/// A judge's answer as its prompt asks for it.
+fn answer(entries: serde_json::Value) -> ScriptedTurn {
+    ScriptedTurn::text(json!({ "criteria": entries }).to_string())
+}
+
+/// Every judge error of docs/judges.md, through the real runtime: never a verdict, recorded in
+/// the test's `judges` with its text as `error`.
+#[tokio::test]
+async fn each_judge_error_is_returned_and_recorded_never_a_pass() {
+    if runtime_for("each_judge_error_is_returned_and_recorded_never_a_pass").is_none() {
+        return;
+    }
+    let ctx = context!("each_judge_error_is_returned_and_recorded_never_a_pass");
+    ctx.offline(
+        Script::new([])
+            .turn(ScriptedTurn::text("ferris-cli 2.4.1 is out."))
+            .turn(ScriptedTurn::text("ferris-cli 2.4.0 was last week."))
+            // The judge that gives one criterion two opposite verdicts.
+            .turn(answer(json!([
+                {"name": "names the version", "verdict": "pass", "reason": "It says 2.4.1."},
+                {"name": "names the version", "verdict": "fail", "reason": "No version."}
+            ]))),
+        // No reply is left for the last judge session: it cannot complete.
+    );
+    let eval = ctx
+        .eval()
+        .model("claude-sonnet-4.5")
+        .timeout_s(120.0)
+        .build()
+        .unwrap();
+    let result = ctx.run(&eval, "Announce ferris-cli 2.4.1.").await;
+    let other = ctx.run(&eval, "Announce ferris-cli 2.4.0.").await;
+    assert!(result.success && other.success);
+    let version =
+        || Rubric::new(Material::FinalResponse).criterion("names the version", "It names 2.4.1.");
+
+    // Rubric: no criterion; a score range upside down; judge_pair on Material::Text.
+    let error = ctx
+        .judge(&result, &Rubric::new(Material::FinalResponse))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, JudgeError::Rubric(why) if why.contains("it has no criterion")),
+        "{error}"
+    );
+    let upside_down = Rubric::new(Material::FinalResponse).scored("clear", "Plain.", 5, 1);
+    let error = ctx.judge(&result, &upside_down).await.unwrap_err();
+    assert!(
+        error.to_string().contains("has the score range 5 to 1"),
+        "{error}"
+    );
+    let text = Rubric::new(Material::Text("same".into())).criterion("c", "x");
+    let error = ctx.judge_pair(&result, &other, &text).await.unwrap_err();
+    assert!(
+        matches!(&error, JudgeError::Rubric(why) if why.contains("not Material::Text")),
+        "{error}"
+    );
+    // Material: a file the judged run never wrote; no judge session is run.
+    let files = Rubric::new(Material::Files(vec!["NOTES.md".into()])).criterion("c", "x");
+    let error = ctx.judge(&result, &files).await.unwrap_err();
+    assert!(
+        matches!(&error, JudgeError::Material { detail } if detail.starts_with("cannot read the file NOTES.md")),
+        "{error}"
+    );
+    assert_eq!(ctx.evidence().runs.len(), 2, "no judge session ran");
+
+    // Malformed: one criterion, two opposite verdicts: neither is taken.
+    let error = ctx.judge(&result, &version()).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the judge's answer (run 3) for criterion `names the version` is malformed: the answer has 2 entries for it that disagree (`pass` and `fail`): which one the judge meant cannot be told"
+    );
+    // Session: the judge session could not complete (the script has no reply left for it).
+    let error = ctx.judge(&result, &version()).await.unwrap_err();
+    assert!(
+        matches!(&error, JudgeError::Session { run: 4, stop_reason, .. }
+            if *stop_reason == StopReason::ScriptExhausted.to_string()),
+        "{error}"
+    );
+
+    // Each is recorded as the judge's error, with no verdict.
+    let judges = ctx.evidence().judges;
+    assert_eq!(judges.len(), 6);
+    for (judge, error) in judges.iter().zip([
+        "the rubric cannot be used: it has no criterion",
+        "the rubric cannot be used: criterion `clear` has the score range 5 to 1",
+        "the rubric cannot be used: ctx.judge_pair compares two results' material",
+        "the judged material: cannot read the file NOTES.md",
+        "the judge's answer (run 3) for criterion `names the version` is malformed",
+        "the judge session (run 4) ended with script_exhausted",
+    ]) {
+        assert!(judge.verdicts.is_empty(), "{judge:#?}");
+        let recorded = judge.error.as_deref().unwrap_or_default();
+        assert!(recorded.starts_with(error), "{recorded}");
+        assert!(!judge.all_passed());
+    }
+}
+
+/// `judge_model`: the judge's session runs on that model (its request goes there, and the
+/// record names it), whatever model the judged run used; `tools`: the judge's request offers
+/// exactly the tools given (none by default).
+#[tokio::test]
+async fn a_judge_runs_on_its_judge_model_with_exactly_its_tools() {
+    if runtime_for("a_judge_runs_on_its_judge_model_with_exactly_its_tools").is_none() {
+        return;
+    }
+    const JUDGE_MODEL: &str = "claude-haiku-4.5";
+    let ctx = context!("a_judge_runs_on_its_judge_model_with_exactly_its_tools");
+    let verdict =
+        || answer(json!([{"name": "names the version", "verdict": "pass", "reason": "2.4.1."}]));
+    ctx.offline(
+        ScriptCatalog::new(
+            Script::new([])
+                .turn(ScriptedTurn::text("ferris-cli 2.4.1 is out."))
+                // The judge on the judged run's model, with its default tools (none).
+                .turn(verdict()),
+        )
+        .model(
+            JUDGE_MODEL,
+            // The judges on the judge model: without and with tools.
+            Script::new([]).turn(verdict()).turn(verdict()),
+        ),
+    );
+    let eval = ctx
+        .eval()
+        .model("claude-sonnet-4.5")
+        .timeout_s(120.0)
+        .build()
+        .unwrap();
+    let result = ctx.run(&eval, "Announce ferris-cli 2.4.1.").await;
+    assert!(result.success, "{:?}", result.error);
+    let rubric =
+        Rubric::new(Material::FinalResponse).criterion("names the version", "It names 2.4.1.");
+    let same_model = ctx.judge(&result, &rubric).await.unwrap();
+    let judge_model = ctx
+        .judge(&result, &rubric.clone().judge_model(JUDGE_MODEL))
+        .await
+        .unwrap();
+    let with_tools = ctx
+        .judge(
+            &result,
+            &rubric
+                .clone()
+                .judge_model(JUDGE_MODEL)
+                .tools(["view", "grep"]),
+        )
+        .await
+        .unwrap();
+    for judgement in [&same_model, &judge_model, &with_tools] {
+        assert!(
+            judgement.passed("names the version"),
+            "{}",
+            judgement.summary()
+        );
+    }
+    assert_eq!(
+        same_model.record.model.as_deref(),
+        Some("claude-sonnet-4.5")
+    );
+    assert_eq!(judge_model.record.model.as_deref(), Some(JUDGE_MODEL));
+    assert_eq!(with_tools.record.tools, ["view", "grep"]);
+    // What each judge's request was: its model and the tools it offered.
+    let requests = ctx.model_requests();
+    let seen: Vec<(Option<&str>, Vec<&str>)> = requests
+        .iter()
+        .map(|r| {
+            let mut tools: Vec<&str> = r.tool_names.iter().map(String::as_str).collect();
+            tools.sort();
+            (r.model.as_deref(), tools)
+        })
+        .collect();
+    assert_eq!(
+        seen[1..],
+        [
+            (Some("claude-sonnet-4.5"), vec![]),
+            (Some(JUDGE_MODEL), vec![]),
+            (Some(JUDGE_MODEL), vec!["grep", "view"]),
+        ]
+    );
+}
+
+/// Over trials, a trial whose judge gave no verdict (its answer was not JSON) is a judge error,
+/// counted apart: the criterion passed 2 of the 2 trials judged, not 2 of 3.
+#[test]
+fn over_trials_a_judge_error_stays_out_of_the_pass_rate() {
+    let test = "over_trials_a_judge_error_stays_out_of_the_pass_rate";
+    if runtime_for(test).is_none() {
+        return;
+    }
+    let name = "grades_the_notes_while_one_answer_is_broken";
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &[
+            "-p", "scripted", "--exact", name, "--trials", "3", "-j", "2",
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let errors: Vec<(u32, bool)> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| (t.trial.unwrap().trial, t.judges[0].error.is_some()))
+        .collect();
+    assert_eq!(errors, [(1, false), (2, true), (3, false)]);
+    let c = &run.report.trial_summaries[0].judge_criteria[0];
+    assert_eq!(
+        (c.trials, c.judged, c.passed, c.judge_errors),
+        (3, 2, 2, 1),
+        "{c:?}"
+    );
+    assert_eq!(c.pass_rate, Some(1.0));
+    let line = copilot_eval_core::report::judge_trials::line(c);
+    assert_eq!(
+        line,
+        "judge 1, names the version: passed 2/2 (100%, 95% CI 34%-100%), 1 judge error (not in the rate)"
+    );
+    assert!(
+        run.stderr.contains(&format!("\n      {line}\n")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.junit_property(
+            &format!("{name} [trial 1/3]"),
+            "copilot_eval.trials.judge.1.criterion.names the version"
+        ),
+        "passed=2/2 pass_rate=1.0000 interval=0.3424-1.0000 judge_errors=1"
+    );
+}
+
+/// A changed judge prompt no longer matches the judge's cassette: its replay stops with
+/// `replay_mismatch` (the test is an `error`), and the judge reports that session's error,
+/// never a verdict. The
+/// quick-start's cassettes are copied and the judge's recorded prompt changed (one word of a
+/// criterion), as a change to the rubric would change the prompt.
+#[test]
+fn a_changed_judge_prompt_is_a_replay_mismatch_never_a_verdict() {
+    if runtime_for("a_changed_judge_prompt_is_a_replay_mismatch_never_a_verdict").is_none() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let folder = root.path().join("tests/cassettes/evals");
+    std::fs::create_dir_all(&folder).unwrap();
+    let committed = workspace_root().join("examples/quickstart/tests/cassettes/evals");
+    for file in [format!("{QUICKSTART}.yaml"), format!("{QUICKSTART}-2.yaml")] {
+        let mut text = std::fs::read_to_string(committed.join(&file)).unwrap();
+        if file.ends_with("-2.yaml") {
+            let criterion = "The announcement names the released version.";
+            assert!(text.contains(criterion), "the judge's prompt is recorded");
+            text = text.replace(criterion, "The announcement names the new version.");
+        }
+        std::fs::write(folder.join(&file), text).unwrap();
+    }
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &[
+            "-p",
+            "quickstart",
+            "--exact",
+            QUICKSTART,
+            "--cassette-root",
+            root.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    let test = run.test(QUICKSTART);
+    // A replay mismatch is an infrastructure stop: the test is an error, never a pass.
+    assert_eq!(test.outcome, Outcome::Error, "{}", run.stderr);
+    let stops: Vec<StopReason> = test.runs.iter().map(|r| r.stop_reason).collect();
+    assert_eq!(stops, [StopReason::Completed, StopReason::ReplayMismatch]);
+    let judge = &test.judges[0];
+    assert!(judge.verdicts.is_empty(), "{judge:#?}");
+    let error = judge.error.as_deref().unwrap_or_default();
+    assert!(
+        error.starts_with("the judge session (run 2) ended with replay_mismatch"),
+        "{error}"
+    );
 }

@@ -63,6 +63,7 @@ fn a_trigger_matrix_over_three_trials_gives_the_trigger_and_false_trigger_rates(
                 skill: SKILL.to_owned(),
                 expected: trigger,
                 invoked,
+                preloaded: false,
                 run: Some(1),
             };
             expected.push((format!("{EVAL}::{case}"), trial, outcome, vec![check]));

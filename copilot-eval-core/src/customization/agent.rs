@@ -159,6 +159,7 @@ impl crate::eval::CopilotEvalBuilder {
     /// crate::customization::RepoConfig::apply).
     pub(crate) fn custom_agent_of_file(mut self, agent: &AgentFile) -> Self {
         let file_id = agent_name(&agent.path);
+        self.input_files.push(agent.path.clone());
         if file_id != agent.config.name {
             self.file_named_agents.push(crate::eval::FileNamedAgent {
                 file_id,

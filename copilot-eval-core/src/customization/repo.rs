@@ -306,6 +306,12 @@ impl RepoConfig {
         if let Some(text) = &self.instructions_text {
             builder = builder.instructions(text.clone());
         }
+        builder.input_files.extend(
+            self.instructions
+                .iter()
+                .chain(&self.path_instructions)
+                .map(|file| file.path.clone()),
+        );
         for agent in &self.agents {
             builder = builder.custom_agent_of_file(agent);
         }

@@ -60,6 +60,7 @@ impl CopilotEval {
             disabled_skills: self.disabled_skills.clone(),
             custom_agents: self.custom_agents.clone(),
             file_named_agents: self.file_named_agents.clone(),
+            input_files: self.input_files.clone(),
             active_agent: self.active_agent.clone(),
             default_agent_excluded_tools: self.default_agent_excluded_tools.clone(),
             auto_confirm: Some(self.auto_confirm),
@@ -104,6 +105,8 @@ pub struct CopilotEvalBuilder {
     custom_agents: Vec<CustomAgentConfig>,
     /// The agents added by `custom_agent_file` whose id is not their file name's.
     pub(crate) file_named_agents: Vec<crate::eval::FileNamedAgent>,
+    /// The files the eval's configuration was read from (agent files, instructions files).
+    pub(crate) input_files: Vec<PathBuf>,
     active_agent: Option<String>,
     default_agent_excluded_tools: Option<Vec<String>>,
     auto_confirm: Option<bool>,
@@ -560,6 +563,7 @@ impl CopilotEvalBuilder {
             disabled_skills: self.disabled_skills,
             custom_agents,
             file_named_agents: self.file_named_agents,
+            input_files: self.input_files,
             active_agent: self.active_agent,
             default_agent_excluded_tools: self.default_agent_excluded_tools,
             auto_confirm: self.auto_confirm.unwrap_or(true),

@@ -91,6 +91,10 @@ pub struct CopilotEval {
     pub(crate) custom_agents: Vec<CustomAgentConfig>,
     /// The agents of `custom_agents` added from a file whose id is not the file name's.
     pub(crate) file_named_agents: Vec<FileNamedAgent>,
+    /// The files the configuration was read from: each `custom_agent_file` (and a repository's
+    /// agent files), a repository's instructions files. With `skill_directories`, the eval's
+    /// inputs on disk (`ctx.compare` warns when the other side's session read one).
+    pub(crate) input_files: Vec<PathBuf>,
     pub(crate) active_agent: Option<String>,
     pub(crate) default_agent_excluded_tools: Option<Vec<String>>,
     pub(crate) auto_confirm: bool,

@@ -20,6 +20,18 @@
 //! before building its eval. An eval without a working directory gets a fresh temporary one per
 //! run, which is isolated as well.
 //!
+//! # One side reading the other's inputs
+//!
+//! Separate working directories do not stop a session from reading outside its own: a baseline
+//! whose agent `view`s the treatment's `SKILL.md` gets the skill anyway, and the comparison then
+//! shows no difference for the wrong reason. After both runs, every tool call of each side (main
+//! agent and subagents) is read for a path at or under the other side's inputs: its
+//! `skill_directories`, its agent files (`custom_agent_file`, a repository's agents) and its
+//! instructions files (a repository's), when they are not this side's inputs too. A path counts
+//! when an argument names it (absolute, or relative to the side's working directory; a `bash`
+//! command's words one by one) or a tool's result holds it absolute. Each such call is a
+//! warning in the comparison's `warnings` (and its summary line), printed on stderr too.
+//!
 //! # Cassettes
 //!
 //! The sides are two runs of the test, run one after the other (baseline first): in replay and
@@ -150,8 +162,14 @@ impl Comparison {
         self.record().treatment
     }
 
-    /// The comparison in one line (both sides, then the criteria's verdicts): handy in an
-    /// assertion's message.
+    /// What makes the comparison doubtful (a side's session read the other side's inputs; see
+    /// the module documentation), one line each; empty when nothing was seen.
+    pub fn warnings(&self) -> Vec<String> {
+        self.record().warnings
+    }
+
+    /// The comparison in one line (both sides, then the criteria's verdicts, then the
+    /// warnings): handy in an assertion's message.
     pub fn summary(&self) -> String {
         self.record().summary
     }
@@ -262,7 +280,22 @@ impl EvalContext {
         let (treatment_result, treatment_run, treatment_files) =
             self.compare_side(Side::Treatment, treatment, &prompt).await;
         let runs = self.evidence().runs;
-        let record = ComparisonRecord::new(
+        let mut warnings = cross_reads(
+            Side::Baseline,
+            &baseline_result,
+            &inputs(baseline),
+            &inputs(treatment),
+        );
+        warnings.extend(cross_reads(
+            Side::Treatment,
+            &treatment_result,
+            &inputs(treatment),
+            &inputs(baseline),
+        ));
+        for warning in &warnings {
+            eprintln!("copilot-eval: warning: ctx.compare: {warning}");
+        }
+        let mut record = ComparisonRecord::new(
             &prompt,
             (baseline_run as u64 + 1, &runs[baseline_run], baseline_files),
             (
@@ -271,6 +304,7 @@ impl EvalContext {
                 treatment_files,
             ),
         );
+        record.add_warnings(warnings);
         let index = self.update_evidence(|evidence| {
             evidence.comparisons.push(record.clone());
             evidence.comparisons.len() - 1
@@ -302,6 +336,134 @@ impl EvalContext {
         });
         (result, index, written(&before, &after))
     }
+}
+
+/// One input of a side: a path on disk its configuration comes from, and what it is.
+struct Input {
+    /// As the eval names it (absolute).
+    path: PathBuf,
+    /// Symbolic links resolved (the path itself when it cannot be resolved).
+    canonical: PathBuf,
+    /// `skill directory`, `agent or instructions file`.
+    what: &'static str,
+}
+
+/// The inputs of `eval` on disk: its skill directories, agent files and instructions files.
+fn inputs(eval: &CopilotEval) -> Vec<Input> {
+    let input = |path: &PathBuf, what| Input {
+        canonical: path.canonicalize().unwrap_or_else(|_| path.clone()),
+        path: path.clone(),
+        what,
+    };
+    eval.skill_directories
+        .iter()
+        .map(|dir| input(dir, "skill directory"))
+        .chain(
+            eval.input_files
+                .iter()
+                .map(|file| input(file, "agent or instructions file")),
+        )
+        .collect()
+}
+
+/// The warnings for `side`'s tool calls that read a path of `others` (the other side's
+/// inputs) that is not one of `own`: one line per call, naming the call, its run and the path.
+fn cross_reads(side: Side, result: &CopilotResult, own: &[Input], others: &[Input]) -> Vec<String> {
+    let foreign: Vec<&Input> = others
+        .iter()
+        .filter(|o| !own.iter().any(|i| i.canonical == o.canonical))
+        .collect();
+    if foreign.is_empty() {
+        return Vec::new();
+    }
+    let other = match side {
+        Side::Baseline => Side::Treatment,
+        Side::Treatment => Side::Baseline,
+    };
+    let run = result
+        .origin
+        .as_ref()
+        .map(|o| format!(" (run {})", o.run))
+        .unwrap_or_default();
+    let mut warnings = Vec::new();
+    for call in &result.tool_calls {
+        let mut words = Vec::new();
+        strings(&call.arguments, &mut words);
+        let named = words
+            .iter()
+            .flat_map(|text| path_words(text))
+            .find_map(|word| {
+                let path = normalize(&result.working_directory.join(word));
+                let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+                foreign
+                    .iter()
+                    .find(|i| path.starts_with(&i.path) || canonical.starts_with(&i.canonical))
+                    .map(|input| (path, *input))
+            })
+            .or_else(|| {
+                let result = call.result.as_deref()?;
+                foreign.iter().find_map(|i| {
+                    [&i.path, &i.canonical]
+                        .into_iter()
+                        .find(|p| result.contains(&*p.to_string_lossy()))
+                        .map(|p| (p.clone(), *i))
+                })
+            });
+        if let Some((path, input)) = named {
+            warnings.push(format!(
+                "the {side}'s session{run} read the {other}'s inputs: its `{tool}` call named {path}, under the {other}'s {what} {input}; the comparison does not isolate the {other}'s configuration",
+                side = side.as_str(),
+                other = other.as_str(),
+                tool = call.name,
+                path = path.display(),
+                what = input.what,
+                input = input.path.display(),
+            ));
+        }
+    }
+    warnings
+}
+
+/// Every string of `value`, recursively.
+fn strings<'a>(value: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+/// The words of `text` that may be paths: the whole text, and its words split at white space,
+/// quotes and shell punctuation, each up to a glob character (`*`, `?`, `[`, `{`).
+fn path_words(text: &str) -> Vec<&str> {
+    let separator = |c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '"' | '\'' | '`' | '=' | ';' | '|' | '&' | '(' | ')' | '<' | '>' | ','
+            )
+    };
+    std::iter::once(text.trim())
+        .chain(text.split(separator))
+        .map(|word| word.split(['*', '?', '[', '{']).next().unwrap_or(""))
+        .filter(|word| !word.is_empty() && !word.contains('\n'))
+        .collect()
+}
+
+/// `path` with its `.` and `..` components resolved lexically.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Each regular file under `dir` (recursively, symbolic links not followed), by its path

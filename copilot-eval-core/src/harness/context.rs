@@ -517,6 +517,14 @@ impl EvalContext {
             .lock()
             .expect("requests lock")
             .extend(std::mem::take(&mut run.model_requests));
+        for warning in run
+            .result
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with(crate::skills::WARNING_PREFIX))
+        {
+            eprintln!("copilot-eval: warning: {}: {warning}", eval.name());
+        }
         let resumed_from = resume.as_ref().map(|plan| plan.from.clone());
         let (mut result, record, recording_failure) =
             run.into_record(&prompts, resumed_from, expected_stop);

@@ -970,6 +970,7 @@ mod trigger_cases {
                 skill: case.skill.clone(),
                 expected: case.expected,
                 invoked,
+                preloaded: false,
                 run: Some(1),
             })
         });

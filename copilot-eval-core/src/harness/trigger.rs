@@ -21,6 +21,10 @@ impl EvalContext {
     /// - [`Trigger::Dormant`]: the prompt should not; the check holds when no such event names
     ///   it, and an invocation is a false trigger.
     ///
+    /// A custom agent's preload (its `skills:` list, a `skill.invoked` event with trigger
+    /// `context-load`) is never a trigger, either way: the check records it apart
+    /// (`preloaded`), and its text says so.
+    ///
     /// The check is recorded as it is (`{skill, expected, invoked, run}`) in the test's
     /// `triggers`; the runner sums every test's checks per skill (and per model) into the
     /// report's `skill_triggers`: should-trigger runs, triggered, the trigger rate with its
@@ -55,6 +59,7 @@ impl EvalContext {
             skill: skill.to_owned(),
             expected,
             invoked: result.skill_was_invoked(skill),
+            preloaded: result.skill_was_preloaded(skill),
             run,
         };
         self.update_evidence(|evidence| evidence.triggers.push(check.clone()));

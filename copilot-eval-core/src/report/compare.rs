@@ -32,9 +32,16 @@ pub struct ComparisonRecord {
     /// Each criterion the test applied to both sides, in order.
     #[serde(default)]
     pub criteria: Vec<CriterionRecord>,
+    /// What makes the comparison doubtful, one line each: a side's session read the other
+    /// side's inputs (a tool call named a path of its skill directories, agent files or
+    /// instructions files), so a difference, or none, may not be the configurations' doing.
+    /// Empty when nothing was seen.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The comparison in one line, as the runner's summary prints it: each side's outcome, tool
-    /// calls, files written and tokens, then the criteria's verdicts (durations are in
-    /// `duration_ms`, not here, so the line is the same for every replay of the same cassettes).
+    /// calls, files written and tokens, then the criteria's verdicts, then the warnings
+    /// (durations are in `duration_ms`, not here, so the line is the same for every replay of
+    /// the same cassettes).
     pub summary: String,
 }
 
@@ -230,10 +237,17 @@ impl ComparisonRecord {
             treatment: ComparisonSide::of(treatment_run, treatment, treatment_files),
             differences: ComparisonDifferences::default(),
             criteria: Vec::new(),
+            warnings: Vec::new(),
             summary: String::new(),
         };
         record.update();
         record
+    }
+
+    /// Add warnings (and refresh the summary).
+    pub fn add_warnings(&mut self, warnings: impl IntoIterator<Item = String>) {
+        self.warnings.extend(warnings);
+        self.update();
     }
 
     /// Add a criterion's verdicts (and refresh the summary).
@@ -321,7 +335,7 @@ impl ComparisonRecord {
     }
 
     /// `baseline (run 1): completed, 0 tool calls, ...; treatment (run 2): ...; criteria: NAME
-    /// baseline no, treatment yes`.
+    /// baseline no, treatment yes`, then `; warnings: ...` when there are any.
     fn summary_line(&self) -> String {
         let mut out = format!(
             "baseline (run {}): {}; treatment (run {}): {}",
@@ -345,6 +359,9 @@ impl ComparisonRecord {
                 })
                 .collect();
             out.push_str(&format!("; criteria: {}", verdicts.join("; ")));
+        }
+        if !self.warnings.is_empty() {
+            out.push_str(&format!("; warnings: {}", self.warnings.join("; ")));
         }
         out
     }

@@ -354,6 +354,7 @@ output = 0
             working_directory: "/w".into(),
             pooled_runtime: false,
             skills_invoked: vec![],
+            skills_preloaded: vec![],
             skill_discovery: None,
             mcp_servers: vec![],
             skill_invocations: vec![],

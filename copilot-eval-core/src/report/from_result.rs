@@ -82,9 +82,16 @@ impl RunRecord {
             result
                 .skill_invocations
                 .iter()
+                .filter(|i| !i.is_preload())
                 .map(|i| i.name.clone())
                 .collect()
         };
+        let skills_preloaded = result
+            .skill_invocations
+            .iter()
+            .filter(|i| i.is_preload())
+            .map(|i| i.name.clone())
+            .collect();
         let mut subagents: Vec<String> = Vec::new();
         for id in tool_calls
             .iter()
@@ -149,6 +156,7 @@ impl RunRecord {
             timings: result.timings.clone(),
             working_directory: result.working_directory.display().to_string(),
             skills_invoked,
+            skills_preloaded,
             skill_discovery: result.skill_discovery.clone(),
             mcp_servers: result.mcp_servers.clone(),
             skill_invocations: result.skill_invocations.clone(),

@@ -5,9 +5,11 @@
 //!
 //! A criterion is matched across trials by its judge's position in the test (the first
 //! `ctx.judge` is judge 1) and its name. Only trials that reached a verdict (`passed` or
-//! `failed`) count, as for the eval's pass rate; a trial whose judge gave no verdict (its
-//! answer did not parse, its session failed) counts as not passed, and is counted in
-//! `judge_errors`. Pairwise judges are left out (their verdicts are preferences, not passes).
+//! `failed`) count, as for the eval's pass rate. A trial whose judge gave no verdict (its
+//! answer did not parse, its session failed) is a judge error: counted in `judge_errors`,
+//! and left out of the pass rate, whose denominator is the trials the judge judged (`judged`):
+//! a judge that failed to answer says nothing about the criterion. Pairwise judges are left
+//! out (their verdicts are preferences, not passes).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,16 +24,23 @@ pub struct JudgeCriterionOverTrials {
     pub judge: u32,
     /// The criterion's name.
     pub criterion: String,
-    /// Trials that reached a verdict and ran this judge.
+    /// Trials that reached a verdict and ran this judge (`judged` plus `judge_errors`).
     pub trials: u32,
+    /// Of those, trials in which the judge gave verdicts: the pass rate's denominator.
+    #[serde(default)]
+    pub judged: u32,
     /// Trials in which the judge's verdict on the criterion was `pass`.
     pub passed: u32,
-    /// Trials in which the judge gave no verdict (counted in `trials`, not in `passed`).
+    /// Trials in which the judge gave no verdict (an error: its answer did not parse, its
+    /// session failed): counted in `trials`, never in `judged` nor in the pass rate.
     pub judge_errors: u32,
-    /// `passed / trials`, a fraction in [0, 1] (0 when `trials` is 0).
-    pub pass_rate: f64,
-    /// The 95% Wilson score interval of `pass_rate`, `[low, high]` fractions.
-    pub pass_rate_interval: [f64; 2],
+    /// `passed / judged`, a fraction in [0, 1]; absent when `judged` is 0 (every trial's judge
+    /// failed: no rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate: Option<f64>,
+    /// The 95% Wilson score interval of `pass_rate`, `[low, high]` fractions; absent with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate_interval: Option<[f64; 2]>,
 }
 
 /// Each criterion of each rubric judge in `records` (one eval's trials), over the trials that
@@ -64,7 +73,8 @@ pub fn aggregate(records: &[&TestRecord]) -> Vec<JudgeCriterionOverTrials> {
                     .find(|v| v.criterion == criterion.name)
                     .map(|v| v.verdict);
                 counts[1] += u32::from(verdict == Some(JudgeVerdict::Pass));
-                counts[2] += u32::from(judge.error.is_some());
+                // No verdict on the criterion (the judge's error): apart from the rate.
+                counts[2] += u32::from(judge.error.is_some() || verdict.is_none());
             }
         }
     }
@@ -72,44 +82,55 @@ pub fn aggregate(records: &[&TestRecord]) -> Vec<JudgeCriterionOverTrials> {
     tables
         .into_iter()
         .map(|((judge, criterion), [trials, passed, judge_errors])| {
-            let (low, high) = stats::wilson_interval(u64::from(passed), u64::from(trials));
+            let judged = trials - judge_errors;
+            let rate = (judged > 0).then(|| {
+                let (low, high) = stats::wilson_interval(u64::from(passed), u64::from(judged));
+                (f64::from(passed) / f64::from(judged), [low, high])
+            });
             JudgeCriterionOverTrials {
                 judge,
                 criterion,
                 trials,
+                judged,
                 passed,
                 judge_errors,
-                pass_rate: if trials == 0 {
-                    0.0
-                } else {
-                    f64::from(passed) / f64::from(trials)
-                },
-                pass_rate_interval: [low, high],
+                pass_rate: rate.map(|(rate, _)| rate),
+                pass_rate_interval: rate.map(|(_, interval)| interval),
             }
         })
         .collect()
 }
 
 /// One criterion for the terminal, under its eval's trials line: `judge 1, names the version:
-/// passed 2/3 (67%, 95% CI 21%-94%)`, then `, 1 judge error` when there were any.
+/// passed 2/3 (67%, 95% CI 21%-94%)` over the trials the judge judged, then `, 1 judge error
+/// (not in the rate)` when there were any; `judge 1, clear: not judged, 3 judge errors` when
+/// the judge judged no trial.
 pub fn line(c: &JudgeCriterionOverTrials) -> String {
     // Whole percentages, as the trials line writes its pass rate.
     let percent = |f: f64| format!("{:.0}%", f * 100.0);
-    let mut line = format!(
-        "judge {}, {}: passed {}/{} ({}, 95% CI {}-{})",
-        c.judge,
-        c.criterion,
-        c.passed,
-        c.trials,
-        percent(c.pass_rate),
-        percent(c.pass_rate_interval[0]),
-        percent(c.pass_rate_interval[1])
-    );
+    let mut line = match (c.pass_rate, c.pass_rate_interval) {
+        (Some(rate), Some([low, high])) => format!(
+            "judge {}, {}: passed {}/{} ({}, 95% CI {}-{})",
+            c.judge,
+            c.criterion,
+            c.passed,
+            c.judged,
+            percent(rate),
+            percent(low),
+            percent(high)
+        ),
+        _ => format!("judge {}, {}: not judged", c.judge, c.criterion),
+    };
     if c.judge_errors > 0 {
         line.push_str(&format!(
-            ", {} judge error{}",
+            ", {} judge error{}{}",
             c.judge_errors,
-            if c.judge_errors == 1 { "" } else { "s" }
+            if c.judge_errors == 1 { "" } else { "s" },
+            if c.judged > 0 {
+                " (not in the rate)"
+            } else {
+                ""
+            }
         ));
     }
     line
@@ -117,22 +138,20 @@ pub fn line(c: &JudgeCriterionOverTrials) -> String {
 
 /// One criterion as a JUnit property `(name, value)`:
 /// `copilot_eval.trials.judge.1.criterion.<name>` = `passed=2/3 pass_rate=0.6667
-/// interval=0.2077-0.9385 judge_errors=0`.
+/// interval=0.2077-0.9385 judge_errors=0` (`passed` over the trials judged; `pass_rate` and
+/// `interval` left out when the judge judged no trial).
 pub fn junit_property(c: &JudgeCriterionOverTrials) -> (String, String) {
+    let mut value = format!("passed={}/{}", c.passed, c.judged);
+    if let (Some(rate), Some([low, high])) = (c.pass_rate, c.pass_rate_interval) {
+        value.push_str(&format!(" pass_rate={rate:.4} interval={low:.4}-{high:.4}"));
+    }
+    value.push_str(&format!(" judge_errors={}", c.judge_errors));
     (
         format!(
             "copilot_eval.trials.judge.{}.criterion.{}",
             c.judge, c.criterion
         ),
-        format!(
-            "passed={}/{} pass_rate={:.4} interval={:.4}-{:.4} judge_errors={}",
-            c.passed,
-            c.trials,
-            c.pass_rate,
-            c.pass_rate_interval[0],
-            c.pass_rate_interval[1],
-            c.judge_errors
-        ),
+        value,
     )
 }
 
@@ -184,10 +203,37 @@ mod tests {
         let criteria = aggregate(&refs);
         assert_eq!(criteria.len(), 1, "{criteria:?}");
         let c = &criteria[0];
-        assert_eq!((c.judge, c.trials, c.passed, c.judge_errors), (1, 3, 1, 1));
+        // Trial 3's judge gave no verdict: a judge error, apart from the rate (1 of the 2
+        // trials judged passed, not 1 of 3).
+        assert_eq!(
+            (c.judge, c.trials, c.judged, c.passed, c.judge_errors),
+            (1, 3, 2, 1, 1)
+        );
+        assert_eq!(c.pass_rate, Some(0.5));
         assert_eq!(
             line(c),
-            "judge 1, names the version: passed 1/3 (33%, 95% CI 6%-79%), 1 judge error"
+            "judge 1, names the version: passed 1/2 (50%, 95% CI 9%-91%), 1 judge error (not in the rate)"
         );
+        assert_eq!(
+            junit_property(c).1,
+            "passed=1/2 pass_rate=0.5000 interval=0.0945-0.9055 judge_errors=1"
+        );
+    }
+
+    #[test]
+    fn a_judge_that_never_answered_has_no_rate() {
+        let records = [
+            judged(1, Outcome::Passed, None),
+            judged(2, Outcome::Failed, None),
+        ];
+        let refs: Vec<&TestRecord> = records.iter().collect();
+        let c = &aggregate(&refs)[0];
+        assert_eq!((c.trials, c.judged, c.judge_errors), (2, 0, 2));
+        assert_eq!((c.pass_rate, c.pass_rate_interval), (None, None));
+        assert_eq!(
+            line(c),
+            "judge 1, names the version: not judged, 2 judge errors"
+        );
+        assert_eq!(junit_property(c).1, "passed=0/0 judge_errors=2");
     }
 }

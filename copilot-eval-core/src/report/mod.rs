@@ -411,9 +411,14 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pooled_runtime: bool,
     /// Names of the skills the session invoked, in order (`skill.invoked` events, else the
-    /// runtime's `skill` tool calls).
+    /// runtime's `skill` tool calls); a custom agent's preload is not an invocation here (see
+    /// `skills_preloaded`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skills_invoked: Vec<String>,
+    /// Names of the skills custom agents preloaded, in order (`skill.invoked` events with
+    /// trigger `context-load`: an agent's `skills:` list). Never a trigger.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills_preloaded: Vec<String>,
     /// What the run learned about the requested skills before the first model request
     /// (requested, discovered, missing, disabled, warnings, errors), when the eval requested
     /// skill folders.

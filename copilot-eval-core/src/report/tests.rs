@@ -43,6 +43,7 @@ pub(crate) fn run(stop: StopReason, input: u64) -> RunRecord {
         working_directory: "/w".into(),
         pooled_runtime: false,
         skills_invoked: vec![],
+        skills_preloaded: vec![],
         skill_discovery: None,
         mcp_servers: vec![],
         skill_invocations: vec![],

@@ -43,8 +43,13 @@ pub struct TriggerCheck {
     /// What the test expected: `invoke` (should trigger) or `dormant` (should not).
     pub expected: Trigger,
     /// Whether the run invoked the skill (a `skill.invoked` event named it, main agent or a
-    /// subagent).
+    /// subagent), a custom agent's preload left out.
     pub invoked: bool,
+    /// Whether a custom agent preloaded the skill (a `skill.invoked` event with trigger
+    /// `context-load`: the agent lists it in `skills:`). Evidence of its own, never a trigger:
+    /// it counts neither as triggered nor as a false trigger.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preloaded: bool,
     /// The checked run's number among the test's `runs`, from 1; absent when the result checked
     /// was not a run of this test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,9 +68,25 @@ impl std::fmt::Display for TriggerCheck {
     /// What happened, as a test's assertion message: `release-notes was not invoked although
     /// the prompt should trigger it`, `release-notes was invoked although the prompt should not
     /// trigger it (a false trigger)`, or the held forms (`was invoked, as the prompt should
-    /// trigger it`, `stayed dormant, as the prompt should not trigger it`).
+    /// trigger it`, `stayed dormant, as the prompt should not trigger it`); then, when a custom
+    /// agent preloaded the skill, ` (release-notes was preloaded by a custom agent's `skills:`,
+    /// which is not a trigger)`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let skill = &self.skill;
+        self.verdict_text(f, skill)?;
+        if self.preloaded {
+            write!(
+                f,
+                " ({skill} was preloaded by a custom agent's `skills:`, which is not a trigger)"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl TriggerCheck {
+    /// What happened to the skill, the preload left aside.
+    fn verdict_text(&self, f: &mut std::fmt::Formatter<'_>, skill: &str) -> std::fmt::Result {
         match (self.expected, self.invoked) {
             (Trigger::Invoke, true) => {
                 write!(f, "{skill} was invoked, as the prompt should trigger it")

@@ -411,9 +411,22 @@ impl CopilotResult {
 
 /// Skill helpers.
 impl CopilotResult {
-    /// Whether a `skill.invoked` event named this skill (main agent or a subagent).
+    /// Whether the run triggered this skill: a `skill.invoked` event named it (main agent or a
+    /// subagent) that is not a custom agent's preload. A preload (trigger `context-load`, an
+    /// agent's `skills:` list) is not a trigger: see [`skill_was_preloaded`](Self::skill_was_preloaded).
     pub fn skill_was_invoked(&self, name: &str) -> bool {
-        self.skill_invocations.iter().any(|s| s.name == name)
+        self.skill_invocations
+            .iter()
+            .any(|s| s.name == name && !s.is_preload())
+    }
+
+    /// Whether a custom agent preloaded this skill: a `skill.invoked` event with trigger
+    /// `context-load` named it (the agent lists it in `skills:`). Evidence of its own, never a
+    /// trigger.
+    pub fn skill_was_preloaded(&self, name: &str) -> bool {
+        self.skill_invocations
+            .iter()
+            .any(|s| s.name == name && s.is_preload())
     }
 
     /// Whether the runtime listed a skill of this name before the prompt was sent (only known

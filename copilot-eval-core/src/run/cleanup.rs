@@ -223,6 +223,9 @@ pub(super) fn settle(
         if proxy_options.audit {
             run.request_audit = proxy.records();
         }
+        if proxy_options.skills {
+            run.skills_offered = proxy.offered_skills();
+        }
         if let Some(failure) = proxy.failure() {
             run.fail(
                 StopReason::RequestAuditError,
@@ -335,6 +338,7 @@ mod tests {
         let options = ProxyOptions {
             audit,
             image_detail: None,
+            skills: false,
             reader_waits_for_send: false,
         };
         let proxy = RequestProxy::new(options, controls.clone());

@@ -67,6 +67,11 @@ pub(super) fn prepare(
     if !eval.skill_directories.is_empty() {
         let (discovery, failure) = crate::skills::check_locally(&eval.skill_directories);
         run.skill_discovery = Some(discovery);
+        if let Some((path, content)) = &options.faults.write_after_local_skill_check {
+            // Test-only: the folder changes once checked.
+            let _ = std::fs::create_dir_all(path.parent().unwrap_or(path));
+            let _ = std::fs::write(path, content);
+        }
         if let Some(error) = failure {
             return Err(SetupFailure::new(
                 StopReason::SkillSetupError,

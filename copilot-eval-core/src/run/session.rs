@@ -440,8 +440,13 @@ async fn execute(
     *slots.session.lock().expect("slot") = Some(session.clone());
     // Before the prompt: the runtime must have discovered every requested skill.
     if let Some(discovery) = run.skill_discovery.as_mut()
-        && let Some(error) =
-            crate::skills::discover(&session, discovery, &eval.disabled_skills).await
+        && let Some(error) = crate::skills::discover(
+            &session,
+            discovery,
+            &eval.skill_directories,
+            &eval.disabled_skills,
+        )
+        .await
     {
         run.fail(StopReason::SkillSetupError, error.clone());
         return Err(error);

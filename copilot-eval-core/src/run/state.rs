@@ -50,6 +50,11 @@ pub(super) struct RunState {
     /// Whether the session was resumed ([`RunOptions::resume`](super::RunOptions::resume)).
     pub(super) resumed: bool,
     pub(super) skill_discovery: Option<crate::skills::SkillDiscovery>,
+    /// The eval's `disabled_skills`.
+    disabled_skills: Vec<String>,
+    /// What each main agent model request offered the model, in order (from the request
+    /// proxy, with skill folders).
+    pub(super) skills_offered: Vec<crate::skills::OfferedSkills>,
     /// The names of the MCP servers the eval configured, in order.
     pub(super) mcp_configured: Vec<String>,
     /// The names of the optional ones among them (`optional_mcp_server`).
@@ -88,6 +93,8 @@ impl RunState {
             session_id: None,
             resumed: false,
             skill_discovery: None,
+            disabled_skills: eval.disabled_skills.clone(),
+            skills_offered: Vec::new(),
             mcp_configured: eval.mcp_servers.keys().cloned().collect(),
             mcp_optional: eval.optional_mcp_servers.clone(),
             mcp_checked: Vec::new(),
@@ -105,8 +112,13 @@ impl RunState {
 
     /// The result: the evidence mapped from the event log, the stop reason decided by precedence
     /// over every recorded cause, and the errors joined in the order they were recorded.
-    pub(super) fn finish(self, working_directory: PathBuf, started: Instant) -> CopilotResult {
+    pub(super) fn finish(mut self, working_directory: PathBuf, started: Instant) -> CopilotResult {
         let log = std::mem::take(&mut *self.log.lock().expect("log lock"));
+        let skill_warnings = self
+            .skill_discovery
+            .as_mut()
+            .map(|d| crate::skills::model_view(d, &self.skills_offered, &self.disabled_skills))
+            .unwrap_or_default();
         let mut evidence = map_events(&log);
         let (mut mcp_servers, _) = mcp_servers(log.iter().map(|l| &l.event), &self.mcp_configured);
         crate::evidence::mcp::mark_optional(&mut mcp_servers, &self.mcp_optional);
@@ -197,7 +209,7 @@ impl RunState {
             subagent_invocations: evidence.subagent_invocations,
             usage: evidence.usage,
             usage_unknown: self.usage_unknown,
-            warnings: Vec::new(),
+            warnings: skill_warnings,
             duration_ms: started.elapsed().as_millis() as u64,
             timings: self.timings,
             working_directory,

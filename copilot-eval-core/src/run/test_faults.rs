@@ -5,7 +5,7 @@
 //!
 //! **Test-only.** Hidden from the documentation; an eval never sets these. Set through
 //! [`RunOptions::test_faults`](super::RunOptions::test_faults); the default injects nothing.
-//! `tests/tests/faults.rs` uses each one (docs/faults.md, "Faults inside the run").
+//! Each one is used by the test docs/faults.md names for it ("Faults inside the run").
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -34,6 +34,10 @@ pub struct TestFaults {
     /// after the runtime's start however long that start takes on a loaded machine. The real
     /// origin is tested by `tests/tests/stops.rs` (`timeout_covers_runtime_start`).
     pub clock_starts_at_session: Option<SessionClock>,
+    /// After the skill check before the runtime starts, write this file (path, content): a
+    /// skill folder that changes between that check and the runtime's own discovery (a skill
+    /// appears), at a moment no test can otherwise hit.
+    pub write_after_local_skill_check: Option<(std::path::PathBuf, String)>,
     /// An eval with MCP servers may lease a pooled runtime too (they never do otherwise): for
     /// measuring what MCP servers of sessions on one runtime share (tests/tests/pool.rs).
     pub pool_mcp_servers: bool,

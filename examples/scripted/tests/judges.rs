@@ -162,3 +162,44 @@ async fn a_judge_answer_that_is_not_json_is_an_error(ctx: EvalContext) {
         "{error}"
     );
 }
+
+/// A judge that fails to answer in one trial: run in trials (`cargo copilot-eval --trials 3`),
+/// the judge's answer in trial 2 is prose, a judge error. The trial summary keeps it apart from
+/// the pass rate: `names the version` passed 2 of the 2 trials judged, with 1 judge error (not
+/// 2 of 3). The test asserts the answer itself and what the judge returned, so every trial
+/// passes.
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120)]
+async fn grades_the_notes_while_one_answer_is_broken(ctx: EvalContext) {
+    let broken = ctx.trial().is_some_and(|t| t.trial == 2);
+    let judge_answer = if broken {
+        ScriptedTurn::text("The notes look fine to me.")
+    } else {
+        answer(
+            json!([{"name": "names the version", "verdict": "pass", "score": null,
+                       "reason": "It names 2.4.1."}]),
+        )
+    };
+    ctx.offline(
+        Script::new([])
+            .turn(ScriptedTurn::text("ferris-cli 2.4.1 is out."))
+            .turn(judge_answer),
+    );
+    let eval = ctx.eval().build().unwrap();
+    let result = ctx
+        .run(&eval, "Announce ferris-cli 2.4.1 in one line.")
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    assert!(
+        result
+            .final_response
+            .as_deref()
+            .unwrap_or_default()
+            .contains("2.4.1")
+    );
+    let rubric = Rubric::new(Material::FinalResponse)
+        .criterion("names the version", "The answer names the version.");
+    match ctx.judge(&result, &rubric).await {
+        Ok(judgement) => assert!(judgement.passed("names the version")),
+        Err(error) => assert!(broken, "{error}"),
+    }
+}

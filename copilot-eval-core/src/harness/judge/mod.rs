@@ -36,8 +36,6 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
-
 use super::EvalContext;
 use crate::eval::CopilotEval;
 use crate::report::{
@@ -45,6 +43,9 @@ use crate::report::{
     RubricCriterionRecord,
 };
 use crate::result::CopilotResult;
+use answer::{pair_verdict, parse};
+
+mod answer;
 
 /// What a judge reads: chosen explicitly for each rubric.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -371,135 +372,6 @@ impl Judgement {
     /// The judge in one line (verdicts and cost): handy in an assertion's message.
     pub fn summary(&self) -> String {
         self.record.line()
-    }
-}
-
-/// One criterion's entry in an answer: verdict word, score, reason.
-struct Entry {
-    verdict: String,
-    score: Option<i64>,
-    reason: String,
-}
-
-/// The JSON of `answer`: the whole text, else the content of its first fenced block.
-fn answer_json(answer: &str) -> Result<Value, String> {
-    let trimmed = answer.trim();
-    match serde_json::from_str::<Value>(trimmed) {
-        Ok(value) => Ok(value),
-        Err(whole) => {
-            let Some(start) = trimmed.find("```") else {
-                return Err(whole.to_string());
-            };
-            let after = &trimmed[start + 3..];
-            let body = after.split_once('\n').map_or("", |(_, rest)| rest);
-            let Some(end) = body.find("```") else {
-                return Err(format!("{whole}; a fenced block is not closed"));
-            };
-            serde_json::from_str(body[..end].trim()).map_err(|e| format!("the fenced block: {e}"))
-        }
-    }
-}
-
-/// Parse a judge's `answer` (session `run`) into one entry per criterion of `rubric`, in the
-/// rubric's order. `verdicts` are the verdict words allowed; `scored` whether a scored
-/// criterion's score is required (rubric judges).
-fn parse(
-    rubric: &Rubric,
-    run: u64,
-    answer: Option<&str>,
-    verdicts: &[&str],
-    scored: bool,
-) -> Result<Vec<Entry>, JudgeError> {
-    let first = rubric
-        .criteria
-        .first()
-        .map(|c| c.name.clone())
-        .unwrap_or_default();
-    let not_json = |detail: String| JudgeError::NotJson {
-        run,
-        criterion: first.clone(),
-        detail,
-    };
-    let answer = answer.ok_or_else(|| not_json("the session gave no final response".into()))?;
-    let value = answer_json(answer).map_err(not_json)?;
-    let list = value
-        .get("criteria")
-        .and_then(Value::as_array)
-        .ok_or_else(|| not_json("no `criteria` list".into()))?;
-    let mut entries = Vec::new();
-    for criterion in &rubric.criteria {
-        let malformed = |detail: String| JudgeError::MalformedCriterion {
-            run,
-            criterion: criterion.name.clone(),
-            detail,
-        };
-        let item = list
-            .iter()
-            .find(|i| i.get("name").and_then(Value::as_str) == Some(criterion.name.as_str()))
-            .ok_or_else(|| JudgeError::MissingCriterion {
-                run,
-                criterion: criterion.name.clone(),
-            })?;
-        let verdict = match item.get("verdict") {
-            Some(Value::String(s)) => s.trim().to_ascii_lowercase(),
-            Some(Value::Number(n)) => n.to_string(),
-            _ => return Err(malformed("no `verdict` string".into())),
-        };
-        if !verdicts.contains(&verdict.as_str()) {
-            return Err(malformed(format!(
-                "`verdict` is {verdict:?}, not one of {}",
-                verdicts.join(", ")
-            )));
-        }
-        let score = match (item.get("score"), criterion.scale, scored) {
-            (Some(Value::Number(n)), Some((min, max)), true) => {
-                let score = n
-                    .as_i64()
-                    .ok_or_else(|| malformed(format!("`score` {n} is not an integer")))?;
-                if !(min..=max).contains(&score) {
-                    return Err(malformed(format!(
-                        "`score` {score} is outside {min} to {max}"
-                    )));
-                }
-                Some(score)
-            }
-            (_, Some((min, max)), true) => {
-                return Err(malformed(format!(
-                    "no `score` (an integer from {min} to {max})"
-                )));
-            }
-            _ => None,
-        };
-        let reason = item
-            .get("reason")
-            .and_then(Value::as_str)
-            .ok_or_else(|| malformed("no `reason` string".into()))?;
-        entries.push(Entry {
-            verdict,
-            score,
-            reason: reason.to_owned(),
-        });
-    }
-    Ok(entries)
-}
-
-/// The verdict of a pairwise criterion from its two orders' words (`1`, `2`, `tie`): in order
-/// `a_b` answer 1 is `a`; in order `b_a` answer 1 is `b`. A preference only when both agree.
-fn pair_verdict(a_b: &str, b_a: &str) -> JudgeVerdict {
-    let a_b = match a_b {
-        "1" => JudgeVerdict::A,
-        "2" => JudgeVerdict::B,
-        _ => JudgeVerdict::Tie,
-    };
-    let b_a = match b_a {
-        "1" => JudgeVerdict::B,
-        "2" => JudgeVerdict::A,
-        _ => JudgeVerdict::Tie,
-    };
-    if a_b == b_a {
-        a_b
-    } else {
-        JudgeVerdict::Inconsistent
     }
 }
 

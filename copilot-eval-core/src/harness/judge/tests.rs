@@ -100,3 +100,41 @@ fn the_prompt_lists_the_criteria_and_the_material() {
         "Rubric:\n1. names the version (pass or fail): It names 2.4.1.\n2. clear (score 1 to 5): It is plain.\n\nMaterial:\n--- final response ---\nhi\n--- end ---"
     ));
 }
+
+#[test]
+fn a_criterion_given_two_verdicts_is_malformed_not_its_first() {
+    // The same criterion twice with opposite verdicts: neither is taken.
+    let twice = r#"{"criteria": [{"name": "names the version", "verdict": "pass", "reason": "yes"}, {"name": "clear", "verdict": "pass", "score": 4, "reason": "ok"}, {"name": "names the version", "verdict": "fail", "reason": "no"}]}"#;
+    let error = parse(&rubric(), 2, Some(twice), &["pass", "fail"], true)
+        .err()
+        .expect("an error, not the first verdict");
+    assert_eq!(
+        error.to_string(),
+        "the judge's answer (run 2) for criterion `names the version` is malformed: the answer has 2 entries for it that disagree (`pass` and `fail`): which one the judge meant cannot be told"
+    );
+    // Two scores for one scored criterion disagree too.
+    let scores = r#"{"criteria": [{"name": "names the version", "verdict": "pass", "reason": "yes"}, {"name": "clear", "verdict": "pass", "score": 4, "reason": "ok"}, {"name": "clear", "verdict": "pass", "score": 2, "reason": "meh"}]}"#;
+    let error = parse(&rubric(), 2, Some(scores), &["pass", "fail"], true)
+        .err()
+        .unwrap();
+    assert!(
+        error
+            .to_string()
+            .contains("(`pass` (score 4) and `pass` (score 2))"),
+        "{error}"
+    );
+    // A pairwise judge that says `1` and `2` for one criterion.
+    let pair = r#"{"criteria": [{"name": "names the version", "verdict": "1", "reason": "a"}, {"name": "names the version", "verdict": "2", "reason": "b"}]}"#;
+    let one = Rubric::new(Material::FinalResponse).criterion("names the version", "x");
+    assert!(matches!(
+        parse(&one, 3, Some(pair), &["1", "2", "tie"], false),
+        Err(JudgeError::MalformedCriterion { .. })
+    ));
+    // The same entry repeated alike is one verdict.
+    let alike = r#"{"criteria": [{"name": "names the version", "verdict": "1", "reason": "a"}, {"name": "names the version", "verdict": "1", "reason": "again"}]}"#;
+    let entries = parse(&one, 3, Some(alike), &["1", "2", "tie"], false).unwrap();
+    assert_eq!(
+        (entries[0].verdict.as_str(), entries[0].reason.as_str()),
+        ("1", "a")
+    );
+}

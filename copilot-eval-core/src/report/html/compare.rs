@@ -18,6 +18,8 @@ pub(super) struct ComparisonView {
     pub treatment_run: u64,
     pub rows: Vec<CompareRow>,
     pub criteria: Vec<CriterionView>,
+    /// The comparison's warnings (a side read the other's inputs).
+    pub warnings: Vec<String>,
     pub summary: String,
 }
 
@@ -194,6 +196,7 @@ impl ComparisonView {
                     },
                 })
                 .collect(),
+            warnings: c.warnings.clone(),
             summary: c.summary.clone(),
         }
     }

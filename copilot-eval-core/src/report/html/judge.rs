@@ -95,11 +95,11 @@ impl JudgeView {
 pub(crate) struct JudgeTrialView {
     pub judge: u32,
     pub criterion: String,
-    /// `2/3`.
+    /// `2/3`: passed over the trials the judge judged (judge errors left out).
     pub passed: String,
-    /// `67%`.
+    /// `67%`; `not judged` when the judge judged no trial.
     pub pass_rate: String,
-    /// `21%-94%`.
+    /// `21%-94%`; empty without a rate.
     pub interval: String,
     pub judge_errors: u32,
 }
@@ -107,16 +107,18 @@ pub(crate) struct JudgeTrialView {
 impl JudgeTrialView {
     pub(crate) fn of(c: &JudgeCriterionOverTrials) -> Self {
         let percent = crate::report::trials::percent;
+        let (pass_rate, interval) = match (c.pass_rate, c.pass_rate_interval) {
+            (Some(rate), Some([low, high])) => {
+                (percent(rate), format!("{}-{}", percent(low), percent(high)))
+            }
+            _ => ("not judged".to_owned(), String::new()),
+        };
         JudgeTrialView {
             judge: c.judge,
             criterion: c.criterion.clone(),
-            passed: format!("{}/{}", c.passed, c.trials),
-            pass_rate: percent(c.pass_rate),
-            interval: format!(
-                "{}-{}",
-                percent(c.pass_rate_interval[0]),
-                percent(c.pass_rate_interval[1])
-            ),
+            passed: format!("{}/{}", c.passed, c.judged),
+            pass_rate,
+            interval,
             judge_errors: c.judge_errors,
         }
     }

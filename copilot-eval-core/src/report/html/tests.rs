@@ -486,6 +486,7 @@ fn skill_triggers_are_a_table_with_a_row_per_skill_and_model() {
             skill: "release-notes".into(),
             expected,
             invoked,
+            preloaded: false,
             run: Some(1),
         }];
         tests.push(record);

@@ -141,6 +141,7 @@ pub(super) struct RunView {
     pub totals: String,
     pub audit: Vec<AuditView>,
     pub skills_invoked: Vec<String>,
+    pub skills_preloaded: Vec<String>,
     pub skill_invocations: Vec<String>,
     pub skill_discovery: Option<String>,
     pub mcp_servers: Vec<String>,
@@ -593,6 +594,7 @@ impl RunView {
             ),
             audit: audit_rows(run.audit.as_deref().unwrap_or_default()),
             skills_invoked: run.skills_invoked.clone(),
+            skills_preloaded: run.skills_preloaded.clone(),
             skill_invocations: run
                 .skill_invocations
                 .iter()

@@ -6,6 +6,7 @@ fn check(skill: &str, expected: Trigger, invoked: bool) -> TriggerCheck {
         skill: skill.to_owned(),
         expected,
         invoked,
+        preloaded: false,
         run: Some(1),
     }
 }
@@ -118,4 +119,23 @@ fn figures_count_should_trigger_and_dormant_checks_per_skill_and_model() {
          \x20   other@a: triggered 0/0, false triggers 0/1 (0%, 95% CI 0%-79%)\n"
     );
     assert!(of(&[record(Outcome::Passed, None, Vec::new())]).is_empty());
+}
+
+#[test]
+fn a_preload_is_said_apart_and_never_counted_as_a_trigger() {
+    let mut preloaded = check("release-notes", Trigger::Dormant, false);
+    preloaded.preloaded = true;
+    assert!(preloaded.held());
+    assert_eq!(
+        preloaded.to_string(),
+        "release-notes stayed dormant, as the prompt should not trigger it (release-notes was preloaded by a custom agent's `skills:`, which is not a trigger)"
+    );
+    let figures = of(&[record(Outcome::Passed, None, vec![preloaded])]);
+    assert_eq!(
+        (
+            figures[0].figures.should_not_trigger,
+            figures[0].figures.false_triggers
+        ),
+        (1, 0)
+    );
 }

@@ -45,6 +45,7 @@ use super::controls::{ControlStop, Controls, Gate};
 use crate::audit::{self, HttpVerdict, RequestAudit, RequestOrigin};
 use crate::eval::ImageDetail;
 use crate::evidence::denial::after_stop;
+use crate::evidence::skills::{OfferedSkills, offered_skills};
 use crate::wire::Route;
 
 mod sdk;
@@ -135,6 +136,9 @@ pub struct ProxyOptions {
     pub audit: bool,
     /// Rewrite every OpenAI image part's `detail` to this value.
     pub image_detail: Option<ImageDetail>,
+    /// Read the skills each main agent model request offers the model (an eval with skill
+    /// folders: the run compares them with the skill check, [`crate::skills`]).
+    pub skills: bool,
     /// Test-only ([`TestFaults::websocket_reader_waits_for_send`](super::TestFaults)): after
     /// each complete upstream WebSocket response, read the upstream again only once the
     /// runtime's next message was sent (or failed) or the socket is being closed.
@@ -164,6 +168,8 @@ struct Shared {
     records: Mutex<Vec<RequestAudit>>,
     failure: Mutex<Option<String>>,
     sockets: Mutex<Vec<Arc<Upstream>>>,
+    /// With `options.skills`: what each main agent model request offered, in order.
+    offered: Mutex<Vec<OfferedSkills>>,
     /// Sees every forwarded model exchange, e.g. to record a cassette (`RunOptions::record`).
     tap: Option<Arc<dyn ExchangeTap>>,
 }
@@ -192,6 +198,7 @@ impl RequestProxy {
                 records: Mutex::default(),
                 failure: Mutex::default(),
                 sockets: Mutex::default(),
+                offered: Mutex::default(),
                 tap,
             }),
         })
@@ -211,6 +218,12 @@ impl RequestProxy {
     /// The audit records, in order (empty unless the audit is on).
     pub fn records(&self) -> Vec<RequestAudit> {
         self.shared.records.lock().expect("proxy lock").clone()
+    }
+
+    /// With [`ProxyOptions::skills`]: the skills each main agent model request offered the
+    /// model, in request order (subagents' requests left out).
+    pub fn offered_skills(&self) -> Vec<OfferedSkills> {
+        self.shared.offered.lock().expect("proxy lock").clone()
     }
 
     /// The first audit or transport failure, if any.
@@ -272,6 +285,34 @@ impl Shared {
                 Err(e)
             }
         }
+    }
+
+    /// With `options.skills`: keep what a main agent model request (`payload` when already
+    /// read, else `body`) offered the model; a subagent's request (`origin`) is left out.
+    fn note_skills(
+        &self,
+        payload: Option<&serde_json::Value>,
+        body: &[u8],
+        origin: &RequestOrigin,
+    ) {
+        let subagent = origin.parent_agent_id.is_some()
+            || origin.interaction_type.as_deref() == Some("conversation-subagent");
+        if !self.options.skills || subagent {
+            return;
+        }
+        let parsed;
+        let value = match payload {
+            Some(value) => value,
+            None => match serde_json::from_slice::<serde_json::Value>(body) {
+                Ok(value) => {
+                    parsed = value;
+                    &parsed
+                }
+                Err(_) => return,
+            },
+        };
+        let offered = offered_skills(value);
+        self.offered.lock().expect("proxy lock").push(offered);
     }
 
     fn record(&self, audit: RequestAudit) {
@@ -359,6 +400,9 @@ impl RequestProxy {
         } else if !request.method().eq_ignore_ascii_case("GET") {
             shared.observed.fetch_add(1, Ordering::SeqCst);
         }
+        if let Route::Model(_) = route {
+            shared.note_skills(payload.as_ref(), request.body(), &origin(ctx));
+        }
         shared.forward(request, route, payload).await
     }
 
@@ -441,6 +485,10 @@ impl ProxySocket {
                 (Message::Text(text.into()), None)
             }
         };
+        if let Message::Text(text) = &outgoing {
+            let origin = ctx.map(origin).unwrap_or_default();
+            shared.note_skills(payload.as_ref(), text.as_bytes(), &origin);
+        }
         if let (Some(tap), Some(socket), Message::Text(text)) =
             (&shared.tap, self.upstream.recording, &outgoing)
         {
