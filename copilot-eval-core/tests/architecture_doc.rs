@@ -124,7 +124,9 @@ fn missing(doc: &str, tree: &BTreeSet<String>, identifiers: &BTreeSet<String>) -
     for (line, span) in backticked(doc) {
         if is_path(&span) {
             if !exists(&span, tree) {
-                found.push(format!("ARCHITECTURE.md:{line}: no file or folder `{span}`"));
+                found.push(format!(
+                    "ARCHITECTURE.md:{line}: no file or folder `{span}`"
+                ));
             }
             continue;
         }

@@ -194,4 +194,3 @@ fn raw_start(chars: &[char], at: usize) -> bool {
     }
     chars.get(j) == Some(&'"')
 }
-
