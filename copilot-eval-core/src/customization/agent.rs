@@ -402,7 +402,7 @@ fn prompt_problems(path: &Path, prompt: &str, body_line: u32) -> Vec<Problem> {
 /// Errors the pinned runtime (1.0.102) loads the agent despite, made warnings that say so (see
 /// the conformance suite).
 fn demote_what_loads(
-    problems: &mut Vec<Problem>,
+    problems: &mut [Problem],
     blank_name: bool,
     blank_description: bool,
     stem: &str,

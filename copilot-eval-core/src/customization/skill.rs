@@ -362,7 +362,7 @@ fn description(c: &mut Checker<'_>, body: &str) -> Option<String> {
     // The runtime trims the description (a folded `>` value ends with a line break).
     description = description.map(|d| d.trim().to_owned());
     if !description_present {
-        description = Some(body_description(&body));
+        description = Some(body_description(body));
     } else if blank_description {
         description = Some(String::new());
     }
@@ -371,7 +371,7 @@ fn description(c: &mut Checker<'_>, body: &str) -> Option<String> {
 
 /// Errors the pinned runtime (1.0.102) loads the skill despite, made warnings that say so (see
 /// the conformance suite); `folder` is the skill folder's name.
-fn demote_what_loads(problems: &mut Vec<Problem>, blank_description: bool, folder: Option<&str>) {
+fn demote_what_loads(problems: &mut [Problem], blank_description: bool, folder: Option<&str>) {
     let field_is =
         |p: &Problem, keys: &[&str]| p.field.as_deref().is_some_and(|f| keys.contains(&f));
     frontmatter::demote(
