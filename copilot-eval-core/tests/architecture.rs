@@ -3,6 +3,8 @@
 //! - no file circle inside a folder: two sibling modules (files or folders of one folder) that
 //!   use each other, in every crate;
 //! - no source file other than a `tests.rs` over 800 lines;
+//! - no function of core's non-test code over 150 lines, and each over 100 says in a comment
+//!   why it is one piece;
 //! - the layering rules that ARCHITECTURE.md states (which module may import which);
 //! - every module of every crate has its place in ARCHITECTURE.md's module tables;
 //! - a user's test binary compiles none of the runner's modules and links none of its
@@ -18,8 +20,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod support;
+
 /// Longest a non-test source file may be, in lines.
 const MAX_LINES: usize = 800;
+
+/// Longest a function of core's non-test code may be, in lines (from its `fn` line to its
+/// closing brace).
+const MAX_FN_LINES: usize = 150;
+
+/// Over this many lines, a function of core says why it is one piece: a comment holding the
+/// words `one piece`, above it or in its body.
+const EXPLAINED_FN_LINES: usize = 100;
 
 /// The workspace's library and command crates: directory, crate root file, and the heading of
 /// their module table in ARCHITECTURE.md.
@@ -531,6 +543,165 @@ fn no_source_file_over_the_limit() {
     assert!(
         long.is_empty(),
         "files over {MAX_LINES} lines (split them along their seams): {long:?}"
+    );
+}
+
+/// One function of a source file, as [`functions`] measures it.
+#[derive(Debug, PartialEq)]
+struct Function {
+    name: String,
+    /// The 1-based line of its `fn`.
+    line: usize,
+    /// Lines from its `fn` line to its closing brace, both counted.
+    lines: usize,
+    /// A comment above it (its doc comment, attributes and comments up to the item before) or
+    /// in its body holds the words `one piece`.
+    explained: bool,
+}
+
+/// The functions with a body in `text` (a Rust source file; test modules and comments left
+/// out), measured on its code with strings blanked, so a brace in a string or a comment does
+/// not count.
+fn functions(text: &str) -> Vec<Function> {
+    let code = support::lex(&code_lines(text)).bare;
+    let original: Vec<&str> = text.lines().collect();
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let head = regex::Regex::new(r"\bfn\s+(\w+)").unwrap();
+    let bytes = code.as_bytes();
+    let mut found = Vec::new();
+    for m in head.captures_iter(&code) {
+        let start = m.get(0).unwrap().start();
+        // The body opens at the first `{` after the signature, unless a `;` ends it first (a
+        // trait's declaration). Brackets in the signature (generics, closures' types) hold no
+        // braces except a where clause's, which Rust does not allow before the body.
+        let mut at = m.get(0).unwrap().end();
+        while at < bytes.len() && bytes[at] != b'{' && bytes[at] != b';' {
+            at += 1;
+        }
+        if at >= bytes.len() || bytes[at] == b';' {
+            continue;
+        }
+        let mut depth = 0i64;
+        let mut end = at;
+        for (offset, &b) in bytes[at..].iter().enumerate() {
+            match b {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = at + offset;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let (first, last) = (line_of(start), line_of(end));
+        let mut above = first - 1;
+        while above > 0 {
+            let line = original[above - 1].trim_start();
+            if line.starts_with("//") || line.starts_with("#[") || line.starts_with("#!") {
+                above -= 1;
+            } else {
+                break;
+            }
+        }
+        let explained = original[above..last.min(original.len())]
+            .iter()
+            .any(|l| l.contains("//") && l.to_lowercase().contains("one piece"));
+        found.push(Function {
+            name: m[1].to_owned(),
+            line: first,
+            lines: last - first + 1,
+            explained,
+        });
+    }
+    found
+}
+
+/// Functions of core read in one go: none over [`MAX_FN_LINES`] lines, and each over
+/// [`EXPLAINED_FN_LINES`] says in a comment why it is one piece (split the others along their
+/// real steps).
+#[test]
+fn no_function_a_reader_must_scroll() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut long = Vec::new();
+    let mut unexplained = Vec::new();
+    let mut measured = 0;
+    for file in files
+        .iter()
+        .filter(|f| f.file_name().is_some_and(|n| n != "tests.rs"))
+    {
+        let shown = format!("src/{}", file.strip_prefix(src()).unwrap_or(file).display());
+        for f in functions(&std::fs::read_to_string(file).unwrap()) {
+            measured += 1;
+            let at = format!("{shown}:{} {} ({} lines)", f.line, f.name, f.lines);
+            if f.lines > MAX_FN_LINES {
+                long.push(at);
+            } else if f.lines > EXPLAINED_FN_LINES && !f.explained {
+                unexplained.push(at);
+            }
+        }
+    }
+    assert!(measured > 1000, "only {measured} functions measured");
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FN_LINES} lines (split them along their real steps):\n{}",
+        long.join("\n")
+    );
+    assert!(
+        unexplained.is_empty(),
+        "functions over {EXPLAINED_FN_LINES} lines without a comment saying why they are one \
+         piece (`// One piece: ...`), or split them:\n{}",
+        unexplained.join("\n")
+    );
+}
+
+/// The function measure counts a body's lines, skips declarations without a body, test modules,
+/// and braces in strings and comments, and sees the `one piece` comment.
+#[test]
+fn the_function_measure_counts_what_it_should() {
+    let text = r#"
+/// Doc.
+fn short() {
+    let s = "}}}";
+    // }
+}
+
+trait T {
+    fn declared(&self);
+}
+
+// One piece: a sequence of steps that share every local.
+fn explained() {
+    if true {
+        let c = '{';
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn in_a_test() {}
+}
+"#;
+    let found = functions(text);
+    assert_eq!(
+        found,
+        vec![
+            Function {
+                name: "short".into(),
+                line: 3,
+                lines: 4,
+                explained: false
+            },
+            Function {
+                name: "explained".into(),
+                line: 13,
+                lines: 5,
+                explained: true
+            },
+        ]
     );
 }
 

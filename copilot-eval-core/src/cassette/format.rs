@@ -317,14 +317,8 @@ impl Cassette {
                 recorded: h.recorded,
             })
             .unwrap_or_default();
-        let at = |l: &serde_saphyr::Location| {
-            (
-                Some(l.line() as u32).filter(|v| *v > 0),
-                Some(l.column() as u32).filter(|v| *v > 0),
-            )
-        };
         if raw.conversations.value.is_empty() {
-            let (line, column) = at(&raw.conversations.referenced);
+            let (line, column) = location(&raw.conversations.referenced);
             return Err(malformed(
                 line,
                 column,
@@ -334,7 +328,7 @@ impl Cassette {
         let mut conversations = Vec::new();
         for (c, conversation) in raw.conversations.value.into_iter().enumerate() {
             if conversation.messages.value.is_empty() {
-                let (line, column) = at(&conversation.messages.referenced);
+                let (line, column) = location(&conversation.messages.referenced);
                 return Err(malformed(
                     line,
                     column,
@@ -343,102 +337,7 @@ impl Cassette {
             }
             let mut messages = Vec::new();
             for spanned in conversation.messages.value {
-                let (line, column) = at(&spanned.referenced);
-                let fail = |what: &str| malformed(line, column, what.to_owned());
-                let raw = spanned.value;
-                let role = raw.role;
-                let has_calls = raw.tool_calls.as_ref().is_some_and(|c| !c.is_empty());
-                match role {
-                    Role::System | Role::User if raw.content.is_none() => {
-                        return Err(fail(&format!(
-                            "a {} message needs `content`",
-                            role.as_str()
-                        )));
-                    }
-                    Role::Assistant if raw.content.is_none() && !has_calls => {
-                        return Err(fail("an assistant message needs `content` or `tool_calls`"));
-                    }
-                    Role::Tool if raw.tool_call_id.is_none() => {
-                        return Err(fail("a tool message needs `tool_call_id`"));
-                    }
-                    _ => {}
-                }
-                if role != Role::Assistant && raw.tool_calls.is_some() {
-                    return Err(fail(&format!(
-                        "only assistant messages have `tool_calls` (this one is {})",
-                        role.as_str()
-                    )));
-                }
-                if role != Role::Tool && raw.tool_call_id.is_some() {
-                    return Err(fail(&format!(
-                        "only tool messages have `tool_call_id` (this one is {})",
-                        role.as_str()
-                    )));
-                }
-                if role != Role::Assistant && raw.usage.is_some() {
-                    return Err(fail(&format!(
-                        "only assistant messages have `usage` (this one is {})",
-                        role.as_str()
-                    )));
-                }
-                if let Some(parts) = &raw.prompt_parts {
-                    if role != Role::System {
-                        return Err(fail(&format!(
-                            "only system messages have `prompt_parts` (this one is {})",
-                            role.as_str()
-                        )));
-                    }
-                    for (name, value) in parts {
-                        if !PROMPT_PARTS.iter().any(|(known, _)| known == name) {
-                            let known: Vec<&str> = PROMPT_PARTS.iter().map(|(n, _)| *n).collect();
-                            return Err(fail(&format!(
-                                "unknown prompt part `{name}` in `prompt_parts`, expected one of {}; re-record the cassette (`cargo copilot-eval --record=all`) to rewrite it",
-                                known.join(", ")
-                            )));
-                        }
-                        if !is_hash(value) {
-                            return Err(fail(&format!(
-                                "`prompt_parts.{name}` is not a SHA-256 hash (64 lowercase hex digits): {value:?}; re-record the cassette (`cargo copilot-eval --record=all`) to rewrite it"
-                            )));
-                        }
-                    }
-                }
-                let mut tool_calls = Vec::new();
-                for call in raw.tool_calls.unwrap_or_default() {
-                    let (line, column) = at(&call.referenced);
-                    if let Some(kind) = call.value.kind.as_deref()
-                        && kind != "function"
-                    {
-                        return Err(malformed(
-                            line,
-                            column,
-                            format!("tool call type `{kind}` is not supported (only `function`)"),
-                        ));
-                    }
-                    tool_calls.push(RecordedToolCall {
-                        id: call.value.id,
-                        name: call.value.function.name,
-                        arguments: call.value.function.arguments,
-                    });
-                }
-                messages.push(Message {
-                    role,
-                    content: match role {
-                        Role::Tool => Some(raw.content.unwrap_or_default()),
-                        _ => raw.content,
-                    },
-                    tool_calls,
-                    tool_call_id: raw.tool_call_id,
-                    usage: raw.usage.map(|u| ScriptedUsage {
-                        input_tokens: u.input_tokens,
-                        output_tokens: u.output_tokens,
-                        cache_read_tokens: u.cache_read_tokens,
-                        cache_write_tokens: u.cache_write_tokens,
-                    }),
-                    prompt_parts: raw.prompt_parts,
-                    line: line.unwrap_or(0),
-                    column: column.unwrap_or(0),
-                });
+                messages.push(message(spanned, path)?);
             }
             conversations.push(Conversation { messages });
         }
@@ -458,4 +357,126 @@ impl Cassette {
             .as_deref()
             .or_else(|| self.models.first().map(String::as_str))
     }
+}
+
+/// One message of a conversation, checked ([`check_fields`]) and read; `path` names the
+/// cassette in errors.
+fn message(spanned: Spanned<RawMessage>, path: &Path) -> Result<Message, CassetteError> {
+    let (line, column) = location(&spanned.referenced);
+    let malformed =
+        |line: Option<u32>, column: Option<u32>, message: String| CassetteError::Malformed {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message,
+        };
+    let fail = |what: &str| malformed(line, column, what.to_owned());
+    let raw = spanned.value;
+    let role = raw.role;
+    check_fields(&raw).map_err(|what| fail(&what))?;
+    let mut tool_calls = Vec::new();
+    for call in raw.tool_calls.unwrap_or_default() {
+        let (line, column) = location(&call.referenced);
+        if let Some(kind) = call.value.kind.as_deref()
+            && kind != "function"
+        {
+            return Err(malformed(
+                line,
+                column,
+                format!("tool call type `{kind}` is not supported (only `function`)"),
+            ));
+        }
+        tool_calls.push(RecordedToolCall {
+            id: call.value.id,
+            name: call.value.function.name,
+            arguments: call.value.function.arguments,
+        });
+    }
+    Ok(Message {
+        role,
+        content: match role {
+            Role::Tool => Some(raw.content.unwrap_or_default()),
+            _ => raw.content,
+        },
+        tool_calls,
+        tool_call_id: raw.tool_call_id,
+        usage: raw.usage.map(|u| ScriptedUsage {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_read_tokens: u.cache_read_tokens,
+            cache_write_tokens: u.cache_write_tokens,
+        }),
+        prompt_parts: raw.prompt_parts,
+        line: line.unwrap_or(0),
+        column: column.unwrap_or(0),
+    })
+}
+
+/// The fields a message's role allows, and what it needs: `content` for `system` and `user`,
+/// `content` or `tool_calls` for `assistant`, `tool_call_id` for `tool`; `usage` only on
+/// assistant messages, `prompt_parts` (known parts, SHA-256 hashes) only on system messages.
+fn check_fields(raw: &RawMessage) -> Result<(), String> {
+    let role = raw.role;
+    let has_calls = raw.tool_calls.as_ref().is_some_and(|c| !c.is_empty());
+    match role {
+        Role::System | Role::User if raw.content.is_none() => {
+            return Err(format!("a {} message needs `content`", role.as_str()));
+        }
+        Role::Assistant if raw.content.is_none() && !has_calls => {
+            return Err("an assistant message needs `content` or `tool_calls`".to_owned());
+        }
+        Role::Tool if raw.tool_call_id.is_none() => {
+            return Err("a tool message needs `tool_call_id`".to_owned());
+        }
+        _ => {}
+    }
+    if role != Role::Assistant && raw.tool_calls.is_some() {
+        return Err(format!(
+            "only assistant messages have `tool_calls` (this one is {})",
+            role.as_str()
+        ));
+    }
+    if role != Role::Tool && raw.tool_call_id.is_some() {
+        return Err(format!(
+            "only tool messages have `tool_call_id` (this one is {})",
+            role.as_str()
+        ));
+    }
+    if role != Role::Assistant && raw.usage.is_some() {
+        return Err(format!(
+            "only assistant messages have `usage` (this one is {})",
+            role.as_str()
+        ));
+    }
+    if let Some(parts) = &raw.prompt_parts {
+        if role != Role::System {
+            return Err(format!(
+                "only system messages have `prompt_parts` (this one is {})",
+                role.as_str()
+            ));
+        }
+        for (name, value) in parts {
+            if !PROMPT_PARTS.iter().any(|(known, _)| known == name) {
+                let known: Vec<&str> = PROMPT_PARTS.iter().map(|(n, _)| *n).collect();
+                return Err(format!(
+                    "unknown prompt part `{name}` in `prompt_parts`, expected one of {}; re-record the cassette (`cargo copilot-eval --record=all`) to rewrite it",
+                    known.join(", ")
+                ));
+            }
+            if !is_hash(value) {
+                return Err(format!(
+                    "`prompt_parts.{name}` is not a SHA-256 hash (64 lowercase hex digits): {value:?}; re-record the cassette (`cargo copilot-eval --record=all`) to rewrite it"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A YAML location as a cassette error gives it: 1-based line and column, `None` when unknown.
+fn location(l: &serde_saphyr::Location) -> (Option<u32>, Option<u32>) {
+    (
+        Some(l.line() as u32).filter(|v| *v > 0),
+        Some(l.column() as u32).filter(|v| *v > 0),
+    )
 }

@@ -239,38 +239,13 @@ fn check_text(path: &Path, text: &str) -> (Option<AgentFile>, Vec<Problem>) {
     c.problems.extend(document.problems.iter().cloned());
     let display_name = c.string("name", false);
     let name = display_name.clone().unwrap_or_else(|| stem.clone());
-    if name.trim().is_empty() {
-        problems.push(Problem::error(
-            path,
-            "agent-name",
-            "gives no agent name; name the file NAME.agent.md or give a `name`",
-        ));
-    } else if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ' '))
-    {
-        problems.push(Problem::warning(
-            path,
-            "agent-name-chars",
-            format!(
-                "gives the agent name {name:?}; the model passes it as `agent_type`, so prefer ASCII letters, digits, spaces, `.`, `_` and `-`"
-            ),
-        ));
-    }
-    if display_name.is_some() && name != stem {
-        let line = c.line("name");
-        problems.push(
-            Problem::note(
-                path,
-                "agent-id",
-                format!(
-                    "makes the agent's id {name:?}, not the file name's {stem:?}: the runtime lists the agent as {name:?} and the model must pass `agent_type: {name:?}` to `task` (a scripted or recorded dispatch too)"
-                ),
-            )
-            .at(line)
-            .field("name"),
-        );
-    }
+    problems.extend(name_problems(
+        path,
+        &c,
+        &name,
+        display_name.is_some(),
+        &stem,
+    ));
     let description = c.string("description", true);
     let tools = c.string_list("tools", &[',']);
     let model = model(&mut c);
@@ -320,60 +295,9 @@ fn check_text(path: &Path, text: &str) -> (Option<AgentFile>, Vec<Problem>) {
     }
 
     let prompt = document.body.trim().to_owned();
-    if prompt.is_empty() {
-        problems.push(
-            Problem::error(
-                path,
-                "body-empty",
-                "has no prompt: the Markdown after the front matter is the agent's instructions",
-            )
-            .at(Some(document.body_line))
-            .field("body"),
-        );
-    } else if prompt.chars().count() > MAX_PROMPT_CHARS {
-        problems.push(
-            Problem::warning(
-                path,
-                "prompt-length",
-                format!(
-                    "has a prompt of {} characters; GitHub Copilot accepts at most {MAX_PROMPT_CHARS}",
-                    prompt.chars().count()
-                ),
-            )
-            .at(Some(document.body_line))
-            .field("body"),
-        );
-    }
+    problems.extend(prompt_problems(path, &prompt, document.body_line));
 
-    // What the runtime (1.0.102) loads anyway; see the conformance suite.
-    let field_is =
-        |p: &Problem, keys: &[&str]| p.field.as_deref().is_some_and(|f| keys.contains(&f));
-    frontmatter::demote(
-        &mut problems,
-        |p| p.rule == "empty" && blank_name && field_is(p, &["name"]),
-        &format!("the runtime names the agent after its file, {stem:?}"),
-    );
-    frontmatter::demote(
-        &mut problems,
-        |p| p.rule == "empty" && blank_description && field_is(p, &["description"]),
-        "the runtime loads the agent with an empty description, so the model has nothing to choose it by",
-    );
-    frontmatter::demote(
-        &mut problems,
-        |p| p.rule == "body-empty",
-        "the runtime loads the agent with no instructions of its own",
-    );
-    frontmatter::demote(
-        &mut problems,
-        |p| {
-            matches!(p.rule, "type" | "value" | "empty")
-                && field_is(
-                    p,
-                    &["target", "argument-hint", "metadata", "handoffs", "agents"],
-                )
-        },
-        "the runtime ignores the value and loads the agent",
-    );
+    demote_what_loads(&mut problems, blank_name, blank_description, &stem);
     if problems.iter().any(Problem::is_error) {
         return (None, problems);
     }
@@ -397,6 +321,121 @@ fn check_text(path: &Path, text: &str) -> (Option<AgentFile>, Vec<Problem>) {
         }),
         problems,
     )
+}
+
+/// The problems of the agent's name (`name`, else the file's stem): none at all, characters
+/// a model may not pass back, and an id that differs from the file name.
+fn name_problems(
+    path: &Path,
+    c: &Checker<'_>,
+    name: &str,
+    named: bool,
+    stem: &str,
+) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    if name.trim().is_empty() {
+        problems.push(Problem::error(
+            path,
+            "agent-name",
+            "gives no agent name; name the file NAME.agent.md or give a `name`",
+        ));
+    } else if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ' '))
+    {
+        problems.push(Problem::warning(
+            path,
+            "agent-name-chars",
+            format!(
+                "gives the agent name {name:?}; the model passes it as `agent_type`, so prefer ASCII letters, digits, spaces, `.`, `_` and `-`"
+            ),
+        ));
+    }
+    if named && name != stem {
+        let line = c.line("name");
+        problems.push(
+            Problem::note(
+                path,
+                "agent-id",
+                format!(
+                    "makes the agent's id {name:?}, not the file name's {stem:?}: the runtime lists the agent as {name:?} and the model must pass `agent_type: {name:?}` to `task` (a scripted or recorded dispatch too)"
+                ),
+            )
+            .at(line)
+            .field("name"),
+        );
+    }
+    problems
+}
+
+/// The problems of the agent's prompt (the Markdown after the front matter, starting at
+/// `body_line`): none, or longer than GitHub Copilot accepts.
+fn prompt_problems(path: &Path, prompt: &str, body_line: u32) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    if prompt.is_empty() {
+        problems.push(
+            Problem::error(
+                path,
+                "body-empty",
+                "has no prompt: the Markdown after the front matter is the agent's instructions",
+            )
+            .at(Some(body_line))
+            .field("body"),
+        );
+    } else if prompt.chars().count() > MAX_PROMPT_CHARS {
+        problems.push(
+            Problem::warning(
+                path,
+                "prompt-length",
+                format!(
+                    "has a prompt of {} characters; GitHub Copilot accepts at most {MAX_PROMPT_CHARS}",
+                    prompt.chars().count()
+                ),
+            )
+            .at(Some(body_line))
+            .field("body"),
+        );
+    }
+
+    problems
+}
+
+/// Errors the pinned runtime (1.0.102) loads the agent despite, made warnings that say so (see
+/// the conformance suite).
+fn demote_what_loads(
+    problems: &mut [Problem],
+    blank_name: bool,
+    blank_description: bool,
+    stem: &str,
+) {
+    let field_is =
+        |p: &Problem, keys: &[&str]| p.field.as_deref().is_some_and(|f| keys.contains(&f));
+    frontmatter::demote(
+        problems,
+        |p| p.rule == "empty" && blank_name && field_is(p, &["name"]),
+        &format!("the runtime names the agent after its file, {stem:?}"),
+    );
+    frontmatter::demote(
+        problems,
+        |p| p.rule == "empty" && blank_description && field_is(p, &["description"]),
+        "the runtime loads the agent with an empty description, so the model has nothing to choose it by",
+    );
+    frontmatter::demote(
+        problems,
+        |p| p.rule == "body-empty",
+        "the runtime loads the agent with no instructions of its own",
+    );
+    frontmatter::demote(
+        problems,
+        |p| {
+            matches!(p.rule, "type" | "value" | "empty")
+                && field_is(
+                    p,
+                    &["target", "argument-hint", "metadata", "handoffs", "agents"],
+                )
+        },
+        "the runtime ignores the value and loads the agent",
+    );
 }
 
 /// `model`: one string; a list takes its first entry with a warning.

@@ -265,28 +265,10 @@ fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<
         // The runtime names a skill without `name` after its folder.
         name = folder.clone();
     }
-    let description_present = c.get("description").is_some();
+    let description = description(&mut c, &document.body);
     let blank_description = c
         .get("description")
         .is_some_and(|f| f.value.as_str().is_some_and(|d| d.trim().is_empty()));
-    let mut description = c.string("description", true);
-    if let Some(d) = &description
-        && frontmatter::utf16_len(d) > MAX_DESCRIPTION
-    {
-        let n = frontmatter::utf16_len(d);
-        c.error(
-            "description",
-            "description-length",
-            format!("has {n} UTF-16 code units (characters outside the Basic Multilingual Plane, such as emoji, count 2); the runtime refuses more than {MAX_DESCRIPTION}"),
-        );
-    }
-    // The runtime trims the description (a folded `>` value ends with a line break).
-    description = description.map(|d| d.trim().to_owned());
-    if !description_present {
-        description = Some(body_description(&document.body));
-    } else if blank_description {
-        description = Some(String::new());
-    }
     let license = c.string("license", false);
     let compatibility = c.string("compatibility", false);
     if let Some(s) = &compatibility
@@ -320,42 +302,7 @@ fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<
         // Said once: no key can be read from such a front matter.
         problems.retain(|p| p.rule != "required");
     }
-    // What the runtime (1.0.102) loads anyway; see the conformance suite.
-    let field_is =
-        |p: &Problem, keys: &[&str]| p.field.as_deref().is_some_and(|f| keys.contains(&f));
-    frontmatter::demote(
-        &mut problems,
-        |p| p.rule == "front-matter-not-mapping",
-        "the runtime ignores such a front matter and loads the skill with its folder's name and the body's text as description",
-    );
-    frontmatter::demote(
-        &mut problems,
-        |p| p.rule == "required" && field_is(p, &["name"]),
-        &format!(
-            "the runtime loads the skill under its folder's name {:?}",
-            folder.as_deref().unwrap_or_default()
-        ),
-    );
-    frontmatter::demote(
-        &mut problems,
-        |p| p.rule == "required" && field_is(p, &["description"]),
-        "the runtime loads the skill with the body's text as its description, which the model reads to decide when to use it",
-    );
-    frontmatter::demote(
-        &mut problems,
-        |p| p.rule == "empty" && blank_description && field_is(p, &["description"]),
-        "the runtime loads the skill with an empty description, so the model has nothing to decide by",
-    );
-    frontmatter::demote(
-        &mut problems,
-        |p| p.rule == "type" && field_is(p, &["license", "compatibility", "metadata"]),
-        "the runtime ignores the value and loads the skill",
-    );
-    frontmatter::demote(
-        &mut problems,
-        |p| p.rule == "compatibility-length",
-        "the runtime loads the skill anyway",
-    );
+    demote_what_loads(&mut problems, blank_description, folder.as_deref());
     let body = document.body.trim().to_owned();
     if body.is_empty() {
         problems.push(
@@ -368,22 +315,7 @@ fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<
             .field("body"),
         );
     }
-    problems.extend(check_links(
-        directory,
-        file,
-        &document.body,
-        document.body_line,
-        true,
-    ));
-    let (files, walk_problems) = walk(directory);
-    problems.extend(walk_problems);
-    // The skill's other Markdown files may not lead out of its folder either.
-    for relative in files.iter().filter(|f| f.ends_with(".md")) {
-        let path = directory.join(relative);
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            problems.extend(check_links(directory, &path, &text, 1, false));
-        }
-    }
+    let files = files_and_links(directory, file, &document, &mut problems);
 
     let has_error = problems.iter().any(Problem::is_error);
     let skill = match (name, description) {
@@ -406,6 +338,102 @@ fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<
         _ => None,
     };
     (skill, problems)
+}
+
+/// The skill's description as the runtime loads it: `description` trimmed, a blank one empty,
+/// and without the key the body's text ([`body_description`]); an error when it is longer than
+/// the runtime accepts.
+fn description(c: &mut Checker<'_>, body: &str) -> Option<String> {
+    let description_present = c.get("description").is_some();
+    let blank_description = c
+        .get("description")
+        .is_some_and(|f| f.value.as_str().is_some_and(|d| d.trim().is_empty()));
+    let mut description = c.string("description", true);
+    if let Some(d) = &description
+        && frontmatter::utf16_len(d) > MAX_DESCRIPTION
+    {
+        let n = frontmatter::utf16_len(d);
+        c.error(
+            "description",
+            "description-length",
+            format!("has {n} UTF-16 code units (characters outside the Basic Multilingual Plane, such as emoji, count 2); the runtime refuses more than {MAX_DESCRIPTION}"),
+        );
+    }
+    // The runtime trims the description (a folded `>` value ends with a line break).
+    description = description.map(|d| d.trim().to_owned());
+    if !description_present {
+        description = Some(body_description(body));
+    } else if blank_description {
+        description = Some(String::new());
+    }
+    description
+}
+
+/// Errors the pinned runtime (1.0.102) loads the skill despite, made warnings that say so (see
+/// the conformance suite); `folder` is the skill folder's name.
+fn demote_what_loads(problems: &mut [Problem], blank_description: bool, folder: Option<&str>) {
+    let field_is =
+        |p: &Problem, keys: &[&str]| p.field.as_deref().is_some_and(|f| keys.contains(&f));
+    frontmatter::demote(
+        problems,
+        |p| p.rule == "front-matter-not-mapping",
+        "the runtime ignores such a front matter and loads the skill with its folder's name and the body's text as description",
+    );
+    frontmatter::demote(
+        problems,
+        |p| p.rule == "required" && field_is(p, &["name"]),
+        &format!(
+            "the runtime loads the skill under its folder's name {:?}",
+            folder.unwrap_or_default()
+        ),
+    );
+    frontmatter::demote(
+        problems,
+        |p| p.rule == "required" && field_is(p, &["description"]),
+        "the runtime loads the skill with the body's text as its description, which the model reads to decide when to use it",
+    );
+    frontmatter::demote(
+        problems,
+        |p| p.rule == "empty" && blank_description && field_is(p, &["description"]),
+        "the runtime loads the skill with an empty description, so the model has nothing to decide by",
+    );
+    frontmatter::demote(
+        problems,
+        |p| p.rule == "type" && field_is(p, &["license", "compatibility", "metadata"]),
+        "the runtime ignores the value and loads the skill",
+    );
+    frontmatter::demote(
+        problems,
+        |p| p.rule == "compatibility-length",
+        "the runtime loads the skill anyway",
+    );
+}
+
+/// The skill folder's files (relative paths), with the problems of its walk and of the links of
+/// `SKILL.md` and of its other Markdown files (none may lead out of the folder).
+fn files_and_links(
+    directory: &Path,
+    file: &Path,
+    document: &frontmatter::Document,
+    problems: &mut Vec<Problem>,
+) -> Vec<String> {
+    problems.extend(check_links(
+        directory,
+        file,
+        &document.body,
+        document.body_line,
+        true,
+    ));
+    let (files, walk_problems) = walk(directory);
+    problems.extend(walk_problems);
+    // The skill's other Markdown files may not lead out of its folder either.
+    for relative in files.iter().filter(|f| f.ends_with(".md")) {
+        let path = directory.join(relative);
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            problems.extend(check_links(directory, &path, &text, 1, false));
+        }
+    }
+    files
 }
 
 /// The name of the skill folder (resolved through symbolic links, so the verdict does not depend

@@ -415,39 +415,14 @@ impl CopilotEvalBuilder {
     /// `hooks` given twice; with `client_mode = empty`, an `extra_session_config` that turns
     /// config discovery, file hooks, on-demand instructions or managed settings on, or custom
     /// instructions back on.
-    pub fn build(self) -> Result<CopilotEval, ConfigError> {
-        if let Some(error) = self.deferred_error {
+    pub fn build(mut self) -> Result<CopilotEval, ConfigError> {
+        if let Some(error) = self.deferred_error.take() {
             return Err(error);
         }
-        let name = self.name.unwrap_or_else(|| "copilot".to_owned());
-        if name.trim().is_empty() {
-            return Err(ConfigError::new(
-                "name",
-                "must not be empty; give the eval a name",
-            ));
-        }
-        if let Some(model) = &self.model
-            && model.trim().is_empty()
-        {
-            return Err(ConfigError::new(
-                "model",
-                "must not be empty; omit it to use the runtime's default model",
-            ));
-        }
+        let name = self.name.take().unwrap_or_else(|| "copilot".to_owned());
         let timeout_s = self.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
-        if !timeout_s.is_finite() || timeout_s <= 0.0 {
-            return Err(ConfigError::new(
-                "timeout_s",
-                format!("{timeout_s} is not a positive number of seconds"),
-            ));
-        }
+        self.check_scalars(&name, timeout_s)?;
         let max_tool_calls = self.max_tool_calls;
-        if self.hooks_given_twice {
-            return Err(ConfigError::new(
-                "hooks",
-                "was given twice; hooks of the same kind would conflict, so combine them into one SessionHooks object (pre-tool checks can also be added with pre_tool_guard)",
-            ));
-        }
         let system_message_mode = self
             .system_message_mode
             .as_deref()
@@ -498,15 +473,91 @@ impl CopilotEvalBuilder {
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let mut mcp_servers = self.mcp_servers;
+        let mut mcp_servers = std::mem::take(&mut self.mcp_servers);
         base.mcp_servers("mcp_servers", "", &mut mcp_servers)?;
-        let mut custom_agents = self.custom_agents;
+        let mut custom_agents = std::mem::take(&mut self.custom_agents);
         for agent in &mut custom_agents {
             let owner = format!("custom agent {:?}'s ", agent.name);
             if let Some(servers) = &mut agent.mcp_servers {
                 base.mcp_servers("custom_agents", &owner, servers)?;
             }
         }
+        self.check_lists(&custom_agents)?;
+        Ok(CopilotEval {
+            name,
+            model: self.model,
+            instructions: self.instructions.filter(|s| !s.is_empty()),
+            system_message_mode,
+            system_message_sections: self.system_message_sections,
+            working_directory,
+            reasoning_effort,
+            timeout_s,
+            max_tool_calls,
+            max_turns: self.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+            allowed_tools: self.allowed_tools,
+            excluded_tools: self.excluded_tools,
+            mcp_servers,
+            optional_mcp_servers: self.optional_mcp_servers,
+            skill_directories,
+            disabled_skills: self.disabled_skills,
+            custom_agents,
+            file_named_agents: self.file_named_agents,
+            input_files: self.input_files,
+            active_agent: self.active_agent,
+            default_agent_excluded_tools: self.default_agent_excluded_tools,
+            auto_confirm: self.auto_confirm.unwrap_or(true),
+            client_mode,
+            image_detail,
+            audit_requests: self.audit_requests,
+            fresh_runtime: self.fresh_runtime,
+            streaming: self.streaming,
+            tools: self.tools,
+            permission_handler: self.permission_handler,
+            user_input_handler: self.user_input_handler,
+            hooks: self.hooks,
+            pre_tool_guards: self.pre_tool_guards,
+            session_config_fn: self.session_config_fn,
+        })
+    }
+}
+
+impl CopilotEvalBuilder {
+    /// `build()`'s checks of single values: a non-empty `name` and `model`, a positive finite
+    /// `timeout_s`, `hooks` given once.
+    fn check_scalars(&self, name: &str, timeout_s: f64) -> Result<(), ConfigError> {
+        if name.trim().is_empty() {
+            return Err(ConfigError::new(
+                "name",
+                "must not be empty; give the eval a name",
+            ));
+        }
+        if let Some(model) = &self.model
+            && model.trim().is_empty()
+        {
+            return Err(ConfigError::new(
+                "model",
+                "must not be empty; omit it to use the runtime's default model",
+            ));
+        }
+        if !timeout_s.is_finite() || timeout_s <= 0.0 {
+            return Err(ConfigError::new(
+                "timeout_s",
+                format!("{timeout_s} is not a positive number of seconds"),
+            ));
+        }
+        if self.hooks_given_twice {
+            return Err(ConfigError::new(
+                "hooks",
+                "was given twice; hooks of the same kind would conflict, so combine them into one SessionHooks object (pre-tool checks can also be added with pre_tool_guard)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `build()`'s checks of the name lists (tools, custom agents, tool allow and deny lists,
+    /// disabled skills: no empty or duplicate name) and of `active_agent` (one of
+    /// `custom_agents`).
+    fn check_lists(&self, custom_agents: &[CustomAgentConfig]) -> Result<(), ConfigError> {
         check_names("tools", self.tools.iter().map(|t| t.name.as_str()))?;
         check_names(
             "custom_agents",
@@ -544,41 +595,7 @@ impl CopilotEvalBuilder {
                 ),
             ));
         }
-        Ok(CopilotEval {
-            name,
-            model: self.model,
-            instructions: self.instructions.filter(|s| !s.is_empty()),
-            system_message_mode,
-            system_message_sections: self.system_message_sections,
-            working_directory,
-            reasoning_effort,
-            timeout_s,
-            max_tool_calls,
-            max_turns: self.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
-            allowed_tools: self.allowed_tools,
-            excluded_tools: self.excluded_tools,
-            mcp_servers,
-            optional_mcp_servers: self.optional_mcp_servers,
-            skill_directories,
-            disabled_skills: self.disabled_skills,
-            custom_agents,
-            file_named_agents: self.file_named_agents,
-            input_files: self.input_files,
-            active_agent: self.active_agent,
-            default_agent_excluded_tools: self.default_agent_excluded_tools,
-            auto_confirm: self.auto_confirm.unwrap_or(true),
-            client_mode,
-            image_detail,
-            audit_requests: self.audit_requests,
-            fresh_runtime: self.fresh_runtime,
-            streaming: self.streaming,
-            tools: self.tools,
-            permission_handler: self.permission_handler,
-            user_input_handler: self.user_input_handler,
-            hooks: self.hooks,
-            pre_tool_guards: self.pre_tool_guards,
-            session_config_fn: self.session_config_fn,
-        })
+        Ok(())
     }
 }
 

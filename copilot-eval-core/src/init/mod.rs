@@ -182,31 +182,7 @@ fn plan(args: &InitOptions, cwd: PathBuf) -> Result<(Vec<String>, Plan, PathBuf)
         Some(path) => Some(skill::read(path, &cwd)?),
         None => None,
     };
-    let mut created = Vec::new();
-    let manifest = match &args.manifest_path {
-        Some(path) => path.clone(),
-        None => {
-            let found = match find_manifest(&cwd) {
-                Some(found) => found,
-                None if skill.is_some() => {
-                    return Err(format!(
-                        "no Cargo.toml in {} or above: the skill's eval tests go in the package that holds the skill; run init --skill in that package, or give its Cargo.toml with --manifest-path",
-                        cwd.display()
-                    ));
-                }
-                None => {
-                    created.push(create_package(&cwd)?);
-                    cwd.join("Cargo.toml")
-                }
-            };
-            // In the process's own folder, keep paths short in what is shown ("tests/evals.rs").
-            if args.cwd.is_none() && found.parent() == Some(cwd.as_path()) {
-                PathBuf::from("Cargo.toml")
-            } else {
-                found
-            }
-        }
-    };
+    let (manifest, created) = locate_manifest(args, &cwd, skill.is_some())?;
     let text = std::fs::read_to_string(&manifest).map_err(|e| {
         format!(
             "cannot read {}: {e} (give the package's manifest with --manifest-path, or run init in the package's folder)",
@@ -214,48 +190,7 @@ fn plan(args: &InitOptions, cwd: PathBuf) -> Result<(Vec<String>, Plan, PathBuf)
         )
     })?;
     let root = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
-    let shown_manifest = if root == Path::new("") || root == Path::new(".") {
-        String::new()
-    } else {
-        format!(" --manifest-path {}", manifest.display())
-    };
-    let (files, next) = match &skill {
-        Some(skill) => {
-            let package_root = if root.as_os_str().is_empty() {
-                cwd.clone()
-            } else {
-                cwd.join(&root)
-            };
-            let folder = skill.relative_to(&package_root)?;
-            let path = skill.test_path();
-            let next = format!(
-                "write the check of each expectation in {path} (each fails until you do), then `cargo copilot-eval --record{shown_manifest} {}` runs the entries live and records their cassettes",
-                skill.function()
-            );
-            let file = NewFile {
-                path,
-                contents: skill.render(&folder),
-                when_present: "Move it away, or add the `skill_evals` function to it by hand (docs/skills-and-agents.md shows one).",
-            };
-            (vec![file], next)
-        }
-        None => {
-            let starter = |path: &str, contents: &str| NewFile {
-                path: path.to_owned(),
-                contents: contents.to_owned(),
-                when_present: "Move it away or add your eval next to it.",
-            };
-            (
-                vec![
-                    starter(TEST_PATH, STARTER_TEST),
-                    starter(CASSETTE_PATH, STARTER_CASSETTE),
-                ],
-                format!(
-                    "`cargo copilot-eval --replay{shown_manifest}` runs the starter eval offline"
-                ),
-            )
-        }
-    };
+    let (files, next) = new_files(skill.as_ref(), &manifest, &root, &cwd)?;
     // 1. Never overwrite: check the new files first.
     for file in &files {
         let path = root.join(&file.path);
@@ -277,7 +212,100 @@ fn plan(args: &InitOptions, cwd: PathBuf) -> Result<(Vec<String>, Plan, PathBuf)
         gitignore: None,
         notes: Vec::new(),
     };
-    // 2. The dev-dependency.
+    plan_dependency(&mut plan, &text, &manifest, &core)?;
+    plan_config(&mut plan, &root)?;
+    plan_gitignore(&mut plan, &root)?;
+    Ok((created, plan, manifest))
+}
+
+/// The package's manifest: `--manifest-path`, else the nearest `Cargo.toml` from `cwd` up, else
+/// (not for a skill, whose tests go in the package holding it) a package `cargo init` creates in
+/// `cwd`; with `cargo init`'s line when it ran.
+fn locate_manifest(
+    args: &InitOptions,
+    cwd: &Path,
+    for_skill: bool,
+) -> Result<(PathBuf, Vec<String>), String> {
+    let mut created = Vec::new();
+    if let Some(path) = &args.manifest_path {
+        return Ok((path.clone(), created));
+    }
+    let found = match find_manifest(cwd) {
+        Some(found) => found,
+        None if for_skill => {
+            return Err(format!(
+                "no Cargo.toml in {} or above: the skill's eval tests go in the package that holds the skill; run init --skill in that package, or give its Cargo.toml with --manifest-path",
+                cwd.display()
+            ));
+        }
+        None => {
+            created.push(create_package(cwd)?);
+            cwd.join("Cargo.toml")
+        }
+    };
+    // In the process's own folder, keep paths short in what is shown ("tests/evals.rs").
+    let manifest = if args.cwd.is_none() && found.parent() == Some(cwd) {
+        PathBuf::from("Cargo.toml")
+    } else {
+        found
+    };
+    Ok((manifest, created))
+}
+
+/// The files `init` writes (the skill's test file, or the starter eval and its cassette) and the
+/// next command to name.
+fn new_files(
+    skill: Option<&skill::SkillEvals>,
+    manifest: &Path,
+    root: &Path,
+    cwd: &Path,
+) -> Result<(Vec<NewFile>, String), String> {
+    let shown_manifest = if root == Path::new("") || root == Path::new(".") {
+        String::new()
+    } else {
+        format!(" --manifest-path {}", manifest.display())
+    };
+    let Some(skill) = skill else {
+        let starter = |path: &str, contents: &str| NewFile {
+            path: path.to_owned(),
+            contents: contents.to_owned(),
+            when_present: "Move it away or add your eval next to it.",
+        };
+        return Ok((
+            vec![
+                starter(TEST_PATH, STARTER_TEST),
+                starter(CASSETTE_PATH, STARTER_CASSETTE),
+            ],
+            format!("`cargo copilot-eval --replay{shown_manifest}` runs the starter eval offline"),
+        ));
+    };
+    let package_root = if root.as_os_str().is_empty() {
+        cwd.to_path_buf()
+    } else {
+        cwd.join(root)
+    };
+    let folder = skill.relative_to(&package_root)?;
+    let path = skill.test_path();
+    let next = format!(
+        "write the check of each expectation in {path} (each fails until you do), then `cargo copilot-eval --record{shown_manifest} {}` runs the entries live and records their cassettes",
+        skill.function()
+    );
+    let file = NewFile {
+        path,
+        contents: skill.render(&folder),
+        when_present: "Move it away, or add the `skill_evals` function to it by hand (docs/skills-and-agents.md shows one).",
+    };
+    Ok((vec![file], next))
+}
+
+/// Step 2 of the plan: the dev-dependency on copilot-eval-core in the manifest (`text`), unless
+/// the package already depends on it.
+fn plan_dependency(
+    plan: &mut Plan,
+    text: &str,
+    manifest: &Path,
+    core: &CoreSource,
+) -> Result<(), String> {
     let mut doc: DocumentMut = text
         .parse()
         .map_err(|e| format!("{} is not valid TOML: {e}", manifest.display()))?;
@@ -297,21 +325,26 @@ fn plan(args: &InitOptions, cwd: PathBuf) -> Result<(Vec<String>, Plan, PathBuf)
             "kept {}: it already depends on {CORE}",
             manifest.display()
         ));
-    } else {
-        let section = doc
-            .entry("dev-dependencies")
-            .or_insert_with(|| Item::Table(Table::new()))
-            .as_table_like_mut()
-            .ok_or_else(|| format!("{}: [dev-dependencies] is not a table", manifest.display()))?;
-        section.insert(CORE, core.item());
-        plan.manifest = Some(doc.to_string());
-        plan.notes.push(format!(
-            "added the dev-dependency {CORE} ({}) to {}",
-            core.describe(),
-            manifest.display()
-        ));
+        return Ok(());
     }
-    // 3. COPILOT_SKIP_CLI_DOWNLOAD in .cargo/config.toml.
+    let section = doc
+        .entry("dev-dependencies")
+        .or_insert_with(|| Item::Table(Table::new()))
+        .as_table_like_mut()
+        .ok_or_else(|| format!("{}: [dev-dependencies] is not a table", manifest.display()))?;
+    section.insert(CORE, core.item());
+    plan.manifest = Some(doc.to_string());
+    plan.notes.push(format!(
+        "added the dev-dependency {CORE} ({}) to {}",
+        core.describe(),
+        manifest.display()
+    ));
+    Ok(())
+}
+
+/// Step 3 of the plan: `COPILOT_SKIP_CLI_DOWNLOAD` under `[env]` in the package's
+/// `.cargo/config.toml`, unless it is set there.
+fn plan_config(plan: &mut Plan, root: &Path) -> Result<(), String> {
     let config_path = root.join(".cargo/config.toml");
     let (mut config, existed) = match std::fs::read_to_string(&config_path) {
         Ok(text) => (
@@ -332,21 +365,25 @@ fn plan(args: &InitOptions, cwd: PathBuf) -> Result<(Vec<String>, Plan, PathBuf)
             "kept {}: it already sets COPILOT_SKIP_CLI_DOWNLOAD",
             config_path.display()
         ));
-    } else {
-        env.insert("COPILOT_SKIP_CLI_DOWNLOAD", value("1"));
-        plan.notes.push(format!(
-            "{} {}: COPILOT_SKIP_CLI_DOWNLOAD = \"1\" under [env]",
-            if existed { "updated" } else { "created" },
-            config_path.display()
-        ));
-        let text = if existed {
-            config.to_string()
-        } else {
-            format!("{NEW_CONFIG_HEADER}{config}")
-        };
-        plan.config = Some((config_path, text));
+        return Ok(());
     }
-    // 4. results/ in .gitignore.
+    env.insert("COPILOT_SKIP_CLI_DOWNLOAD", value("1"));
+    plan.notes.push(format!(
+        "{} {}: COPILOT_SKIP_CLI_DOWNLOAD = \"1\" under [env]",
+        if existed { "updated" } else { "created" },
+        config_path.display()
+    ));
+    let text = if existed {
+        config.to_string()
+    } else {
+        format!("{NEW_CONFIG_HEADER}{config}")
+    };
+    plan.config = Some((config_path, text));
+    Ok(())
+}
+
+/// Step 4 of the plan: `results/` in the package's `.gitignore`, unless it is ignored there.
+fn plan_gitignore(plan: &mut Plan, root: &Path) -> Result<(), String> {
     let gitignore_path = root.join(".gitignore");
     let ignore = match std::fs::read_to_string(&gitignore_path) {
         Ok(text) => text,
@@ -362,17 +399,17 @@ fn plan(args: &InitOptions, cwd: PathBuf) -> Result<(Vec<String>, Plan, PathBuf)
             "kept {}: it already ignores results/",
             gitignore_path.display()
         ));
-    } else {
-        let mut text = ignore;
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str("# copilot-eval artifacts (cargo copilot-eval --json/--junit)\nresults/\n");
-        plan.gitignore = Some(text);
-        plan.notes
-            .push(format!("added results/ to {}", gitignore_path.display()));
+        return Ok(());
     }
-    Ok((created, plan, manifest))
+    let mut text = ignore;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# copilot-eval artifacts (cargo copilot-eval --json/--junit)\nresults/\n");
+    plan.gitignore = Some(text);
+    plan.notes
+        .push(format!("added results/ to {}", gitignore_path.display()));
+    Ok(())
 }
 
 /// The nearest `Cargo.toml` in `dir` or a folder above it.

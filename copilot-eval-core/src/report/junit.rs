@@ -105,8 +105,40 @@ pub fn to_junit(report: &SuiteReport) -> Report {
     junit
 }
 
+/// One test's test case: its status, name, class name, time, properties and, for a test that
+/// did not pass, its output.
 fn test_case(test: &TestRecord) -> TestCase {
-    let status = match test.outcome {
+    // A trial is its own test case, named so that a CI reader keeps the trials apart.
+    let name = match test.trial {
+        Some(trial) => format!("{} {}", test.name, trial.label()),
+        None => test.name.clone(),
+    };
+    let mut case = TestCase::new(xml_text(&name), status(test));
+    case.set_classname(xml_text(&test.binary));
+    case.set_time(Duration::from_millis(test.duration_ms));
+    let properties = run_properties(test)
+        .into_iter()
+        .chain(check_properties(test))
+        .chain(test.properties.iter().map(|property| {
+            (
+                format!("property.{}", property.name),
+                property.value.to_string(),
+            )
+        }));
+    for (name, value) in properties {
+        case.add_property(Property::new(xml_text(&name), xml_text(&value)));
+    }
+    if let Some(output) = &test.output {
+        case.set_system_out(xml_text(&output.stdout));
+        case.set_system_err(xml_text(&output.stderr));
+    }
+    case
+}
+
+/// The test case's status: success, a failure (an assertion), an error (of its error kind, with
+/// the runs' stop reasons) or skipped (not run).
+fn status(test: &TestRecord) -> TestCaseStatus {
+    match test.outcome {
         Outcome::Passed => TestCaseStatus::success(),
         Outcome::Failed => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
@@ -146,15 +178,14 @@ fn test_case(test: &TestRecord) -> TestCase {
             status.set_message(xml_text(test.message.as_deref().unwrap_or("not run")));
             status
         }
-    };
-    // A trial is its own test case, named so that a CI reader keeps the trials apart.
-    let name = match test.trial {
-        Some(trial) => format!("{} {}", test.name, trial.label()),
-        None => test.name.clone(),
-    };
-    let mut case = TestCase::new(xml_text(&name), status);
-    case.set_classname(xml_text(&test.binary));
-    case.set_time(Duration::from_millis(test.duration_ms));
+    }
+}
+
+/// What the test's runs did: `copilot_eval.model`, `.tokens.input`, `.tokens.output` (`unknown`
+/// when a run's tokens are), `.tool_calls`, `.stop_reason`, `.runs`, `.evidence_complete`,
+/// `.expected_stop` (when a run declared one), the cost's properties and each labelled run's
+/// `.run.N.label`.
+fn run_properties(test: &TestRecord) -> Vec<(String, String)> {
     let mut models: Vec<&str> = Vec::new();
     for run in &test.runs {
         if let Some(m) = run.model_used.as_deref().or(run.model_requested.as_deref())
@@ -175,70 +206,69 @@ fn test_case(test: &TestRecord) -> TestCase {
                 .to_string()
         }
     };
-    let input = tokens(|t| t.input_tokens);
-    let output = tokens(|t| t.output_tokens);
     let tool_calls: u64 = test.runs.iter().map(|r| r.totals.tool_calls).sum();
     let stops: Vec<&str> = test.runs.iter().map(|r| r.stop_reason.as_str()).collect();
-    case.add_property(Property::new(
-        "copilot_eval.model",
-        xml_text(&models.join(",")),
-    ));
-    case.add_property(Property::new("copilot_eval.tokens.input", input));
-    case.add_property(Property::new("copilot_eval.tokens.output", output));
-    case.add_property(Property::new(
-        "copilot_eval.tool_calls",
-        tool_calls.to_string(),
-    ));
-    case.add_property(Property::new(
-        "copilot_eval.stop_reason",
-        xml_text(&stops.join(",")),
-    ));
-    case.add_property(Property::new(
-        "copilot_eval.runs",
-        test.runs.len().to_string(),
-    ));
-    case.add_property(Property::new(
-        "copilot_eval.evidence_complete",
-        test.runs.iter().all(|r| r.evidence_complete).to_string(),
-    ));
+    let mut properties = vec![
+        ("copilot_eval.model".to_owned(), models.join(",")),
+        (
+            "copilot_eval.tokens.input".to_owned(),
+            tokens(|t| t.input_tokens),
+        ),
+        (
+            "copilot_eval.tokens.output".to_owned(),
+            tokens(|t| t.output_tokens),
+        ),
+        ("copilot_eval.tool_calls".to_owned(), tool_calls.to_string()),
+        ("copilot_eval.stop_reason".to_owned(), stops.join(",")),
+        ("copilot_eval.runs".to_owned(), test.runs.len().to_string()),
+        (
+            "copilot_eval.evidence_complete".to_owned(),
+            test.runs.iter().all(|r| r.evidence_complete).to_string(),
+        ),
+    ];
     if test.runs.iter().any(|r| r.expected_stop.is_some()) {
         let expected: Vec<&str> = test
             .runs
             .iter()
             .map(|r| r.expected_stop.map_or("none", |s| s.as_str()))
             .collect();
-        case.add_property(Property::new(
-            "copilot_eval.expected_stop",
-            xml_text(&expected.join(",")),
-        ));
+        properties.push(("copilot_eval.expected_stop".to_owned(), expected.join(",")));
     }
     if let Some(cost) = &test.cost {
-        for (name, value) in junit_properties(cost) {
-            case.add_property(Property::new(name, value));
-        }
+        properties.extend(
+            junit_properties(cost)
+                .into_iter()
+                .map(|(name, value)| (name.to_owned(), value)),
+        );
     }
     for (index, run) in test.runs.iter().enumerate() {
         if let Some(label) = &run.label {
-            case.add_property(Property::new(
+            properties.push((
                 format!("copilot_eval.run.{}.label", index + 1),
-                xml_text(label),
+                label.clone(),
             ));
         }
     }
+    properties
+}
+
+/// What the test checked: each comparison (`copilot_eval.comparison.N.summary`, `.differences`,
+/// `.criterion.<name>`), each trigger check (`copilot_eval.trigger.N`), each judge's
+/// (`report::judge::junit_properties`), the skill eval entry
+/// (`copilot_eval.skill_eval`) and each expectation (`copilot_eval.expectation.N`).
+fn check_properties(test: &TestRecord) -> Vec<(String, String)> {
+    let yes = |met: bool| if met { "yes" } else { "no" };
+    let mut properties = Vec::new();
     for (index, comparison) in test.comparisons.iter().enumerate() {
         let prefix = format!("copilot_eval.comparison.{}", index + 1);
-        case.add_property(Property::new(
-            format!("{prefix}.summary"),
-            xml_text(&comparison.summary),
-        ));
-        case.add_property(Property::new(
+        properties.push((format!("{prefix}.summary"), comparison.summary.clone()));
+        properties.push((
             format!("{prefix}.differences"),
-            xml_text(&comparison.differences_line()),
+            comparison.differences_line(),
         ));
-        let yes = |met: bool| if met { "yes" } else { "no" };
         for criterion in &comparison.criteria {
-            case.add_property(Property::new(
-                xml_text(&format!("{prefix}.criterion.{}", criterion.name)),
+            properties.push((
+                format!("{prefix}.criterion.{}", criterion.name),
                 format!(
                     "baseline={} treatment={}",
                     yes(criterion.baseline),
@@ -248,31 +278,28 @@ fn test_case(test: &TestRecord) -> TestCase {
         }
     }
     for (index, check) in test.triggers.iter().enumerate() {
-        let yes = |b: bool| if b { "yes" } else { "no" };
-        case.add_property(Property::new(
+        properties.push((
             format!("copilot_eval.trigger.{}", index + 1),
-            xml_text(&format!(
+            format!(
                 "{} expected={} invoked={} held={}",
                 check.skill,
                 check.expected.as_str(),
                 yes(check.invoked),
                 yes(check.held())
-            )),
+            ),
         ));
     }
-    for (name, value) in super::judge::junit_properties(&test.judges) {
-        case.add_property(Property::new(xml_text(&name), xml_text(&value)));
-    }
+    properties.extend(super::judge::junit_properties(&test.judges));
     if let Some(skill_eval) = &test.skill_eval {
-        case.add_property(Property::new(
-            "copilot_eval.skill_eval",
-            xml_text(&format!("{} id {}", skill_eval.skill, skill_eval.id)),
+        properties.push((
+            "copilot_eval.skill_eval".to_owned(),
+            format!("{} id {}", skill_eval.skill, skill_eval.id),
         ));
     }
     for (index, expectation) in test.expectations.iter().enumerate() {
-        case.add_property(Property::new(
+        properties.push((
             format!("copilot_eval.expectation.{}", index + 1),
-            xml_text(&format!(
+            format!(
                 "{}: {} (evidence: {})",
                 if expectation.passed {
                     "passed"
@@ -281,20 +308,10 @@ fn test_case(test: &TestRecord) -> TestCase {
                 },
                 expectation.text,
                 expectation.evidence
-            )),
+            ),
         ));
     }
-    for property in &test.properties {
-        case.add_property(Property::new(
-            xml_text(&format!("property.{}", property.name)),
-            xml_text(&property.value.to_string()),
-        ));
-    }
-    if let Some(output) = &test.output {
-        case.set_system_out(xml_text(&output.stdout));
-        case.set_system_err(xml_text(&output.stderr));
-    }
-    case
+    properties
 }
 
 /// The suite's trigger figures of each skill that `tests` (one testsuite's) checked, over the
