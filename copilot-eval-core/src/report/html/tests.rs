@@ -42,6 +42,7 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
         judges: Vec::new(),
         source: None,
         skill_eval: None,
+        trigger_query: None,
         expectations: Vec::new(),
     }
 }
@@ -58,6 +59,7 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
         },
         runtime: RuntimeInfo::default(),
         mode: "replay".into(),
+        requested_mode: None,
         started_at: "2026-01-31T09:15:02Z".into(),
         duration_ms: 4000,
         totals: SuiteTotals::of(&tests),
