@@ -189,7 +189,9 @@ fn a_trigger_set_query_that_times_out_before_its_check_is_counted() {
     const SET: &str = "counted_greeting_triggers";
     let run = support::fixture(&[SET, "-j", "2"], &[]);
     assert_eq!(run.status, 1, "query 2's test fails\n{}", run.stderr);
-    let got: Vec<(&str, Outcome, usize, Option<(u32, Trigger)>)> = run
+    // Each record: its name, outcome, checks made and the query it owes.
+    type Row<'a> = (&'a str, Outcome, usize, Option<(u32, Trigger)>);
+    let got: Vec<Row> = run
         .report
         .tests
         .iter()

@@ -270,7 +270,7 @@ fn figures_of<'a>(
 
 /// The trigger figures of every skill `tests` checked or owed a check of, in the order of each
 /// skill's first check (or owed check); empty when no test recorded or owed a trigger check.
-/// A record without a check it owes ([`owed`]: its trigger-set query's, or one its eval's
+/// A record without a check it owes (its trigger-set query's, or, for a trial, one its eval's
 /// other trials made) counts in `not_counted`.
 pub fn of(tests: &[TestRecord]) -> Vec<SkillTriggers> {
     let mut skills: Vec<SkillTriggers> = Vec::new();

@@ -173,14 +173,13 @@ pub(crate) async fn complete(
                 .unwrap_or_else(|| "not run".to_owned()),
         };
         let added = schedule.add_asked_trials(index, ask.trials);
-        records.resize(schedule.len(), None);
         display.grow(added);
-        for added in schedule.len() - added..schedule.len() {
-            let slot = schedule.slot(added);
+        for slot_index in schedule.len() - added..schedule.len() {
+            let slot = schedule.slot(slot_index);
             let mut record = super::not_run(list, &slot, options, reason.clone());
             apply(&mut record, description);
             display.finished(&super::slot_label(list, &slot, options), &record);
-            records[added] = Some(record);
+            records.push(Some(record));
         }
     }
 }
