@@ -415,31 +415,24 @@ mod tests {
         assert_eq!(most_extreme_p(5, 0), 1.0);
     }
 
+    /// Values computed by hand (exact hypergeometric sums), not by this module: 20% against 80%
+    /// needs 7 trials a side. At n = 7 the expected table is [[1, 6], [6, 1]]: margins 7/7 and
+    /// 7/7, P(x baseline passes) = C(7, x) C(7, 7 - x) / C(14, 7) = (1, 49, 441, 1225, 1225,
+    /// 441, 49, 1) / 3432; the tables at most as probable as x = 1 are x = 0, 1, 6, 7: p =
+    /// 100/3432 = 25/858 = 0.02914 < 0.05. At n = 6 the table is [[1, 5], [5, 1]]: P(x) =
+    /// C(6, x) C(6, 6 - x) / C(12, 6) = (1, 36, 225, 400, 225, 36, 1) / 924, p = 74/924 =
+    /// 0.08009, not significant. 50% against 90% needs 14: at n = 14, [[7, 7], [13, 1]] gives
+    /// p = 34/1035 = 0.03285; at n = 13, [[7, 6], [12, 1]] gives 0.07304 (exact sums in
+    /// Python's `fractions`). Swapping the sides mirrors the table: the same n.
     #[test]
     fn trials_needed_is_the_first_significant_expected_table() {
-        let expected_p = |n: u64, pb: f64, pt: f64| {
-            let (b, t) = (
-                (n as f64 * pb).round() as u64,
-                (n as f64 * pt).round() as u64,
-            );
-            fisher_exact(b, n - b, t, n - t)
-        };
-        for (pb, pt) in [(0.5, 0.9), (0.9, 0.5), (0.2, 0.8)] {
-            let n = trials_needed(pb, pt);
-            assert!(n > 1, "{pb} vs {pt}: {n}");
-            assert!(expected_p(n, pb, pt) < 0.05, "{pb} vs {pt}: n = {n}");
-            assert!(
-                expected_p(n - 1, pb, pt) >= 0.05,
-                "{pb} vs {pt}: n - 1 = {}",
-                n - 1
-            );
-            assert!(
-                (1..n).all(|m| expected_p(m, pb, pt) >= 0.05),
-                "{pb} vs {pt}"
-            );
-        }
-        // Swapping the sides mirrors the table: the same p-values, the same n.
-        assert_eq!(trials_needed(0.5, 0.9), trials_needed(0.9, 0.5));
+        assert_eq!(trials_needed(0.2, 0.8), 7);
+        assert!(close(fisher_exact(1, 6, 6, 1), 25.0 / 858.0, 1e-12));
+        assert!(close(fisher_exact(1, 5, 5, 1), 74.0 / 924.0, 1e-12));
+        assert_eq!(trials_needed(0.5, 0.9), 14);
+        assert_eq!(trials_needed(0.9, 0.5), 14);
+        assert!(close(fisher_exact(7, 7, 13, 1), 34.0 / 1035.0, 1e-12));
+        assert!(close(fisher_exact(7, 6, 12, 1), 0.0730435, 1e-6));
     }
 
     #[test]

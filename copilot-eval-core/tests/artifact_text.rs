@@ -126,6 +126,7 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
         judges: Vec::new(),
         source: None,
         skill_eval: None,
+        trigger_query: None,
         expectations: Vec::new(),
     }
 }
@@ -142,6 +143,7 @@ fn suite(tests: Vec<TestRecord>) -> SuiteReport {
         },
         runtime: Default::default(),
         mode: "replay".into(),
+        requested_mode: None,
         started_at: "2026-01-31T09:15:02Z".into(),
         duration_ms: 1,
         totals: SuiteTotals::of(&tests),

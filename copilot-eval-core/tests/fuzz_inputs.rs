@@ -125,6 +125,7 @@ fn evidence_seed() -> &'static str {
         trial_ask: None,
         expectations: Vec::new(),
         skill_eval: None,
+        trigger_query: None,
     };
     Box::leak(
         serde_json::to_string_pretty(&evidence)
@@ -156,6 +157,7 @@ fn results_seed() -> &'static str {
         judges: Vec::new(),
         source: None,
         skill_eval: None,
+        trigger_query: None,
         expectations: Vec::new(),
     }];
     let report = SuiteReport {
@@ -169,6 +171,7 @@ fn results_seed() -> &'static str {
         },
         runtime: Default::default(),
         mode: "replay".into(),
+        requested_mode: None,
         started_at: "2026-01-31T09:15:02Z".into(),
         duration_ms: 1,
         totals: SuiteTotals::of(&tests),

@@ -6,7 +6,7 @@
 
 mod support;
 
-use copilot_eval_core::report::Outcome;
+use copilot_eval_core::report::{Outcome, TrialOf};
 use copilot_eval_e2e::runtime_for;
 use serde_json::Value;
 use support::fixture;
@@ -320,4 +320,128 @@ fn scripted_runs_are_not_priced_and_never_reach_a_cap() {
         "{}",
         run.stderr
     );
+}
+
+/// Both models of the fixture's `capped_hello_per_model` at 1 EUR a call.
+const ONE_PER_CALL_BOTH: &str = r#"
+currency = "EUR"
+[models."claude-sonnet-4.5"]
+input = 10000
+output = 0
+[models."gpt-5"]
+input = 10000
+output = 0
+"#;
+
+/// A model matrix in trials stopped midway by a cost cap still counts every trial asked in its
+/// cell. The fixture's `capped_hello_per_model` (`tests/fixture/tests/counting.rs`) runs on
+/// claude-sonnet-4.5 and gpt-5 and its attribute asks for 3 trials; each trial replays one
+/// priced call (1 EUR). With `-j 1` and a 1.5 EUR cap, claude's trials 1 and 2 run (2 EUR), then
+/// nothing starts: claude's trial 3 and gpt-5's three trials are `not_run`. gpt-5's test never
+/// ran, so the runner learns its model and its 3 trials from the test's description: six
+/// records, each in its cell, and the matrix says `2/2 …, 1 not run` and `0/0, 3 not run`.
+#[test]
+fn a_cost_cap_midway_through_a_matrix_in_trials_counts_every_asked_trial_in_its_cell() {
+    if runtime_for(
+        "a_cost_cap_midway_through_a_matrix_in_trials_counts_every_asked_trial_in_its_cell",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let table = pricing(dir.path(), ONE_PER_CALL_BOTH);
+    let run = capped("1", &table, "1.5", &["capped_hello_per_model"]);
+    assert_eq!(run.status, 3, "not_run trials exit 3\n{}", run.stderr);
+    let of = |trial| Some(TrialOf { trial, trials: 3 });
+    let got: Vec<(&str, Option<&str>, Option<TrialOf>, Outcome)> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| (t.name.as_str(), t.model.as_deref(), t.trial, t.outcome))
+        .collect();
+    let claude = "capped_hello_per_model@claude-sonnet-4.5";
+    let gpt = "capped_hello_per_model@gpt-5";
+    assert_eq!(
+        got,
+        [
+            (claude, Some("claude-sonnet-4.5"), of(1), Outcome::Passed),
+            (claude, Some("claude-sonnet-4.5"), of(2), Outcome::Passed),
+            (claude, Some("claude-sonnet-4.5"), of(3), Outcome::NotRun),
+            (gpt, Some("gpt-5"), of(1), Outcome::NotRun),
+            (gpt, Some("gpt-5"), of(2), Outcome::NotRun),
+            (gpt, Some("gpt-5"), of(3), Outcome::NotRun),
+        ],
+        "{}",
+        run.stderr
+    );
+    for test in run
+        .report
+        .tests
+        .iter()
+        .filter(|t| t.outcome == Outcome::NotRun)
+    {
+        let message = test.message.as_deref().unwrap();
+        assert!(
+            message.contains("cost cap reached: estimated cost 2 EUR >= --max-cost 1.5 EUR"),
+            "{message}"
+        );
+        assert!(test.runs.is_empty() && test.cost.is_none());
+        let source = test
+            .source
+            .as_ref()
+            .expect("the source, from the description");
+        assert_eq!(source.file, "tests/fixture/tests/counting.rs");
+    }
+
+    // The matrix: one eval, both models, every asked trial in its cell.
+    let [eval] = &run.report.model_matrix[..] else {
+        panic!("{:#?}", run.report.model_matrix)
+    };
+    assert_eq!(
+        (eval.eval.as_str(), eval.binary.as_str()),
+        ("capped_hello_per_model", "copilot-eval-fixture::counting")
+    );
+    let cells: Vec<(&str, u32, u32, u32, u32)> = eval
+        .models
+        .iter()
+        .map(|c| (c.model.as_str(), c.tests, c.passed, c.failed, c.not_run))
+        .collect();
+    assert_eq!(
+        cells,
+        [("claude-sonnet-4.5", 3, 2, 0, 1), ("gpt-5", 3, 0, 0, 3)]
+    );
+    // The trials' verdicts: neither eval passes over fewer trials than asked.
+    let summaries: Vec<(&str, u32, u32, u32, Outcome)> = run
+        .report
+        .trial_summaries
+        .iter()
+        .map(|s| (s.name.as_str(), s.trials, s.passed, s.not_run, s.verdict))
+        .collect();
+    assert_eq!(
+        summaries,
+        [
+            (claude, 3, 2, 1, Outcome::Error),
+            (gpt, 3, 0, 3, Outcome::Error)
+        ]
+    );
+    let row = |model: &str| {
+        run.stderr
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{model}  ")))
+            .unwrap_or_else(|| panic!("no {model} row: {}", run.stderr))
+            .to_owned()
+    };
+    assert!(
+        row("claude-sonnet-4.5").contains("2/2 (100%, 95% CI 34%-100%), 0 error, 1 not run"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        row("gpt-5").contains("0/0, 0 error, 3 not run"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.junit.tests, 6, "{}", run.junit_xml);
+    assert_eq!(run.junit_kind(&format!("{gpt} [trial 2/3]")), "skipped");
 }

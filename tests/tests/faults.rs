@@ -170,6 +170,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         trial_ask: None,
         expectations: Vec::new(),
         skill_eval: None,
+        trigger_query: None,
     };
     let exit = ExitRecord {
         code: Some(if result.success { 0 } else { 101 }),
@@ -204,6 +205,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         judges: Vec::new(),
         source: None,
         skill_eval: None,
+        trigger_query: None,
         expectations: Vec::new(),
     };
     let tests = vec![test];
@@ -222,6 +224,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
             error: None,
         },
         mode: "replay".to_owned(),
+        requested_mode: None,
         started_at: "2026-01-01T00:00:00Z".to_owned(),
         duration_ms: result.duration_ms,
         totals: SuiteTotals::of(&tests),

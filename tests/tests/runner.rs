@@ -48,6 +48,11 @@ fn discovery_lists_only_the_eval_tests() {
         listed,
         [
             "copilot-eval-fixture: tests::unit_eval",
+            "copilot-eval-fixture::counting: capped_hello_per_model::model_claude_sonnet_4_5",
+            "copilot-eval-fixture::counting: capped_hello_per_model::model_gpt_5",
+            "copilot-eval-fixture::counting: counted_greeting_triggers::dormant_3_what_is_2_2",
+            "copilot-eval-fixture::counting: counted_greeting_triggers::invoke_1_greet_the_whole_team_warmly",
+            "copilot-eval-fixture::counting: counted_greeting_triggers::invoke_2_greet_the_new_colleague_then",
             "copilot-eval-fixture::evals: aborts",
             "copilot-eval-fixture::evals: answers_rightly_in_two_of_three_trials",
             "copilot-eval-fixture::evals: converses_in_two_turns",
@@ -81,7 +86,7 @@ fn discovery_lists_only_the_eval_tests() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("29 eval tests (3 other tests not listed"),
+        stderr.contains("34 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 
@@ -178,7 +183,9 @@ fn passing_evals_exit_0() {
     assert_eq!(run.junit.tests, run.report.tests.len(), "{}", run.junit_xml);
     assert!(run.stdout.is_empty(), "human output goes to stderr");
     assert_eq!(run.report.schema_version, "2");
-    assert_eq!(run.report.mode, "replay");
+    // The command replays, but both evals script their model: the suite's runs were scripted.
+    assert_eq!(run.report.mode, "scripted");
+    assert_eq!(run.report.requested_mode.as_deref(), Some("replay"));
     assert_eq!(run.report.runtime.version.as_deref(), Some("1.0.102"));
     assert_eq!(run.report.totals.passed, 2);
     let test = run.test("passes");

@@ -5,7 +5,8 @@
 //! stderr, the evidence file a test writes, and every file left in the run's TMPDIR (kept working
 //! directories). First over the fixture crate's evals of every outcome, which never touch a
 //! token; then over an eval written to leak on purpose (it prints the token, records it, sends
-//! it to the model, and panics with it), whose leaks must all arrive as `[redacted]`.
+//! it to the model, and panics with it), whose leaks must all arrive as `[redacted]`, also in
+//! the GitHub Actions annotation and job summary.
 
 mod support;
 
@@ -176,11 +177,16 @@ fn a_test_that_leaks_the_token_is_redacted_everywhere() {
     }
     let krate = leaking_crate();
     let target = target_dir().to_str().unwrap().to_owned();
+    // In a GitHub Actions step: the annotations and the job summary are redacted too.
+    let step = tempfile::tempdir().unwrap();
+    let summary = step.path().join("step-summary.md");
     let env = [
         CANARY_ENV[0],
         CANARY_ENV[1],
         ("CARGO_TARGET_DIR", target.as_str()),
         ("CARGO_NET_OFFLINE", "true"),
+        ("GITHUB_ACTIONS", "true"),
+        ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
     ];
     let run = copilot_eval(krate.path(), &[], &env);
     // The run completes and the test fails its own check (exit 1). Without a runtime this test is
@@ -210,6 +216,22 @@ fn a_test_that_leaks_the_token_is_redacted_everywhere() {
     if let Some(first) = test.runs.first() {
         assert_eq!(first.prompt, "Repeat [redacted].");
     }
+    // The `::error` annotation (stdout, checked clean above) and the job summary.
+    let annotation = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("::error "))
+        .unwrap_or_else(|| panic!("no annotation: {}", run.stdout));
+    assert!(
+        annotation.contains("::leaking on purpose: [redacted] / [redacted]"),
+        "{annotation}"
+    );
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert_clean("the job summary", &text);
+    assert!(
+        text.contains("| leaking on purpose: [redacted] / [redacted]"),
+        "{text}"
+    );
 
     // The evidence file the test process writes itself (the runner's copy is temporary).
     let binary = test_binary(krate.path(), &target);

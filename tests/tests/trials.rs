@@ -263,6 +263,106 @@ fn an_infrastructure_error_in_trial_two_stops_that_evals_further_trials() {
     );
 }
 
+/// With `-j 3` the rule is the same, whatever the timing: an eval's trials run one after
+/// another, so when trial 2 crashes trials 3 to 5 have not started, and none runs (before,
+/// trials 1 to 3 started together, and trial 3 ran and passed beside the crashing trial 2).
+#[test]
+fn with_parallel_jobs_no_trial_after_an_infrastructure_error_runs() {
+    if runtime_for("with_parallel_jobs_no_trial_after_an_infrastructure_error_runs").is_none() {
+        return;
+    }
+    let args = [
+        "-p",
+        FIXTURE,
+        "--exact",
+        "crashes_in_its_second_trial",
+        "--trials",
+        "5",
+        "-j",
+        "3",
+    ];
+    let run = support::copilot_eval(&workspace_root(), &args, &[]);
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    let got: Vec<(u32, Outcome)> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| (t.trial.unwrap().trial, t.outcome))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1, Outcome::Passed),
+            (2, Outcome::Error),
+            (3, Outcome::NotRun),
+            (4, Outcome::NotRun),
+            (5, Outcome::NotRun)
+        ],
+        "{}",
+        run.stderr
+    );
+    for test in &run.report.tests[2..] {
+        assert!(test.runs.is_empty() && test.exit.is_none(), "{test:#?}");
+        assert_eq!(
+            test.message.as_deref(),
+            Some(
+                "not run: trial 2 of 5 ended in an infrastructure error (crashed); the eval's further trials were not run"
+            )
+        );
+    }
+}
+
+/// `--grading DIR` with trials: each trial of a skill eval gets its own `grading.json` under
+/// `trial-K/`, naming its trial (docs/skills-and-agents.md).
+#[test]
+fn grading_with_trials_writes_one_grading_json_per_trial() {
+    if runtime_for("grading_with_trials_writes_one_grading_json_per_trial").is_none() {
+        return;
+    }
+    const ENTRY: &str = "changelog_skill::eval_3_in_one_sentence_what_is";
+    let grading = tempfile::tempdir().unwrap();
+    let folder = grading.path().join("grading");
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &[
+            "-p",
+            "scripted",
+            "--exact",
+            ENTRY,
+            "--trials",
+            "2",
+            "--grading",
+            folder.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.report.tests.len(), 2);
+    for trial in 1..=2u64 {
+        let path = folder
+            .join(ENTRY.replace("::", "__"))
+            .join(format!("trial-{trial}"))
+            .join("grading.json");
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}\n{}", path.display(), run.stderr));
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["eval"]["name"], ENTRY);
+        assert_eq!(value["eval"]["trial"], trial);
+        assert_eq!(value["eval"]["trials"], 2);
+        let record = &run.report.tests[trial as usize - 1];
+        assert_eq!(
+            value["expectations"],
+            serde_json::to_value(&record.expectations).unwrap()
+        );
+        assert!(!record.expectations.is_empty());
+    }
+    assert!(
+        run.stderr.contains("wrote 2 grading.json under"),
+        "{}",
+        run.stderr
+    );
+}
+
 /// A comparison over trials: the scripted example's `compares_the_house_style_over_trials`
 /// meets the tag-line criterion on the baseline in trial 1 only and on the treatment in every
 /// trial, and completes on both sides in every trial. By hand, the tag line's table
@@ -479,6 +579,22 @@ fn the_attributes_trials_and_min_pass_rate_run_and_judge_the_eval() {
             .contains("-> failed (needs 100%); failed trials: 2"),
         "{}",
         all.stderr
+    );
+
+    // `--pass-k 2,5` over the attribute's 3 trials: pass@5 cannot be estimated from 3 trials,
+    // and the line, the JSON and the HTML say so instead of dropping it.
+    let ks = asked_trials(&["--pass-k", "2,5"]);
+    assert_eq!(ks.status, 0, "{}", ks.stderr);
+    let summary = &ks.report.trial_summaries[0];
+    let estimated: Vec<u32> = summary.pass_at_k.iter().map(|a| a.k).collect();
+    assert_eq!(estimated, [2]);
+    assert_eq!(summary.pass_k_not_estimated, [5]);
+    assert!(
+        ks.stderr.contains(
+            "pass@2 1.00, pass^2 0.33, pass@5 and pass^5 not estimated (k above the 3 trials that reached a verdict) -> passed (needs 60%)"
+        ),
+        "{}",
+        ks.stderr
     );
 
     // `--trials 1`: once; the test process sees no trial (not trial 1 of 3) and answers

@@ -5,7 +5,8 @@
 //! scripted model misses the skill once (`asks_for_release_notes`, trial 2) and invokes it
 //! falsely once (`asks_for_a_capital`, trial 3), so every figure is known in advance: triggered
 //! 5 of 6 (0.8333, Wilson 95% interval 0.4365-0.9699), false triggers 1 of 6 (0.1667,
-//! 0.0301-0.5635).
+//! 0.0301-0.5635). The fixture's trigger set `counted-greeting` has a query whose run times out
+//! before its check: it stays in the figures, as not counted.
 
 mod support;
 
@@ -174,4 +175,102 @@ fn a_trigger_matrix_over_three_trials_gives_the_trigger_and_false_trigger_rates(
         ),
         "release-notes expected=invoke invoked=yes held=yes"
     );
+}
+
+/// The fixture's trigger set `counted-greeting` (`tests/fixture/tests/counting.rs`): query 1
+/// invokes the skill, query 3 leaves it alone, and query 2's run times out, failing its test
+/// on `assert_success` before its trigger check. The query is not dropped from the figures:
+/// its record keeps the check it owed (`trigger_query`), and the skill's figures count it as
+/// not counted beside triggered 1/1 and false triggers 0/1.
+#[test]
+fn a_trigger_set_query_that_times_out_before_its_check_is_counted() {
+    if runtime_for("a_trigger_set_query_that_times_out_before_its_check_is_counted").is_none() {
+        return;
+    }
+    const SET: &str = "counted_greeting_triggers";
+    let run = support::fixture(&[SET, "-j", "2"], &[]);
+    assert_eq!(run.status, 1, "query 2's test fails\n{}", run.stderr);
+    // Each record: its name, outcome, checks made and the query it owes.
+    type Row<'a> = (&'a str, Outcome, usize, Option<(u32, Trigger)>);
+    let got: Vec<Row> = run
+        .report
+        .tests
+        .iter()
+        .map(|t| {
+            (
+                t.name.as_str(),
+                t.outcome,
+                t.triggers.len(),
+                t.trigger_query.as_ref().map(|q| (q.number, q.expected)),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "counted_greeting_triggers::dormant_3_what_is_2_2",
+                Outcome::Passed,
+                1,
+                Some((3, Trigger::Dormant))
+            ),
+            (
+                "counted_greeting_triggers::invoke_1_greet_the_whole_team_warmly",
+                Outcome::Passed,
+                1,
+                Some((1, Trigger::Invoke))
+            ),
+            (
+                "counted_greeting_triggers::invoke_2_greet_the_new_colleague_then",
+                Outcome::Failed,
+                0,
+                Some((2, Trigger::Invoke))
+            ),
+        ],
+        "{}",
+        run.stderr
+    );
+    let timed_out = run.test("counted_greeting_triggers::invoke_2_greet_the_new_colleague_then");
+    assert_eq!(
+        timed_out.runs[0].stop_reason,
+        copilot_eval_core::StopReason::Timeout,
+        "{:?}",
+        timed_out.message
+    );
+    assert!(
+        timed_out.runs[0].skill_invocations.is_empty(),
+        "the hanging run invoked nothing"
+    );
+
+    let [skill] = &run.report.skill_triggers[..] else {
+        panic!("{:#?}", run.report.skill_triggers)
+    };
+    assert_eq!(skill.skill, "counted-greeting");
+    let f = &skill.figures;
+    assert_eq!(
+        (
+            f.should_trigger,
+            f.triggered,
+            f.should_not_trigger,
+            f.false_triggers,
+            f.not_counted
+        ),
+        (1, 1, 1, 0, 1)
+    );
+    assert!(
+        run.stderr.contains(
+            "    counted-greeting: triggered 1/1 (100%, 95% CI 21%-100%), false triggers 0/1 (0%, 95% CI 0%-79%), 1 checks not counted (error, not run or never made)"
+        ),
+        "{}",
+        run.stderr
+    );
+    let [suite] = &run.junit.test_suites[..] else {
+        panic!("one testsuite: {}", run.junit_xml)
+    };
+    let not_counted = suite
+        .properties
+        .iter()
+        .find(|p| p.name.as_str() == "copilot_eval.triggers.counted-greeting.not_counted")
+        .map(|p| p.value.as_str().to_owned());
+    assert_eq!(not_counted.as_deref(), Some("1"), "{}", run.junit_xml);
 }

@@ -125,6 +125,7 @@ impl EvalContext {
             trial_ask: config.trial_ask(),
             triggers: Vec::new(),
             expectations: Vec::new(),
+            trigger_query: config.trigger_query(),
             skill_eval: config
                 .skill_case_spec()
                 .map(|spec| crate::report::SkillEvalRecord {

@@ -49,6 +49,7 @@
 
 pub mod compare;
 mod context;
+mod describe;
 pub mod judge;
 mod modes;
 mod offline;
@@ -73,6 +74,7 @@ use crate::eval::{CopilotEval, CopilotEvalBuilder};
 pub use crate::report::Trigger;
 pub use compare::{Comparison, Side, Verdict};
 pub use context::EvalContext;
+pub use describe::{ENV_DESCRIBE_FILE, TestDescription};
 pub use judge::{JudgeError, Judgement, Material, Rubric};
 pub use orphan::ENV_RUNNER_PID;
 pub use record::{
@@ -401,6 +403,22 @@ impl TestConfig {
         self.trigger_case.as_ref()
     }
 
+    /// The trigger check the test owes ([`trigger_case`](Self::trigger_case)), as its record
+    /// keeps it; `None` for other tests.
+    pub fn trigger_query(&self) -> Option<crate::report::TriggerQueryRecord> {
+        self.trigger_case
+            .as_ref()
+            .map(|spec| crate::report::TriggerQueryRecord {
+                skill: spec.skill.to_owned(),
+                number: spec.number,
+                expected: if spec.should_trigger {
+                    Trigger::Invoke
+                } else {
+                    Trigger::Dormant
+                },
+            })
+    }
+
     /// Where the eval function is written: `file` as `file!()` gives it (relative to the
     /// workspace root when cargo builds a workspace member) and the 1-based `line` of the
     /// function's name. The attribute sets it; reports and CI annotations point there.
@@ -626,6 +644,10 @@ impl<E: std::fmt::Debug> TestReturn for Result<(), E> {
 ///
 /// Called by the code `#[copilot_eval]` generates; callable by hand as well.
 ///
+/// With [`ENV_DESCRIBE_FILE`] set, the test runs nothing: it appends its
+/// [`TestDescription`] to that file and returns (the runner asks so for tests whose evidence
+/// it lacks).
+///
 /// Panics: when the test failed (to fail the libtest test), and when the context cannot be set
 /// up (no working directory, an invalid `COPILOT_EVAL_MODE`), which is recorded in the evidence
 /// as a setup error first.
@@ -635,6 +657,10 @@ where
     Fut: Future,
     Fut::Output: TestReturn,
 {
+    if let Some(path) = describe::describe_file() {
+        // The runner asks what the test is, not to run it.
+        return describe::describe(&config, &path);
+    }
     run_test_in(EvalContext::new(config), test)
 }
 

@@ -284,7 +284,7 @@ pub(crate) fn write_checked(
 /// replayed an existing cassette, and how many recordings were not written. `None` when no run
 /// was recorded or replayed in record mode.
 pub fn recording_summary(report: &SuiteReport) -> Option<String> {
-    if report.mode != "record" {
+    if report.requested_mode.as_deref().unwrap_or(&report.mode) != "record" {
         return None;
     }
     let runs = report.tests.iter().flat_map(|t| t.runs.iter());

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::report::{
     ComparisonRecord, ExpectationRecord, JudgeRecord, Property, RunRecord, SkillEvalRecord,
-    SourceLocation, TriggerCheck,
+    SourceLocation, TriggerCheck, TriggerQueryRecord,
 };
 
 /// Value of [`TestEvidence::format`]: names this file format and its version.
@@ -104,7 +104,7 @@ pub struct TestEvidence {
     /// outside a model matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// Each expectation's verdict (`ctx.expect`), in the order first recorded; absent in files
+    /// Each expectation's verdict (`ctx.expect`), in the order recorded; absent in files
     /// written before it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expectations: Vec<ExpectationRecord>,
@@ -115,6 +115,10 @@ pub struct TestEvidence {
     /// Each `ctx.expect_trigger(..)` of the test, in order (absent when it checked none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub triggers: Vec<TriggerCheck>,
+    /// The query of a skill's trigger set the test runs (`skill_triggers = ".."`): the check it
+    /// owes. Absent for other tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_query: Option<TriggerQueryRecord>,
     /// What the attribute asks of the eval's trials (`trials = N`, `min_pass_rate = F`): read
     /// by the runner, which cannot see attribute values before a test runs. Absent when the
     /// attribute gives neither key.

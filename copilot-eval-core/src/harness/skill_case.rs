@@ -70,7 +70,9 @@ impl EvalContext {
     /// The verdicts go to the JSON (`expectations` of the test), the JUnit properties, the HTML
     /// report and `--grading DIR`'s `grading.json`. The test fails, after its body, when any
     /// expectation failed or, for a skill eval, when one of the entry's `expectations` was
-    /// never recorded. Recording the same `text` again replaces its verdict.
+    /// never recorded. Recording the same `text` again adds another verdict beside the first:
+    /// each is kept in the order recorded and a failure stays (a later pass of the same text
+    /// does not undo it; the test fails).
     pub fn expect(
         &self,
         text: impl Into<String>,
@@ -82,12 +84,7 @@ impl EvalContext {
             passed,
             evidence: evidence.into(),
         };
-        self.update_evidence(
-            |e| match e.expectations.iter_mut().find(|x| x.text == record.text) {
-                Some(existing) => *existing = record,
-                None => e.expectations.push(record),
-            },
-        );
+        self.update_evidence(|e| e.expectations.push(record));
         passed
     }
 

@@ -904,12 +904,41 @@ mod skill_cases {
     fn a_failed_expectation_fails_the_test_with_its_evidence() {
         let (outcome, evidence) = run(|ctx| {
             ctx.expect("The skill was invoked", true, "yes");
-            // Recorded twice: the later verdict replaces the first.
+            // Recorded twice: both verdicts are kept, the failure fails the test.
             ctx.expect("CHANGELOG.md exists", true, "first look");
             assert!(!ctx.expect("CHANGELOG.md exists", false, "no such file"));
         });
         assert_eq!(outcome, Err(()));
-        assert_eq!(evidence.expectations.len(), 2);
+        assert_eq!(evidence.expectations.len(), 3);
+        assert_eq!(
+            evidence.failure.as_deref(),
+            Some("expectation failed: CHANGELOG.md exists (evidence: no such file)")
+        );
+    }
+
+    /// A later pass of the same text does not undo an earlier failure: each verdict is kept,
+    /// in order, and the failure fails the test.
+    #[test]
+    fn a_later_pass_of_the_same_text_keeps_the_earlier_failure() {
+        let (outcome, evidence) = run(|ctx| {
+            ctx.expect("The skill was invoked", true, "yes");
+            assert!(!ctx.expect("CHANGELOG.md exists", false, "no such file"));
+            assert!(ctx.expect("CHANGELOG.md exists", true, "second look"));
+        });
+        assert_eq!(outcome, Err(()));
+        let verdicts: Vec<(&str, bool, &str)> = evidence
+            .expectations
+            .iter()
+            .map(|x| (x.text.as_str(), x.passed, x.evidence.as_str()))
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("The skill was invoked", true, "yes"),
+                ("CHANGELOG.md exists", false, "no such file"),
+                ("CHANGELOG.md exists", true, "second look"),
+            ]
+        );
         assert_eq!(
             evidence.failure.as_deref(),
             Some("expectation failed: CHANGELOG.md exists (evidence: no such file)")

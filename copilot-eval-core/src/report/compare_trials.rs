@@ -297,6 +297,7 @@ mod tests {
             cost: None,
             source: None,
             skill_eval: None,
+            trigger_query: None,
             expectations: Vec::new(),
         }
     }
@@ -480,30 +481,35 @@ mod tests {
         assert_eq!(p_text(1.0825088e-05), "< 0.0001");
     }
 
-    /// The rates of docs/comparisons.md's "How many trials a difference needs" table.
-    const RATES: [(f64, f64); 8] = [
-        (0.0, 1.0),
-        (0.2, 0.8),
-        (0.5, 1.0),
-        (0.3, 0.7),
-        (0.5, 0.9),
-        (0.5, 0.8),
-        (0.7, 0.9),
-        (0.8, 0.9),
+    /// docs/comparisons.md's "How many trials a difference needs" table, computed by hand (not
+    /// by this crate): per pair of rates, the trials a side n, and the two-sided Fisher p-values
+    /// of the expected tables (rates times trials, rounded half up) at n and at n - 1, each an
+    /// exact sum of hypergeometric probabilities (Python's `fractions`; e.g. 0% against 100%:
+    /// [[0, 4], [4, 0]] gives 2/C(8, 4) = 2/70, [[0, 3], [3, 0]] gives 2/C(6, 3) = 0.1).
+    const TRIALS_NEEDED: [(f64, f64, u64, f64, f64); 8] = [
+        (0.0, 1.0, 4, 0.028571, 0.1),
+        (0.2, 0.8, 7, 0.029138, 0.080087),
+        (0.5, 1.0, 10, 0.032508, 0.082353),
+        (0.3, 0.7, 17, 0.038084, 0.075597),
+        (0.5, 0.9, 14, 0.032850, 0.073043),
+        (0.5, 0.8, 26, 0.039859, 0.071767),
+        (0.7, 0.9, 39, 0.047456, 0.081567),
+        (0.8, 0.9, 113, 0.039531, 0.058199),
     ];
 
-    /// The table in docs/comparisons.md is `stats::trials_needed` of each pair of rates: the
-    /// smallest number of trials a side at which the table with exactly those rates (rounded to
-    /// whole trials) is significant. Each row is checked from both ends: significant at n,
-    /// not at n - 1.
+    /// `stats::trials_needed` gives each row's n, `stats::fisher_exact` the hand-computed
+    /// p-values (significant at n, not at n - 1), and docs/comparisons.md holds the table.
     #[test]
     fn the_docs_table_of_trials_needed_is_computed() {
         let mut table = String::from(
             "| baseline pass rate | treatment pass rate | trials per side |\n|---|---|---|\n",
         );
-        for (baseline, treatment) in RATES {
-            let n = stats::trials_needed(baseline, treatment);
-            assert!(n > 1, "{baseline} vs {treatment}");
+        for (baseline, treatment, n, p_at_n, p_before) in TRIALS_NEEDED {
+            assert_eq!(
+                stats::trials_needed(baseline, treatment),
+                n,
+                "{baseline} vs {treatment}"
+            );
             let p = |n: u64| {
                 let (b, t) = (
                     (n as f64 * baseline).round() as u64,
@@ -511,7 +517,17 @@ mod tests {
                 );
                 stats::fisher_exact(b, n - b, t, n - t)
             };
-            assert!(p(n) < SIGNIFICANCE_LEVEL && p(n - 1) >= SIGNIFICANCE_LEVEL);
+            assert!(
+                close(p(n), p_at_n, 1e-6),
+                "{baseline} vs {treatment}: {}",
+                p(n)
+            );
+            assert!(
+                close(p(n - 1), p_before, 1e-6),
+                "{baseline} vs {treatment}: {}",
+                p(n - 1)
+            );
+            assert!(p_at_n < SIGNIFICANCE_LEVEL && p_before >= SIGNIFICANCE_LEVEL);
             table.push_str(&format!(
                 "| {:.0}% | {:.0}% | {n} |\n",
                 baseline * 100.0,

@@ -394,6 +394,7 @@ output = 0
             judges: Vec::new(),
             source: None,
             skill_eval: None,
+            trigger_query: None,
             expectations: Vec::new(),
         }
     }

@@ -74,6 +74,12 @@ pub fn to_junit(report: &SuiteReport) -> Report {
             tests.iter().map(|t| t.duration_ms).sum(),
         ));
         suite.add_property(Property::new("copilot_eval.mode", xml_text(&report.mode)));
+        if let Some(asked) = &report.requested_mode {
+            suite.add_property(Property::new(
+                "copilot_eval.requested_mode",
+                xml_text(asked),
+            ));
+        }
         if let Some(control) = &report.cost_control {
             suite.add_property(Property::new(
                 "copilot_eval.cost.currency",
@@ -314,18 +320,20 @@ fn check_properties(test: &TestRecord) -> Vec<(String, String)> {
     properties
 }
 
-/// The suite's trigger figures of each skill that `tests` (one testsuite's) checked, over the
-/// whole suite: `copilot_eval.triggers.<skill>.<figure>` and, with a model matrix,
-/// `copilot_eval.triggers.<skill>@<model>.<figure>`, where the figures are `should_trigger`,
-/// `triggered`, `should_not_trigger`, `false_triggers` (counts) and, when their runs are not 0,
+/// The suite's trigger figures of each skill that `tests` (one testsuite's) checked or owed a
+/// check of, over the whole suite: `copilot_eval.triggers.<skill>.<figure>` and, with a model
+/// matrix, `copilot_eval.triggers.<skill>@<model>.<figure>`, where the figures are
+/// `should_trigger`, `triggered`, `should_not_trigger`, `false_triggers`, `not_counted`
+/// (counts) and, when their runs are not 0,
 /// `trigger_rate`, `false_trigger_rate` (fractions, 4 decimals) and `trigger_rate_interval`,
 /// `false_trigger_rate_interval` (`low-high`, the 95% Wilson interval).
 fn suite_trigger_properties(report: &SuiteReport, tests: &[&TestRecord]) -> Vec<(String, String)> {
     let mut properties = Vec::new();
     let checked = |skill: &str| {
-        tests
-            .iter()
-            .any(|t| t.triggers.iter().any(|c| c.skill == skill))
+        tests.iter().any(|t| {
+            t.triggers.iter().any(|c| c.skill == skill)
+                || t.trigger_query.as_ref().is_some_and(|q| q.skill == skill)
+        })
     };
     for skill in report.skill_triggers.iter().filter(|s| checked(&s.skill)) {
         let mut rows = vec![(skill.skill.clone(), &skill.figures)];
@@ -342,6 +350,7 @@ fn suite_trigger_properties(report: &SuiteReport, tests: &[&TestRecord]) -> Vec<
                 ("triggered", f.triggered),
                 ("should_not_trigger", f.should_not_trigger),
                 ("false_triggers", f.false_triggers),
+                ("not_counted", f.not_counted),
             ] {
                 properties.push((p(figure), count.to_string()));
             }

@@ -334,12 +334,11 @@ pub fn merge(
             second: path.clone(),
             second_value: b,
         };
-        if report.mode != first.mode {
-            return Err(incompatible(
-                "mode",
-                first.mode.clone(),
-                report.mode.clone(),
-            ));
+        // The command's mode: shards of one suite ran under one command line (their runs'
+        // modes may differ: a shard of scripted evals beside one of replays).
+        let asked = |r: &SuiteReport| r.requested_mode.clone().unwrap_or_else(|| r.mode.clone());
+        if asked(report) != asked(first) {
+            return Err(incompatible("mode", asked(first), asked(report)));
         }
         if let (Some((known_path, known)), Some(b)) = (known_runtime, &report.runtime.version)
             && let Some(a) = &known.runtime.version
@@ -405,6 +404,8 @@ pub fn merge(
     merged.trial_summaries = trial_summaries;
     merged.model_matrix = super::matrix::of(&tests);
     merged.skill_triggers = super::triggers::of(&tests);
+    let requested = merged.requested_mode.clone();
+    merged.mode = super::suite_mode(&tests, requested.as_deref().unwrap_or(&merged.mode));
     if let Some(control) = merged.cost_control.as_mut() {
         control.cap_reached = (!caps.is_empty()).then(|| caps.join("; "));
     }
@@ -496,6 +497,7 @@ mod tests {
                 error: None,
             },
             mode: "replay".into(),
+            requested_mode: None,
             started_at: started_at.into(),
             duration_ms,
             totals: SuiteTotals::of(&tests),

@@ -38,9 +38,9 @@ pub use trials::{TrialOf, TrialSummary};
 pub mod matrix;
 pub use matrix::{ModelCell, ModelMatrixEval};
 pub mod triggers;
-pub use triggers::{SkillTriggers, Trigger, TriggerCheck};
+pub use triggers::{SkillTriggers, Trigger, TriggerCheck, TriggerQueryRecord};
 mod suite_info;
-pub use suite_info::{PartitionRecord, PoolRecord, RuntimeInfo, ToolInfo};
+pub use suite_info::{PartitionRecord, PoolRecord, RuntimeInfo, ToolInfo, suite_mode};
 mod write;
 
 use std::collections::BTreeMap;
@@ -82,10 +82,16 @@ pub struct SuiteReport {
     /// The Copilot runtime the suite resolved before running (the runs themselves record the
     /// executable they used).
     pub runtime: RuntimeInfo,
-    /// Where model requests went: `live` (GitHub Copilot) or `replay` (each test's cassette).
-    /// Tests that script their model with `ctx.offline(..)` run offline in either mode; their
-    /// runs say `scripted`.
+    /// Where the model requests of the suite's runs went, from each run's `mode`: `live`
+    /// (GitHub Copilot), `replay` (each test's cassette) or `scripted` (the test's own script,
+    /// `ctx.offline(..)`, in any mode) when every run shares it; `mixed` when runs went to more
+    /// than one; the command's mode (`requested_mode`) when no run was made.
     pub mode: String,
+    /// The mode the command asked for: `live`, `replay` (`--replay`) or `record`
+    /// (`--record`). Tests that script their model run offline in any of them. Absent in files
+    /// written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_mode: Option<String>,
     /// When the suite started, RFC 3339 in UTC, e.g. `2026-01-31T09:15:02Z`.
     pub started_at: String,
     /// Wall time of the suite (build and listing excluded), milliseconds.
@@ -291,10 +297,15 @@ pub struct TestRecord {
     /// evidence; absent for other tests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill_eval: Option<SkillEvalRecord>,
-    /// Each expectation's verdict (`ctx.expect`), from the test's evidence, in the order first
+    /// Each expectation's verdict (`ctx.expect`), from the test's evidence, in the order
     /// recorded; empty when it recorded none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expectations: Vec<ExpectationRecord>,
+    /// The query of a skill's trigger set the test runs (`skill_triggers = ".."`): the trigger
+    /// check it owes, counted in `skill_triggers` (as not counted) when its record holds no such
+    /// check. Absent for other tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_query: Option<TriggerQueryRecord>,
 }
 
 /// Where an eval function is written.

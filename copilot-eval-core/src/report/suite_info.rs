@@ -53,3 +53,18 @@ pub struct RuntimeInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
+
+/// The suite's `mode` ([`SuiteReport::mode`](super::SuiteReport::mode)): where the model
+/// requests of its runs went, from each run's `mode` (`live`, `replay`, `scripted`), every run
+/// of every test counted (judges and comparison sides too): that mode when all runs share it,
+/// `mixed` when they do not; `requested` (the command's mode) when no run was made.
+pub fn suite_mode(tests: &[super::TestRecord], requested: &str) -> String {
+    let mut modes = tests
+        .iter()
+        .flat_map(|t| t.runs.iter().map(|r| r.mode.as_str()));
+    match modes.next() {
+        None => requested.to_owned(),
+        Some(first) if modes.all(|m| m == first) => first.to_owned(),
+        Some(_) => "mixed".to_owned(),
+    }
+}

@@ -88,11 +88,13 @@ pub(crate) fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunReco
         judges: Vec::new(),
         source: None,
         skill_eval: None,
+        trigger_query: None,
         expectations: Vec::new(),
     }
 }
 
-fn report() -> SuiteReport {
+/// A report of four tests, one per outcome (also used by the GitHub output's tests).
+pub(crate) fn report() -> SuiteReport {
     let tests = vec![
         test(
             "a",
@@ -128,6 +130,7 @@ fn report() -> SuiteReport {
         },
         runtime: RuntimeInfo::default(),
         mode: "replay".into(),
+        requested_mode: None,
         started_at: "2026-01-31T09:15:02Z".into(),
         duration_ms: 4000,
         totals: SuiteTotals::of(&tests),
@@ -536,4 +539,30 @@ fn a_version_1_report_still_merges() {
     let call = &written["tests"][a]["runs"][0]["subagent_invocations"][0]["tool_calls"][0];
     assert_eq!(call["cut_for_model_full_bytes"], json!(30_000), "{call:#}");
     assert_eq!(call.get("cut_for_model"), None, "{call:#}");
+}
+
+/// The suite's mode tells where its runs went: one mode when all share it, `mixed` otherwise,
+/// the command's when nothing ran.
+#[test]
+fn the_suites_mode_is_its_runs_mode() {
+    let with = |modes: &[&str]| {
+        let runs = modes
+            .iter()
+            .map(|mode| RunRecord {
+                mode: (*mode).to_owned(),
+                ..run(StopReason::Completed, 1)
+            })
+            .collect();
+        vec![test("a", "b", Outcome::Passed, runs)]
+    };
+    assert_eq!(
+        suite_mode(&with(&["scripted", "scripted"]), "live"),
+        "scripted"
+    );
+    assert_eq!(suite_mode(&with(&["replay"]), "replay"), "replay");
+    assert_eq!(
+        suite_mode(&with(&["scripted", "replay"]), "replay"),
+        "mixed"
+    );
+    assert_eq!(suite_mode(&with(&[]), "live"), "live");
 }

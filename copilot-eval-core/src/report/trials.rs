@@ -71,6 +71,11 @@ pub struct TrialSummary {
     pub pass_at_k: Vec<AtK>,
     /// pass^k, the unbiased estimate of "all k trials pass", for the same k.
     pub pass_hat_k: Vec<AtK>,
+    /// The asked ks (`--pass-k`) above the trials that reached a verdict, for which neither
+    /// pass@k nor pass^k can be estimated (said in the terminal and the HTML page too); absent
+    /// when every asked k was estimated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_k_not_estimated: Vec<u32>,
     /// Some trials passed and some failed.
     pub flaky: bool,
     /// The pass rate the eval needs (`--min-pass-rate`, as a fraction); absent: every trial
@@ -177,6 +182,7 @@ fn summary(
             })
             .collect()
     };
+    let pass_k_not_estimated: Vec<u32> = ks.iter().copied().filter(|&k| k > judged).collect();
     let verdict = if error > 0 || not_run > 0 {
         Outcome::Error
     } else {
@@ -205,6 +211,7 @@ fn summary(
         pass_rate_interval,
         pass_at_k: estimate(stats::pass_at_k),
         pass_hat_k: estimate(stats::pass_hat_k),
+        pass_k_not_estimated,
         flaky: passed > 0 && failed > 0,
         min_pass_rate: rule.min_pass_rate,
         verdict,
@@ -235,6 +242,25 @@ pub fn at_k_text(summary: &TrialSummary) -> String {
     at_k.join(", ")
 }
 
+/// The asked ks `summary` could not estimate ([`TrialSummary::pass_k_not_estimated`]):
+/// `pass@5 and pass^5 not estimated (k above the 3 trials that reached a verdict)`; `None` when
+/// there are none.
+pub fn not_estimated_text(summary: &TrialSummary) -> Option<String> {
+    if summary.pass_k_not_estimated.is_empty() {
+        return None;
+    }
+    let ks: Vec<String> = summary
+        .pass_k_not_estimated
+        .iter()
+        .map(|k| format!("pass@{k} and pass^{k}"))
+        .collect();
+    let judged = summary.passed + summary.failed;
+    Some(format!(
+        "{} not estimated (k above the {judged} trials that reached a verdict)",
+        ks.join(", ")
+    ))
+}
+
 /// The rule of `summary`'s verdict: `every trial must pass` or `needs 80%`.
 pub fn rule_text(summary: &TrialSummary) -> String {
     summary.min_pass_rate.map_or_else(
@@ -244,7 +270,8 @@ pub fn rule_text(summary: &TrialSummary) -> String {
 }
 
 /// One line per eval for the terminal: `name: 3/5 passed (60%, 95% CI 23%-88%), flaky, pass@1
-/// 0.60, pass^5 0.00 -> failed (every trial must pass); failed trials: 2, 4`.
+/// 0.60, pass^5 0.00 -> failed (every trial must pass); failed trials: 2, 4`, with the asked ks
+/// that could not be estimated ([`not_estimated_text`]) after the estimates.
 pub fn line(summary: &TrialSummary) -> String {
     let mut line = format!(
         "{}: {}/{} passed",
@@ -272,6 +299,9 @@ pub fn line(summary: &TrialSummary) -> String {
     let at_k = at_k_text(summary);
     if !at_k.is_empty() {
         line.push_str(&format!(", {at_k}"));
+    }
+    if let Some(note) = not_estimated_text(summary) {
+        line.push_str(&format!(", {note}"));
     }
     line.push_str(&format!(
         " -> {} ({})",

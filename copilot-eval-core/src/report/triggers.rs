@@ -107,9 +107,23 @@ impl TriggerCheck {
     }
 }
 
+/// The trigger check a test of a skill's trigger set owes (`skill_triggers = ".."`): its
+/// query's skill and expectation, kept in its record ([`TestRecord::trigger_query`]) so that a
+/// test that never made the check is counted ([`TriggerFigures::not_counted`]), not dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TriggerQueryRecord {
+    /// The skill's name.
+    pub skill: String,
+    /// The query's 1-based position in the trigger set (`evals/triggers.json`).
+    pub number: u32,
+    /// What the query should do: `invoke` (`should_trigger: true`) or `dormant`.
+    pub expected: Trigger,
+}
+
 /// The trigger figures of one skill over a set of checks. Only checks of records that reached
-/// a verdict (`passed` or `failed`) count: a run stopped by an infrastructure error says
-/// nothing about the skill's description.
+/// a verdict (`passed` or `failed`) count towards the rates: a run stopped by an
+/// infrastructure error says nothing about the skill's description. Every other check a
+/// record made or owed is in `not_counted`, so that no run leaves the figures unseen.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TriggerFigures {
     /// Checks expecting `invoke` (should-trigger runs).
@@ -134,7 +148,11 @@ pub struct TriggerFigures {
     /// with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub false_trigger_rate_interval: Option<[f64; 2]>,
-    /// Checks not counted: their record ended `error` or `not_run`.
+    /// Checks not counted in the rates: made by a record that ended `error` or `not_run`, or
+    /// owed and never made: a record holds no check of a skill and expectation its trigger-set
+    /// query owes ([`TestRecord::trigger_query`]) or the eval's other records (its other
+    /// trials) checked, because its test failed, crashed, timed out or was not run before the
+    /// check.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub not_counted: u32,
 }
@@ -205,37 +223,97 @@ fn rate(hits: u32, runs: u32) -> (Option<f64>, Option<[f64; 2]>) {
     (Some(f64::from(hits) / f64::from(runs)), Some([low, high]))
 }
 
-/// The trigger figures of every skill `tests` checked, in the order of each skill's first
-/// check; empty when no test recorded a trigger check.
+/// The checks `test` owes: a (skill, expectation) pair of its trigger-set query, or, for a
+/// trial, of a check any trial of its eval (the same binary and name) made, in the order first
+/// seen.
+fn owed<'a>(test: &'a TestRecord, tests: &'a [TestRecord]) -> Vec<(&'a str, Trigger)> {
+    let mut owed: Vec<(&str, Trigger)> = Vec::new();
+    let trials = tests.iter().filter(|t| {
+        test.trial.is_some() && t.trial.is_some() && t.binary == test.binary && t.name == test.name
+    });
+    let eval = std::iter::once(test).chain(trials);
+    for record in eval {
+        let pairs = record
+            .trigger_query
+            .iter()
+            .map(|q| (q.skill.as_str(), q.expected))
+            .chain(
+                record
+                    .triggers
+                    .iter()
+                    .map(|c| (c.skill.as_str(), c.expected)),
+            );
+        for pair in pairs {
+            if !owed.contains(&pair) {
+                owed.push(pair);
+            }
+        }
+    }
+    owed
+}
+
+/// The figures of `skill` in `skills` (added, empty, when new), and of its `model` cell when
+/// given.
+fn figures_of<'a>(
+    skills: &'a mut Vec<SkillTriggers>,
+    skill: &str,
+    model: Option<&str>,
+) -> (&'a mut TriggerFigures, Option<&'a mut TriggerFigures>) {
+    let index = match skills.iter().position(|s| s.skill == skill) {
+        Some(index) => index,
+        None => {
+            skills.push(SkillTriggers {
+                skill: skill.to_owned(),
+                figures: TriggerFigures::default(),
+                models: Vec::new(),
+            });
+            skills.len() - 1
+        }
+    };
+    let entry = &mut skills[index];
+    let cell = model.map(
+        |model| match entry.models.iter().position(|m| m.model == model) {
+            Some(cell) => cell,
+            None => {
+                entry.models.push(ModelTriggers {
+                    model: model.to_owned(),
+                    figures: TriggerFigures::default(),
+                });
+                entry.models.len() - 1
+            }
+        },
+    );
+    let SkillTriggers {
+        figures, models, ..
+    } = entry;
+    (figures, cell.map(move |cell| &mut models[cell].figures))
+}
+
+/// The trigger figures of every skill `tests` checked or owed a check of, in the order of each
+/// skill's first check (or owed check); empty when no test recorded or owed a trigger check.
+/// A record without a check it owes (its trigger-set query's, or, for a trial, one its eval's
+/// other trials made) counts in `not_counted`.
 pub fn of(tests: &[TestRecord]) -> Vec<SkillTriggers> {
     let mut skills: Vec<SkillTriggers> = Vec::new();
     for test in tests {
         for check in &test.triggers {
-            let index = match skills.iter().position(|s| s.skill == check.skill) {
-                Some(index) => index,
-                None => {
-                    skills.push(SkillTriggers {
-                        skill: check.skill.clone(),
-                        figures: TriggerFigures::default(),
-                        models: Vec::new(),
-                    });
-                    skills.len() - 1
+            let (figures, cell) = figures_of(&mut skills, &check.skill, test.model.as_deref());
+            figures.add(check, test.outcome);
+            if let Some(cell) = cell {
+                cell.add(check, test.outcome);
+            }
+        }
+        for (skill, expected) in owed(test, tests) {
+            let made = test
+                .triggers
+                .iter()
+                .any(|c| c.skill == skill && c.expected == expected);
+            if !made {
+                let (figures, cell) = figures_of(&mut skills, skill, test.model.as_deref());
+                figures.not_counted += 1;
+                if let Some(cell) = cell {
+                    cell.not_counted += 1;
                 }
-            };
-            let skill = &mut skills[index];
-            skill.figures.add(check, test.outcome);
-            if let Some(model) = &test.model {
-                let cell = match skill.models.iter().position(|m| &m.model == model) {
-                    Some(cell) => cell,
-                    None => {
-                        skill.models.push(ModelTriggers {
-                            model: model.clone(),
-                            figures: TriggerFigures::default(),
-                        });
-                        skill.models.len() - 1
-                    }
-                };
-                skill.models[cell].figures.add(check, test.outcome);
             }
         }
     }
@@ -283,7 +361,7 @@ pub fn false_triggers_text(figures: &TriggerFigures) -> String {
 }
 
 /// One line of figures: `triggered 5/6 (83%, 95% CI 44%-97%), false triggers 1/6 (17%, 95% CI
-/// 3%-56%)`, then `, 2 checks not counted (error or not run)` when there are such.
+/// 3%-56%)`, then `, 2 checks not counted (error, not run or never made)` when there are such.
 pub fn figures_text(figures: &TriggerFigures) -> String {
     let mut text = format!(
         "triggered {}, false triggers {}",
@@ -292,7 +370,7 @@ pub fn figures_text(figures: &TriggerFigures) -> String {
     );
     if figures.not_counted > 0 {
         text.push_str(&format!(
-            ", {} checks not counted (error or not run)",
+            ", {} checks not counted (error, not run or never made)",
             figures.not_counted
         ));
     }

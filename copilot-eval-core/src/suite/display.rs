@@ -432,6 +432,7 @@ mod tests {
             },
             runtime: RuntimeInfo::default(),
             mode: "replay".into(),
+            requested_mode: None,
             started_at: "2026-01-31T09:15:02Z".into(),
             duration_ms: 1,
             totals: SuiteTotals::of(&tests),

@@ -97,6 +97,7 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
         cost: None,
         source: None,
         skill_eval: None,
+        trigger_query: None,
         expectations: Vec::new(),
         comparisons: Vec::new(),
         triggers: Vec::new(),
@@ -310,6 +311,7 @@ pub async fn run_one(
         record.judges = evidence.judges;
         record.source = evidence.source;
         record.skill_eval = evidence.skill_eval;
+        record.trigger_query = evidence.trigger_query;
         record.expectations = evidence.expectations;
         if let Some(model) = evidence.model {
             record.name = evidence.name;

@@ -2,7 +2,8 @@
 //! job summary in Markdown appended to the file `GITHUB_STEP_SUMMARY` names, and one `::error`
 //! workflow command per failed or errored eval on stdout, pointing at the eval function's file
 //! and line (from the attribute, [`TestRecord::source`]). Both are built from the suite's
-//! report, the same data as the JSON.
+//! report, the same data as the JSON, and follow each eval's verdict (over its trials, when it
+//! ran in trials) and the exit status.
 //!
 //! Workflow command format (GitHub's documented one): `::error file=F,line=L,title=T::MESSAGE`,
 //! with `%`, `\r` and `\n` escaped as `%25`, `%0D`, `%0A` in the message, and also `:` and `,`
@@ -24,14 +25,17 @@ pub fn in_github_actions() -> bool {
     std::env::var(ENV_GITHUB_ACTIONS).is_ok_and(|v| v == "true")
 }
 
-/// The job summary of `report` in GitHub-flavoured Markdown: a heading, the totals line
-/// (tests, passed, failed, errors, not run, duration in s), a table of the evals that did not
-/// pass (outcome, binary, name with its `file:line`, the first line of the message), and the
+/// The job summary of `report` in GitHub-flavoured Markdown: a heading, the totals line (a
+/// mark that follows the exit status, [`super::exit_status`]: ✅ only for 0, else ❌; tests,
+/// passed, failed, errors, not run, duration in s), with trials a line of the evals' verdicts
+/// over their trials, a table of what did not pass (an eval run once whose outcome is not
+/// `passed`, an eval run in trials whose verdict is not `passed`: outcome or verdict, binary,
+/// name with its `file:line`, the first line of the message or the trials' figures), and the
 /// cost line of the terminal summary.
 pub fn job_summary(report: &SuiteReport) -> String {
     let t = &report.totals;
     let mut out = String::from("## copilot-eval\n\n");
-    let icon = if t.failed + t.error == 0 {
+    let icon = if super::exit_status(report) == super::exit_code::SUCCESS {
         "✅"
     } else {
         "❌"
@@ -47,25 +51,36 @@ pub fn job_summary(report: &SuiteReport) -> String {
         report.mode,
         report.runtime.version.as_deref().unwrap_or("unknown"),
     ));
-    let not_passed: Vec<&TestRecord> = report
-        .tests
-        .iter()
-        .filter(|t| t.outcome != Outcome::Passed)
-        .collect();
-    if !not_passed.is_empty() {
+    if !report.trial_summaries.is_empty() {
+        let count = |verdict: Outcome| {
+            report
+                .trial_summaries
+                .iter()
+                .filter(|s| s.verdict == verdict)
+                .count()
+        };
+        out.push_str(&format!(
+            "**{} evals run in trials**, by their verdict over their trials: {} passed, {} failed, {} errors\n\n",
+            report.trial_summaries.len(),
+            count(Outcome::Passed),
+            count(Outcome::Failed),
+            count(Outcome::Error),
+        ));
+    }
+    let rows = not_passed(report);
+    if !rows.is_empty() {
         out.push_str("| outcome | eval | message |\n|---|---|---|\n");
-        for test in not_passed {
-            let place = test
+        for row in rows {
+            let place = row
                 .source
-                .as_ref()
                 .map(|s| format!(" (`{}:{}`)", s.file, s.line))
                 .unwrap_or_default();
             out.push_str(&format!(
                 "| {} | `{}` {}{place} | {} |\n",
-                test.outcome.as_str(),
-                test.binary,
-                table_cell(&test.name),
-                table_cell(first_line(test.message.as_deref())),
+                row.outcome.as_str(),
+                row.binary,
+                table_cell(row.name),
+                table_cell(first_line(Some(&row.message))),
             ));
         }
         out.push('\n');
@@ -77,17 +92,102 @@ pub fn job_summary(report: &SuiteReport) -> String {
     out
 }
 
-/// One `::error` workflow command per failed or errored test of `report`, in report order:
-/// `::error file=F,line=L,title=copilot-eval: OUTCOME NAME::MESSAGE` (without `file`/`line`
-/// when the test's source is unknown). `not_run` tests get none.
+/// What did not pass, by the eval's verdict: an eval run once, by its record; an eval run in
+/// trials, once, by its verdict over them (its figures as the message, then its first trial in
+/// error or failed, with its message).
+struct NotPassed<'a> {
+    outcome: Outcome,
+    binary: &'a str,
+    name: &'a str,
+    source: Option<&'a crate::report::SourceLocation>,
+    message: String,
+}
+
+fn not_passed(report: &SuiteReport) -> Vec<NotPassed<'_>> {
+    let mut rows = Vec::new();
+    for test in &report.tests {
+        if test.trial.is_none() {
+            if test.outcome != Outcome::Passed {
+                rows.push(NotPassed {
+                    outcome: test.outcome,
+                    binary: &test.binary,
+                    name: &test.name,
+                    source: test.source.as_ref(),
+                    message: test.message.clone().unwrap_or_default(),
+                });
+            }
+            continue;
+        }
+        let Some(summary) = report
+            .trial_summaries
+            .iter()
+            .find(|s| s.binary == test.binary && s.name == test.name)
+        else {
+            continue;
+        };
+        let first = report
+            .tests
+            .iter()
+            .find(|t| t.binary == test.binary && t.name == test.name);
+        if summary.verdict == Outcome::Passed || !first.is_some_and(|f| std::ptr::eq(f, test)) {
+            continue;
+        }
+        let eval: Vec<&TestRecord> = report
+            .tests
+            .iter()
+            .filter(|t| t.binary == test.binary && t.name == test.name)
+            .collect();
+        let mut message = crate::report::trials::line(summary);
+        // The first trial that did not pass (one in error first), and its message.
+        let culprit = eval
+            .iter()
+            .find(|t| t.outcome == Outcome::Error)
+            .or_else(|| eval.iter().find(|t| t.outcome == Outcome::Failed))
+            .or_else(|| eval.iter().find(|t| t.outcome == Outcome::NotRun));
+        if let Some(trial) = culprit {
+            let label = trial.trial.map(|t| t.label()).unwrap_or_default();
+            message.push_str(&format!(
+                "\n{label} {}: {}",
+                trial.outcome.as_str(),
+                trial.message.as_deref().unwrap_or("(no message)")
+            ));
+        }
+        rows.push(NotPassed {
+            outcome: summary.verdict,
+            binary: &test.binary,
+            name: &test.name,
+            source: eval.iter().find_map(|t| t.source.as_ref()),
+            message,
+        });
+    }
+    rows
+}
+
+/// One `::error` workflow command per eval that failed or errored, in report order, by the
+/// eval's verdict: `::error file=F,line=L,title=copilot-eval: OUTCOME NAME::MESSAGE` (without
+/// `file`/`line` when the test's source is unknown). An eval run once is annotated by its
+/// outcome (`failed`, `error`); an eval run in trials once, by its verdict over them (none when
+/// it passed, e.g. by `--min-pass-rate`; its figures and first failing trial as the message).
+/// `not_run` tests get none, nor an eval whose trials were only `not_run` besides passes.
 pub fn annotations(report: &SuiteReport) -> Vec<String> {
-    report
-        .tests
-        .iter()
-        .filter(|t| matches!(t.outcome, Outcome::Failed | Outcome::Error))
-        .map(|test| {
+    not_passed(report)
+        .into_iter()
+        .filter(|row| match row.outcome {
+            Outcome::Failed => true,
+            Outcome::Error => {
+                // An eval in trials whose verdict is `error` only because trials were not run
+                // is like a `not_run` test: no annotation.
+                report
+                    .tests
+                    .iter()
+                    .filter(|t| t.binary == row.binary && t.name == row.name)
+                    .any(|t| matches!(t.outcome, Outcome::Error | Outcome::Failed))
+            }
+            Outcome::Passed | Outcome::NotRun => false,
+        })
+        .map(|row| {
             let mut properties = Vec::new();
-            if let Some(source) = &test.source {
+            if let Some(source) = row.source {
                 properties.push(format!("file={}", escape_property(&source.file)));
                 properties.push(format!("line={}", source.line));
             }
@@ -95,15 +195,16 @@ pub fn annotations(report: &SuiteReport) -> Vec<String> {
                 "title={}",
                 escape_property(&format!(
                     "copilot-eval: {} {}",
-                    test.outcome.as_str(),
-                    test.name
+                    row.outcome.as_str(),
+                    row.name
                 ))
             ));
-            format!(
-                "::error {}::{}",
-                properties.join(","),
-                escape_data(test.message.as_deref().unwrap_or("(no message)"))
-            )
+            let message = if row.message.is_empty() {
+                "(no message)"
+            } else {
+                &row.message
+            };
+            format!("::error {}::{}", properties.join(","), escape_data(message))
         })
         .collect()
 }
@@ -164,6 +265,106 @@ fn escape_property(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::report::tests::test;
+    use crate::report::trials::{TrialRule, summarize};
+    use crate::report::{SourceLocation, SuiteTotals, TrialOf};
+
+    /// A report of `tests`, with their totals and trial summaries (judged by `rule`).
+    fn report_of(tests: Vec<TestRecord>, rule: &TrialRule) -> SuiteReport {
+        let mut report = crate::report::tests::report();
+        report.totals = SuiteTotals::of(&tests);
+        report.trial_summaries = summarize(&tests, rule);
+        report.tests = tests;
+        report
+    }
+
+    /// Trial `trial` of 3 of the eval `flaky` with `outcome`, written at evals.rs:7.
+    fn trial(trial: u32, outcome: Outcome) -> TestRecord {
+        let mut record = test("flaky", "pkg::evals", outcome, Vec::new());
+        record.trial = Some(TrialOf { trial, trials: 3 });
+        record.source = Some(SourceLocation {
+            file: "tests/evals.rs".into(),
+            line: 7,
+        });
+        record
+    }
+
+    /// A flaky eval that passes by its pass rate (2 of 3, 60% needed) exits 0: no `::error`,
+    /// a green mark, no row; the same trials judged "every trial must pass" fail the eval: one
+    /// `::error` for the eval (not per trial), at its function, with its figures.
+    #[test]
+    fn annotations_and_the_summary_follow_the_evals_verdict_over_its_trials() {
+        let trials = || {
+            vec![
+                trial(1, Outcome::Passed),
+                trial(2, Outcome::Failed),
+                trial(3, Outcome::Passed),
+            ]
+        };
+        let lenient = TrialRule {
+            pass_k: Vec::new(),
+            min_pass_rate: Some(0.6),
+        };
+        let passing = report_of(trials(), &lenient);
+        assert_eq!(super::super::exit_status(&passing), 0);
+        assert_eq!(annotations(&passing), Vec::<String>::new());
+        let summary = job_summary(&passing);
+        assert!(
+            summary.contains("✅ **3 tests**: 2 passed, 1 failed"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("**1 evals run in trials**, by their verdict over their trials: 1 passed, 0 failed, 0 errors"),
+            "{summary}"
+        );
+        assert!(!summary.contains("| outcome |"), "{summary}");
+
+        let failing = report_of(trials(), &TrialRule::default());
+        assert_eq!(super::super::exit_status(&failing), 1);
+        let [annotation] = &annotations(&failing)[..] else {
+            panic!("one annotation: {:?}", annotations(&failing))
+        };
+        assert!(
+            annotation.starts_with(
+                "::error file=tests/evals.rs,line=7,title=copilot-eval%3A failed flaky::flaky: 2/3 passed"
+            ),
+            "{annotation}"
+        );
+        assert!(
+            annotation.contains("-> failed (every trial must pass); failed trials: 2%0A[trial 2/3] failed: flaky went wrong"),
+            "{annotation}"
+        );
+        let summary = job_summary(&failing);
+        assert!(summary.contains("❌ **3 tests**"), "{summary}");
+        assert!(
+            summary
+                .contains("| failed | `pkg::evals` flaky (`tests/evals.rs:7`) | flaky: 2/3 passed"),
+            "{summary}"
+        );
+    }
+
+    /// Every eval not run (exit 3): no green mark, no annotation, each listed as not run.
+    #[test]
+    fn a_suite_whose_evals_were_all_not_run_shows_no_green_mark() {
+        let tests = vec![
+            test("a", "pkg::evals", Outcome::NotRun, Vec::new()),
+            test("b", "pkg::evals", Outcome::NotRun, Vec::new()),
+        ];
+        let report = report_of(tests, &TrialRule::default());
+        assert_eq!(super::super::exit_status(&report), 3);
+        let summary = job_summary(&report);
+        assert!(!summary.contains('✅'), "{summary}");
+        assert!(
+            summary.contains("❌ **2 tests**: 0 passed, 0 failed, 0 errors, 2 not run"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("| not_run | `pkg::evals` a |"),
+            "{summary}"
+        );
+        assert!(annotations(&report).is_empty());
+    }
 
     #[test]
     fn messages_and_properties_are_escaped_as_github_documents() {

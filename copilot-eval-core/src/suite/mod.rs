@@ -17,6 +17,7 @@
 
 pub mod artifacts;
 pub mod banner;
+mod describe;
 pub mod display;
 pub mod drift;
 pub mod executor;
@@ -308,9 +309,11 @@ pub fn exit_status(report: &SuiteReport) -> u8 {
     }
 }
 
-/// Run every test of `list` once (at most `options.jobs` at a time, in list order) and build the
-/// report. After a test ends in `error`, no further test is launched unless
-/// `options.no_fail_fast`; those not launched are `not_run`. Ctrl-C (SIGINT) or SIGTERM kills the
+/// Run every test of `list` once (at most `options.jobs` at a time, in list order; an eval's
+/// trials on one model one after another) and build the report. After a test ends in `error`,
+/// no further test is launched unless `options.no_fail_fast`; those not launched are
+/// `not_run`. A record that is `not_run` or `error` is completed from its test's description
+/// (its cell's name and model, its attribute's trials, its owed trigger check). Ctrl-C (SIGINT) or SIGTERM kills the
 /// running tests and launches no more; the report is still built and returned. Each finished test is redacted ([`Redactor::from_env`]) and priced
 /// ([`crate::cost::CostControl`]); once a cost cap of `options.cost` is reached, no further
 /// test is launched either (`not_run`, with the cap as the reason).
@@ -431,6 +434,7 @@ async fn run_suite_with(
                         let record = not_run(list, &slot, options, reason.clone());
                         display.finished(&slot_label(list, &slot, options), &record);
                         records[index] = Some(record);
+                        schedule.ended(index);
                         continue;
                     }
                     let test = list.tests[slot.test].clone();
@@ -461,6 +465,7 @@ async fn run_suite_with(
                         let Some(joined) = joined else { break };
                         match joined {
                             Ok((index, (record, ask))) => {
+                                schedule.ended(index);
                                 let mut record = redactor.redact_test(&record);
                                 cost.charge(&mut record);
                                 display.finished(&slot_label(list, &schedule.slot(index), options), &record);
@@ -525,6 +530,17 @@ async fn run_suite_with(
                     records[i] = Some(record);
                 }
             }
+            // Records without evidence still count in their eval's cell, with every trial.
+            describe::complete(
+                list,
+                options,
+                &mut schedule,
+                &mut records,
+                &mut asked_rates,
+                scratch.path(),
+                &mut display,
+            )
+            .await;
         }
     }
     display.finish();
@@ -549,7 +565,8 @@ async fn run_suite_with(
             version: env!("CARGO_PKG_VERSION").to_owned(),
         },
         runtime,
-        mode: options.mode.as_str().to_owned(),
+        mode: crate::report::suite_mode(&tests, options.mode.as_str()),
+        requested_mode: Some(options.mode.as_str().to_owned()),
         started_at: crate::report::rfc3339(started_at),
         duration_ms: started.elapsed().as_millis() as u64,
         totals: SuiteTotals::of(&tests),

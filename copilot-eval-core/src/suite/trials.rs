@@ -1,7 +1,7 @@
 //! The suite's test processes when evals run in trials (`--trials N`, or an eval's attribute
 //! `trials = N`): one slot per trial of each eval, each eval's trials together, the trials an
-//! attribute asks for added after the eval's first, and why an eval's further trials were not
-//! run.
+//! attribute asks for added after the eval's first, one trial of a cell (an eval on a model) at
+//! a time, and why an eval's further trials were not run.
 
 use std::collections::VecDeque;
 
@@ -39,6 +39,12 @@ pub(crate) fn slots(cells: &[Cell], trials: u32) -> Vec<Slot> {
 /// and, after an eval's first slot ends with an attribute's ask of N > 1 trials
 /// ([`add_asked_trials`](Self::add_asked_trials)), its trials 2 to N, launched next and
 /// reported right after it.
+///
+/// The trials of one cell (one test on one model) run one after another, in trial order
+/// ([`next`](Self::next) skips a cell while one of its slots runs): whatever `-j` is, a trial
+/// starts only after the cell's earlier trials ended, so an infrastructure error in trial K
+/// leaves every later trial of the cell unstarted (reported `not_run`), never running beside
+/// it. `-j` runs different cells side by side.
 #[derive(Debug)]
 pub(crate) struct Schedule {
     /// Every slot, by index (an index names a slot for good: records, evidence files).
@@ -49,6 +55,8 @@ pub(crate) struct Schedule {
     added: Vec<Vec<usize>>,
     /// How many slots [`slots`] gave (the added ones come after them).
     initial: usize,
+    /// The cells (test, model) with a slot launched and not ended yet.
+    running: Vec<(usize, Option<usize>)>,
 }
 
 impl Schedule {
@@ -60,6 +68,7 @@ impl Schedule {
             queue: (0..slots.len()).collect(),
             added: vec![Vec::new(); slots.len()],
             initial: slots.len(),
+            running: Vec::new(),
             slots,
         }
     }
@@ -79,9 +88,25 @@ impl Schedule {
         !self.queue.is_empty()
     }
 
-    /// The next slot to launch, if any.
+    /// The next slot to launch, if any: the first in launch order whose cell has no slot
+    /// running; its cell counts as running until [`ended`](Self::ended). `None` when no slot is
+    /// left or every one left waits for its cell's running slot.
     pub(crate) fn next(&mut self) -> Option<usize> {
-        self.queue.pop_front()
+        let at = self.queue.iter().position(|&index| {
+            let slot = self.slots[index];
+            !self.running.contains(&(slot.test, slot.model))
+        })?;
+        let index = self.queue.remove(at)?;
+        let slot = self.slots[index];
+        self.running.push((slot.test, slot.model));
+        Some(index)
+    }
+
+    /// Slot `index`, given by [`next`](Self::next), ended (or was recorded without running):
+    /// its cell's next slot may start.
+    pub(crate) fn ended(&mut self, index: usize) {
+        let slot = self.slots[index];
+        self.running.retain(|&cell| cell != (slot.test, slot.model));
     }
 
     /// Slot `index` (an eval's only slot: launched without a trial) ended as trial 1 of `trials`
@@ -172,7 +197,14 @@ mod tests {
         let mut schedule = Schedule::new(&cells(2), None);
         assert_eq!(schedule.next(), Some(0));
         assert_eq!(schedule.add_asked_trials(0, 3), 2);
-        let launched: Vec<usize> = std::iter::from_fn(|| schedule.next()).collect();
+        schedule.ended(0);
+        // One slot at a time (one job): each ends before the next starts.
+        let launched: Vec<usize> = std::iter::from_fn(|| {
+            let index = schedule.next()?;
+            schedule.ended(index);
+            Some(index)
+        })
+        .collect();
         assert_eq!(launched, vec![2, 3, 1]);
         let reported: Vec<(usize, Option<u32>)> = schedule
             .order()
@@ -207,6 +239,45 @@ mod tests {
         schedule.add_asked_trials(1, 2);
         schedule.add_asked_trials(0, 2);
         assert_eq!(schedule.order(), vec![0, 3, 1, 2]);
+    }
+
+    /// With two jobs, a cell's trials still run one after another: trial 2 waits for trial 1
+    /// while the other cell's trial 1 may start beside it.
+    #[test]
+    fn a_cells_trials_run_one_at_a_time_whatever_the_jobs() {
+        let mut one = Schedule::new(&cells(1), Some(3));
+        assert_eq!(one.next(), Some(0));
+        assert_eq!(one.next(), None, "trial 2 waits for trial 1");
+        assert!(one.has_next());
+        one.ended(0);
+        assert_eq!((one.next(), one.next()), (Some(1), None));
+        one.ended(1);
+        assert_eq!(one.next(), Some(2));
+
+        // Two cells, two trials each: trial 1 of both, then trial 2 of the first that ends.
+        let mut two = Schedule::new(&cells(2), Some(2));
+        assert_eq!(
+            (two.next(), two.next(), two.next()),
+            (Some(0), Some(2), None)
+        );
+        two.ended(2);
+        assert_eq!((two.next(), two.next()), (Some(3), None));
+        two.ended(0);
+        assert_eq!(two.next(), Some(1));
+
+        // Two models of one test are two cells: they run side by side.
+        let models = [
+            Cell {
+                test: 0,
+                model: Some(0),
+            },
+            Cell {
+                test: 0,
+                model: Some(1),
+            },
+        ];
+        let mut matrix = Schedule::new(&models, Some(2));
+        assert_eq!((matrix.next(), matrix.next()), (Some(0), Some(2)));
     }
 
     #[test]

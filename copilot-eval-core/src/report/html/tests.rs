@@ -42,6 +42,7 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
         judges: Vec::new(),
         source: None,
         skill_eval: None,
+        trigger_query: None,
         expectations: Vec::new(),
     }
 }
@@ -58,6 +59,7 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
         },
         runtime: RuntimeInfo::default(),
         mode: "replay".into(),
+        requested_mode: None,
         started_at: "2026-01-31T09:15:02Z".into(),
         duration_ms: 4000,
         totals: SuiteTotals::of(&tests),
@@ -628,4 +630,21 @@ fn a_runs_warnings_are_listed_on_the_run() {
     );
     let html = to_html(&report(vec![quiet])).unwrap();
     assert!(!html.contains("<div class=\"warnings\">"), "{html}");
+}
+
+/// The header says where the runs went, and the mode the command asked for when it differs: a
+/// suite of scripted evals run as `live` is `scripted (asked for live)`, never `live`.
+#[test]
+fn the_header_gives_the_runs_mode_and_the_asked_one() {
+    let mut scripted = report(Vec::new());
+    scripted.mode = "scripted".into();
+    scripted.requested_mode = Some("live".into());
+    let html = to_html(&scripted).unwrap();
+    assert!(
+        html.contains("mode <b id=\"mode\">scripted (asked for live)</b>"),
+        "{html}"
+    );
+    scripted.requested_mode = Some("scripted".into());
+    let html = to_html(&scripted).unwrap();
+    assert!(html.contains("mode <b id=\"mode\">scripted</b>"), "{html}");
 }

@@ -104,3 +104,12 @@ pub(super) fn mcp_server_line(m: &crate::evidence::mcp::McpServerState) -> Strin
 pub(super) fn test_anchor(index: usize) -> String {
     format!("eval-{index}")
 }
+
+/// The suite's mode as the page's header writes it: the runs' mode (`scripted`, `replay`,
+/// `live`, `mixed`), then `(asked for live)` when the command asked for another.
+pub(super) fn mode_text(report: &crate::report::SuiteReport) -> String {
+    match report.requested_mode.as_deref() {
+        Some(asked) if asked != report.mode => format!("{} (asked for {asked})", report.mode),
+        _ => report.mode.clone(),
+    }
+}

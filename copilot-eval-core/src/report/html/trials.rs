@@ -85,7 +85,15 @@ impl TrialView {
                 .pass_rate_interval
                 .map(|[low, high]| format!("{}-{}", percent(low), percent(high)))
                 .unwrap_or_default(),
-            at_k: crate::report::trials::at_k_text(summary),
+            at_k: [
+                Some(crate::report::trials::at_k_text(summary)),
+                crate::report::trials::not_estimated_text(summary),
+            ]
+            .into_iter()
+            .flatten()
+            .filter(|text| !text.is_empty())
+            .collect::<Vec<_>>()
+            .join("; "),
             flaky: summary.flaky,
             verdict: summary.verdict.as_str(),
             rule: crate::report::trials::rule_text(summary),

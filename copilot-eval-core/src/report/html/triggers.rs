@@ -16,7 +16,8 @@ pub(crate) struct TriggerRow {
     pub triggered: String,
     /// `1/6 (17%, 95% CI 3%-56%)`.
     pub false_triggers: String,
-    /// Checks not counted (their record ended `error` or `not_run`).
+    /// Checks not counted in the rates (their record ended `error` or `not_run`, or never made
+    /// a check it owed).
     pub not_counted: u32,
 }
 

@@ -249,7 +249,7 @@ impl Page {
             reported_cost: maybe_number(cost.reported_cost, ""),
             premium_requests: maybe_number(cost.premium_requests, ""),
             unpriced_models: cost.unpriced_models.clone(),
-            mode: report.mode.clone(),
+            mode: super::text::mode_text(report),
             runtime: match (&report.runtime.version, &report.runtime.error) {
                 (Some(version), _) => version.clone(),
                 (None, Some(error)) => format!("none ({error})"),

@@ -112,8 +112,8 @@ fn figures_count_should_trigger_and_dormant_checks_per_skill_and_model() {
     );
     assert_eq!(
         lines(&skills, "  "),
-        "  notes: triggered 1/2 (50%, 95% CI 9%-91%), false triggers 1/2 (50%, 95% CI 9%-91%), 1 checks not counted (error or not run)\n\
-         \x20   notes@a: triggered 1/1 (100%, 95% CI 21%-100%), false triggers 1/1 (100%, 95% CI 21%-100%), 1 checks not counted (error or not run)\n\
+        "  notes: triggered 1/2 (50%, 95% CI 9%-91%), false triggers 1/2 (50%, 95% CI 9%-91%), 1 checks not counted (error, not run or never made)\n\
+         \x20   notes@a: triggered 1/1 (100%, 95% CI 21%-100%), false triggers 1/1 (100%, 95% CI 21%-100%), 1 checks not counted (error, not run or never made)\n\
          \x20   notes@b: triggered 0/1 (0%, 95% CI 0%-79%), false triggers 0/1 (0%, 95% CI 0%-79%)\n\
          \x20 other: triggered 0/0, false triggers 0/1 (0%, 95% CI 0%-79%)\n\
          \x20   other@a: triggered 0/0, false triggers 0/1 (0%, 95% CI 0%-79%)\n"
@@ -138,4 +138,88 @@ fn a_preload_is_said_apart_and_never_counted_as_a_trigger() {
         ),
         (1, 0)
     );
+}
+
+/// A record that owes a check and never made it (its run failed, timed out or was not run
+/// first) is in `not_counted`: the check of its trigger-set query, or one its eval's other
+/// trials made. It never disappears from the figures.
+#[test]
+fn an_owed_check_never_made_is_not_counted_never_dropped() {
+    let query = |number, expected| {
+        Some(TriggerQueryRecord {
+            skill: "greeting".into(),
+            number,
+            expected,
+        })
+    };
+    // A trigger set: query 1 checked and triggered, query 2 failed before its check, query 3
+    // (dormant) not run.
+    let mut one = record(
+        Outcome::Passed,
+        None,
+        vec![check("greeting", Trigger::Invoke, true)],
+    );
+    one.name = "set::invoke_1".into();
+    one.trigger_query = query(1, Trigger::Invoke);
+    let mut two = record(Outcome::Failed, None, Vec::new());
+    two.name = "set::invoke_2".into();
+    two.trigger_query = query(2, Trigger::Invoke);
+    let mut three = record(Outcome::NotRun, None, Vec::new());
+    three.name = "set::dormant_3".into();
+    three.trigger_query = query(3, Trigger::Dormant);
+    let skills = of(&[one, two, three]);
+    let [skill] = &skills[..] else {
+        panic!("{skills:#?}")
+    };
+    let f = &skill.figures;
+    assert_eq!(
+        (
+            f.should_trigger,
+            f.triggered,
+            f.should_not_trigger,
+            f.not_counted
+        ),
+        (1, 1, 0, 2)
+    );
+    assert_eq!(
+        lines(&skills, ""),
+        "greeting: triggered 1/1 (100%, 95% CI 21%-100%), false triggers 0/0, 2 checks not counted (error, not run or never made)\n"
+    );
+
+    // Trials of an eval that checks by hand (`ctx.expect_trigger`, no query): trial 2 died
+    // before its check; the check trials 1 and 3 made is owed by trial 2 too, per model.
+    let trials: Vec<TestRecord> = [
+        (Outcome::Passed, true),
+        (Outcome::Failed, false),
+        (Outcome::Passed, true),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, (outcome, checked))| {
+        let checks = if checked {
+            vec![check("notes", Trigger::Invoke, true)]
+        } else {
+            Vec::new()
+        };
+        let mut record = record(outcome, Some("m"), checks);
+        record.trial = Some(crate::report::TrialOf {
+            trial: i as u32 + 1,
+            trials: 3,
+        });
+        record
+    })
+    .collect();
+    let skills = of(&trials);
+    let f = &skills[0].figures;
+    assert_eq!((f.should_trigger, f.triggered, f.not_counted), (2, 2, 1));
+    assert_eq!(skills[0].models[0].figures.not_counted, 1);
+    // Another eval's records owe nothing, nor a record of the same name run once: only the
+    // trials of the same binary and name.
+    let mut other = record(Outcome::Failed, Some("m"), Vec::new());
+    other.name = "other".into();
+    other.trial = trials[0].trial;
+    let once = record(Outcome::Failed, Some("m"), Vec::new());
+    let mut with_others = trials.clone();
+    with_others.extend([other, once]);
+    assert_eq!(of(&with_others)[0].figures.not_counted, 1);
 }

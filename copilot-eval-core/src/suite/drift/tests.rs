@@ -175,6 +175,7 @@ fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
         judges: Vec::new(),
         source: None,
         skill_eval: None,
+        trigger_query: None,
         expectations: Vec::new(),
     }
 }
@@ -195,6 +196,7 @@ fn suite(version: &str, tests: Vec<TestRecord>) -> SuiteReport {
             error: None,
         },
         mode: "replay".into(),
+        requested_mode: None,
         started_at: String::new(),
         duration_ms: 0,
         totals: SuiteTotals::of(&tests),

@@ -47,6 +47,7 @@ fn evidence(status: EvidenceStatus) -> TestEvidence {
         trial_ask: None,
         expectations: Vec::new(),
         skill_eval: None,
+        trigger_query: None,
     }
 }
 
