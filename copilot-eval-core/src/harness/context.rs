@@ -286,7 +286,9 @@ impl EvalContext {
     ///
     /// What it changes:
     /// - a run that ends on an infrastructure stop (`execution_error`, `cleanup_error`,
-    ///   `request_audit_error`, `replay_mismatch`, `skill_setup_error`, `mcp_setup_error`)
+    ///   `request_audit_error`, `replay_mismatch`, `runtime_substitution`, `model_unavailable`,
+    ///   `skill_setup_error`, `mcp_setup_error`: the reasons whose
+    ///   [`StopReason::class`] is [`StopClass::Infrastructure`](crate::StopClass::Infrastructure))
     ///   makes the runner report the test as an infrastructure `error`, even when its own
     ///   checks passed, **unless** that stop is the one declared here;
     /// - a run that ends with another stop than the declared one fails the test when it ends
