@@ -15,8 +15,8 @@ pub enum StopReason {
     Completed,
     /// `timeout_s` elapsed after the prompt was sent, before the session went idle: the agent
     /// did not finish in time. (The clock starts before the runtime does, but a timeout before
-    /// the prompt was sent is not the agent's: it is an [`ExecutionError`](Self::ExecutionError),
-    /// or an [`McpSetupError`](Self::McpSetupError) while an MCP server was still starting.)
+    /// the prompt was sent is not the agent's: it is an `execution_error`, or an
+    /// `mcp_setup_error` while an MCP server was still starting.)
     Timeout,
     /// Anything else that ended the run with an error: the runtime could not be found or started,
     /// the session could not be created, `timeout_s` elapsed before the prompt was sent (the
@@ -39,7 +39,10 @@ pub enum StopReason {
     /// it; or the eval's `timeout_s` elapsed while the runtime was still starting a server (it
     /// stays `pending`, e.g. a stdio server that never answers `initialize`). `error` names each
     /// such server and its status; `mcp_servers` lists every configured server's status and tool
-    /// count.
+    /// count. Also, after the run, a required server that was connected but gave the model no
+    /// tool: no model request offered any of its tools (its `tools` filter matched none of the
+    /// tools it lists, or it lists none); `error` names the server and why, and its
+    /// `offered_tools` is empty.
     McpSetupError,
     /// The scripted model (`EvalContext::offline`) ran out of turns: the runtime asked for one
     /// more model turn than the script holds (the extra request was answered `500`, ending the

@@ -220,6 +220,9 @@ pub(super) fn settle(
 ) {
     if let Some((proxy, proxy_options)) = proxy {
         run.model_requests_held_back = proxy.held_back();
+        if proxy_options.offers {
+            run.model_offers = Some(proxy.offers());
+        }
         if proxy_options.audit {
             run.request_audit = proxy.records();
         }
@@ -335,6 +338,7 @@ mod tests {
         let options = ProxyOptions {
             audit,
             image_detail: None,
+            offers: false,
             reader_waits_for_send: false,
         };
         let proxy = RequestProxy::new(options, controls.clone());
