@@ -136,12 +136,16 @@ fn a_timeout_names_its_phase() {
     }
     let run = fixture(&["--exact", "times_out"], &[]);
     let test = run.test("times_out");
+    let record = test
+        .runs
+        .first()
+        .unwrap_or_else(|| panic!("no run in {test:#?}\n{}", run.stderr));
     assert_eq!(
-        test.runs[0].stop_reason,
+        record.stop_reason,
         copilot_eval_core::StopReason::Timeout,
         "{test:#?}"
     );
-    let error = test.runs[0].error.as_deref().unwrap_or_default();
+    let error = record.error.as_deref().unwrap_or_default();
     assert!(
         error.starts_with("timed out after 4s (eval timeout_s) during a model turn"),
         "{error}"

@@ -32,7 +32,9 @@ pub struct TestFaults {
     /// The eval's `timeout_s` counts from the moment the session was created (or, with
     /// [`SessionClock::at_prompt`], the first prompt was sent), not from before the runtime
     /// started (no bound before it): a test of a timeout then sees the timeout fall after the
-    /// runtime's start however long that start takes on a loaded machine. The real
+    /// runtime's start however long that start takes on a loaded machine. Set through
+    /// `ctx.test_faults`, the test's deadline in its evidence (when the runner kills it) moves
+    /// with the clock: `timeout_s` from the clock's start. The real
     /// origin is tested by `tests/tests/stops.rs`
     /// (`a_timeout_before_the_prompt_is_an_infrastructure_stop`).
     pub clock_starts_at_session: Option<SessionClock>,
@@ -97,6 +99,17 @@ impl SessionClock {
             }
             unset
         });
+    }
+
+    /// Wait until the clock starts at `since` or later (an earlier start is a previous run's);
+    /// return when. The harness moves the test's deadline to the run's real bound with it.
+    pub async fn started_since(&self, since: Instant) -> Instant {
+        let mut started = self.started.subscribe();
+        let started = started
+            .wait_for(|s| s.is_some_and(|t| t >= since))
+            .await
+            .expect("the clock holds its own sender");
+        started.expect("waited for a start")
     }
 
     /// Wait until the clock started; return when.
