@@ -111,7 +111,8 @@ fn is_engine(define: &str) -> bool {
 /// judge's rubric session (what `ctx.judge` would compile when it awaited it unboxed) is not.
 #[test]
 fn the_harness_rule_tells_an_entry_point_from_its_work() {
-    let define = |symbol: &str| format!("define internal void @\"{symbol}17h0123456789abcdefE\"(ptr %0)");
+    let define =
+        |symbol: &str| format!("define internal void @\"{symbol}17h0123456789abcdefE\"(ptr %0)");
     let judge = "_ZN17copilot_eval_core7harness5judge66_$LT$impl$u20$copilot_eval_core..harness..context..EvalContext$GT$";
     assert!(!is_engine(&define(&format!(
         "{judge}5judge28_$u7b$$u7b$closure$u7d$$u7d$"

@@ -891,7 +891,9 @@ async fn a_required_server_that_gives_the_model_no_tool_is_a_setup_error_naming_
         assert!(!result.success);
         let error = result.error.clone().unwrap();
         assert!(
-            error.contains("MCP server `fixture` gave the model no tool: the runtime reported it connected"),
+            error.contains(
+                "MCP server `fixture` gave the model no tool: the runtime reported it connected"
+            ),
             "{error}"
         );
         assert!(error.contains(why), "{error}");
@@ -943,7 +945,10 @@ async fn an_optional_server_that_gives_the_model_no_tool_is_a_warning() {
     );
     let call = &result.tool_calls_for("fixture-lookup")[0];
     assert!(
-        call.error.as_deref().unwrap_or_default().contains("does not exist"),
+        call.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("does not exist"),
         "{call:?}"
     );
     let warning = "MCP server `fixture` gave the model no tool: the runtime reported it connected with 1 tool, but no model request offered any of its tools; its `tools` filter [\"nomatch\"] matches none of the tools it lists (`lookup`)";

@@ -721,9 +721,15 @@ async fn an_agent_whose_tools_give_its_subagent_no_tool_is_warned_of() {
             .filter(|w| w.starts_with("custom agent `looker`"))
             .collect();
         if tools == "fixture" {
-            assert!(subagent_request.tool_names.is_empty(), "{subagent_request:?}");
             assert!(
-                call.error.as_deref().unwrap_or_default().contains("does not exist"),
+                subagent_request.tool_names.is_empty(),
+                "{subagent_request:?}"
+            );
+            assert!(
+                call.error
+                    .as_deref()
+                    .unwrap_or_default()
+                    .contains("does not exist"),
                 "{call:?}"
             );
             assert_eq!(warnings.len(), 1, "{:#?}", result.warnings);
@@ -735,7 +741,9 @@ async fn an_agent_whose_tools_give_its_subagent_no_tool_is_warned_of() {
                 warnings[0]
             );
             assert!(
-                warnings[0].contains("list its tools as `fixture/*` (all of them) or `fixture-<tool>` (one)"),
+                warnings[0].contains(
+                    "list its tools as `fixture/*` (all of them) or `fixture-<tool>` (one)"
+                ),
                 "{}",
                 warnings[0]
             );
@@ -745,10 +753,18 @@ async fn an_agent_whose_tools_give_its_subagent_no_tool_is_warned_of() {
                 ["fixture-lookup"],
                 "{tools}: {subagent_request:?}"
             );
-            assert_eq!(call.result.as_deref(), Some("value-of-k1"), "{tools}: {call:?}");
+            assert_eq!(
+                call.result.as_deref(),
+                Some("value-of-k1"),
+                "{tools}: {call:?}"
+            );
             assert!(warnings.is_empty(), "{tools}: {:#?}", result.warnings);
         }
-        assert!(result.success, "{tools}: {}: {:?}", result.stop_reason, result.error);
+        assert!(
+            result.success,
+            "{tools}: {}: {:?}",
+            result.stop_reason, result.error
+        );
     }
 }
 
@@ -773,8 +789,9 @@ async fn a_subagent_that_ends_without_a_response_is_failed_and_warned_of() {
         .turn(ScriptedTurn::text("done"));
     let (result, _server) = scripted(
         script,
-        CopilotEval::builder()
-            .custom_agent(CustomAgentConfig::new("writer", "You write.").with_description("Writes")),
+        CopilotEval::builder().custom_agent(
+            CustomAgentConfig::new("writer", "You write.").with_description("Writes"),
+        ),
         work.path(),
         "Have the writer write.",
         &runtime.path,
@@ -827,6 +844,9 @@ async fn a_subagent_that_ends_without_a_response_is_failed_and_warned_of() {
         &runtime.path,
     )
     .await;
-    assert_eq!(result.subagent_invocations[0].status, SubagentStatus::Completed);
+    assert_eq!(
+        result.subagent_invocations[0].status,
+        SubagentStatus::Completed
+    );
     assert!(result.warnings.is_empty(), "{:#?}", result.warnings);
 }

@@ -212,7 +212,11 @@ pub fn setup_error(states: &[McpServerState]) -> Option<String> {
 /// server of `state`: the model-side name of one of the tools it listed; when it listed none
 /// (or its list could not be read), a name starting `<server>-` that no other server of
 /// `servers` (the configured names) with a longer name claims. In `offered`'s order.
-pub fn offered_names(state: &McpServerState, servers: &[String], offered: &[String]) -> Vec<String> {
+pub fn offered_names(
+    state: &McpServerState,
+    servers: &[String],
+    offered: &[String],
+) -> Vec<String> {
     let prefix = format!("{}-", state.name);
     offered
         .iter()
@@ -238,7 +242,11 @@ pub fn gave_nothing(state: &McpServerState, filter: Option<&[String]>) -> Option
     if state.status != "connected" || !state.offered_tools.as_ref()?.is_empty() {
         return None;
     }
-    let listed: Vec<String> = state.tools.iter().map(|t| format!("`{}`", t.name)).collect();
+    let listed: Vec<String> = state
+        .tools
+        .iter()
+        .map(|t| format!("`{}`", t.name))
+        .collect();
     let why = match filter {
         Some([]) => "its `tools` filter is empty, which exposes no tool (leave `tools` unset, or give `[\"*\"]`, for all of them)".to_owned(),
         Some(filter) if state.tool_count != Some(0) => {
@@ -402,12 +410,21 @@ mod tests {
         let servers = ["fixture".to_owned(), "fixture-x".to_owned()];
         // By its listed tools.
         let state = connected("fixture", &["lookup", "missing"], None);
-        assert_eq!(offered_names(&state, &servers, &offered), ["fixture-lookup"]);
+        assert_eq!(
+            offered_names(&state, &servers, &offered),
+            ["fixture-lookup"]
+        );
         // No list: by its prefix, less what a longer server name claims.
         let state = connected("fixture", &[], None);
-        assert_eq!(offered_names(&state, &servers, &offered), ["fixture-lookup"]);
+        assert_eq!(
+            offered_names(&state, &servers, &offered),
+            ["fixture-lookup"]
+        );
         let state = connected("fixture-x", &[], None);
-        assert_eq!(offered_names(&state, &servers, &offered), ["fixture-x-other"]);
+        assert_eq!(
+            offered_names(&state, &servers, &offered),
+            ["fixture-x-other"]
+        );
         let state = connected("web", &[], None);
         assert!(offered_names(&state, &servers, &offered).is_empty());
     }

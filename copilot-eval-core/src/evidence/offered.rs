@@ -91,11 +91,16 @@ mod tests {
         let main = ModelOffer::of(&chat, Some(String::new()), false).unwrap();
         assert_eq!(main.agent_id, None);
         assert_eq!(main.tools, ["view", "apply_patch"]);
-        let responses = json!({"model": "m", "input": [], "tools": [{"type": "function", "name": "create"}]});
+        let responses =
+            json!({"model": "m", "input": [], "tools": [{"type": "function", "name": "create"}]});
         let sub = ModelOffer::of(&responses, Some("A".into()), true).unwrap();
         assert_eq!(sub.tools, ["create"]);
-        let empty = ModelOffer::of(&json!({"model": "m", "messages": []}), Some("B".into()), true)
-            .unwrap();
+        let empty = ModelOffer::of(
+            &json!({"model": "m", "messages": []}),
+            Some("B".into()),
+            true,
+        )
+        .unwrap();
         assert!(empty.tools.is_empty(), "no `tools`: nothing offered");
         assert_eq!(
             ModelOffer::of(

@@ -628,7 +628,10 @@ mod tests {
         assert!(!s.cancelled);
         assert_eq!(s.final_response, None);
         let error = s.error.as_deref().unwrap();
-        assert!(error.starts_with("Agent completed but produced no response."), "{error}");
+        assert!(
+            error.starts_with("Agent completed but produced no response."),
+            "{error}"
+        );
         assert_eq!(
             ended_without_response(&ev.subagent_invocations),
             [format!(
@@ -654,7 +657,9 @@ mod tests {
             ended_without_response(&[answered, silent, cancelled, running, never_started]);
         assert_eq!(
             warnings,
-            ["subagent `b` ended without a response (its last message had no text): the agent that dispatched it got no answer from it"]
+            [
+                "subagent `b` ended without a response (its last message had no text): the agent that dispatched it got no answer from it"
+            ]
         );
     }
 

@@ -132,7 +132,11 @@ mod tests {
             warnings[0]
         );
         assert!(warnings[1].contains("`viewer`"), "{}", warnings[1]);
-        assert!(warnings[1].contains("name each tool as the model sees it"), "{}", warnings[1]);
+        assert!(
+            warnings[1].contains("name each tool as the model sees it"),
+            "{}",
+            warnings[1]
+        );
         assert!(toolless_subagents(&agents, &[], &runs[3..]).is_empty());
     }
 

@@ -295,7 +295,10 @@ impl Shared {
         if !self.options.offers {
             return;
         }
-        let subagent = ctx.parent_agent_id.as_deref().is_some_and(|p| !p.is_empty())
+        let subagent = ctx
+            .parent_agent_id
+            .as_deref()
+            .is_some_and(|p| !p.is_empty())
             || [ctx.interaction_type.as_deref(), declared].contains(&Some(SUBAGENT_INTERACTION));
         if let Some(offer) = ModelOffer::of(payload, ctx.agent_id.clone(), subagent) {
             self.offers.lock().expect("proxy lock").push(offer);
@@ -485,10 +488,9 @@ impl ProxySocket {
             }
             _ => None,
         };
-        if let Some(message) = payload
-            .as_ref()
-            .filter(|m| m.get("type").and_then(serde_json::Value::as_str) == Some("response.create"))
-        {
+        if let Some(message) = payload.as_ref().filter(|m| {
+            m.get("type").and_then(serde_json::Value::as_str) == Some("response.create")
+        }) {
             // The interaction type the message declares (its `headers` member), if any.
             let declared = message
                 .get("headers")
