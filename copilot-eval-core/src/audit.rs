@@ -257,11 +257,7 @@ pub fn inspect_payload(
         Some(Value::String(m)) if !m.is_empty() => m.clone(),
         _ => return fail("malformed model request: no model"),
     };
-    let tools = object
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(|tools| tools.iter().filter_map(tool_name).collect())
-        .unwrap_or_default();
+    let tools = names_of(object.get("tools"));
     let reasoning_effort = match api {
         Api::ChatCompletions => object.get("reasoning_effort"),
         Api::Responses => object.get("reasoning").and_then(|r| r.get("effort")),
@@ -319,6 +315,20 @@ pub fn inspect_payload(
         parent_agent_id: origin.parent_agent_id.clone(),
         interaction_type: origin.interaction_type.clone(),
     })
+}
+
+/// The names of the tools a model request's JSON offers, in request order (function/custom
+/// tools by name, built-in provider tools by `type`); empty when it has no `tools` list.
+pub fn tool_names(payload: &Value) -> Vec<String> {
+    names_of(payload.get("tools"))
+}
+
+/// The names of a `tools` list ([`tool_names`]).
+fn names_of(tools: Option<&Value>) -> Vec<String> {
+    tools
+        .and_then(Value::as_array)
+        .map(|tools| tools.iter().filter_map(tool_name).collect())
+        .unwrap_or_default()
 }
 
 fn tool_name(tool: &Value) -> Option<String> {

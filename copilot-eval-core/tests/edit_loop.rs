@@ -3,7 +3,9 @@
 //! crate that a test awaits would otherwise be compiled again in the user's crate, with all it
 //! awaits in turn (the session, the request proxy, the model server, the pooled endpoint):
 //! before the entry points boxed their futures, the quick-start example's `evals` compiled
-//! 9030 functions, 6 CPU s of each rebuild; after, 595.
+//! 9030 functions, 6 CPU s of each rebuild; after, 595. The engine here is `run`, the model
+//! server, `cassette`, and the work of `harness` behind its entry points (a judge's sessions, a
+//! comparison's runs).
 
 use std::path::Path;
 
@@ -30,12 +32,67 @@ const ENGINE_IN_ARGUMENTS: &[&str] = &[
     "copilot_eval_core..cassette..",
 ];
 
-/// Whether the IR line `define` is a function of the engine ([`ENGINE`]), or one instantiated
-/// for a closure or future of the engine ([`ENGINE_IN_ARGUMENTS`]: the path that follows one
-/// of those modules, up to the next generic bracket or separator, names a closure; a closure
-/// of another crate whose arguments merely name an engine type does not count).
+/// The functions of `harness` (the test process's face: `ctx.run`, `ctx.judge`, `ctx.compare`
+/// ...) whose own closures a user's test crate compiles by design: each public entry point is a
+/// thin `async fn` (or a generic function taking the test's closure) whose state machine holds
+/// one boxed future of this crate. The work behind them (the judge's sessions, a comparison's
+/// two runs, a run's modes) is the engine's: a closure of any other function of `harness` in a
+/// test crate means an entry point awaits its work unboxed, and a user's crate compiles it.
+const HARNESS_ENTRY_POINTS: &[&str] = &[
+    "run_test_in",
+    "run",
+    "run_turns",
+    "judge",
+    "judge_pair",
+    "compare",
+    "resume",
+    "resume_turns",
+    "check",
+];
+
+/// Whether the IR line `define` defines the closure (an `async fn`'s state machine included) of
+/// a function of `harness` that is not one of its [`HARNESS_ENTRY_POINTS`] (legacy mangling:
+/// the path `17copilot_eval_core7harness...<length><name>28_{{closure}}`).
+fn is_harness_work(define: &str) -> bool {
+    let Some(symbol) = define
+        .split_once('@')
+        .map(|(_, rest)| rest.trim_start_matches('"'))
+    else {
+        return false;
+    };
+    let Some(mut rest) = symbol.strip_prefix("_ZN") else {
+        return false;
+    };
+    // The path's segments, each `<length><text>`, up to the first closure.
+    let mut segments: Vec<&str> = Vec::new();
+    loop {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let Ok(length) = rest[..digits].parse::<usize>() else {
+            return false;
+        };
+        let Some(segment) = rest.get(digits..digits + length) else {
+            return false;
+        };
+        rest = &rest[digits + length..];
+        if segment.starts_with("_$u7b$$u7b$closure") {
+            break;
+        }
+        segments.push(segment);
+    }
+    segments.starts_with(&["copilot_eval_core", "harness"])
+        && !segments
+            .last()
+            .is_some_and(|name| HARNESS_ENTRY_POINTS.contains(name))
+}
+
+/// Whether the IR line `define` is a function of the engine ([`ENGINE`]), the work of `harness`
+/// behind its entry points ([`is_harness_work`]), or one instantiated for a closure or future
+/// of the engine ([`ENGINE_IN_ARGUMENTS`]: the path that follows one of those modules, up to
+/// the next generic bracket or separator, names a closure; a closure of another crate whose
+/// arguments merely name an engine type does not count).
 fn is_engine(define: &str) -> bool {
-    ENGINE.iter().any(|module| define.contains(module))
+    is_harness_work(define)
+        || ENGINE.iter().any(|module| define.contains(module))
         || ENGINE_IN_ARGUMENTS.iter().any(|module| {
             define.match_indices(module).any(|(at, _)| {
                 let rest = &define[at + module.len()..];
@@ -47,6 +104,37 @@ fn is_engine(define: &str) -> bool {
                 rest[..path_end].contains("closure")
             })
         })
+}
+
+/// The harness rule on symbols as a test crate's IR names them (taken from the quick-start's):
+/// an entry point's own closure and a generic function are the crate's; the closure of the
+/// judge's rubric session (what `ctx.judge` would compile when it awaited it unboxed) is not.
+#[test]
+fn the_harness_rule_tells_an_entry_point_from_its_work() {
+    let define =
+        |symbol: &str| format!("define internal void @\"{symbol}17h0123456789abcdefE\"(ptr %0)");
+    let judge = "_ZN17copilot_eval_core7harness5judge66_$LT$impl$u20$copilot_eval_core..harness..context..EvalContext$GT$";
+    assert!(!is_engine(&define(&format!(
+        "{judge}5judge28_$u7b$$u7b$closure$u7d$$u7d$"
+    ))));
+    assert!(is_engine(&define(&format!(
+        "{judge}12judge_rubric28_$u7b$$u7b$closure$u7d$$u7d$"
+    ))));
+    assert!(is_engine(&define(&format!(
+        "{judge}12judge_rubric28_$u7b$$u7b$closure$u7d$$u7d$28_$u7b$$u7b$closure$u7d$$u7d$"
+    ))));
+    assert!(is_engine(&define(
+        "_ZN17copilot_eval_core7harness7compare66_$LT$impl$u20$copilot_eval_core..harness..context..EvalContext$GT$15compare_unboxed28_$u7b$$u7b$closure$u7d$$u7d$"
+    )));
+    for own in [
+        "_ZN17copilot_eval_core7harness11run_test_in28_$u7b$$u7b$closure$u7d$$u7d$",
+        "_ZN17copilot_eval_core7harness7context11EvalContext3run28_$u7b$$u7b$closure$u7d$$u7d$",
+        "_ZN17copilot_eval_core7harness7compare10Comparison5check28_$u7b$$u7b$closure$u7d$$u7d$",
+        "_ZN17copilot_eval_core7harness7context11EvalContext15record_property",
+        "_ZN17copilot_eval_core7harness5judge6Rubric9criterion",
+    ] {
+        assert!(!is_engine(&define(own)), "{own}");
+    }
 }
 
 /// The `define` lines of the LLVM IR of `package`'s test target `test`, emitted by

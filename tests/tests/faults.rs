@@ -43,7 +43,8 @@ const LONG_TIMEOUT_S: f64 = 90.0;
 const STALL_TIMEOUT_S: f64 = 30.0;
 
 /// Run options whose eval clock starts once the session was created (test-only), for the rows
-/// that only the timeout ends; `stops.rs` `timeout_covers_runtime_start` tests the real origin.
+/// that only the timeout ends; `stops.rs` `a_timeout_before_the_prompt_is_an_infrastructure_stop`
+/// tests the real origin.
 fn session_clock(options: RunOptions) -> RunOptions {
     options.test_faults(TestFaults {
         clock_starts_at_session: Some(copilot_eval_core::run::SessionClock::default()),

@@ -16,8 +16,10 @@
 //! tool whose `<server>-<tool>` name is over 64 characters reaches the model cut to 64 (checked
 //! against the model request's tool list): the evidence lists the tool's advertised and cut
 //! names with a warning, a call of the full name stops the run `runtime_substitution`, a call of
-//! the cut name is served. After every run, neither the runtime nor a stdio server process is
-//! left.
+//! the cut name is served. A connected server that gives the model no tool (its `tools` filter
+//! matches none of its tools, or it lists none: checked against the model requests' tool lists)
+//! stops the run as `mcp_setup_error` naming why, or, optional, is a warning. After every run,
+//! neither the runtime nor a stdio server process is left.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -185,7 +187,8 @@ async fn an_offline_eval_calls_a_stdio_mcp_tool_and_gets_its_answer() {
     assert_eq!(
         value["mcp_servers"],
         json!([{"name": "fixture", "status": "connected", "tool_count": 1,
-            "tools": [{"name": "lookup", "model_name": "fixture-lookup"}]}])
+            "tools": [{"name": "lookup", "model_name": "fixture-lookup"}],
+            "offered_tools": ["fixture-lookup"]}])
     );
     assert_no_fixture_left(&log);
 }
@@ -822,5 +825,145 @@ async fn an_mcp_tools_structured_content_is_in_the_evidence() {
         "{}",
         value["tool_calls"][0]
     );
+    assert_no_fixture_left(&log);
+}
+
+/// The stdio fixture with the `tools` filter `filter` and, when `no_tools`, no tools at all
+/// (`MCP_FIXTURE_NO_TOOLS=1`).
+fn filtered_server(log: &Path, filter: Option<&[&str]>, no_tools: bool) -> McpServerConfig {
+    let mut config = fixture_server(log, &[]);
+    if let McpServerConfig::Stdio(stdio) = &mut config {
+        stdio.tools = filter.map(|f| f.iter().map(|t| (*t).to_owned()).collect());
+        if no_tools {
+            stdio
+                .env
+                .insert("MCP_FIXTURE_NO_TOOLS".to_owned(), "1".to_owned());
+        }
+    }
+    config
+}
+
+/// A connected server that gives the model no tool: its `tools` filter names the tool by its
+/// model-side name (`fixture-lookup`; the filter takes the name the server lists, `lookup`), or
+/// it lists no tools. The runtime reports it `connected` either way and the run would complete;
+/// what the model requests carried (the oracle: the scripted server's record of them) shows the
+/// model got nothing from it, so the run stops `mcp_setup_error` naming why, the server's
+/// `offered_tools` is empty, and no call reached it. The filter that names the tool as listed
+/// gives the model the tool and completes.
+#[tokio::test]
+async fn a_required_server_that_gives_the_model_no_tool_is_a_setup_error_naming_why() {
+    let Some(runtime) =
+        runtime_for("a_required_server_that_gives_the_model_no_tool_is_a_setup_error_naming_why")
+    else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    for (filter, no_tools, why) in [
+        (
+            Some(&["fixture-lookup"][..]),
+            false,
+            "its `tools` filter [\"fixture-lookup\"] matches none of the tools it lists (`lookup`)",
+        ),
+        (None, true, "the server lists no tools"),
+    ] {
+        let offline = Offline::start(&runtime, lookup_script()).await;
+        let eval = offline
+            .eval()
+            .mcp_server("fixture", filtered_server(&log, filter, no_tools))
+            .build()
+            .unwrap();
+        let result = offline.run(&eval, "Look up k1.").await;
+        let offered = &offline.server.model_requests()[0].tool_names;
+        assert!(
+            !offered.iter().any(|t| t.starts_with("fixture-")),
+            "{why}: the model was offered {offered:?}"
+        );
+        let state = &result.mcp_servers[0];
+        assert_eq!(state.status, "connected", "{why}: {state:?}");
+        assert_eq!(state.offered_tools, Some(vec![]), "{why}: {state:?}");
+        assert_eq!(
+            result.stop_reason,
+            StopReason::McpSetupError,
+            "{why}: {:?}",
+            result.error
+        );
+        assert!(!result.success);
+        let error = result.error.clone().unwrap();
+        assert!(
+            error.contains(
+                "MCP server `fixture` gave the model no tool: the runtime reported it connected"
+            ),
+            "{error}"
+        );
+        assert!(error.contains(why), "{error}");
+        assert!(
+            !fixture_log(&log).iter().any(|l| l.starts_with("call ")),
+            "{why}: a call reached the server"
+        );
+    }
+
+    // The filter as the server lists the tool: the model gets it.
+    let offline = Offline::start(&runtime, lookup_script()).await;
+    let eval = offline
+        .eval()
+        .mcp_server("fixture", filtered_server(&log, Some(&["lookup"]), false))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_lookup_answered(&result, "filter `lookup`");
+    assert_eq!(
+        result.mcp_servers[0].offered_tools,
+        Some(vec!["fixture-lookup".to_owned()])
+    );
+    assert_no_fixture_left(&log);
+}
+
+/// The same server added with `optional_mcp_server`: the run goes on (the model's call of the
+/// tool it was never offered fails, its own doing), and the run and the server carry a warning
+/// naming why; the JSON record has the empty `offered_tools`.
+#[tokio::test]
+async fn an_optional_server_that_gives_the_model_no_tool_is_a_warning() {
+    let Some(runtime) = runtime_for("an_optional_server_that_gives_the_model_no_tool_is_a_warning")
+    else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("fixture.log");
+    let offline = Offline::start(&runtime, lookup_script()).await;
+    let eval = offline
+        .eval()
+        .optional_mcp_server("fixture", filtered_server(&log, Some(&["nomatch"]), false))
+        .build()
+        .unwrap();
+    let result = offline.run(&eval, "Look up k1.").await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        result.error
+    );
+    let call = &result.tool_calls_for("fixture-lookup")[0];
+    assert!(
+        call.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("does not exist"),
+        "{call:?}"
+    );
+    let warning = "MCP server `fixture` gave the model no tool: the runtime reported it connected with 1 tool, but no model request offered any of its tools; its `tools` filter [\"nomatch\"] matches none of the tools it lists (`lookup`)";
+    assert!(
+        result.warnings.iter().any(|w| w.starts_with(warning)),
+        "{:#?}",
+        result.warnings
+    );
+    let state = &result.mcp_servers[0];
+    assert!(
+        state.warnings.iter().any(|w| w.starts_with(warning)),
+        "{state:?}"
+    );
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    let value = serde_json::to_value(&record).unwrap();
+    assert_eq!(value["mcp_servers"][0]["offered_tools"], json!([]));
     assert_no_fixture_left(&log);
 }

@@ -2,16 +2,20 @@
 //! the loopback model server: skill discovery before the first model request, skill invocation
 //! evidence, subagent dispatch evidence, a repository configuration folder, and the two recorded
 //! cassette cases (`skill`, `custom-agent`) replayed with their discovery and dispatch evidence.
+//! What a subagent's model was offered is read from its own model requests: an agent whose
+//! `tools` list gives it none is a warning, and so is a subagent that ends without a response
+//! (which the runtime fails after reporting it completed).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use copilot_eval_core::cassette::ReplaySession;
 use copilot_eval_core::customization::RepoConfig;
+use copilot_eval_core::evidence::SessionEventType;
 use copilot_eval_core::evidence::subagents::SubagentStatus;
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::run::{SessionClock, TestFaults};
-use copilot_eval_core::sdk::CustomAgentConfig;
+use copilot_eval_core::sdk::{CustomAgentConfig, McpServerConfig, McpStdioServerConfig};
 use copilot_eval_core::{CopilotEval, CopilotResult, RunOptions, StopReason, run_with};
 use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
 use serde_json::json;
@@ -327,6 +331,10 @@ async fn a_subagents_announced_tools_and_its_calls_are_in_the_evidence() {
     let mut announced_sorted = announced.clone();
     announced_sorted.sort();
     assert_eq!(announced_sorted, offered);
+    // The run's own record of what the subagent's requests offered says the same.
+    let mut recorded = invocation.offered_tools.clone().expect("the offered tools");
+    recorded.sort();
+    assert_eq!(recorded, offered);
     assert!(announced.iter().any(|t| t == "create"), "{announced:?}");
     assert!(!announced.iter().any(|t| t == "view"), "{announced:?}");
     // The subagent's call is the session's call, with what the run added to it.
@@ -642,4 +650,203 @@ async fn a_dispatch_by_an_agent_files_name_is_a_warning_naming_the_id() {
             assert!(warnings.is_empty(), "{:#?}", result.warnings);
         }
     }
+}
+
+/// The stdio MCP fixture (`tests/fixtures/mcp/stdio-server.js`, one tool `lookup`).
+fn mcp_fixture() -> McpServerConfig {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/stdio-server.js");
+    McpServerConfig::Stdio(McpStdioServerConfig {
+        command: "node".to_owned(),
+        args: vec![script.to_string_lossy().into_owned()],
+        ..Default::default()
+    })
+}
+
+/// A custom agent whose `tools` list names the MCP server `fixture` bare: the runtime announces
+/// the list as given, its subagent's model requests offer no tool at all (the oracle: the
+/// scripted server's record of them), and its call of `fixture-lookup` fails. The run warns,
+/// naming the agent and how to list a server's tools; the invocation's `offered_tools` is
+/// empty. Listed as `fixture/*` or `fixture-lookup`, the subagent is offered the tool, its call
+/// is served and nothing is warned of.
+#[tokio::test]
+async fn an_agent_whose_tools_give_its_subagent_no_tool_is_warned_of() {
+    let Some(runtime) = runtime_for("an_agent_whose_tools_give_its_subagent_no_tool_is_warned_of")
+    else {
+        return;
+    };
+    for tools in ["fixture", "fixture/*", "fixture-lookup"] {
+        let work = tempfile::tempdir().unwrap();
+        let script = Script::new([])
+            .turn(ScriptedTurn::tool_call(
+                "task",
+                json!({"agent_type": "looker", "name": "looker", "prompt": "Look up k1.", "description": "Look up"}),
+            ))
+            .turn(ScriptedTurn::tool_call("fixture-lookup", json!({"key": "k1"})))
+            .turn(ScriptedTurn::text("looked up"))
+            .turn(ScriptedTurn::text("done"));
+        let (result, server) = scripted(
+            script,
+            CopilotEval::builder()
+                .mcp_server("fixture", mcp_fixture())
+                .custom_agent(
+                    CustomAgentConfig::new("looker", "You look things up.")
+                        .with_description("Looks things up")
+                        .with_tools([tools]),
+                ),
+            work.path(),
+            "Have the looker look up k1.",
+            &runtime.path,
+        )
+        .await;
+        let subagent_request = server
+            .model_requests()
+            .into_iter()
+            .find(|r| r.mentions("Look up k1.") && !r.mentions("Have the looker"))
+            .expect("the subagent's model request");
+        let invocation = &result.subagent_invocations[0];
+        assert_eq!(
+            invocation.announced_tools,
+            Some(vec![tools.to_owned()]),
+            "{tools}: announced as configured"
+        );
+        assert_eq!(
+            invocation.offered_tools.as_ref(),
+            Some(&subagent_request.tool_names),
+            "{tools}"
+        );
+        let call = &invocation.tool_calls[0];
+        let warnings: Vec<&String> = result
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with("custom agent `looker`"))
+            .collect();
+        if tools == "fixture" {
+            assert!(
+                subagent_request.tool_names.is_empty(),
+                "{subagent_request:?}"
+            );
+            assert!(
+                call.error
+                    .as_deref()
+                    .unwrap_or_default()
+                    .contains("does not exist"),
+                "{call:?}"
+            );
+            assert_eq!(warnings.len(), 1, "{:#?}", result.warnings);
+            assert!(
+                warnings[0].starts_with(
+                    "custom agent `looker` lists tools [\"fixture\"], but its subagent's model was offered no tool"
+                ),
+                "{}",
+                warnings[0]
+            );
+            assert!(
+                warnings[0].contains(
+                    "list its tools as `fixture/*` (all of them) or `fixture-<tool>` (one)"
+                ),
+                "{}",
+                warnings[0]
+            );
+        } else {
+            assert_eq!(
+                subagent_request.tool_names,
+                ["fixture-lookup"],
+                "{tools}: {subagent_request:?}"
+            );
+            assert_eq!(
+                call.result.as_deref(),
+                Some("value-of-k1"),
+                "{tools}: {call:?}"
+            );
+            assert!(warnings.is_empty(), "{tools}: {:#?}", result.warnings);
+        }
+        assert!(
+            result.success,
+            "{tools}: {}: {:?}",
+            result.stop_reason, result.error
+        );
+    }
+}
+
+/// A subagent whose answer has no text: runtime 1.0.102 reports `subagent.completed`, then
+/// fails the `task` call ("Agent completed but produced no response."). The invocation is
+/// `failed` with that error (not `completed`), and the run warns that the subagent ended
+/// without a response; a subagent that answers is neither.
+#[tokio::test]
+async fn a_subagent_that_ends_without_a_response_is_failed_and_warned_of() {
+    let Some(runtime) =
+        runtime_for("a_subagent_that_ends_without_a_response_is_failed_and_warned_of")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let script = Script::new([])
+        .turn(ScriptedTurn::tool_call(
+            "task",
+            json!({"agent_type": "writer", "name": "writer", "prompt": "Write.", "description": "Write"}),
+        ))
+        .turn(ScriptedTurn::text(""))
+        .turn(ScriptedTurn::text("done"));
+    let (result, _server) = scripted(
+        script,
+        CopilotEval::builder().custom_agent(
+            CustomAgentConfig::new("writer", "You write.").with_description("Writes"),
+        ),
+        work.path(),
+        "Have the writer write.",
+        &runtime.path,
+    )
+    .await;
+    let dispatch = &result.tool_calls_for("task")[0];
+    assert_eq!(dispatch.success, Some(false), "{dispatch:?}");
+    let completed = result
+        .raw_events
+        .iter()
+        .any(|e| e.kind() == SessionEventType::SubagentCompleted);
+    assert!(completed, "the runtime reported the subagent completed");
+    let invocation = &result.subagent_invocations[0];
+    assert_eq!(invocation.status, SubagentStatus::Failed, "{invocation:#?}");
+    assert_eq!(invocation.final_response, None);
+    assert!(
+        invocation
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("Agent completed but produced no response."),
+        "{invocation:#?}"
+    );
+    assert!(!result.subagent_completed("writer"));
+    let warnings: Vec<&String> = result
+        .warnings
+        .iter()
+        .filter(|w| w.contains("ended without a response"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{:#?}", result.warnings);
+    assert!(
+        warnings[0].starts_with(&format!(
+            "subagent `writer` (task call {}) ended without a response (the runtime: Agent completed but produced no response.",
+            dispatch.id
+        )),
+        "{}",
+        warnings[0]
+    );
+    // A subagent that answers: completed, nothing warned of.
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("review.txt");
+    let (result, _server) = scripted(
+        writer_script(&target),
+        CopilotEval::builder().custom_agent(
+            CustomAgentConfig::new("writer", "You write reviews into files.")
+                .with_description("Writes reviews"),
+        ),
+        work.path(),
+        "Have the writer write a review.",
+        &runtime.path,
+    )
+    .await;
+    assert_eq!(
+        result.subagent_invocations[0].status,
+        SubagentStatus::Completed
+    );
+    assert!(result.warnings.is_empty(), "{:#?}", result.warnings);
 }

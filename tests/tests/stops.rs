@@ -19,8 +19,8 @@ async fn server(script: Script) -> ModelServer {
 
 /// Offline options against `base_url` whose eval clock starts once the session was created
 /// (the returned clock says when), so a slow runtime start on a loaded machine cannot use up a
-/// timeout row's timeout before the model request; `timeout_covers_runtime_start` tests the
-/// real origin.
+/// timeout row's timeout before the model request; `a_timeout_before_the_prompt_is_an_infrastructure_stop`
+/// tests the real origin.
 fn clocked(base_url: String, runtime: &std::path::Path) -> (RunOptions, SessionClock) {
     let clock = SessionClock::default();
     let options = RunOptions::offline(base_url)
@@ -134,9 +134,12 @@ async fn model_that_never_answers_times_out() {
     assert_no_runtime_left(&result);
 }
 
+/// The clock starts before the runtime does, and a timeout that strikes before the prompt was
+/// sent (here while the runtime is still starting) is an infrastructure stop, never the agent's
+/// `timeout`: the agent was not tested.
 #[tokio::test]
-async fn timeout_covers_runtime_start() {
-    let Some(runtime) = runtime_for("timeout_covers_runtime_start") else {
+async fn a_timeout_before_the_prompt_is_an_infrastructure_stop() {
+    let Some(runtime) = runtime_for("a_timeout_before_the_prompt_is_an_infrastructure_stop") else {
         return;
     };
     let work = tempfile::tempdir().unwrap();
@@ -150,10 +153,18 @@ async fn timeout_covers_runtime_start() {
     .await;
     assert_eq!(
         result.stop_reason,
-        StopReason::Timeout,
+        StopReason::ExecutionError,
         "{:?}",
         result.error
     );
+    assert!(result.stop_reason.is_infrastructure());
+    let error = result.error.clone().unwrap();
+    assert!(
+        error.starts_with("timed out after 0.05s (eval timeout_s) during runtime start"),
+        "{error}"
+    );
+    assert!(error.contains("the prompt was never sent"), "{error}");
+    assert!(result.turns.is_empty(), "{:?}", result.turns);
     assert!(server.model_requests().is_empty());
     assert_no_runtime_left(&result);
 }

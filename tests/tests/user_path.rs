@@ -125,8 +125,10 @@ fn the_ignore_reason_and_the_help_say_only_what_is_true() {
 }
 
 /// A timeout names the phase it struck in: the fixture's `times_out` scripts a model that never
-/// answers, so its run times out during a model turn (the tool handler phase is shown by
-/// `faults.rs`, `a_tool_handler_that_hangs`).
+/// answers and counts its 4 s from the moment its prompt was sent (a test-only clock, so no
+/// speed of the machine moves the timeout out of the model turn), so its run times out during a
+/// model turn (the tool handler phase is shown by `faults.rs`, `a_tool_handler_that_hangs`; the
+/// phases before the prompt by `stops.rs`).
 #[test]
 fn a_timeout_names_its_phase() {
     if runtime_for("a_timeout_names_its_phase").is_none() {
@@ -134,7 +136,16 @@ fn a_timeout_names_its_phase() {
     }
     let run = fixture(&["--exact", "times_out"], &[]);
     let test = run.test("times_out");
-    let error = test.runs[0].error.as_deref().unwrap_or_default();
+    let record = test
+        .runs
+        .first()
+        .unwrap_or_else(|| panic!("no run in {test:#?}\n{}", run.stderr));
+    assert_eq!(
+        record.stop_reason,
+        copilot_eval_core::StopReason::Timeout,
+        "{test:#?}"
+    );
+    let error = record.error.as_deref().unwrap_or_default();
     assert!(
         error.starts_with("timed out after 4s (eval timeout_s) during a model turn"),
         "{error}"

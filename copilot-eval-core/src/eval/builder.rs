@@ -221,7 +221,9 @@ impl CopilotEvalBuilder {
         self
     }
     /// Wall-clock bound of the run in seconds (finite, > 0; default 300), covering runtime start,
-    /// session creation and all turns.
+    /// session creation and all turns. A timeout before the prompt was sent (the runtime still
+    /// starting, the session not created yet) ends the run `execution_error`, an infrastructure
+    /// stop; only one after it is the agent's `timeout`.
     pub fn timeout_s(mut self, seconds: f64) -> Self {
         self.timeout_s = Some(seconds);
         self

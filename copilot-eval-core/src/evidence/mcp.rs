@@ -14,6 +14,14 @@
 //! them, with the name the runtime gives the model ([`model_tool_name`]: runtime 1.0.102 names
 //! a tool `<server>-<tool>` and cuts that name to [`MAX_TOOL_NAME`] characters), and a warning
 //! for each cut name ([`cut_warning`]).
+//!
+//! "Connected" and a tool count are the runtime's words, not what the model got: a server whose
+//! `tools` filter matches none of its tools (runtime 1.0.102 matches the filter against the
+//! tool names the server lists, `lookup`, not `fixture-lookup`; `*` matches all; an empty filter
+//! none), or that lists no tools, is reported connected all the same, and the model is offered
+//! nothing from it. After the run, each connected server's `offered_tools` says which of its
+//! tools the model requests carried ([`offered_names`], read from what the run's request proxy
+//! forwarded), and [`gave_nothing`] says why a server gave the model no tool.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -51,9 +59,17 @@ pub struct McpServerState {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<McpTool>,
     /// What the check before the prompt warns about: each tool whose name the runtime cut
-    /// ([`cut_warning`]).
+    /// ([`cut_warning`]); and, for an optional server, that it gave the model no tool
+    /// ([`gave_nothing`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The model-side names of the server's tools that the model was offered: those any model
+    /// request of the run carried (the main agent's or a subagent's), as the run's request
+    /// proxy forwarded it ([`offered_names`]). Empty: the server gave the model nothing,
+    /// however `connected` it is. `None` when the server was not connected or the run saw no
+    /// model request (it stopped before the prompt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_tools: Option<Vec<String>>,
 }
 
 /// One tool of a connected MCP server (in JSON: `name`, `model_name`).
@@ -62,6 +78,8 @@ pub struct McpTool {
     /// The tool's name as the server advertised it.
     pub name: String,
     /// The name the runtime gives the model for it ([`model_tool_name`]); a call must use it.
+    /// The name exists whether or not the model was offered the tool: the server's
+    /// `offered_tools` says which were.
     pub model_name: String,
 }
 
@@ -105,6 +123,7 @@ pub fn mcp_servers<'a>(
             optional: false,
             tools: Vec::new(),
             warnings: Vec::new(),
+            offered_tools: None,
         })
         .collect();
     let mut loaded = false;
@@ -187,6 +206,77 @@ pub fn setup_error(states: &[McpServerState]) -> Option<String> {
             bad.join("; ")
         )
     })
+}
+
+/// The names among `offered` (what the run's model requests offered) that are tools of the
+/// server of `state`: the model-side name of one of the tools it listed; when it listed none
+/// (or its list could not be read), a name starting `<server>-` that no other server of
+/// `servers` (the configured names) with a longer name claims. In `offered`'s order.
+pub fn offered_names(
+    state: &McpServerState,
+    servers: &[String],
+    offered: &[String],
+) -> Vec<String> {
+    let prefix = format!("{}-", state.name);
+    offered
+        .iter()
+        .filter(|name| {
+            if !state.tools.is_empty() {
+                return state.tools.iter().any(|t| &t.model_name == *name);
+            }
+            name.starts_with(&prefix)
+                && !servers.iter().any(|other| {
+                    other.len() > state.name.len() && name.starts_with(&format!("{other}-"))
+                })
+        })
+        .cloned()
+        .collect()
+}
+
+/// Why the connected server of `state` gave the model no tool, when it did not (its
+/// `offered_tools` is an empty list): its `tools` filter (`filter`, as configured) matched none
+/// of the tools it listed, the filter is empty, or the server listed no tools; else the eval's
+/// own tool settings left them out. `None` when the model was offered one of its tools, or
+/// nothing is known (`offered_tools` is `None`).
+pub fn gave_nothing(state: &McpServerState, filter: Option<&[String]>) -> Option<String> {
+    if state.status != "connected" || !state.offered_tools.as_ref()?.is_empty() {
+        return None;
+    }
+    let listed: Vec<String> = state
+        .tools
+        .iter()
+        .map(|t| format!("`{}`", t.name))
+        .collect();
+    let why = match filter {
+        Some([]) => "its `tools` filter is empty, which exposes no tool (leave `tools` unset, or give `[\"*\"]`, for all of them)".to_owned(),
+        Some(filter) if state.tool_count != Some(0) => {
+            let example = state
+                .tools
+                .first()
+                .map(|t| format!(" (e.g. `{}`, not `{}`)", t.name, t.full_name(&state.name)))
+                .unwrap_or_default();
+            format!(
+                "its `tools` filter {filter:?} matches none of the tools it lists ({}): the filter names a tool as the server lists it{example}, or `*` for all",
+                if listed.is_empty() {
+                    "their names could not be read".to_owned()
+                } else {
+                    listed.join(", ")
+                },
+            )
+        }
+        _ if state.tool_count == Some(0) => {
+            "the server lists no tools (its `tools/list` answered an empty list)".to_owned()
+        }
+        _ => "the eval's own tool settings (`allowed_tools`, `excluded_tools`, `client_mode`) left all of its tools out".to_owned(),
+    };
+    Some(format!(
+        "MCP server `{}` gave the model no tool: the runtime reported it connected{}, but no model request offered any of its tools; {why}",
+        state.name,
+        state
+            .tool_count
+            .map(|n| format!(" with {n} tool{}", if n == 1 { "" } else { "s" }))
+            .unwrap_or_default()
+    ))
 }
 
 /// Whether an event of `kind` reports on the session's MCP servers (`session.mcp_*`: their
@@ -285,6 +375,7 @@ mod tests {
             optional: false,
             tools: Vec::new(),
             warnings: Vec::new(),
+            offered_tools: None,
         }];
         assert_eq!(setup_error(&connected), None);
         let (mut states, _) = mcp_servers(&log, &configured);
@@ -296,6 +387,80 @@ mod tests {
         );
         mark_optional(&mut states, &["a".to_owned(), "b".to_owned()]);
         assert_eq!(setup_error(&states), None);
+    }
+
+    fn connected(name: &str, tools: &[&str], offered: Option<&[&str]>) -> McpServerState {
+        McpServerState {
+            name: name.into(),
+            status: "connected".into(),
+            tool_count: Some(u32::try_from(tools.len()).unwrap()),
+            error: None,
+            optional: false,
+            tools: tools.iter().map(|t| McpTool::new(name, t)).collect(),
+            warnings: Vec::new(),
+            offered_tools: offered.map(|o| o.iter().map(|t| t.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn the_offered_names_are_the_servers_tools_the_requests_carried() {
+        let offered: Vec<String> = ["view", "fixture-lookup", "fixture-x-other", "web_fetch"]
+            .map(str::to_owned)
+            .to_vec();
+        let servers = ["fixture".to_owned(), "fixture-x".to_owned()];
+        // By its listed tools.
+        let state = connected("fixture", &["lookup", "missing"], None);
+        assert_eq!(
+            offered_names(&state, &servers, &offered),
+            ["fixture-lookup"]
+        );
+        // No list: by its prefix, less what a longer server name claims.
+        let state = connected("fixture", &[], None);
+        assert_eq!(
+            offered_names(&state, &servers, &offered),
+            ["fixture-lookup"]
+        );
+        let state = connected("fixture-x", &[], None);
+        assert_eq!(
+            offered_names(&state, &servers, &offered),
+            ["fixture-x-other"]
+        );
+        let state = connected("web", &[], None);
+        assert!(offered_names(&state, &servers, &offered).is_empty());
+    }
+
+    #[test]
+    fn a_connected_server_that_gave_nothing_says_why() {
+        let filter = ["nomatch".to_owned()];
+        let state = connected("fixture", &["lookup"], Some(&[]));
+        assert_eq!(
+            gave_nothing(&state, Some(&filter)).unwrap(),
+            "MCP server `fixture` gave the model no tool: the runtime reported it connected with 1 tool, but no model request offered any of its tools; its `tools` filter [\"nomatch\"] matches none of the tools it lists (`lookup`): the filter names a tool as the server lists it (e.g. `lookup`, not `fixture-lookup`), or `*` for all"
+        );
+        assert!(
+            gave_nothing(&state, Some(&[])).unwrap().ends_with(
+                "its `tools` filter is empty, which exposes no tool (leave `tools` unset, or give `[\"*\"]`, for all of them)"
+            )
+        );
+        let empty = connected("fixture", &[], Some(&[]));
+        assert!(
+            gave_nothing(&empty, None)
+                .unwrap()
+                .ends_with("connected with 0 tools, but no model request offered any of its tools; the server lists no tools (its `tools/list` answered an empty list)")
+        );
+        assert!(
+            gave_nothing(&state, None)
+                .unwrap()
+                .contains("the eval's own tool settings")
+        );
+        // Offered something, nothing known, or not connected: nothing to say.
+        let offered = connected("fixture", &["lookup"], Some(&["fixture-lookup"]));
+        assert_eq!(gave_nothing(&offered, Some(&filter)), None);
+        let unknown = connected("fixture", &["lookup"], None);
+        assert_eq!(gave_nothing(&unknown, Some(&filter)), None);
+        let mut failed = connected("fixture", &[], Some(&[]));
+        failed.status = "failed".into();
+        assert_eq!(gave_nothing(&failed, None), None);
     }
 
     #[test]

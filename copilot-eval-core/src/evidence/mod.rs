@@ -37,6 +37,7 @@ pub mod denial;
 mod events;
 mod map;
 pub mod mcp;
+pub mod offered;
 mod premium;
 pub mod skills;
 pub mod subagents;

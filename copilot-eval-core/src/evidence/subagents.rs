@@ -12,6 +12,12 @@
 //! (`error`). Every `subagent.*` event carries the subagent's `agentId` too; that id ties the
 //! subagent's evidence to its invocation.
 //!
+//! The `task` call's own completion is the runtime's verdict on the dispatch: a subagent that
+//! ended without a response gets `subagent.completed`, then its `task` call fails ("Agent
+//! completed but produced no response."); such an invocation is `failed` with that error, not
+//! `completed` ([`SubagentStatus::Failed`]), and the run warns of every subagent that ended
+//! without a response ([`ended_without_response`]).
+//!
 //! Incomplete evidence is reported, never left as a silent gap: a subagent that started and
 //! never completed nor failed, a `subagent.*` event without an agent id, a name or terminal state
 //! that changes, and a `task` call that completed successfully with no subagent event are all
@@ -39,9 +45,11 @@ pub enum SubagentStatus {
     Selected,
     /// `subagent.started` seen, no end yet.
     Started,
-    /// `subagent.completed`.
+    /// `subagent.completed`, and its `task` call did not fail.
     Completed,
-    /// `subagent.failed`, or the `task` call failed before a subagent started.
+    /// `subagent.failed`; or the `task` call failed, before a subagent started or after its
+    /// `subagent.completed` (runtime 1.0.102 fails the dispatch of a subagent that completed
+    /// without a response).
     Failed,
 }
 
@@ -101,10 +109,18 @@ pub struct SubagentInvocation {
     /// tools (the `task` call's result carries the same text to the parent).
     pub final_response: Option<String>,
     /// The tool names the runtime announced for it when it selected the agent (`tools` of
-    /// `subagent.selected`): what the subagent may call, after the agent file's `tools:` list
-    /// was resolved against the session's tools. `None` when the runtime announced all tools
-    /// (`null`) or sent no `subagent.selected`.
+    /// `subagent.selected`): runtime 1.0.102 announces the agent's `tools` list as configured
+    /// (a pattern such as `fixture/*` stays a pattern, and a name that matches no tool is
+    /// announced all the same), so this is what the agent asked for, not what its model got
+    /// (`offered_tools` is). `None` when the runtime announced all tools (`null`) or sent no
+    /// `subagent.selected`.
     pub announced_tools: Option<Vec<String>>,
+    /// The tool names its own model requests offered (those carrying its agent id, as the
+    /// run's request proxy forwarded them; each name once). Empty: its model was offered no
+    /// tool. `None` when the run saw none of its model requests, or did not keep them (an
+    /// eval without custom agents or MCP servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_tools: Option<Vec<String>>,
 }
 
 impl SubagentInvocation {
@@ -127,6 +143,7 @@ impl SubagentInvocation {
             tool_calls: Vec::new(),
             final_response: None,
             announced_tools: None,
+            offered_tools: None,
         }
     }
 
@@ -134,6 +151,48 @@ impl SubagentInvocation {
     pub fn tool_was_called(&self, name: &str) -> bool {
         self.tool_calls.iter().any(|c| c.name == name)
     }
+}
+
+/// Fill each started invocation's `offered_tools` from the run's model requests (`offers`).
+pub(crate) fn attach_offers(
+    invocations: &mut [SubagentInvocation],
+    offers: &[super::offered::ModelOffer],
+) {
+    for invocation in invocations {
+        if let Some(id) = &invocation.agent_id {
+            invocation.offered_tools = super::offered::subagent_tools(offers, id);
+        }
+    }
+}
+
+/// One warning per subagent that started and ended without a response (no final answer):
+/// completed with no text, failed, or failed by its `task` call. A subagent the run's own stop
+/// tore down (`cancelled`) is left out: the stop says why. Pure.
+pub fn ended_without_response(invocations: &[SubagentInvocation]) -> Vec<String> {
+    invocations
+        .iter()
+        .filter(|i| {
+            i.agent_id.is_some()
+                && i.status.is_terminal()
+                && !i.cancelled
+                && i.final_response.is_none()
+        })
+        .map(|i| {
+            format!(
+                "subagent `{}`{} ended without a response ({}): the agent that dispatched it got no answer from it",
+                i.name,
+                i.dispatch_tool_call_id
+                    .as_deref()
+                    .map(|c| format!(" (task call {c})"))
+                    .unwrap_or_default(),
+                match (&i.status, &i.error) {
+                    (_, Some(error)) => format!("the runtime: {error}"),
+                    (SubagentStatus::Failed, None) => "the runtime failed it".to_owned(),
+                    _ => "its last message had no text".to_owned(),
+                }
+            )
+        })
+        .collect()
 }
 
 /// Replace each invocation's copies of its tool calls with the calls of `tool_calls` that have
@@ -312,6 +371,15 @@ pub fn map_subagents(
                 .get("prompt")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
+            // The runtime failed the dispatch after the subagent completed (runtime 1.0.102:
+            // "Agent completed but produced no response."): its verdict is the call's.
+            if invocation.status == SubagentStatus::Completed && call.success == Some(false) {
+                invocation.status = SubagentStatus::Failed;
+                invocation.error = call
+                    .error
+                    .clone()
+                    .or_else(|| Some("the task call failed after the subagent completed".into()));
+            }
         }
         if !invocation.status.is_terminal() {
             errors.push(format!(
@@ -510,10 +578,11 @@ mod tests {
             .iter()
             .map(|s| (s.name.as_str(), s.status))
             .collect();
+        // `helper` ended twice (a capture error below); its `task` call failed, which decides.
         assert_eq!(
             names,
             [
-                ("helper", SubagentStatus::Completed),
+                ("helper", SubagentStatus::Failed),
                 ("ghost", SubagentStatus::Failed)
             ]
         );
@@ -537,6 +606,60 @@ mod tests {
         assert!(
             !errors.contains("selected"),
             "the main agent's own selection is no dispatch: {errors}"
+        );
+    }
+
+    /// Runtime 1.0.102: a subagent whose last message has no text gets `subagent.completed`,
+    /// then its `task` call fails; the dispatch is `failed` with the call's error, and the run
+    /// warns that it ended without a response.
+    #[test]
+    fn a_completed_subagent_whose_task_call_failed_is_failed_and_warned_of() {
+        let mut events: Vec<(&str, Option<&str>, Value)> = dispatch("c1", "writer").into();
+        events.extend([
+            ("subagent.started", Some("A"), json!({"toolCallId": "c1", "agentName": "writer"})),
+            ("assistant.message", Some("A"), json!({"content": "", "toolRequests": []})),
+            ("subagent.completed", Some("A"), json!({"toolCallId": "c1", "agentName": "writer", "durationMs": 5})),
+            ("tool.execution_complete", None, json!({"toolCallId": "c1", "success": false, "error": {"message": "Agent completed but produced no response.", "code": "failure"}})),
+        ]);
+        let ev = map_events(&log(&events));
+        assert!(ev.complete(), "{:?}", ev.capture_errors);
+        let s = &ev.subagent_invocations[0];
+        assert_eq!(s.status, SubagentStatus::Failed);
+        assert!(!s.cancelled);
+        assert_eq!(s.final_response, None);
+        let error = s.error.as_deref().unwrap();
+        assert!(
+            error.starts_with("Agent completed but produced no response."),
+            "{error}"
+        );
+        assert_eq!(
+            ended_without_response(&ev.subagent_invocations),
+            [format!(
+                "subagent `writer` (task call c1) ended without a response (the runtime: {error}): the agent that dispatched it got no answer from it"
+            )]
+        );
+    }
+
+    #[test]
+    fn only_a_subagent_that_ended_without_an_answer_is_warned_of() {
+        let mut answered = SubagentInvocation::new(Some("A".into()), "a".into());
+        answered.status = SubagentStatus::Completed;
+        answered.final_response = Some("done".into());
+        let mut silent = SubagentInvocation::new(Some("B".into()), "b".into());
+        silent.status = SubagentStatus::Completed;
+        let mut cancelled = silent.clone();
+        cancelled.cancelled = true;
+        let mut running = silent.clone();
+        running.status = SubagentStatus::Started;
+        let mut never_started = SubagentInvocation::new(None, "c".into());
+        never_started.status = SubagentStatus::Failed;
+        let warnings =
+            ended_without_response(&[answered, silent, cancelled, running, never_started]);
+        assert_eq!(
+            warnings,
+            [
+                "subagent `b` ended without a response (its last message had no text): the agent that dispatched it got no answer from it"
+            ]
         );
     }
 

@@ -135,6 +135,7 @@ mod tests {
                 McpTool::new("fixture", "lookup"),
             ],
             warnings: vec![],
+            offered_tools: None,
         };
         let cut = server.tools[0].model_name.clone();
         let mut calls = vec![

@@ -287,7 +287,9 @@ impl EvalContext {
     ///
     /// What it changes:
     /// - a run that ends on an infrastructure stop (`execution_error`, `cleanup_error`,
-    ///   `request_audit_error`, `replay_mismatch`, `skill_setup_error`, `mcp_setup_error`)
+    ///   `request_audit_error`, `replay_mismatch`, `runtime_substitution`, `model_unavailable`,
+    ///   `skill_setup_error`, `mcp_setup_error`: the reasons whose
+    ///   [`StopReason::class`] is [`StopClass::Infrastructure`](crate::StopClass::Infrastructure))
     ///   makes the runner report the test as an infrastructure `error`, even when its own
     ///   checks passed, **unless** that stop is the one declared here;
     /// - a run that ends with another stop than the declared one fails the test when it ends
@@ -504,13 +506,35 @@ impl EvalContext {
             index: self.runs_so_far(),
         };
         let script = self.inner.script.lock().expect("script lock").clone();
-        let run = match script {
-            Some(catalog) => super::modes::scripted(&input, catalog).await,
-            None => match self.mode() {
-                Mode::Live => super::modes::live(&input).await,
-                Mode::Record(policy) => super::modes::record(&input, policy).await,
-                Mode::Replay => super::modes::replay(&input).await,
-            },
+        let started = std::time::Instant::now();
+        let run = async {
+            match script {
+                Some(catalog) => super::modes::scripted(&input, catalog).await,
+                None => match self.mode() {
+                    Mode::Live => super::modes::live(&input).await,
+                    Mode::Record(policy) => super::modes::record(&input, policy).await,
+                    Mode::Replay => super::modes::replay(&input).await,
+                },
+            }
+        };
+        // With the test-only clock, the run's bound starts when the clock does: the test's
+        // deadline moves with it, so the runner does not kill the test before the run's bound.
+        let clock = faults
+            .as_ref()
+            .and_then(|f| f.clock_starts_at_session.clone());
+        let run = match clock {
+            Some(clock) => {
+                let follow = async {
+                    clock.started_since(started).await;
+                    self.move_deadline(Duration::from_secs_f64(eval.timeout_s()));
+                    std::future::pending::<()>().await
+                };
+                tokio::select! {
+                    run = run => run,
+                    () = follow => unreachable!("following the clock never ends"),
+                }
+            }
+            None => run.await,
         };
         let mut run = run.unwrap_or_else(|e| self.setup_failure(e));
         self.inner
@@ -567,6 +591,17 @@ impl EvalContext {
                 prompts.first().map(|p| p.text.as_str()).unwrap_or_default()
             ));
         }
+        self.save();
+    }
+
+    /// The test's deadline is now `timeout` from now (the test-only clock of the current run
+    /// started).
+    fn move_deadline(&self, timeout: Duration) {
+        self.inner
+            .evidence
+            .lock()
+            .expect("evidence lock")
+            .deadline_unix_ms = unix_ms(SystemTime::now() + timeout);
         self.save();
     }
 

@@ -197,11 +197,10 @@ pub enum ErrorKind {
     /// its working directory could not be created.
     Setup,
     /// A run ended on an infrastructure stop reason (`execution_error`: runtime missing or not
-    /// starting, session not created, model or transport error; `cleanup_error`,
-    /// `request_audit_error`, `replay_mismatch`, `runtime_substitution`, `skill_setup_error`,
-    /// `mcp_setup_error`) that
-    /// the test did not declare with `ctx.expect_stop(..)`, whether the test's own checks passed
-    /// or failed.
+    /// starting, session not created, a timeout before the prompt was sent, model or transport
+    /// error; `cleanup_error`, `request_audit_error`, `replay_mismatch`, `runtime_substitution`,
+    /// `model_unavailable`, `skill_setup_error`, `mcp_setup_error`) that the test did not
+    /// declare with `ctx.expect_stop(..)`, whether the test's own checks passed or failed.
     Run,
     /// The test process ended abnormally: a signal, an abort, or an exit status libtest does not
     /// use.

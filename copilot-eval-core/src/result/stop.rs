@@ -13,11 +13,15 @@ use serde::{Deserialize, Serialize};
 pub enum StopReason {
     /// The session reached `session.idle` with no error.
     Completed,
-    /// `timeout_s` elapsed before the session went idle (runtime start and session creation
-    /// count too).
+    /// `timeout_s` elapsed after the prompt was sent, before the session went idle: the agent
+    /// did not finish in time. (The clock starts before the runtime does, but a timeout before
+    /// the prompt was sent is not the agent's: it is an `execution_error`, or an
+    /// `mcp_setup_error` while an MCP server was still starting.)
     Timeout,
     /// Anything else that ended the run with an error: the runtime could not be found or started,
-    /// the session could not be created, the model request failed (`session.error`), the
+    /// the session could not be created, `timeout_s` elapsed before the prompt was sent (the
+    /// runtime still starting, the session not created yet: `error` names the phase), the
+    /// model request failed (`session.error`), the
     /// session configuration was rejected, a caller pre-tool guard failed or panicked, or an
     /// in-process tool handler panicked (`error`: "the tool handler `NAME` panicked: ...").
     ExecutionError,
@@ -35,7 +39,10 @@ pub enum StopReason {
     /// it; or the eval's `timeout_s` elapsed while the runtime was still starting a server (it
     /// stays `pending`, e.g. a stdio server that never answers `initialize`). `error` names each
     /// such server and its status; `mcp_servers` lists every configured server's status and tool
-    /// count.
+    /// count. Also, after the run, a required server that was connected but gave the model no
+    /// tool: no model request offered any of its tools (its `tools` filter matched none of the
+    /// tools it lists, or it lists none); `error` names the server and why, and its
+    /// `offered_tools` is empty.
     McpSetupError,
     /// The scripted model (`EvalContext::offline`) ran out of turns: the runtime asked for one
     /// more model turn than the script holds (the extra request was answered `500`, ending the
@@ -233,5 +240,80 @@ mod tests {
                 "execution_error",
             ]
         );
+    }
+
+    /// Every list of the infrastructure stops, in the docs and in doc comments, names exactly
+    /// the reasons whose class is [`StopClass::Infrastructure`]: a reason added to the class,
+    /// or moved out of it, makes this fail until each list says so.
+    #[test]
+    fn every_list_of_the_infrastructure_stops_names_exactly_the_class() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        // (file, the text just before the list, the text just after it)
+        let lists = [
+            (
+                "copilot-eval-core/src/harness/context.rs",
+                "a run that ends on an infrastructure stop (",
+                ") makes the runner report",
+            ),
+            (
+                "copilot-eval-core/src/report/mod.rs",
+                "A run ended on an infrastructure stop reason (",
+                ") that the test did not declare",
+            ),
+            (
+                "docs/guide.md",
+                "a run that ended on an infrastructure stop (",
+                ": the reasons whose",
+            ),
+            (
+                "docs/command.md",
+                "a run ended on an infrastructure stop —",
+                "— that the test did not declare",
+            ),
+            (
+                "docs/command.md",
+                "**Infrastructure stops.**",
+                "A test whose checks pass",
+            ),
+            (
+                "docs/budgets-guards-stops.md",
+                "Under `cargo copilot-eval`, ",
+                "are infrastructure stops",
+            ),
+        ];
+        let mut expected: Vec<&str> = StopReason::PRECEDENCE
+            .into_iter()
+            .filter(|r| r.is_infrastructure())
+            .map(StopReason::as_str)
+            .collect();
+        expected.sort_unstable();
+        for (file, before, after) in lists {
+            let text = std::fs::read_to_string(root.join(file)).unwrap();
+            // Doc comments and Markdown alike as one line of words.
+            let text = text
+                .lines()
+                .map(|l| l.trim().trim_start_matches("///").trim())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let start = text
+                .find(before)
+                .unwrap_or_else(|| panic!("{file} has no {before:?}"))
+                + before.len();
+            let end = start
+                + text[start..]
+                    .find(after)
+                    .unwrap_or_else(|| panic!("{file} has no {after:?} after {before:?}"));
+            let list = &text[start..end];
+            let mut named: Vec<&str> = StopReason::PRECEDENCE
+                .into_iter()
+                .map(StopReason::as_str)
+                .filter(|r| list.contains(&format!("`{r}`")))
+                .collect();
+            named.sort_unstable();
+            assert_eq!(
+                named, expected,
+                "{file}: the infrastructure stops listed after {before:?} are not the reasons of class Infrastructure"
+            );
+        }
     }
 }

@@ -220,11 +220,11 @@ pub(super) fn settle(
 ) {
     if let Some((proxy, proxy_options)) = proxy {
         run.model_requests_held_back = proxy.held_back();
+        if proxy_options.offers {
+            run.model_offers = Some(proxy.offers());
+        }
         if proxy_options.audit {
             run.request_audit = proxy.records();
-        }
-        if proxy_options.skills {
-            run.skills_offered = proxy.offered_skills();
         }
         if let Some(failure) = proxy.failure() {
             run.fail(
@@ -338,7 +338,7 @@ mod tests {
         let options = ProxyOptions {
             audit,
             image_detail: None,
-            skills: false,
+            offers: false,
             reader_waits_for_send: false,
         };
         let proxy = RequestProxy::new(options, controls.clone());

@@ -316,7 +316,9 @@ async fn run_prompts_unboxed(
     let proxy_options = ProxyOptions {
         audit: eval.audit_requests,
         image_detail: eval.image_detail,
-        skills: !eval.skill_directories.is_empty(),
+        offers: !eval.skill_directories.is_empty()
+            || !eval.mcp_servers.is_empty()
+            || !eval.custom_agents.is_empty(),
         reader_waits_for_send: options.faults.websocket_reader_waits_for_send,
     };
     let lease = match pooled::lease(eval, options, &run).await {
@@ -329,14 +331,14 @@ async fn run_prompts_unboxed(
         }
     };
     let lease = lease.as_ref();
-    // Installed whenever something must see the model traffic (the audit, a recording, the
-    // skills the model is offered), or a control can close the gate mid-session (the proxy is
+    // Installed whenever something must see the model traffic (what the skills, an MCP server
+    // or a custom agent gave the model included), or a control can close the gate mid-session (the proxy is
     // the gate's only reader); on a pooled runtime always (its endpoint is how requests reach
     // the model server).
     let proxy = (lease.is_some()
         || Controls::can_stop_mid_session(eval)
         || proxy_options.inspects()
-        || proxy_options.skills
+        || proxy_options.offers
         || options.tap.is_some())
     .then(|| RequestProxy::with_tap(proxy_options, controls.clone(), options.tap.clone()));
     let mut endpoint = None;
@@ -455,6 +457,12 @@ async fn run_prompts_unboxed(
     result.prompts = prompts;
     result.warnings.extend(agent_ids::file_name_dispatches(
         &eval.file_named_agents,
+        &result.subagent_invocations,
+    ));
+    let mcp_servers: Vec<String> = eval.mcp_servers.keys().cloned().collect();
+    result.warnings.extend(agent_ids::toolless_subagents(
+        &eval.custom_agents,
+        &mcp_servers,
         &result.subagent_invocations,
     ));
     if options.target == Target::Live {

@@ -290,12 +290,21 @@ pub(super) async fn drive(
             )),
         },
     };
-    // The timeout while the MCP check still waits for a server: a setup error naming it.
-    // Any other timeout says in which phase it struck.
+    // The timeout while the MCP check still waits for a server: a setup error naming it. A
+    // timeout before the prompt was sent (the runtime still starting, the session not created
+    // yet, the skill check) is the infrastructure's, not the agent's: an execution error. Any
+    // timeout says in which phase it struck.
     let outcome = match outcome {
         Some((StopReason::Timeout, _)) if run.mcp_checking => Some((
             StopReason::McpSetupError,
             super::mcp_check::mcp_timeout_error(run, eval.timeout_s),
+        )),
+        Some((StopReason::Timeout, error)) if !run.prompt_sent => Some((
+            StopReason::ExecutionError,
+            format!(
+                "{error} {}; {BEFORE_THE_PROMPT}",
+                timeout_phase(run, &controls.handlers_running())
+            ),
         )),
         Some((StopReason::Timeout, error)) => Some((
             StopReason::Timeout,
@@ -318,14 +327,21 @@ pub(super) async fn drive(
     turns_finished
 }
 
+/// What the error of a timeout that struck before the prompt was sent adds: why the run is an
+/// infrastructure stop (`execution_error`) rather than the agent's `timeout`.
+pub(super) const BEFORE_THE_PROMPT: &str = "the prompt was never sent, so the agent was not tested: an infrastructure stop (execution_error), not the agent's timeout; give the eval a larger timeout_s, or run fewer tests at once on a loaded machine";
+
 /// Where a timeout struck, from the phases the run had finished (their timings are recorded as
-/// each ends) and the in-process tool handlers still `running`: `during runtime start`,
-/// `during session creation`, `in the tool handler of `x`` or `during a model turn`.
+/// each ends), whether the prompt was sent, and the in-process tool handlers still `running`:
+/// `during runtime start`, `during session creation`, `before the prompt was sent`, `in the
+/// tool handler of `x`` or `during a model turn`.
 fn timeout_phase(run: &RunState, running: &[String]) -> String {
     if run.timings.runtime_start_ms.is_none() {
         "during runtime start (the runtime had not answered the protocol handshake)".to_owned()
     } else if run.timings.create_session_ms.is_none() {
         "during session creation (the session was not created yet)".to_owned()
+    } else if !run.prompt_sent {
+        "before the prompt was sent (the session was created; the checks before the prompt were still running)".to_owned()
     } else if let Some(tool) = running.first() {
         format!("in the tool handler of `{tool}` (still running)")
     } else {
@@ -434,7 +450,9 @@ async fn execute(
     run.session_id = Some(session.id().to_string());
     run.resumed = resume.is_some();
     run.timings.create_session_ms = Some(t.elapsed().as_millis() as u64);
-    if let Some(clock) = &faults.clock_starts_at_session {
+    if let Some(clock) = &faults.clock_starts_at_session
+        && !clock.starts_at_prompt()
+    {
         clock.start();
     }
     *slots.session.lock().expect("slot") = Some(session.clone());
@@ -480,6 +498,9 @@ async fn execute(
                 .send(prompt.message_options(working_directory))
                 .await
                 .map_err(|e| format!("sending the prompt failed: {e}"))?;
+            if let Some(clock) = &faults.clock_starts_at_session {
+                clock.start();
+            }
             wait_until_done(progress_rx.clone(), now.idles).await?;
         }
         Ok(())

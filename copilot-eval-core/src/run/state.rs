@@ -52,13 +52,12 @@ pub(super) struct RunState {
     pub(super) skill_discovery: Option<crate::skills::SkillDiscovery>,
     /// The eval's `disabled_skills`.
     disabled_skills: Vec<String>,
-    /// What each main agent model request offered the model, in order (from the request
-    /// proxy, with skill folders).
-    pub(super) skills_offered: Vec<crate::skills::OfferedSkills>,
     /// The names of the MCP servers the eval configured, in order.
     pub(super) mcp_configured: Vec<String>,
     /// The names of the optional ones among them (`optional_mcp_server`).
     pub(super) mcp_optional: Vec<String>,
+    /// Each configured server's `tools` filter as configured (`None`: all its tools).
+    mcp_filters: Vec<(String, Option<Vec<String>>)>,
     /// The MCP servers' states as the check before the prompt saw them (fills what the event
     /// log leaves unreported).
     pub(super) mcp_checked: Vec<crate::evidence::mcp::McpServerState>,
@@ -67,6 +66,9 @@ pub(super) struct RunState {
     pub(super) mcp_checking: bool,
     /// Whether the replay made the token usage up ([`super::ReplayCheck::usage_unknown`]).
     pub(super) usage_unknown: bool,
+    /// What each model request offered the model, as the request proxy forwarded it; `None`
+    /// when the run did not keep offers (no MCP server, no custom agent).
+    pub(super) model_offers: Option<Vec<crate::evidence::offered::ModelOffer>>,
 }
 
 impl RunState {
@@ -94,12 +96,17 @@ impl RunState {
             resumed: false,
             skill_discovery: None,
             disabled_skills: eval.disabled_skills.clone(),
-            skills_offered: Vec::new(),
             mcp_configured: eval.mcp_servers.keys().cloned().collect(),
             mcp_optional: eval.optional_mcp_servers.clone(),
+            mcp_filters: eval
+                .mcp_servers
+                .iter()
+                .map(|(name, config)| (name.clone(), tool_filter(config)))
+                .collect(),
             mcp_checked: Vec::new(),
             mcp_checking: false,
             usage_unknown: false,
+            model_offers: None,
         }
     }
 
@@ -117,7 +124,14 @@ impl RunState {
         let skill_warnings = self
             .skill_discovery
             .as_mut()
-            .map(|d| crate::skills::model_view(d, &self.skills_offered, &self.disabled_skills))
+            .map(|d| {
+                let offered: Vec<crate::skills::OfferedSkills> = (self.model_offers.iter())
+                    .flatten()
+                    .filter(|o| !o.subagent)
+                    .map(|o| o.skills.clone())
+                    .collect();
+                crate::skills::model_view(d, &offered, &self.disabled_skills)
+            })
             .unwrap_or_default();
         let mut evidence = map_events(&log);
         let (mut mcp_servers, _) = mcp_servers(log.iter().map(|l| &l.event), &self.mcp_configured);
@@ -132,6 +146,36 @@ impl RunState {
                 state.tools = checked.tools.clone();
                 state.warnings = checked.warnings.clone();
             }
+        }
+        // What the model was offered: each connected server's tools the model requests carried.
+        let offers = self.model_offers.as_deref().unwrap_or_default();
+        let mut offered: Vec<String> = Vec::new();
+        for tool in offers.iter().flat_map(|o| &o.tools) {
+            if !offered.contains(tool) {
+                offered.push(tool.clone());
+            }
+        }
+        let mut gave_nothing = Vec::new();
+        if !offers.is_empty() {
+            for state in mcp_servers.iter_mut().filter(|s| s.status == "connected") {
+                state.offered_tools = Some(crate::evidence::mcp::offered_names(
+                    state,
+                    &self.mcp_configured,
+                    &offered,
+                ));
+                let filter = self
+                    .mcp_filters
+                    .iter()
+                    .find(|(name, _)| *name == state.name)
+                    .and_then(|(_, filter)| filter.as_deref());
+                if let Some(why) = crate::evidence::mcp::gave_nothing(state, filter) {
+                    if state.optional {
+                        state.warnings.push(why.clone());
+                    }
+                    gave_nothing.push((state.optional, why));
+                }
+            }
+            crate::evidence::subagents::attach_offers(&mut evidence.subagent_invocations, offers);
         }
         for denied in self.denials {
             if let Some(call) = evidence.tool_calls.iter_mut().find(|c| {
@@ -171,6 +215,18 @@ impl RunState {
             stop_reason = stop_reason.max(StopReason::RuntimeSubstitution);
             push(cause);
         }
+        let mut warnings = skill_warnings;
+        for (optional, why) in gave_nothing {
+            if optional {
+                warnings.push(why);
+            } else {
+                stop_reason = stop_reason.max(StopReason::McpSetupError);
+                push(why);
+            }
+        }
+        warnings.extend(crate::evidence::subagents::ended_without_response(
+            &evidence.subagent_invocations,
+        ));
         for (agent, e) in model_unavailable(&evidence.subagent_invocations) {
             stop_reason = stop_reason.max(StopReason::ModelUnavailable);
             push(format!(
@@ -209,7 +265,7 @@ impl RunState {
             subagent_invocations: evidence.subagent_invocations,
             usage: evidence.usage,
             usage_unknown: self.usage_unknown,
-            warnings: skill_warnings,
+            warnings,
             duration_ms: started.elapsed().as_millis() as u64,
             timings: self.timings,
             working_directory,
@@ -229,6 +285,16 @@ impl RunState {
             resumed: self.resumed,
             origin: None,
         }
+    }
+}
+
+/// The `tools` filter of an MCP server's configuration (`None`: all its tools).
+fn tool_filter(config: &github_copilot_sdk::McpServerConfig) -> Option<Vec<String>> {
+    match config {
+        github_copilot_sdk::McpServerConfig::Stdio(stdio) => stdio.tools.clone(),
+        github_copilot_sdk::McpServerConfig::Http(http)
+        | github_copilot_sdk::McpServerConfig::Sse(http) => http.tools.clone(),
+        _ => None,
     }
 }
 

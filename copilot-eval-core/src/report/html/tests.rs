@@ -297,7 +297,18 @@ fn runtime_substitutions_and_mcp_names_are_shown() {
             model_name: format!("fixture-{}", "t".repeat(56)),
         }],
         warnings: vec!["cut to 64".into()],
+        offered_tools: None,
     }];
+    tested.runs[0].mcp_servers.push(McpServerState {
+        name: "filtered".into(),
+        status: "connected".into(),
+        tool_count: Some(1),
+        error: None,
+        optional: false,
+        tools: Vec::new(),
+        warnings: Vec::new(),
+        offered_tools: Some(Vec::new()),
+    });
     let html = to_html(&report(vec![tested])).unwrap();
     assert!(
         html.contains("<span class=\"tool\">(no name)</span>"),
@@ -319,6 +330,10 @@ fn runtime_substitutions_and_mcp_names_are_shown() {
         "{html}"
     );
     assert!(html.contains("warning: cut to 64"), "{html}");
+    assert!(
+        html.contains("filtered: connected, 1 tools; the model was offered none of its tools"),
+        "{html}"
+    );
 }
 
 /// A run with incomplete evidence carries a badge on the run and on its eval's line (counting

@@ -93,6 +93,9 @@ pub(super) fn mcp_server_line(m: &crate::evidence::mcp::McpServerState) -> Strin
             renamed.join(", ")
         ));
     }
+    if m.offered_tools.as_ref().is_some_and(Vec::is_empty) {
+        line.push_str("; the model was offered none of its tools");
+    }
     for warning in &m.warnings {
         line.push_str(&format!("; warning: {warning}"));
     }

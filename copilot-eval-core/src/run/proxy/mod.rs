@@ -45,7 +45,7 @@ use super::controls::{ControlStop, Controls, Gate};
 use crate::audit::{self, HttpVerdict, RequestAudit, RequestOrigin};
 use crate::eval::ImageDetail;
 use crate::evidence::denial::after_stop;
-use crate::evidence::skills::{OfferedSkills, offered_skills};
+use crate::evidence::offered::ModelOffer;
 use crate::wire::Route;
 
 mod sdk;
@@ -107,6 +107,9 @@ pub trait Downstream: Send + Sync + 'static {
     async fn close(&self);
 }
 
+/// The interaction type of a subagent's model requests (runtime 1.0.102).
+const SUBAGENT_INTERACTION: &str = "conversation-subagent";
+
 /// How long a held-back HTTP request waits for the runtime's cancellation before failing.
 const HOLD_BOUND: Duration = Duration::from_secs(30);
 
@@ -136,9 +139,10 @@ pub struct ProxyOptions {
     pub audit: bool,
     /// Rewrite every OpenAI image part's `detail` to this value.
     pub image_detail: Option<ImageDetail>,
-    /// Read the skills each main agent model request offers the model (an eval with skill
-    /// folders: the run compares them with the skill check, [`crate::skills`]).
-    pub skills: bool,
+    /// Keep what each model request offered the model and who sent it ([`ModelOffer`]): set
+    /// for an eval with skill folders, MCP servers or custom agents, whose checks read what the
+    /// model received.
+    pub offers: bool,
     /// Test-only ([`TestFaults::websocket_reader_waits_for_send`](super::TestFaults)): after
     /// each complete upstream WebSocket response, read the upstream again only once the
     /// runtime's next message was sent (or failed) or the socket is being closed.
@@ -166,10 +170,9 @@ struct Shared {
     held_back: AtomicUsize,
     observed: AtomicUsize,
     records: Mutex<Vec<RequestAudit>>,
+    offers: Mutex<Vec<ModelOffer>>,
     failure: Mutex<Option<String>>,
     sockets: Mutex<Vec<Arc<Upstream>>>,
-    /// With `options.skills`: what each main agent model request offered, in order.
-    offered: Mutex<Vec<OfferedSkills>>,
     /// Sees every forwarded model exchange, e.g. to record a cassette (`RunOptions::record`).
     tap: Option<Arc<dyn ExchangeTap>>,
 }
@@ -196,9 +199,9 @@ impl RequestProxy {
                 held_back: AtomicUsize::new(0),
                 observed: AtomicUsize::new(0),
                 records: Mutex::default(),
+                offers: Mutex::default(),
                 failure: Mutex::default(),
                 sockets: Mutex::default(),
-                offered: Mutex::default(),
                 tap,
             }),
         })
@@ -220,10 +223,10 @@ impl RequestProxy {
         self.shared.records.lock().expect("proxy lock").clone()
     }
 
-    /// With [`ProxyOptions::skills`]: the skills each main agent model request offered the
-    /// model, in request order (subagents' requests left out).
-    pub fn offered_skills(&self) -> Vec<OfferedSkills> {
-        self.shared.offered.lock().expect("proxy lock").clone()
+    /// What each forwarded model request offered the model, in order (empty unless
+    /// [`ProxyOptions::offers`]).
+    pub fn offers(&self) -> Vec<ModelOffer> {
+        self.shared.offers.lock().expect("proxy lock").clone()
     }
 
     /// The first audit or transport failure, if any.
@@ -287,32 +290,20 @@ impl Shared {
         }
     }
 
-    /// With `options.skills`: keep what a main agent model request (`payload` when already
-    /// read, else `body`) offered the model; a subagent's request (`origin`) is left out.
-    fn note_skills(
-        &self,
-        payload: Option<&serde_json::Value>,
-        body: &[u8],
-        origin: &RequestOrigin,
-    ) {
-        let subagent = origin.parent_agent_id.is_some()
-            || origin.interaction_type.as_deref() == Some("conversation-subagent");
-        if !self.options.skills || subagent {
+    /// Keep what the model request `payload` offered, sent as `ctx` says (with the interaction
+    /// type the request itself `declared`, if any), when the run keeps offers.
+    fn offer(&self, payload: &serde_json::Value, ctx: &ProxyContext, declared: Option<&str>) {
+        if !self.options.offers {
             return;
         }
-        let parsed;
-        let value = match payload {
-            Some(value) => value,
-            None => match serde_json::from_slice::<serde_json::Value>(body) {
-                Ok(value) => {
-                    parsed = value;
-                    &parsed
-                }
-                Err(_) => return,
-            },
-        };
-        let offered = offered_skills(value);
-        self.offered.lock().expect("proxy lock").push(offered);
+        let subagent = ctx
+            .parent_agent_id
+            .as_deref()
+            .is_some_and(|p| !p.is_empty())
+            || [ctx.interaction_type.as_deref(), declared].contains(&Some(SUBAGENT_INTERACTION));
+        if let Some(offer) = ModelOffer::of(payload, ctx.agent_id.clone(), subagent) {
+            self.offers.lock().expect("proxy lock").push(offer);
+        }
     }
 
     fn record(&self, audit: RequestAudit) {
@@ -361,6 +352,11 @@ impl RequestProxy {
         }
         let path = url_path(request.url());
         let route = Route::of(request.method(), &path);
+        let declared = request
+            .headers()
+            .get("x-interaction-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let mut payload = None;
         if shared.options.inspects() {
             let encoding = request
@@ -370,12 +366,8 @@ impl RequestProxy {
                 .map(str::to_owned);
             // The interaction type the request itself declares wins over the context's.
             let mut origin = origin(ctx);
-            if let Some(declared) = request
-                .headers()
-                .get("x-interaction-type")
-                .and_then(|v| v.to_str().ok())
-            {
-                origin.interaction_type = Some(declared.to_owned());
+            if let Some(declared) = &declared {
+                origin.interaction_type = Some(declared.clone());
             }
             match audit::inspect_http(
                 route,
@@ -400,8 +392,13 @@ impl RequestProxy {
         } else if !request.method().eq_ignore_ascii_case("GET") {
             shared.observed.fetch_add(1, Ordering::SeqCst);
         }
-        if let Route::Model(_) = route {
-            shared.note_skills(payload.as_ref(), request.body(), &origin(ctx));
+        if shared.options.offers && matches!(route, Route::Model(_)) {
+            if payload.is_none() {
+                payload = serde_json::from_slice(request.body()).ok();
+            }
+            if let Some(json) = &payload {
+                shared.offer(json, ctx, declared.as_deref());
+            }
         }
         shared.forward(request, route, payload).await
     }
@@ -485,17 +482,31 @@ impl ProxySocket {
                 (Message::Text(text.into()), None)
             }
         };
-        if let Message::Text(text) = &outgoing {
-            let origin = ctx.map(origin).unwrap_or_default();
-            shared.note_skills(payload.as_ref(), text.as_bytes(), &origin);
-        }
-        if let (Some(tap), Some(socket), Message::Text(text)) =
-            (&shared.tap, self.upstream.recording, &outgoing)
-        {
-            let payload = payload.or_else(|| serde_json::from_str(text.as_str()).ok());
-            if let Some(message) = &payload {
-                tap.ws_request(socket, message);
+        let payload = match (&outgoing, payload) {
+            (_, Some(payload)) => Some(payload),
+            (Message::Text(text), None) if shared.tap.is_some() || shared.options.offers => {
+                serde_json::from_str(text.as_str()).ok()
             }
+            _ => None,
+        };
+        if let Some(message) = payload.as_ref().filter(|m| {
+            m.get("type").and_then(serde_json::Value::as_str) == Some("response.create")
+        }) {
+            // The interaction type the message declares (its `headers` member), if any.
+            let declared = message
+                .get("headers")
+                .and_then(serde_json::Value::as_object)
+                .and_then(|h| {
+                    h.iter()
+                        .find(|(name, _)| name.eq_ignore_ascii_case("x-interaction-type"))
+                })
+                .and_then(|(_, value)| value.as_str());
+            shared.offer(message, ctx.unwrap_or(&ProxyContext::default()), declared);
+        }
+        if let (Some(tap), Some(socket), Some(message)) =
+            (&shared.tap, self.upstream.recording, &payload)
+        {
+            tap.ws_request(socket, message);
         }
         self.upstream.in_flight.store(true, Ordering::SeqCst);
         let sent = self.upstream.send(outgoing).await;
