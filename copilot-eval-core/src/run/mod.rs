@@ -378,7 +378,8 @@ async fn run_prompts_unboxed(
                     (options, Some(session))
                 }
                 Err(e) => {
-                    lease.release(true).await;
+                    let end = lease.release(true).await;
+                    cleanup::record_lease_end(&mut run, end);
                     run.fail(crate::StopReason::ExecutionError, e);
                     let mut result = run.finish(working_directory, started);
                     result.prompts = prompts;
@@ -443,9 +444,12 @@ async fn run_prompts_unboxed(
         turns_finished,
         home,
     );
+    // The pool undoes what the session left on its runtime, and says what it found: reported
+    // as a private runtime's sweep reports it.
     if let Some(lease) = lease {
         drop(endpoint);
-        lease.release(turns_finished).await;
+        let end = lease.release(turns_finished).await;
+        cleanup::record_lease_end(&mut run, end);
     }
     run.timings.cleanup_ms = cleanup_started.elapsed().as_millis() as u64;
     let mut result = run.finish(working_directory, started);
