@@ -192,10 +192,11 @@ impl RunOptions {
 
     /// Lease warm runtimes from `pool` ([`crate::run::pool`]) instead of starting a private one,
     /// when the eval can share a runtime: offline, not in empty client mode, not
-    /// `fresh_runtime`, no resume, no home of its own or home seed, no MCP servers (see
-    /// docs/performance.md, "Warm runtimes"). Any other eval starts its private runtime. The
-    /// lease is released when the run ends (clean when its turns finished; otherwise the
-    /// runtime is retired). Without this call, a run in a test process of `cargo copilot-eval`
+    /// `fresh_runtime`, no resume, no home seed, no MCP servers (see docs/performance.md,
+    /// "Warm runtimes"). Any other eval starts its private runtime. The lease is released when
+    /// the run ends (clean when its turns finished; otherwise the runtime is retired): the
+    /// processes the session left running are killed and become the run's cleanup errors, and
+    /// the runtime's folders are reset ([`crate::run::pool::LeaseEnd`]). Without this call, a run in a test process of `cargo copilot-eval`
     /// leases from the runner's pool ([`crate::run::pool::RunnerPool::from_env`]).
     pub fn pooled(mut self, pool: crate::run::pool::PoolSource) -> Self {
         self.pool = Some(pool);

@@ -2,11 +2,11 @@
 //! --log-level none`), with a home of its own, and the pool's own client connected first as
 //! its only request handler (the [`Router`]).
 //!
-//! What a lease leaves on it is undone when the lease ends ([`PooledRuntime::end_lease`]), as
+//! What a lease leaves on it is undone when the lease ends (`PooledRuntime::end_lease`), as
 //! stopping a private runtime and removing its home undoes it: the processes its session
 //! started that still run (the agent's shell can start detached ones, which carry the
 //! runtime's home in their environment, not the run's) are named and killed, and the runtime's
-//! folders are put back as its start left them ([`super::folders`]). A retired runtime takes
+//! folders are put back as its start left them (`run/pool/folders.rs`). A retired runtime takes
 //! every process carrying its home with it.
 
 use std::io::BufRead;
