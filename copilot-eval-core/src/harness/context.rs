@@ -554,7 +554,7 @@ impl EvalContext {
     /// whose test-only clock starts later (`TestFaults::clock_starts_at_session`: no bound
     /// before the session or the prompt) gets [`CLOCK_ALLOWANCE`] more, so that the runner does
     /// not kill it during a runtime start that its own timeout does not count.
-    fn mark_running(&self, eval: &CopilotEval, prompts: &[Prompt], clock_moved: bool) {
+    pub(super) fn mark_running(&self, eval: &CopilotEval, prompts: &[Prompt], clock_moved: bool) {
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
             let allowance = if clock_moved {
