@@ -384,23 +384,36 @@ async fn a_pooled_runtime_killed_mid_eval_ends_that_eval_and_is_replaced() {
 
 /// A pooled runtime's start, before any run holds it: when the runtime asks its API front for
 /// `/copilot_internal/user` before it listens, the router's `404` is taken at once: the runtime
-/// asks at most once. (A `503`, or a reset connection, makes the pinned runtime wait about
+/// asks exactly once. (A `503`, or a reset connection, makes the pinned runtime wait about
 /// 200 ms and ask again before it listens: that wait was on every suite's first eval, and
 /// would show here as two requests.) Some starts of the pinned runtime do not ask at all (seen
-/// in 1 of 5 starts in a row on the CI machine, and once in a CI run), so the count is 0 or 1.
+/// in 1 of 5 starts in a row on the CI machine; it keeps account answers in the shared cache
+/// folder, `copilot-user-cache.json`, keyed by what it is started with), and a start that does
+/// not ask cannot show a retry: so runtimes are started until one asks (at most 10), none may
+/// ask more than once, and one that never asks fails the test rather than passing it unseen.
+/// Seen failing with the router answering `503` before a lease (2 asks).
 #[tokio::test]
 async fn a_pooled_runtime_asks_its_account_once_before_it_listens() {
     let Some(runtime) = runtime_for("a_pooled_runtime_asks_its_account_once_before_it_listens")
     else {
         return;
     };
-    let pooled = copilot_eval_core::pool::PooledRuntime::start(&runtime.path)
-        .await
-        .expect("a pooled runtime starts");
-    let asked = pooled.router().unleased_answers();
+    let mut counts = Vec::new();
+    while counts.len() < 10 && !counts.contains(&1) {
+        let pooled = copilot_eval_core::pool::PooledRuntime::start(&runtime.path)
+            .await
+            .expect("a pooled runtime starts");
+        let asked = pooled.router().unleased_answers();
+        assert!(
+            asked <= 1,
+            "the account request before the runtime listens was asked {asked} times: the runtime retried"
+        );
+        counts.push(asked);
+    }
     assert!(
-        asked <= 1,
-        "the account request before the runtime listens was asked {asked} times: the runtime retried"
+        counts.contains(&1),
+        "none of {} starts asked its account before it listened ({counts:?}): nothing was checked",
+        counts.len()
     );
 }
 
@@ -525,5 +538,239 @@ async fn mcp_servers_of_sessions_on_one_pooled_runtime() {
         "each session started its own server"
     );
     assert_eq!(pool.started(), 1, "both sessions ran on one runtime");
+    pool.shutdown();
+}
+
+/// A text eval of `model` on a lease of `pool` (its model server's catalog holds that model
+/// alone): its result, which must have completed on a pooled runtime.
+async fn run_model(pool: &Arc<Pool>, runtime: &std::path::Path, model: &str) -> CopilotResult {
+    let work = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(
+        ServerConfig::new(Arc::new(Script::new([]).turn(ScriptedTurn::text("Hi.")))).model(model),
+    )
+    .await
+    .unwrap();
+    let eval = CopilotEval::builder()
+        .model(model)
+        .working_directory(work.path())
+        .timeout_s(90.0)
+        .build()
+        .unwrap();
+    let options = RunOptions::offline(server.base_url())
+        .runtime_path(runtime)
+        .pooled(PoolSource::Local(pool.clone()));
+    let result = run_turns(&eval, ["Say hi."], &options).await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::Completed,
+        "{model}: {:?}",
+        result.error
+    );
+    assert!(result.pooled_runtime, "{model}: pooled");
+    result
+}
+
+/// docs/performance.md, "The pool key": a runtime keeps the model catalog it was answered
+/// first, so runs whose catalogs differ never share a runtime; a later run whose catalog equals
+/// an earlier one's gets that runtime again. Seen failing with the pool key's catalog left out
+/// (the second model's run then got the first model's runtime).
+#[tokio::test]
+async fn runs_whose_catalogs_differ_never_share_a_runtime() {
+    let Some(runtime) = runtime_for("runs_whose_catalogs_differ_never_share_a_runtime") else {
+        return;
+    };
+    let pool = Pool::new(&runtime.path, 100);
+    run_model(&pool, &runtime.path, MODEL).await;
+    let first = pool.idle_pids();
+    assert_eq!(first.len(), 1, "{first:?}");
+    let other = run_model(&pool, &runtime.path, "gpt-test").await;
+    assert_eq!(other.model_used.as_deref(), Some("gpt-test"));
+    assert_eq!(pool.started(), 2, "another catalog, another runtime");
+    let mut both = pool.idle_pids();
+    both.sort_unstable();
+    assert!(both.contains(&first[0]) && both.len() == 2, "{both:?}");
+    run_model(&pool, &runtime.path, MODEL).await;
+    assert_eq!(
+        pool.started(),
+        2,
+        "the first catalog's runtime served its key again"
+    );
+    let mut after = pool.idle_pids();
+    after.sort_unstable();
+    assert_eq!(after, both);
+    pool.shutdown();
+}
+
+/// docs/performance.md, "How it works" (5): a pooled runtime is retired after the pool's
+/// `max_sessions` leases (the runner's: 50), and when more runtimes would be idle than the
+/// pool keeps (the runner's: `-j`); a retired runtime's process is gone. The two runs at once
+/// hold their sessions until both have started a tool call (a barrier, not a clock), so they
+/// need two runtimes.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_pooled_runtime_retires_after_its_sessions_and_past_the_idle_limit() {
+    let Some(runtime) =
+        runtime_for("a_pooled_runtime_retires_after_its_sessions_and_past_the_idle_limit")
+    else {
+        return;
+    };
+    let pool = Pool::with_idle_limit(&runtime.path, 2, 1);
+    run_model(&pool, &runtime.path, MODEL).await;
+    let first = pool.idle_pids();
+    assert_eq!(first.len(), 1, "{first:?}");
+    run_model(&pool, &runtime.path, MODEL).await;
+    assert_eq!(
+        pool.started(),
+        1,
+        "the second run got the first one's runtime"
+    );
+    assert_eq!(pool.retired(), 1, "retired after its second session");
+    assert!(pool.idle_pids().is_empty(), "{:?}", pool.idle_pids());
+    let left = copilot_eval_core::runtime::wait_for_exits(
+        first.clone(),
+        std::time::Duration::from_secs(30),
+    )
+    .await;
+    assert!(left.is_empty(), "the retired runtime {left:?} still runs");
+
+    // Two runs at once, each holding its session in a tool call until both are in one.
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let run_held = |barrier: Arc<tokio::sync::Barrier>| {
+        let pool = pool.clone();
+        let runtime = runtime.path.clone();
+        async move {
+            let work = tempfile::tempdir().unwrap();
+            let server = ModelServer::start(
+                ServerConfig::new(Arc::new(
+                    Script::new([])
+                        .turn(ScriptedTurn::tool_call("meet", json!({})))
+                        .turn(ScriptedTurn::text("Met.")),
+                ))
+                .model(MODEL),
+            )
+            .await
+            .unwrap();
+            let eval = CopilotEval::builder()
+                .model(MODEL)
+                .working_directory(work.path())
+                .timeout_s(90.0)
+                .tool(function_tool(
+                    "meet",
+                    "Wait for the other run.",
+                    json!({"type": "object", "properties": {}}),
+                    move |_| {
+                        let barrier = barrier.clone();
+                        async move {
+                            barrier.wait().await;
+                            Ok("met".to_owned())
+                        }
+                    },
+                ))
+                .build()
+                .unwrap();
+            let options = RunOptions::offline(server.base_url())
+                .runtime_path(&runtime)
+                .pooled(PoolSource::Local(pool));
+            run_turns(&eval, ["Meet."], &options).await
+        }
+    };
+    let (a, b) = tokio::join!(run_held(barrier.clone()), run_held(barrier));
+    for result in [&a, &b] {
+        assert_eq!(
+            result.stop_reason,
+            StopReason::Completed,
+            "{:?}",
+            result.error
+        );
+        assert!(result.pooled_runtime);
+    }
+    assert_eq!(pool.started(), 3, "two runs at once, two new runtimes");
+    assert_eq!(
+        pool.retired(),
+        2,
+        "one of the two retired past the idle limit of 1"
+    );
+    assert_eq!(pool.idle_pids().len(), 1, "{:?}", pool.idle_pids());
+    pool.shutdown();
+}
+
+/// The shell command of `shell_leaves_a_process_behind` (the fixture): a process detached from
+/// the shell with `setsid -f` (a session and process group of its own), its pid in `held.pid`
+/// of the working directory, waited for before the command returns.
+const DETACH: &str = "setsid -f sh -c 'echo $$ > held.pid; exec sleep 3607' </dev/null >/dev/null 2>&1; while [ ! -s held.pid ]; do sleep 0.05; done; echo started";
+
+/// The agent's shell detaches a process that outlives the session. On a private runtime the
+/// run's sweep finds it by the run's home; on a pooled one, whose tools carry the pool's home
+/// instead, the pool's sweep finds it when the lease ends. Either way the run ends with
+/// `cleanup_error` naming it in the same words, and it is gone when the run returns; the
+/// pooled runtime, which served a lease that left a process, is retired. Seen failing with
+/// the pool's sweep left out: the pooled run completed and the process still ran.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_process_the_agents_shell_detaches_is_a_cleanup_error_pooled_and_private() {
+    let Some(runtime) =
+        runtime_for("a_process_the_agents_shell_detaches_is_a_cleanup_error_pooled_and_private")
+    else {
+        return;
+    };
+    let pool = Pool::new(&runtime.path, 100);
+    for pooled in [false, true] {
+        let work = tempfile::tempdir().unwrap();
+        let server = ModelServer::start(
+            ServerConfig::new(Arc::new(
+                Script::new([])
+                    .turn(ScriptedTurn::tool_call(
+                        "bash",
+                        json!({"command": DETACH, "description": "Detach"}),
+                    ))
+                    .turn(ScriptedTurn::text("Started.")),
+            ))
+            .model(MODEL),
+        )
+        .await
+        .unwrap();
+        let eval = CopilotEval::builder()
+            .model(MODEL)
+            .working_directory(work.path())
+            .timeout_s(90.0)
+            .build()
+            .unwrap();
+        let mut options = RunOptions::offline(server.base_url()).runtime_path(&runtime.path);
+        if pooled {
+            options = options.pooled(PoolSource::Local(pool.clone()));
+        }
+        let result = run_turns(&eval, ["Start it."], &options).await;
+        let pid: u32 = std::fs::read_to_string(work.path().join("held.pid"))
+            .unwrap_or_else(|e| panic!("pooled {pooled}: no pid ({e}): {:?}", result.tool_calls))
+            .trim()
+            .parse()
+            .unwrap();
+        let alive = copilot_eval_core::runtime::process_alive(pid);
+        if alive {
+            copilot_eval_core::runtime::kill_process(pid);
+        }
+        assert!(
+            !alive,
+            "pooled {pooled}: the detached process {pid} outlived the run"
+        );
+        assert_eq!(result.pooled_runtime, pooled);
+        assert_eq!(
+            result.stop_reason,
+            StopReason::CleanupError,
+            "pooled {pooled}: {:?}",
+            result.error
+        );
+        assert_eq!(
+            result.cleanup_errors,
+            [format!(
+                "runtime processes outlived the stop and were killed: pid {pid} (sleep 3607)"
+            )],
+            "pooled {pooled}"
+        );
+        assert_eq!(result.final_response.as_deref(), Some("Started."));
+    }
+    assert_eq!(pool.started(), 1);
+    assert_eq!(pool.retired(), 1, "the runtime whose lease left a process");
+    assert!(pool.idle_pids().is_empty());
     pool.shutdown();
 }

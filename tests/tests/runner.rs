@@ -80,13 +80,14 @@ fn discovery_lists_only_the_eval_tests() {
             "copilot-eval-fixture::evals: priced::b_larger_call",
             "copilot-eval-fixture::evals: replay_mismatch",
             "copilot-eval-fixture::evals: script_runs_out",
+            "copilot-eval-fixture::evals: shell_leaves_a_process_behind",
             "copilot-eval-fixture::evals: times_out",
         ],
         "the ordinary test (passes_but_is_not_an_eval) and ignored ones (ignored_test, copilot_eval_lookalike) must not be listed"
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("34 eval tests (3 other tests not listed"),
+        stderr.contains("35 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 
@@ -330,6 +331,55 @@ fn a_timeout_is_a_failed_eval_exit_1() {
         run.junit_property("times_out", "copilot_eval.stop_reason"),
         "timeout"
     );
+}
+
+/// The agent's own shell detaches a process (the fixture's `shell_leaves_a_process_behind`:
+/// `setsid -f`, so it is out of the test's process group; on a pooled runtime it carries
+/// neither the run's home nor the runner's marker, only the pooled runtime's home). Pooled
+/// (the default) and with `--fresh-runtime` alike, the eval is an `error` whose message names
+/// the process, and the process does not survive the runner. Seen failing with the pool's
+/// sweep left out: pooled, the test passed and `sleep 3607` outlived the runner.
+#[test]
+fn a_process_the_agents_shell_leaves_is_an_error_pooled_and_fresh() {
+    if runtime_for("a_process_the_agents_shell_leaves_is_an_error_pooled_and_fresh").is_none() {
+        return;
+    }
+    for (how, extra) in [("pooled", &[][..]), ("fresh", &["--fresh-runtime"][..])] {
+        let run = copilot_eval(&["--exact", "shell_leaves_a_process_behind"], extra);
+        let test = run.test("shell_leaves_a_process_behind");
+        let pid = test
+            .properties
+            .iter()
+            .find(|p| p.name == "held_pid")
+            .and_then(|p| p.value.as_u64())
+            .unwrap_or_else(|| panic!("{how}: the fixture recorded the pid: {test:#?}"))
+            as u32;
+        let alive = copilot_eval_core::runtime::process_alive(pid);
+        if alive {
+            // Do not leave it to the machine when the check below fails.
+            copilot_eval_core::runtime::kill_process(pid);
+        }
+        assert!(
+            !alive,
+            "{how}: the process the shell detached ({pid}) outlived the runner"
+        );
+        assert_eq!(test.runs.len(), 1, "{how}: {test:#?}");
+        assert_eq!(test.runs[0].pooled_runtime, how == "pooled", "{how}");
+        assert_eq!(test.runs[0].stop_reason, StopReason::CleanupError, "{how}");
+        assert_eq!(run.status, 3, "{how}: {}", run.stderr);
+        assert_eq!(test.outcome, Outcome::Error, "{how}: {test:#?}");
+        assert_eq!(test.error_kind, Some(ErrorKind::Run), "{how}");
+        let named =
+            format!("runtime processes outlived the stop and were killed: pid {pid} (sleep 3607)");
+        let message = test.message.as_deref().unwrap_or_default();
+        assert!(
+            message.starts_with(
+                "the test passed, but run 1 (shell_leaves_a_process_behind) stopped with cleanup_error: "
+            ) && message.contains(&named),
+            "{how}: {message}"
+        );
+        assert!(run.stderr.contains(&named), "{how}: {}", run.stderr);
+    }
 }
 
 #[test]

@@ -15,6 +15,11 @@ use crate::result::CopilotResult;
 use crate::result::StopReason;
 use crate::run::{RunOptions, TestFaults};
 
+/// What a run whose test-only clock starts at its session or prompt adds to the deadline the
+/// runner watches: the runtime's start, which that clock does not count, may take this long (as
+/// long as the runner gives a test process to write its first evidence).
+const CLOCK_ALLOWANCE: Duration = Duration::from_secs(60);
+
 /// The context of one eval test: a fresh working directory, an eval builder pre-filled from the
 /// attribute, [`run`](Self::run) (the engine, recording each run's evidence for the artifacts)
 /// and [`record_property`](Self::record_property) for the test's own observations.
@@ -494,7 +499,10 @@ impl EvalContext {
                 None => options,
             }
         };
-        self.mark_running(eval, &prompts);
+        let clock_moved = faults
+            .as_ref()
+            .is_some_and(|f| f.clock_starts_at_session.is_some());
+        self.mark_running(eval, &prompts, clock_moved);
         let input = super::modes::ModeInput {
             eval,
             prompts: &prompts,
@@ -575,12 +583,20 @@ impl EvalContext {
     }
 
     /// The evidence of a run starting: the test's deadline is now the run's (`timeout_s` from
-    /// now), and `running` names the eval and its first prompt (`(+N more prompts)`).
-    fn mark_running(&self, eval: &CopilotEval, prompts: &[Prompt]) {
+    /// now), and `running` names the eval and its first prompt (`(+N more prompts)`). A run
+    /// whose test-only clock starts later (`TestFaults::clock_starts_at_session`: no bound
+    /// before the session or the prompt) gets [`CLOCK_ALLOWANCE`] more, so that the runner does
+    /// not kill it during a runtime start that its own timeout does not count.
+    pub(super) fn mark_running(&self, eval: &CopilotEval, prompts: &[Prompt], clock_moved: bool) {
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
+            let allowance = if clock_moved {
+                CLOCK_ALLOWANCE
+            } else {
+                Duration::ZERO
+            };
             evidence.deadline_unix_ms =
-                unix_ms(SystemTime::now() + Duration::from_secs_f64(eval.timeout_s()));
+                unix_ms(SystemTime::now() + Duration::from_secs_f64(eval.timeout_s()) + allowance);
             let more = match prompts.len() {
                 0 | 1 => String::new(),
                 n => format!(" (+{} more prompts)", n - 1),

@@ -22,7 +22,8 @@
 //!   `cargo nextest run`).
 //!
 //! The evidence also carries a **deadline** (`deadline_unix_ms`): during a run, the run's start
-//! plus the eval's `timeout_s`; outside runs, the last event plus the attribute's `timeout_s`
+//! plus the eval's `timeout_s` (60 s more for a run whose test-only clock starts at its session
+//! or prompt, which does not count the runtime's start); outside runs, the last event plus the attribute's `timeout_s`
 //! (default 300 s). The runner kills a test process that outlives its deadline plus its cleanup
 //! bound.
 //!

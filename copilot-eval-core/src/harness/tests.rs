@@ -1044,3 +1044,40 @@ mod trigger_cases {
         );
     }
 }
+
+/// The deadline the runner watches during a run: the eval's `timeout_s` from the run's start,
+/// and 60 s more when the run's test-only clock starts at its session (that clock does not
+/// count the runtime's start, so the runner must not either: with the e2e tests' 2 s cleanup
+/// bound, a fresh runtime's start killed such a run).
+#[test]
+fn a_run_whose_test_clock_starts_later_gets_more_time_from_the_runner() {
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("evidence.json");
+    let ctx = EvalContext::with_settings(config(), Ok(Mode::Live), Some(file.clone()));
+    let eval = crate::CopilotEval::builder()
+        .timeout_s(4.0)
+        .build()
+        .unwrap();
+    let prompts = [crate::eval::Prompt::from("Think.")];
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let before = now_ms();
+    ctx.mark_running(&eval, &prompts, false);
+    let plain = TestEvidence::read(&file).unwrap().deadline_unix_ms;
+    let between = now_ms();
+    ctx.mark_running(&eval, &prompts, true);
+    let moved = TestEvidence::read(&file).unwrap().deadline_unix_ms;
+    let after = now_ms();
+    assert!(
+        (before + 4_000..=between + 4_000).contains(&plain),
+        "{before} {plain} {between}"
+    );
+    assert!(
+        (between + 64_000..=after + 64_000).contains(&moved),
+        "{between} {moved} {after}"
+    );
+}

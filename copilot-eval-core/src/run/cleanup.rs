@@ -287,9 +287,10 @@ fn has_open_tool_calls(log: &Mutex<Vec<LoggedEvent>>) -> bool {
 }
 
 /// Every process whose environment carries this run's private home is the runtime or one of its
-/// children. Any still alive now outlived the stop: kill it and report it. Then wait (bounded)
-/// until the runtime and every process killed here have exited: a process that was just killed
-/// loses its environment before it is gone, so the environment alone cannot say it has ended.
+/// children. Any still alive now outlived the stop: kill it and report it ([`leftovers_error`]).
+/// Then wait (bounded) until the runtime and every process killed here have exited: a process
+/// that was just killed loses its environment before it is gone, so the environment alone
+/// cannot say it has ended.
 async fn kill_leftovers(run: &mut RunState, home: &std::path::Path) {
     let marker = format!("COPILOT_HOME={}", home.display());
     let mut watched: Vec<u32> = run.runtime_pid.into_iter().collect();
@@ -303,16 +304,13 @@ async fn kill_leftovers(run: &mut RunState, home: &std::path::Path) {
         left = runtime::processes_with_env(&marker);
     }
     if !left.is_empty() {
+        // Named before they are killed (a killed process's command line is gone).
+        let named: Vec<runtime::Leftover> =
+            left.iter().copied().map(runtime::Leftover::of).collect();
         for pid in &left {
-            #[cfg(unix)]
-            // SAFETY: kill(2) with a pid we just read from /proc; no memory is involved.
-            unsafe {
-                libc::kill(*pid as libc::pid_t, libc::SIGKILL);
-            }
+            runtime::kill_process(*pid);
         }
-        run.cleanup_errors.push(format!(
-            "runtime processes outlived the stop and were killed: {left:?}"
-        ));
+        run.cleanup_errors.push(leftovers_error(&named));
         watched.extend(&left);
     }
     let watched = runtime::wait_for_exits(watched, EXIT_BOUND).await;
@@ -321,6 +319,27 @@ async fn kill_leftovers(run: &mut RunState, home: &std::path::Path) {
             "runtime processes {watched:?} were killed but had not exited {EXIT_BOUND:?} later"
         ));
     }
+}
+
+/// The cleanup error of a run whose runtime's processes outlived its stop and were killed:
+/// the same words whether a private runtime's sweep found them (by the run's home) or a pooled
+/// runtime's (by the runtime's home, [`record_lease_end`]).
+fn leftovers_error(leftovers: &[runtime::Leftover]) -> String {
+    format!(
+        "runtime processes outlived the stop and were killed: {}",
+        runtime::describe_leftovers(leftovers)
+    )
+}
+
+/// After a run on a pooled runtime gave it back: what the pool found and undid at the lease's
+/// end ([`crate::run::pool::LeaseEnd`]) becomes the run's cleanup errors, as on a private
+/// runtime: the processes its session left running (killed; [`leftovers_error`]), and a reset
+/// of the runtime's folders that failed (the runtime is retired).
+pub(super) fn record_lease_end(run: &mut RunState, end: crate::run::pool::LeaseEnd) {
+    if !end.leftovers.is_empty() {
+        run.cleanup_errors.push(leftovers_error(&end.leftovers));
+    }
+    run.cleanup_errors.extend(end.errors);
 }
 
 #[cfg(test)]

@@ -192,10 +192,11 @@ impl RunOptions {
 
     /// Lease warm runtimes from `pool` ([`crate::run::pool`]) instead of starting a private one,
     /// when the eval can share a runtime: offline, not in empty client mode, not
-    /// `fresh_runtime`, no resume, no home of its own or home seed, no MCP servers (see
-    /// docs/performance.md, "Warm runtimes"). Any other eval starts its private runtime. The
-    /// lease is released when the run ends (clean when its turns finished; otherwise the
-    /// runtime is retired). Without this call, a run in a test process of `cargo copilot-eval`
+    /// `fresh_runtime`, no resume, no home seed, no MCP servers (see docs/performance.md,
+    /// "Warm runtimes"). Any other eval starts its private runtime. The lease is released when
+    /// the run ends (clean when its turns finished; otherwise the runtime is retired): the
+    /// processes the session left running are killed and become the run's cleanup errors, and
+    /// the runtime's folders are reset ([`crate::run::pool::LeaseEnd`]). Without this call, a run in a test process of `cargo copilot-eval`
     /// leases from the runner's pool ([`crate::run::pool::RunnerPool::from_env`]).
     pub fn pooled(mut self, pool: crate::run::pool::PoolSource) -> Self {
         self.pool = Some(pool);
@@ -383,7 +384,8 @@ async fn run_prompts_unboxed(
                     (options, Some(session))
                 }
                 Err(e) => {
-                    lease.release(true).await;
+                    let end = lease.release(true).await;
+                    cleanup::record_lease_end(&mut run, end);
                     run.fail(crate::StopReason::ExecutionError, e);
                     let mut result = run.finish(working_directory, started);
                     result.prompts = prompts;
@@ -448,9 +450,12 @@ async fn run_prompts_unboxed(
         turns_finished,
         home,
     );
+    // The pool undoes what the session left on its runtime, and says what it found: reported
+    // as a private runtime's sweep reports it.
     if let Some(lease) = lease {
         drop(endpoint);
-        lease.release(turns_finished).await;
+        let end = lease.release(turns_finished).await;
+        cleanup::record_lease_end(&mut run, end);
     }
     run.timings.cleanup_ms = cleanup_started.elapsed().as_millis() as u64;
     let mut result = run.finish(working_directory, started);

@@ -360,7 +360,38 @@ pub(crate) fn client_options(
 
 #[cfg(test)]
 mod tests {
-    use super::rewrite_origin;
+    use super::{poolable, rewrite_origin};
+    use crate::CopilotEval;
+    use crate::run::RunOptions;
+
+    /// docs/performance.md, "Which evals run on a private runtime": an offline eval shares a
+    /// runtime unless it asks for a fresh one, runs in empty client mode, resumes a session,
+    /// seeds its home or configures MCP servers; a live run never does.
+    #[test]
+    fn which_evals_may_share_a_runtime() {
+        let offline = || RunOptions::offline("http://127.0.0.1:9");
+        let plain = CopilotEval::builder().build().unwrap();
+        assert!(poolable(&plain, &offline()));
+        assert!(!poolable(&plain, &RunOptions::live()));
+        let fresh = CopilotEval::builder().fresh_runtime(true).build().unwrap();
+        assert!(!poolable(&fresh, &offline()));
+        let empty = CopilotEval::builder().client_mode("empty").build().unwrap();
+        assert!(!poolable(&empty, &offline()));
+        assert!(!poolable(&plain, &offline().resume("session-1")));
+        let seed = tempfile::tempdir().unwrap();
+        assert!(!poolable(&plain, &offline().home_seed(seed.path())));
+        let mcp = CopilotEval::builder()
+            .mcp_server(
+                "fixture",
+                crate::sdk::McpServerConfig::Stdio(crate::sdk::McpStdioServerConfig {
+                    command: "node".to_owned(),
+                    ..Default::default()
+                }),
+            )
+            .build()
+            .unwrap();
+        assert!(!poolable(&mcp, &offline()));
+    }
 
     #[test]
     fn the_origin_becomes_the_model_servers() {

@@ -21,9 +21,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod processes;
 mod skip;
 pub mod unpack;
 
+pub use processes::{
+    Leftover, describe_leftovers, kill_process, process_alive, processes_with_env, wait_for_exits,
+};
 pub use skip::write_skip;
 
 /// The `@github/copilot` npm version this release of copilot-eval is built and tested against.
@@ -537,70 +541,6 @@ fn which_npm() -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|dir| dir.join(name))
         .find(|p| p.is_file())
-}
-
-/// Process ids of live processes whose environment contains `marker` as a whole `KEY=VALUE`
-/// entry (Linux: read from `/proc/<pid>/environ`; elsewhere always empty). The run uses it with
-/// `COPILOT_HOME=<its private home>` to prove no runtime process outlives it.
-pub fn processes_with_env(marker: &str) -> Vec<u32> {
-    processes_whose_env(|kv| kv == marker.as_bytes())
-}
-
-fn processes_whose_env(matches: impl Fn(&[u8]) -> bool) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == std::process::id() {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if environ.split(|b| *b == 0).any(&matches) && !is_zombie(pid) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// Whether process `pid` exists and has not ended (a zombie, `Z`, or dead, `X`, process has
-/// ended), read from `/proc/<pid>/stat`. Always `false` where `/proc` cannot be read.
-pub fn process_alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok() && !is_zombie(pid)
-}
-
-/// Wait until every process of `pids` has ended ([`process_alive`] is false), checking every
-/// 20 ms for at most `bound`; returns the ones still alive then (empty: all ended).
-///
-/// A process killed with SIGKILL closes its file descriptors (its sockets) before it becomes a
-/// zombie, so one seen to close a connection can still read as alive for a moment.
-pub async fn wait_for_exits(mut pids: Vec<u32>, bound: std::time::Duration) -> Vec<u32> {
-    let deadline = tokio::time::Instant::now() + bound;
-    pids.retain(|pid| process_alive(*pid));
-    while !pids.is_empty() && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        pids.retain(|pid| process_alive(*pid));
-    }
-    pids
-}
-
-fn is_zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let after = stat.rsplit_once(") ")?.1;
-            after.chars().next()
-        })
-        .is_some_and(|state| state == 'Z' || state == 'X')
 }
 
 /// When set, [`write_skip`] (so [`require_for_test`]) appends one line per skipped test to this

@@ -229,10 +229,10 @@ pub async fn run_one(
     // carries its marker (e.g. the runtime of a crashed test), named with their command lines
     // (read before they are killed).
     super::phases::mark(&format!("test {index} exited"));
-    let leftovers = super::leftovers::find(pid, &format!("{ENV_SUITE_PROCESS}={marker}")).await;
+    let mut leftovers = super::leftovers::find(pid, &format!("{ENV_SUITE_PROCESS}={marker}")).await;
     kill_group(pid);
     for leftover in &leftovers {
-        kill_pid(leftover.pid);
+        crate::runtime::kill_process(leftover.pid);
     }
     super::leftovers::wait_gone(&leftovers).await;
     // The warm runtimes the process used go back to the pool only when it ended by itself and
@@ -241,7 +241,9 @@ pub async fn run_one(
     if let Some(pool) = &options.pool {
         let clean =
             !killed && leftovers.is_empty() && status.as_ref().is_ok_and(|s| s.code().is_some());
-        pool.end_client(&marker, clean).await;
+        // A pooled runtime's processes carry neither the test's group nor its marker: the
+        // pool finds and kills those of the leases the process never gave back.
+        leftovers.extend(pool.end_client(&marker, clean).await);
     }
     super::phases::mark(&format!(
         "test {index} ended (leftovers swept, runtimes released)"
@@ -270,23 +272,7 @@ pub async fn run_one(
     record.outcome = verdict.outcome;
     record.error_kind = verdict.error_kind;
     record.message = verdict.message;
-    if !leftovers.is_empty() {
-        let list = super::leftovers::describe(&leftovers);
-        if record.outcome == Outcome::Passed {
-            // A process that outlives its test is a leak a later test or the machine pays for.
-            record.outcome = Outcome::Error;
-            record.error_kind = Some(ErrorKind::LeftoverProcesses);
-            record.message = Some(format!(
-                "the test passed, but processes it started outlived it and were killed: {list} (stop every process the test starts before it returns)"
-            ));
-        } else {
-            let note = format!("killed processes the test left behind: {list}");
-            record.message = Some(match record.message.take() {
-                Some(m) => format!("{m}\n{note}"),
-                None => note,
-            });
-        }
-    }
+    note_leftovers(&mut record, &leftovers);
     let mut ask = None;
     if let Ok(evidence) = evidence {
         ask = evidence.trial_ask;
@@ -563,14 +549,28 @@ fn kill_group(pid: Option<u32>) {
     let _ = pid;
 }
 
-fn kill_pid(pid: u32) {
-    #[cfg(unix)]
-    // SAFETY: kill(2) with a pid read from /proc; no memory is involved.
-    unsafe {
-        libc::kill(pid as libc::pid_t, libc::SIGKILL);
+/// What the processes a test left behind (killed already) do to its record: a test that passed
+/// becomes an `error` (`leftover_processes`) naming each one; any other keeps its outcome and
+/// gets the line `killed processes the test left behind: …` under its message.
+fn note_leftovers(record: &mut TestRecord, leftovers: &[super::leftovers::Leftover]) {
+    if leftovers.is_empty() {
+        return;
     }
-    #[cfg(not(unix))]
-    let _ = pid;
+    let list = super::leftovers::describe(leftovers);
+    if record.outcome == Outcome::Passed {
+        // A process that outlives its test is a leak a later test or the machine pays for.
+        record.outcome = Outcome::Error;
+        record.error_kind = Some(ErrorKind::LeftoverProcesses);
+        record.message = Some(format!(
+            "the test passed, but processes it started outlived it and were killed: {list} (stop every process the test starts before it returns)"
+        ));
+    } else {
+        let note = format!("killed processes the test left behind: {list}");
+        record.message = Some(match record.message.take() {
+            Some(m) => format!("{m}\n{note}"),
+            None => note,
+        });
+    }
 }
 
 /// The last [`OUTPUT_TAIL`] bytes of a file, lossy UTF-8 (empty when unreadable).

@@ -15,17 +15,8 @@ use std::time::Duration;
 pub(super) const GRACE: Duration = Duration::from_secs(5);
 /// How long the runner waits for the processes it killed to be gone.
 const KILL_BOUND: Duration = Duration::from_secs(5);
-/// At most this many characters of a command line are kept in the message.
-const COMMAND_CHARS: usize = 200;
-
-/// One process a test left behind.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Leftover {
-    /// Its process id.
-    pub pid: u32,
-    /// Its command line, arguments joined by spaces (`[name]` when `/proc` shows none).
-    pub command: String,
-}
+// One process a test left behind, named as every sweep names it.
+pub(super) use crate::runtime::Leftover;
 
 /// The live processes of process group `group` (the test process led it) or whose environment
 /// holds the entry `marker_entry` (`KEY=VALUE`), once [`GRACE`] has passed for each to end on
@@ -37,12 +28,7 @@ pub(super) async fn find(group: Option<u32>, marker_entry: &str) -> Vec<Leftover
         tokio::time::sleep(Duration::from_millis(50)).await;
         pids = candidates(group, marker_entry);
     }
-    pids.into_iter()
-        .map(|pid| Leftover {
-            pid,
-            command: command_line(pid),
-        })
-        .collect()
+    pids.into_iter().map(Leftover::of).collect()
 }
 
 /// Wait (at most [`KILL_BOUND`]) until none of `leftovers` is alive any more.
@@ -53,11 +39,7 @@ pub(super) async fn wait_gone(leftovers: &[Leftover]) {
 
 /// `pid 123 (sleep 600), pid 456 (node …)`.
 pub(super) fn describe(leftovers: &[Leftover]) -> String {
-    leftovers
-        .iter()
-        .map(|l| format!("pid {} ({})", l.pid, l.command))
-        .collect::<Vec<_>>()
-        .join(", ")
+    crate::runtime::describe_leftovers(leftovers)
 }
 
 fn candidates(group: Option<u32>, marker_entry: &str) -> Vec<u32> {
@@ -96,33 +78,6 @@ fn group_members(group: u32) -> Vec<u32> {
         .collect()
 }
 
-/// The command line of `pid` from `/proc/<pid>/cmdline` (arguments joined by spaces, cut to
-/// [`COMMAND_CHARS`]), else `[<comm>]`, else `[unknown]`.
-fn command_line(pid: u32) -> String {
-    let args = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let joined = args
-        .split(|b| *b == 0)
-        .filter(|a| !a.is_empty())
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect::<Vec<_>>()
-        .join(" ");
-    if joined.is_empty() {
-        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        return format!(
-            "[{}]",
-            Some(comm.trim())
-                .filter(|c| !c.is_empty())
-                .unwrap_or("unknown")
-        );
-    }
-    if joined.chars().count() > COMMAND_CHARS {
-        let cut: String = joined.chars().take(COMMAND_CHARS).collect();
-        format!("{cut}…")
-    } else {
-        joined
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,7 +99,7 @@ mod tests {
         let pid = child.id();
         // Until the child has exec'd, its command line is still this test binary's.
         let bound = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while command_line(pid) != "sleep 600" && std::time::Instant::now() < bound {
+        while Leftover::of(pid).command != "sleep 600" && std::time::Instant::now() < bound {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         // By group alone and by marker alone.
@@ -162,12 +117,5 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(find(Some(pid), &marker).await.is_empty());
-    }
-
-    #[test]
-    fn a_long_command_line_is_cut() {
-        assert_eq!(command_line(u32::MAX), "[unknown]");
-        let own = command_line(std::process::id());
-        assert!(own.chars().count() <= COMMAND_CHARS + 1, "{own}");
     }
 }

@@ -340,13 +340,7 @@ async fn run_suite_with(
         if let Some(path) = path {
             warm_runtime(&path);
             if !options.fresh_runtime {
-                let jobs = options.jobs.max(1);
-                pool = serve_pool(crate::run::pool::Pool::with_idle_limit(
-                    &path,
-                    POOL_MAX_SESSIONS,
-                    jobs,
-                ))
-                .await;
+                pool = serve_pool(suite_pool(&path, options.jobs)).await;
             }
         }
     }
@@ -660,6 +654,12 @@ pub fn default_jobs() -> usize {
 /// Sessions a pooled runtime serves before it is retired (a fresh one starts on demand).
 pub const POOL_MAX_SESSIONS: usize = 50;
 
+/// The suite's pool of warm runtimes of `path`: each retired after [`POOL_MAX_SESSIONS`]
+/// leases, and at most `jobs` (`-j`) idle.
+fn suite_pool(path: &std::path::Path, jobs: usize) -> Arc<crate::run::pool::Pool> {
+    crate::run::pool::Pool::with_idle_limit(path, POOL_MAX_SESSIONS, jobs.max(1))
+}
+
 /// The control endpoint of the suite's pool of warm runtimes; `None` (every eval starts its
 /// own runtime, as `--fresh-runtime`) when the endpoint cannot be served, said on stderr.
 async fn serve_pool(
@@ -688,8 +688,7 @@ fn prestarted_pool(options: &SuiteOptions) -> Option<Arc<crate::run::pool::Pool>
         None => crate::runtime::resolve().ok()?.path,
     };
     warm_runtime(&path);
-    let pool =
-        crate::run::pool::Pool::with_idle_limit(&path, POOL_MAX_SESSIONS, options.jobs.max(1));
+    let pool = suite_pool(&path, options.jobs);
     pool.prestart(1);
     Some(pool)
 }
@@ -739,5 +738,20 @@ fn runtime_info() -> RuntimeInfo {
             path: None,
             error: Some(e.to_string()),
         },
+    }
+}
+
+#[cfg(test)]
+mod pool_tests {
+    /// docs/performance.md: the runner's pooled runtimes retire after 50 sessions, and when
+    /// more than `-j` would be idle (the pool's own retirement: tests/tests/pool.rs).
+    #[test]
+    fn the_suites_pool_retires_after_50_sessions_and_keeps_j_idle() {
+        let pool = super::suite_pool(std::path::Path::new("copilot"), 3);
+        assert_eq!((pool.max_sessions(), pool.max_idle()), (50, 3));
+        assert_eq!(
+            super::suite_pool(std::path::Path::new("copilot"), 0).max_idle(),
+            1
+        );
     }
 }

@@ -2,11 +2,14 @@
 //! runtimes from (the protocol is in [`super::remote`]).
 //!
 //! The endpoint is axum on `127.0.0.1:0` under a path holding a random secret. It holds every
-//! lease it gave, with the client (test process) it gave it to. A runtime a process releases
-//! cleanly stays with that process (its next run of the same key gets it again) until the
-//! process has ended: then the runner calls [`Control::end_client`], which gives the process's
-//! runtimes back to the pool when the process ended cleanly, and retires them otherwise (it
-//! crashed, was killed at its deadline, or left processes behind), with any it never released.
+//! lease it gave, with the client (test process) it gave it to. At each release it first undoes
+//! what the lease left on the runtime (the processes its session left running, killed; the
+//! runtime's folders reset) and answers what it found ([`super::LeaseEnd`]), which the run
+//! reports. A runtime a process releases cleanly, with nothing left to undo, stays with that
+//! process (its next run of the same key gets it again) until the process has ended: then the
+//! runner calls [`Control::end_client`], which gives the process's runtimes back to the pool
+//! when the process ended cleanly, and retires them otherwise (it crashed, was killed at its
+//! deadline, or left processes behind), with any it never released.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -83,8 +86,9 @@ impl Control {
 
     /// The test process `client` has ended: the runtimes it released go back to the pool when
     /// `clean` (it exited by itself and left no process behind), else they are retired, and so
-    /// is every runtime it never released. Returns how many it never released.
-    pub async fn end_client(&self, client: &str, clean: bool) -> usize {
+    /// is every runtime it never released, once what its open lease left on it was undone.
+    /// Returns the processes those open leases left running (killed).
+    pub async fn end_client(&self, client: &str, clean: bool) -> Vec<crate::runtime::Leftover> {
         let kept = self
             .shared
             .kept
@@ -106,10 +110,11 @@ impl Control {
                 .filter_map(|id| leases.remove(id).map(|(_, (_, lease))| lease))
                 .collect()
         };
+        let mut leftovers = Vec::new();
         for lease in &held {
-            lease.release(false).await;
+            leftovers.extend(lease.release(false).await.leftovers);
         }
-        held.len()
+        leftovers
     }
 
     /// Leases given and not yet released or ended.
@@ -131,7 +136,10 @@ async fn lease(State(shared): State<Arc<Shared>>, Json(ask): Json<LeaseAsk>) -> 
         })
     };
     let lease = match kept {
-        Some(lease) => Ok(lease),
+        Some(lease) => {
+            lease.begin();
+            Ok(lease)
+        }
         None => shared.pool.lease(&ask.key).await,
     };
     match lease {
@@ -176,20 +184,22 @@ async fn release(State(shared): State<Arc<Shared>>, Json(ask): Json<ReleaseAsk>)
         .lock()
         .expect("control lock")
         .remove(&ask.lease);
-    match lease {
+    let Some((client, (key, lease))) = lease else {
+        return Json(super::LeaseEnd::default()).into_response();
+    };
+    let end = lease.end().await;
+    if ask.clean && end.is_clean() {
         // Kept for this process until it has ended (see the module's doc).
-        Some((client, (key, lease))) if ask.clean => {
-            lease.unbind();
-            shared
-                .kept
-                .lock()
-                .expect("control lock")
-                .entry(client)
-                .or_default()
-                .push((key, lease));
-        }
-        Some((_, (_, lease))) => lease.release(false).await,
-        None => {}
+        lease.unbind();
+        shared
+            .kept
+            .lock()
+            .expect("control lock")
+            .entry(client)
+            .or_default()
+            .push((key, lease));
+    } else {
+        lease.release(false).await;
     }
-    StatusCode::OK.into_response()
+    Json(end).into_response()
 }

@@ -15,6 +15,10 @@ pub enum PoolError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The runtime's home and directory cannot be read once it started (to reset them after
+    /// each lease, [`super::PooledRuntime`]).
+    #[error("cannot read a pooled runtime's folders as its start left them: {0}")]
+    Snapshot(#[source] std::io::Error),
     /// The router's API front cannot be served.
     #[error("cannot serve a pooled runtime's API front: {0}")]
     Front(#[source] std::io::Error),

@@ -9,13 +9,17 @@
 //! image detail, recording and replay stay the run's ([`wire`] says how requests travel).
 //!
 //! A lease is exclusive: one run at a time per runtime, so the runtime's sessionless requests
-//! (the model catalog, the account) go to the run that holds it. A runtime is retired (killed)
-//! after a run that did not end cleanly and after [`Pool::new`]'s `max_sessions`, and when the
-//! pool is dropped.
+//! (the model catalog, the account) go to the run that holds it. When a lease ends, what its
+//! session left on the runtime is undone ([`LeaseEnd`]: processes still running are named and
+//! killed, the runtime's folders reset), by the pool that owns the runtime, for a run of this
+//! process and for a test process of the runner alike. A runtime is retired (killed, with every
+//! process carrying its home) after a run that did not end cleanly or left something to undo
+//! that could not be, after [`Pool::new`]'s `max_sessions`, and when the pool is dropped.
 
 #[cfg(feature = "runner")]
 pub mod control;
 mod error;
+mod folders;
 mod key;
 pub(crate) mod loopback;
 pub(crate) mod nodelay;
@@ -160,6 +164,7 @@ impl Pool {
 
     fn lease_of(self: &Arc<Self>, key: &str, mut runtime: PooledRuntime) -> Lease {
         runtime.sessions += 1;
+        runtime.begin_lease();
         Lease {
             port: runtime.port(),
             token: runtime.token().to_owned(),
@@ -201,6 +206,16 @@ impl Pool {
     /// The runtime executable this pool starts.
     pub fn runtime_path(&self) -> &std::path::Path {
         &self.runtime_path
+    }
+
+    /// Leases a runtime serves before it is retired.
+    pub fn max_sessions(&self) -> usize {
+        self.max_sessions
+    }
+
+    /// Idle runtimes kept at most (the oldest idle one is retired past it).
+    pub fn max_idle(&self) -> usize {
+        self.max_idle
     }
 
     /// Take back a runtime whose lease ended cleanly, or retire it.
@@ -302,13 +317,55 @@ impl Lease {
     }
 
     /// Give the runtime back; `clean: false` (the run did not end cleanly: a session may still
-    /// be open in it) retires it. A lease of the runner that this process never gives back
-    /// (it crashed, or was killed) is retired by the runner when the process has ended.
-    pub async fn release(&self, clean: bool) {
+    /// be open in it) retires it. First the pool that owns the runtime undoes what the lease
+    /// left on it ([`LeaseEnd`], returned); a lease that left anything to undo retires the
+    /// runtime too. A lease of the runner that this process never gives back (it crashed, or
+    /// was killed) is ended and retired by the runner when the process has ended.
+    pub async fn release(&self, clean: bool) -> LeaseEnd {
         match &self.binding {
-            Binding::InProcess(lease) => lease.release(clean),
+            Binding::InProcess(lease) => lease.release(clean).await,
             Binding::Runner(lease) => lease.release(clean).await,
         }
+    }
+
+    /// The runner's control endpoint hands this lease (kept for its test process) out again: a
+    /// new lease of the runtime begins.
+    #[cfg(feature = "runner")]
+    fn begin(&self) {
+        if let Binding::InProcess(lease) = &self.binding
+            && let Some(runtime) = lease.runtime.lock().expect("lease lock").as_mut()
+        {
+            runtime.begin_lease();
+        }
+    }
+
+    /// The lease's session has ended: undo what it left on the runtime, which stays leased.
+    #[cfg(feature = "runner")]
+    async fn end(&self) -> LeaseEnd {
+        match &self.binding {
+            Binding::InProcess(lease) => lease.end().await,
+            Binding::Runner(_) => LeaseEnd::default(),
+        }
+    }
+}
+
+/// What a lease left on its pooled runtime, found and undone by the pool when the lease ended
+/// (the runtime's home is the pool's, so the run's own leftover sweep, by its private home,
+/// cannot see these). The run reports them as a private runtime's run does: as cleanup errors.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LeaseEnd {
+    /// Processes the lease's session started that still ran after it ended (carrying the
+    /// runtime's home in their environment, e.g. one the agent's shell detached): killed.
+    pub leftovers: Vec<crate::runtime::Leftover>,
+    /// What could not be undone or checked (a folder reset that failed, a killed process that
+    /// did not exit, the runner's pool not answering the release), each naming it.
+    pub errors: Vec<String>,
+}
+
+impl LeaseEnd {
+    /// Nothing was left to undo.
+    pub fn is_clean(&self) -> bool {
+        self.leftovers.is_empty() && self.errors.is_empty()
     }
 }
 
@@ -328,20 +385,34 @@ impl InProcess {
         }
     }
 
-    fn release(&self, clean: bool) {
+    /// Undo what the lease left on the runtime ([`PooledRuntime::end_lease`]); the runtime
+    /// stays leased.
+    async fn end(&self) -> LeaseEnd {
         let Some(mut runtime) = self.runtime.lock().expect("lease lock").take() else {
-            return;
+            return LeaseEnd::default();
         };
-        let running = runtime.is_running();
-        self.pool.give_back(&self.key, runtime, clean && running);
+        let end = runtime.end_lease().await;
+        *self.runtime.lock().expect("lease lock") = Some(runtime);
+        end
+    }
+
+    async fn release(&self, clean: bool) -> LeaseEnd {
+        let end = self.end().await;
+        if let Some(mut runtime) = self.runtime.lock().expect("lease lock").take() {
+            let running = runtime.is_running();
+            self.pool
+                .give_back(&self.key, runtime, clean && running && end.is_clean());
+        }
+        end
     }
 }
 
 impl Drop for InProcess {
     fn drop(&mut self) {
-        // A lease dropped without release: the run did not end cleanly.
-        if self.runtime.lock().expect("lease lock").is_some() {
-            self.release(false);
+        // A lease dropped without release: the run did not end cleanly. The runtime is retired
+        // (with every process carrying its home).
+        if let Some(runtime) = self.runtime.lock().expect("lease lock").take() {
+            self.pool.give_back(&self.key, runtime, false);
         }
     }
 }

@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `/lease` | `client`, `key` (the pool key), `runtime_path` | `200` `lease`, `port`, `token`, `pid`; `204`: the runner pools another runtime executable; `500`: text |
 //! | `/bind` | `lease`, `endpoint` (the run's 127.0.0.1 port), `base_url` (its model server) | `200`; `404` unknown lease |
-//! | `/release` | `lease`, `clean` | `200` |
+//! | `/release` | `lease`, `clean` | `200` with what the lease left on the runtime, undone (`leftovers`: `pid`, `command`; `errors`) |
 //!
 //! A lease the process never releases (it crashed or was killed) is retired by the runner when
 //! the process has ended.
@@ -142,14 +142,23 @@ impl RunnerLease {
             .map(drop)
     }
 
-    pub(super) async fn release(&self, clean: bool) {
+    pub(super) async fn release(&self, clean: bool) -> super::LeaseEnd {
         let ask = ReleaseAsk {
             lease: self.lease.clone(),
             clean,
         };
-        // A release that does not arrive retires the runtime when this process ends.
-        if let Err(e) = post(&self.pool.http, &self.pool.url, "release", &ask).await {
-            tracing::warn!("copilot-eval: {e}");
+        // A release that does not arrive retires the runtime when this process ends; what the
+        // lease left on it is then undone unseen by this run, which says so.
+        let unseen = |e: String| super::LeaseEnd {
+            leftovers: Vec::new(),
+            errors: vec![format!(
+                "the runner's pool did not answer the release of the pooled runtime, so what the session left on it is not known: {e}"
+            )],
+        };
+        match post(&self.pool.http, &self.pool.url, "release", &ask).await {
+            Ok((_, body)) => serde_json::from_slice(&body)
+                .unwrap_or_else(|e| unseen(format!("{e}: {}", String::from_utf8_lossy(&body)))),
+            Err(e) => unseen(e.to_string()),
         }
     }
 }

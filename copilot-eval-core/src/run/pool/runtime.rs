@@ -1,6 +1,13 @@
 //! One pooled runtime: the Copilot CLI listening on a 127.0.0.1 port (`--server --port 0
 //! --log-level none`), with a home of its own, and the pool's own client connected first as
 //! its only request handler (the [`Router`]).
+//!
+//! What a lease leaves on it is undone when the lease ends (`PooledRuntime::end_lease`), as
+//! stopping a private runtime and removing its home undoes it: the processes its session
+//! started that still run (the agent's shell can start detached ones, which carry the
+//! runtime's home in their environment, not the run's) are named and killed, and the runtime's
+//! folders are put back as its start left them (`run/pool/folders.rs`). A retired runtime takes
+//! every process carrying its home with it.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -16,6 +23,8 @@ use crate::run::{OFFLINE_TOKEN, Target};
 
 /// How long a starting runtime may take to announce its port (the first start may unpack it).
 const LISTEN_BOUND: Duration = Duration::from_secs(120);
+/// How long the end of a lease waits for the processes it killed to have exited.
+const EXIT_BOUND: Duration = Duration::from_secs(15);
 
 /// A running pooled runtime. Dropping it kills the process.
 pub struct PooledRuntime {
@@ -28,8 +37,13 @@ pub struct PooledRuntime {
     relay: Option<super::relay::Relay>,
     /// Stops the API front when dropped.
     _front: tokio::sync::oneshot::Sender<()>,
-    _home: tempfile::TempDir,
-    _cwd: tempfile::TempDir,
+    home: tempfile::TempDir,
+    cwd: tempfile::TempDir,
+    /// Its home and directory as its start left them.
+    folders: Option<super::folders::Folders>,
+    /// The processes carrying its home when the current lease began (itself among them); `None`
+    /// between leases.
+    present: Option<Vec<u32>>,
     /// Sessions leased on it so far.
     pub(super) sessions: usize,
 }
@@ -125,8 +139,10 @@ impl PooledRuntime {
             owner: None,
             relay: None,
             _front: front_stop,
-            _home: home,
-            _cwd: cwd,
+            home,
+            cwd,
+            folders: None,
+            present: None,
             sessions: 0,
         };
         let relay = super::relay::to_runtime(port)
@@ -147,7 +163,77 @@ impl PooledRuntime {
         super::nodelay::to_port(relay.port());
         runtime.owner = Some(owner);
         runtime.relay = Some(relay);
+        // Its folders as its start left them, which every lease finds again.
+        runtime.folders = Some(
+            super::folders::Folders::snapshot(&[runtime.home.path(), runtime.cwd.path()])
+                .map_err(PoolError::Snapshot)?,
+        );
         Ok(runtime)
+    }
+
+    /// `COPILOT_HOME=<its home>`: the entry every process of this runtime carries in its
+    /// environment (its tools' and their children's, detached ones too).
+    fn marker(&self) -> String {
+        format!("COPILOT_HOME={}", self.home.path().display())
+    }
+
+    /// A lease begins: the processes carrying its home now (the runtime itself, and any of its
+    /// own) are not the lease's.
+    pub(super) fn begin_lease(&mut self) {
+        self.present = Some(crate::runtime::processes_with_env(&self.marker()));
+    }
+
+    /// The lease that began last ([`PooledRuntime::begin_lease`]) ends (its session was shut
+    /// down): every process carrying the runtime's home that did not exist when it began is
+    /// named and killed, once the processes the runtime stops itself have had a moment (1 s at
+    /// most) to go; then the runtime's folders are reset. A second call before the next lease
+    /// does nothing.
+    pub(super) async fn end_lease(&mut self) -> super::LeaseEnd {
+        let Some(present) = self.present.take() else {
+            return super::LeaseEnd::default();
+        };
+        let marker = self.marker();
+        let own = self.pid();
+        let started_in_lease = || {
+            let mut pids = crate::runtime::processes_with_env(&marker);
+            pids.retain(|pid| *pid != own && !present.contains(pid));
+            pids.sort_unstable();
+            pids
+        };
+        let mut left = started_in_lease();
+        for _ in 0..20 {
+            if left.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            left = started_in_lease();
+        }
+        let mut end = super::LeaseEnd::default();
+        if !left.is_empty() {
+            // Named while they run (a killed process's command line is gone).
+            end.leftovers = left
+                .iter()
+                .copied()
+                .map(crate::runtime::Leftover::of)
+                .collect();
+            for pid in &left {
+                crate::runtime::kill_process(*pid);
+            }
+            let alive = crate::runtime::wait_for_exits(left, EXIT_BOUND).await;
+            if !alive.is_empty() {
+                end.errors.push(format!(
+                    "the pooled runtime's processes {alive:?} were killed but had not exited {EXIT_BOUND:?} later"
+                ));
+            }
+        }
+        if let Some(folders) = &self.folders {
+            for error in folders.reset() {
+                end.errors.push(format!(
+                    "resetting the pooled runtime's folders failed: {error}; the pool retires it"
+                ));
+            }
+        }
+        end
     }
 
     /// Its 127.0.0.1 port.
@@ -177,11 +263,16 @@ impl PooledRuntime {
 }
 
 impl Drop for PooledRuntime {
+    /// Retire it: the process, and every process still carrying its home (what its sessions
+    /// started; none is left to a later run or to the machine).
     fn drop(&mut self) {
         drop(self.owner.take());
         drop(self.relay.take());
         let _ = self.child.kill();
         let _ = self.child.wait();
+        for pid in crate::runtime::processes_with_env(&self.marker()) {
+            crate::runtime::kill_process(pid);
+        }
     }
 }
 

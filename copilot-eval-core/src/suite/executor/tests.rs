@@ -276,3 +276,56 @@ fn an_interrupted_suite_reports_what_was_running() {
             .contains("exited with status 0 without writing its evidence")
     );
 }
+
+/// Processes a test left behind (docs/command.md, "Leftover processes"): a passing test becomes
+/// an `error` naming each; a failed or errored test keeps its outcome, kind and message, with
+/// the line naming them under it; none left changes nothing.
+#[test]
+fn leftovers_turn_a_pass_into_an_error_and_a_note_elsewhere() {
+    let left = [
+        super::super::leftovers::Leftover {
+            pid: 4242,
+            command: "sleep 600".to_owned(),
+        },
+        super::super::leftovers::Leftover {
+            pid: 4243,
+            command: "[node]".to_owned(),
+        },
+    ];
+    let mut passed = record("p", Outcome::Passed);
+    note_leftovers(&mut passed, &left);
+    assert_eq!(passed.outcome, Outcome::Error);
+    assert_eq!(passed.error_kind, Some(ErrorKind::LeftoverProcesses));
+    assert_eq!(
+        passed.message.as_deref(),
+        Some(
+            "the test passed, but processes it started outlived it and were killed: pid 4242 (sleep 600), pid 4243 ([node]) (stop every process the test starts before it returns)"
+        )
+    );
+
+    let mut failed = record("f", Outcome::Failed);
+    failed.message = Some("assertion failed".to_owned());
+    note_leftovers(&mut failed, &left);
+    assert_eq!(failed.outcome, Outcome::Failed);
+    assert_eq!(failed.error_kind, None);
+    assert_eq!(
+        failed.message.as_deref(),
+        Some(
+            "assertion failed\nkilled processes the test left behind: pid 4242 (sleep 600), pid 4243 ([node])"
+        )
+    );
+
+    let mut crashed = record("c", Outcome::Error);
+    crashed.error_kind = Some(ErrorKind::Crashed);
+    note_leftovers(&mut crashed, &left[..1]);
+    assert_eq!(crashed.outcome, Outcome::Error);
+    assert_eq!(crashed.error_kind, Some(ErrorKind::Crashed));
+    assert_eq!(
+        crashed.message.as_deref(),
+        Some("killed processes the test left behind: pid 4242 (sleep 600)")
+    );
+
+    let mut clean = record("n", Outcome::Passed);
+    note_leftovers(&mut clean, &[]);
+    assert_eq!((clean.outcome, clean.message), (Outcome::Passed, None));
+}
