@@ -23,8 +23,8 @@
 //! of a test's runs, [`price_runs`]) and `caps` (the suite's [`CostControl`]). The results'
 //! records are priced through [`PricedRun`] (a run) and [`Chargeable`] (a finished test), which
 //! [`report`](crate::report) implements, so this module does not know the results format. The
-//! summary line is in [`suite::display`](crate::suite::display), the JUnit properties in
-//! [`report::junit`](crate::report::junit).
+//! summary line is in `suite::display`, the JUnit properties in `report::junit` (both feature
+//! `runner`).
 
 mod caps;
 mod pricing;

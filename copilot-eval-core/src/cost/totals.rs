@@ -252,7 +252,10 @@ mod tests {
     fn amounts_are_kept_without_float_noise() {
         assert_eq!(0.1 + 0.2, 0.30000000000000004);
         assert_eq!(round_amount(0.1 + 0.2), 0.3);
-        assert_eq!(serde_json::to_string(&round_amount(0.1 + 0.2)).unwrap(), "0.3");
+        assert_eq!(
+            serde_json::to_string(&round_amount(0.1 + 0.2)).unwrap(),
+            "0.3"
+        );
         let mut a = CostTotals::zero();
         a.estimated_cost = Some(0.1);
         let mut b = CostTotals::zero();
