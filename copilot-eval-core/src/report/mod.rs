@@ -15,7 +15,6 @@
 
 mod compare;
 pub mod compare_trials;
-mod cost;
 mod from_result;
 pub mod judge;
 pub mod judge_trials;
@@ -39,6 +38,7 @@ pub mod matrix;
 pub use matrix::{ModelCell, ModelMatrixEval};
 pub mod triggers;
 pub use triggers::{SkillTriggers, Trigger, TriggerCheck, TriggerQueryRecord};
+mod priced;
 mod suite_info;
 pub use suite_info::{PartitionRecord, PoolRecord, RuntimeInfo, ToolInfo, suite_mode};
 mod write;
@@ -57,10 +57,13 @@ use crate::evidence::subagents::SubagentInvocation;
 use crate::evidence::{Role, ToolCall, Usage};
 use crate::result::{CopilotResult, StopReason, Timings};
 
+pub use crate::cost::{CostTotals, estimate_run};
 pub use compare::{
     BASELINE, ComparisonDifferences, ComparisonRecord, ComparisonSide, CriterionRecord, TREATMENT,
 };
-pub use cost::{CostTotals, estimate_run, price_test};
+// The cost module, also as `report::cost` for the report's own files that name it so.
+use crate::cost;
+pub use priced::price_test;
 #[cfg(feature = "runner")]
 pub use write::write_junit;
 pub use write::{Redactor, write_atomically, write_json};
@@ -196,11 +199,10 @@ pub enum ErrorKind {
     /// The test could not set up a run: no cassette in replay mode, an unreadable cassette, or
     /// its working directory could not be created.
     Setup,
-    /// A run ended on an infrastructure stop reason (`execution_error`: runtime missing or not
-    /// starting, session not created, a timeout before the prompt was sent, model or transport
-    /// error; `cleanup_error`, `request_audit_error`, `replay_mismatch`, `runtime_substitution`,
-    /// `model_unavailable`, `skill_setup_error`, `mcp_setup_error`) that the test did not
-    /// declare with `ctx.expect_stop(..)`, whether the test's own checks passed or failed.
+    /// A run ended on an infrastructure stop reason (one whose class is `Infrastructure`, e.g.
+    /// `execution_error` or `replay_mismatch`: docs/budgets-guards-stops.md, "Stop reasons",
+    /// lists them) that the test did not declare with `ctx.expect_stop(..)`, whether the test's
+    /// own checks passed or failed.
     Run,
     /// The test process ended abnormally: a signal, an abort, or an exit status libtest does not
     /// use.
@@ -378,10 +380,9 @@ pub struct RunRecord {
     pub model_used: Option<String>,
     /// `true` when `stop_reason` is `completed` and there is no error.
     pub success: bool,
-    /// Why the run ended ([`crate::StopReason::as_str`]): `completed`, `timeout`,
-    /// `execution_error`, `skill_setup_error`, `mcp_setup_error`, `script_exhausted`, `model_unavailable`,
-    /// `tool_budget_exceeded`,
-    /// `request_audit_error`, `cleanup_error`, `replay_mismatch`, `runtime_substitution`.
+    /// Why the run ended ([`crate::StopReason::as_str`]), e.g. `completed`, `timeout`,
+    /// `execution_error` (the schema lists every value; docs/budgets-guards-stops.md says when
+    /// each is given).
     pub stop_reason: StopReason,
     /// What went wrong, causes joined with `; `.
     pub error: Option<String>,
