@@ -248,13 +248,6 @@ impl RunState {
         let error = (!errors.is_empty()).then(|| join_causes(&errors));
         let success = stop_reason == StopReason::Completed && error.is_none();
         let evidence_complete = capture_errors.is_empty();
-        if let Ok(path) = std::env::var("TMP_DUMP_EVENTS") {
-            use std::io::Write;
-            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
-            for l in &log {
-                writeln!(f, "{}", serde_json::to_string(&l.event).unwrap()).unwrap();
-            }
-        }
         CopilotResult {
             eval_name: self.eval_name,
             model_requested: self.model_requested,
