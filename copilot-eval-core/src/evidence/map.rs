@@ -53,153 +53,16 @@ impl Evidence {
 
 /// Map an event log to evidence. Pure; never fails.
 pub fn map_events(log: &[LoggedEvent]) -> Evidence {
-    let mut ev = Evidence::default();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut started_at: HashMap<String, Instant> = HashMap::new();
-    let mut selected_model: Option<String> = None;
-    // The last root assistant message: (content, requested tools?)
-    let mut last_root_message: Option<(String, bool)> = None;
-
+    let mut mapper = Mapper::default();
     for logged in log {
-        let event = &logged.event;
-        let data = &event.data;
-        let agent_id = event.agent_id.clone().filter(|a| !a.is_empty());
-        match event.kind() {
-            Kind::UserMessage if agent_id.is_none() => {
-                ev.turns.push(Turn {
-                    role: Role::User,
-                    content: str_field(data, "content").unwrap_or_default(),
-                    tool_call_ids: vec![],
-                });
-            }
-            Kind::AssistantMessage => {
-                let content = str_field(data, "content").unwrap_or_default();
-                let mut ids = Vec::new();
-                for request in data
-                    .get("toolRequests")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let Some(id) = str_field(request, "toolCallId") else {
-                        ev.capture_errors
-                            .push("assistant.message has a tool request without toolCallId".into());
-                        continue;
-                    };
-                    let name = str_field(request, "name").unwrap_or_default();
-                    let arguments = parse_arguments(request.get("arguments"));
-                    track(&mut ev, &mut index, &id, &name, arguments, agent_id.clone());
-                    ids.push(id);
-                }
-                if agent_id.is_none() {
-                    last_root_message = Some((content.clone(), !ids.is_empty()));
-                    ev.turns.push(Turn {
-                        role: Role::Assistant,
-                        content,
-                        tool_call_ids: ids,
-                    });
-                }
-            }
-            Kind::ToolExecutionStart => {
-                let Some(id) = str_field(data, "toolCallId") else {
-                    ev.capture_errors
-                        .push("tool.execution_start without toolCallId".into());
-                    continue;
-                };
-                let name = str_field(data, "toolName").unwrap_or_default();
-                let arguments = parse_arguments(data.get("arguments"));
-                track(&mut ev, &mut index, &id, &name, arguments, agent_id.clone());
-                started_at.entry(id).or_insert(logged.received);
-            }
-            Kind::ToolExecutionComplete => {
-                let Some(id) = str_field(data, "toolCallId") else {
-                    ev.capture_errors
-                        .push("tool.execution_complete without toolCallId".into());
-                    continue;
-                };
-                let Some(&i) = index.get(&id) else {
-                    ev.capture_errors
-                        .push(format!("completion for unknown tool call {id}"));
-                    continue;
-                };
-                let call = &mut ev.tool_calls[i];
-                if call.completed {
-                    ev.capture_errors
-                        .push(format!("tool call {id} completed twice"));
-                    continue;
-                }
-                call.completed = true;
-                call.success = data.get("success").and_then(Value::as_bool);
-                if call.success.is_none() {
-                    ev.capture_errors
-                        .push(format!("tool call {id} completion has no success flag"));
-                }
-                call.result = data
-                    .get("result")
-                    .and_then(|r| r.get("content"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                call.cut_for_model = cut_for_model(data, call.result.as_deref());
-                call.structured_content = data
-                    .get("result")
-                    .and_then(|r| r.get("structuredContent"))
-                    .filter(|v| !v.is_null())
-                    .cloned();
-                call.telemetry = data.get("toolTelemetry").filter(|v| !v.is_null()).cloned();
-                call.error = data.get("error").and_then(|e| {
-                    let message = str_field(e, "message")?;
-                    Some(match str_field(e, "code") {
-                        Some(code) => format!("{message} ({code})"),
-                        None => message,
-                    })
-                });
-                if let Some(start) = started_at.get(&id) {
-                    call.duration_ms = Some(
-                        logged
-                            .received
-                            .saturating_duration_since(*start)
-                            .as_millis() as u64,
-                    );
-                }
-            }
-            Kind::AssistantUsage => {
-                let model = str_field(data, "model");
-                if model.is_some() {
-                    ev.model_used = model.clone();
-                }
-                ev.usage.push(Usage {
-                    model,
-                    input_tokens: u64_field(data, "inputTokens"),
-                    output_tokens: u64_field(data, "outputTokens"),
-                    cache_read_tokens: u64_field(data, "cacheReadTokens"),
-                    cache_write_tokens: u64_field(data, "cacheWriteTokens"),
-                    cost: data.get("cost").and_then(Value::as_f64),
-                    duration_ms: data.get("duration").and_then(Value::as_u64),
-                    agent_id: agent_id.clone(),
-                });
-            }
-            Kind::SessionStart => {
-                if let Some(model) = str_field(data, "selectedModel") {
-                    selected_model = Some(model);
-                }
-            }
-            Kind::SessionModelChange => {
-                if let Some(model) = str_field(data, "newModel") {
-                    selected_model = Some(model);
-                }
-            }
-            Kind::SessionError => {
-                let message = str_field(data, "message").unwrap_or_default();
-                ev.session_errors.push(match str_field(data, "errorType") {
-                    Some(kind) => format!("{kind}: {message}"),
-                    None => message,
-                });
-            }
-            Kind::SessionIdle if agent_id.is_none() => ev.idle = true,
-            _ => {}
-        }
+        mapper.read(logged);
     }
-
+    let Mapper {
+        mut ev,
+        selected_model,
+        last_root_message,
+        ..
+    } = mapper;
     for call in &ev.tool_calls {
         if !call.completed {
             ev.capture_errors.push(format!(
@@ -220,6 +83,192 @@ pub fn map_events(log: &[LoggedEvent]) -> Evidence {
         ev.model_used = selected_model;
     }
     ev
+}
+
+/// The evidence built so far while [`map_events`] reads the log in order, and what it needs to
+/// remember between events.
+#[derive(Default)]
+struct Mapper {
+    /// The evidence so far.
+    ev: Evidence,
+    /// Tool call id -> its position in `ev.tool_calls`.
+    index: HashMap<String, usize>,
+    /// Tool call id -> when its `tool.execution_start` arrived.
+    started_at: HashMap<String, Instant>,
+    /// The session's selected model (its start, or its last model change).
+    selected_model: Option<String>,
+    /// The last root assistant message: (content, requested tools?).
+    last_root_message: Option<(String, bool)>,
+}
+
+impl Mapper {
+    /// Take in one logged event.
+    fn read(&mut self, logged: &LoggedEvent) {
+        let event = &logged.event;
+        let data = &event.data;
+        let agent_id = event.agent_id.clone().filter(|a| !a.is_empty());
+        match event.kind() {
+            Kind::UserMessage if agent_id.is_none() => {
+                self.ev.turns.push(Turn {
+                    role: Role::User,
+                    content: str_field(data, "content").unwrap_or_default(),
+                    tool_call_ids: vec![],
+                });
+            }
+            Kind::AssistantMessage => self.assistant_message(data, agent_id),
+            Kind::ToolExecutionStart => {
+                let Some(id) = str_field(data, "toolCallId") else {
+                    self.ev
+                        .capture_errors
+                        .push("tool.execution_start without toolCallId".into());
+                    return;
+                };
+                let name = str_field(data, "toolName").unwrap_or_default();
+                let arguments = parse_arguments(data.get("arguments"));
+                track(
+                    &mut self.ev,
+                    &mut self.index,
+                    &id,
+                    &name,
+                    arguments,
+                    agent_id,
+                );
+                self.started_at.entry(id).or_insert(logged.received);
+            }
+            Kind::ToolExecutionComplete => self.tool_complete(logged),
+            Kind::AssistantUsage => {
+                let model = str_field(data, "model");
+                if model.is_some() {
+                    self.ev.model_used = model.clone();
+                }
+                self.ev.usage.push(Usage {
+                    model,
+                    input_tokens: u64_field(data, "inputTokens"),
+                    output_tokens: u64_field(data, "outputTokens"),
+                    cache_read_tokens: u64_field(data, "cacheReadTokens"),
+                    cache_write_tokens: u64_field(data, "cacheWriteTokens"),
+                    cost: data.get("cost").and_then(Value::as_f64),
+                    duration_ms: data.get("duration").and_then(Value::as_u64),
+                    agent_id,
+                });
+            }
+            Kind::SessionStart => {
+                if let Some(model) = str_field(data, "selectedModel") {
+                    self.selected_model = Some(model);
+                }
+            }
+            Kind::SessionModelChange => {
+                if let Some(model) = str_field(data, "newModel") {
+                    self.selected_model = Some(model);
+                }
+            }
+            Kind::SessionError => {
+                let message = str_field(data, "message").unwrap_or_default();
+                self.ev
+                    .session_errors
+                    .push(match str_field(data, "errorType") {
+                        Some(kind) => format!("{kind}: {message}"),
+                        None => message,
+                    });
+            }
+            Kind::SessionIdle if agent_id.is_none() => self.ev.idle = true,
+            _ => {}
+        }
+    }
+
+    /// An `assistant.message`: its tool requests are tracked; a root agent's message is a turn.
+    fn assistant_message(&mut self, data: &Value, agent_id: Option<String>) {
+        let content = str_field(data, "content").unwrap_or_default();
+        let mut ids = Vec::new();
+        for request in data
+            .get("toolRequests")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(id) = str_field(request, "toolCallId") else {
+                self.ev
+                    .capture_errors
+                    .push("assistant.message has a tool request without toolCallId".into());
+                continue;
+            };
+            let name = str_field(request, "name").unwrap_or_default();
+            let arguments = parse_arguments(request.get("arguments"));
+            track(
+                &mut self.ev,
+                &mut self.index,
+                &id,
+                &name,
+                arguments,
+                agent_id.clone(),
+            );
+            ids.push(id);
+        }
+        if agent_id.is_none() {
+            self.last_root_message = Some((content.clone(), !ids.is_empty()));
+            self.ev.turns.push(Turn {
+                role: Role::Assistant,
+                content,
+                tool_call_ids: ids,
+            });
+        }
+    }
+
+    /// A `tool.execution_complete`: the known call's outcome, result and duration; an unknown
+    /// or twice-completed call is a capture error.
+    fn tool_complete(&mut self, logged: &LoggedEvent) {
+        let data = &logged.event.data;
+        let ev = &mut self.ev;
+        let Some(id) = str_field(data, "toolCallId") else {
+            ev.capture_errors
+                .push("tool.execution_complete without toolCallId".into());
+            return;
+        };
+        let Some(&i) = self.index.get(&id) else {
+            ev.capture_errors
+                .push(format!("completion for unknown tool call {id}"));
+            return;
+        };
+        let call = &mut ev.tool_calls[i];
+        if call.completed {
+            ev.capture_errors
+                .push(format!("tool call {id} completed twice"));
+            return;
+        }
+        call.completed = true;
+        call.success = data.get("success").and_then(Value::as_bool);
+        if call.success.is_none() {
+            ev.capture_errors
+                .push(format!("tool call {id} completion has no success flag"));
+        }
+        call.result = data
+            .get("result")
+            .and_then(|r| r.get("content"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        call.cut_for_model = cut_for_model(data, call.result.as_deref());
+        call.structured_content = data
+            .get("result")
+            .and_then(|r| r.get("structuredContent"))
+            .filter(|v| !v.is_null())
+            .cloned();
+        call.telemetry = data.get("toolTelemetry").filter(|v| !v.is_null()).cloned();
+        call.error = data.get("error").and_then(|e| {
+            let message = str_field(e, "message")?;
+            Some(match str_field(e, "code") {
+                Some(code) => format!("{message} ({code})"),
+                None => message,
+            })
+        });
+        if let Some(start) = self.started_at.get(&id) {
+            call.duration_ms = Some(
+                logged
+                    .received
+                    .saturating_duration_since(*start)
+                    .as_millis() as u64,
+            );
+        }
+    }
 }
 
 /// Register a tool call, or check a known one keeps its identity.

@@ -214,14 +214,49 @@ pub fn map_subagents(
     log: &[LoggedEvent],
     tool_calls: &[ToolCall],
 ) -> (Vec<SubagentInvocation>, Vec<String>) {
-    let mut out: Vec<SubagentInvocation> = Vec::new();
-    let mut errors: Vec<String> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut started_at: HashMap<usize, Instant> = HashMap::new();
-    // Last assistant message per agent id: (text, requested tools?).
-    let mut last_message: HashMap<String, (String, bool)> = HashMap::new();
-
+    let mut seen = SubagentEvents::default();
     for logged in log {
+        seen.read(logged);
+    }
+    let SubagentEvents {
+        mut out,
+        mut errors,
+        last_message,
+        ..
+    } = seen;
+    for invocation in &mut out {
+        attach_calls(invocation, tool_calls, &last_message, &mut errors);
+    }
+    add_failed_dispatches(&mut out, tool_calls, &mut errors);
+    let position = |i: &SubagentInvocation| {
+        i.dispatch_tool_call_id
+            .as_deref()
+            .and_then(|d| tool_calls.iter().position(|c| c.id == d))
+            .unwrap_or(usize::MAX)
+    };
+    out.sort_by_key(position);
+    (out, errors)
+}
+
+/// What the `subagent.*` events (and the subagents' own messages) said, read in log order by
+/// [`map_subagents`].
+#[derive(Default)]
+struct SubagentEvents {
+    /// One invocation per agent id, in the order the ids first appeared.
+    out: Vec<SubagentInvocation>,
+    /// Capture errors.
+    errors: Vec<String>,
+    /// Agent id -> its position in `out`.
+    index: HashMap<String, usize>,
+    /// Position in `out` -> when its `subagent.started` arrived.
+    started_at: HashMap<usize, Instant>,
+    /// Last assistant message per agent id: (text, requested tools?).
+    last_message: HashMap<String, (String, bool)>,
+}
+
+impl SubagentEvents {
+    /// Take in one logged event: a subagent's message, or a `subagent.*` event.
+    fn read(&mut self, logged: &LoggedEvent) {
         let event = &logged.event;
         let data = &event.data;
         let agent_id = event.agent_id.clone().filter(|a| !a.is_empty());
@@ -233,9 +268,9 @@ pub fn map_subagents(
                     .get("toolRequests")
                     .and_then(Value::as_array)
                     .is_some_and(|r| !r.is_empty());
-                last_message.insert(id.clone(), (text, tools));
+                self.last_message.insert(id.clone(), (text, tools));
             }
-            continue;
+            return;
         }
         if !matches!(
             kind,
@@ -245,58 +280,27 @@ pub fn map_subagents(
                 | Kind::SubagentCompleted
                 | Kind::SubagentFailed
         ) {
-            continue;
+            return;
         }
         let Some(id) = agent_id else {
             // The main agent selecting a custom agent for itself is no dispatch.
             if kind != Kind::SubagentSelected {
-                errors.push(format!(
+                self.errors.push(format!(
                     "{} has no agent id; it cannot be attributed",
                     event.event_type
                 ));
             }
-            continue;
+            return;
         };
-        let name = str_field(data, "agentName");
-        let i = *index.entry(id.clone()).or_insert_with(|| {
-            out.push(SubagentInvocation::new(
-                Some(id.clone()),
-                name.clone().unwrap_or_default(),
-            ));
-            out.len() - 1
-        });
-        let invocation = &mut out[i];
-        if let Some(name) = &name {
-            if invocation.name.is_empty() {
-                invocation.name = name.clone();
-            } else if &invocation.name != name {
-                errors.push(format!(
-                    "subagent {id} changed name from {} to {name}",
-                    invocation.name
-                ));
-            }
-        }
-        if let Some(display) = str_field(data, "agentDisplayName") {
-            invocation.display_name = Some(display);
-        }
-        if let Some(model) = str_field(data, "model") {
-            invocation.model = Some(model);
-        }
-        if let Some(call) = str_field(data, "toolCallId") {
-            invocation.dispatch_tool_call_id.get_or_insert(call);
-        }
-        let advance = |invocation: &mut SubagentInvocation, status: SubagentStatus| {
-            if status.rank() > invocation.status.rank() {
-                invocation.status = status;
-            }
-        };
+        let i = self.invocation_of(&id, data);
+        let invocation = &mut self.out[i];
         match kind {
             Kind::SubagentStarted => {
                 if let Some(agent_type) = str_field(data, "agentType") {
                     invocation.agent_type = Some(agent_type);
                 }
                 advance(invocation, SubagentStatus::Started);
-                started_at.entry(i).or_insert(logged.received);
+                self.started_at.entry(i).or_insert(logged.received);
             }
             Kind::SubagentSelected | Kind::SubagentConfigured => {
                 if kind == Kind::SubagentSelected
@@ -312,89 +316,152 @@ pub fn map_subagents(
                 }
                 advance(invocation, SubagentStatus::Selected);
             }
-            _ => {
-                let status = if kind == Kind::SubagentCompleted {
-                    SubagentStatus::Completed
-                } else {
-                    SubagentStatus::Failed
-                };
-                if invocation.status.is_terminal() && invocation.status != status {
-                    errors.push(format!(
-                        "subagent {} ({id}) ended twice with conflicting states",
-                        invocation.name
-                    ));
-                }
-                invocation.status = status;
-                if status == SubagentStatus::Failed {
-                    invocation.error = str_field(data, "error");
-                }
-                invocation.cancelled = data
-                    .get("cancelled")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                invocation.duration_ms =
-                    data.get("durationMs").and_then(Value::as_u64).or_else(|| {
-                        started_at.get(&i).map(|start| {
-                            logged
-                                .received
-                                .saturating_duration_since(*start)
-                                .as_millis() as u64
-                        })
-                    });
-                invocation.total_tool_calls = data.get("totalToolCalls").and_then(Value::as_u64);
-                invocation.total_tokens = data.get("totalTokens").and_then(Value::as_u64);
-            }
+            _ => self.end(i, &id, kind, logged),
         }
     }
 
-    for invocation in &mut out {
-        let Some(id) = invocation.agent_id.clone() else {
-            continue;
-        };
-        invocation.tool_calls = tool_calls
-            .iter()
-            .filter(|c| c.agent_id.as_deref() == Some(id.as_str()))
-            .cloned()
-            .collect();
-        invocation.final_response = match last_message.get(&id) {
-            Some((text, false)) if !text.is_empty() => Some(text.clone()),
-            _ => None,
-        };
-        if let Some(call) = invocation
-            .dispatch_tool_call_id
-            .as_deref()
-            .and_then(|d| tool_calls.iter().find(|c| c.id == d))
-        {
-            invocation.parent_agent_id = call.agent_id.clone();
-            invocation.prompt = call
-                .arguments
-                .get("prompt")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            // The runtime failed the dispatch after the subagent completed (runtime 1.0.102:
-            // "Agent completed but produced no response."): its verdict is the call's.
-            if invocation.status == SubagentStatus::Completed && call.success == Some(false) {
-                invocation.status = SubagentStatus::Failed;
-                invocation.error = call
-                    .error
-                    .clone()
-                    .or_else(|| Some("the task call failed after the subagent completed".into()));
+    /// The position in `out` of the invocation of agent `id` (added when new), with the
+    /// identifying fields every `subagent.*` event may carry copied in; a changed name is a
+    /// capture error.
+    fn invocation_of(&mut self, id: &str, data: &Value) -> usize {
+        let name = str_field(data, "agentName");
+        let out = &mut self.out;
+        let i = *self.index.entry(id.to_owned()).or_insert_with(|| {
+            out.push(SubagentInvocation::new(
+                Some(id.to_owned()),
+                name.clone().unwrap_or_default(),
+            ));
+            out.len() - 1
+        });
+        let invocation = &mut out[i];
+        if let Some(name) = &name {
+            if invocation.name.is_empty() {
+                invocation.name = name.clone();
+            } else if &invocation.name != name {
+                self.errors.push(format!(
+                    "subagent {id} changed name from {} to {name}",
+                    invocation.name
+                ));
             }
         }
-        if !invocation.status.is_terminal() {
-            errors.push(format!(
-                "subagent {} ({id}){} never reported completion or failure",
-                invocation.name,
-                invocation
-                    .dispatch_tool_call_id
-                    .as_deref()
-                    .map(|c| format!(", dispatched by tool call {c},"))
-                    .unwrap_or_default()
+        if let Some(display) = str_field(data, "agentDisplayName") {
+            invocation.display_name = Some(display);
+        }
+        if let Some(model) = str_field(data, "model") {
+            invocation.model = Some(model);
+        }
+        if let Some(call) = str_field(data, "toolCallId") {
+            invocation.dispatch_tool_call_id.get_or_insert(call);
+        }
+        i
+    }
+
+    /// A `subagent.completed` or `subagent.failed` for the invocation at `i` (agent `id`): its
+    /// terminal state and figures; a second, different ending is a capture error.
+    fn end(&mut self, i: usize, id: &str, kind: Kind, logged: &LoggedEvent) {
+        let data = &logged.event.data;
+        let invocation = &mut self.out[i];
+        let status = if kind == Kind::SubagentCompleted {
+            SubagentStatus::Completed
+        } else {
+            SubagentStatus::Failed
+        };
+        if invocation.status.is_terminal() && invocation.status != status {
+            self.errors.push(format!(
+                "subagent {} ({id}) ended twice with conflicting states",
+                invocation.name
             ));
         }
+        invocation.status = status;
+        if status == SubagentStatus::Failed {
+            invocation.error = str_field(data, "error");
+        }
+        invocation.cancelled = data
+            .get("cancelled")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        invocation.duration_ms = data.get("durationMs").and_then(Value::as_u64).or_else(|| {
+            self.started_at.get(&i).map(|start| {
+                logged
+                    .received
+                    .saturating_duration_since(*start)
+                    .as_millis() as u64
+            })
+        });
+        invocation.total_tool_calls = data.get("totalToolCalls").and_then(Value::as_u64);
+        invocation.total_tokens = data.get("totalTokens").and_then(Value::as_u64);
     }
+}
 
-    // `task` calls that no subagent event names.
+/// Raise `invocation`'s status to `status` unless it already got further.
+fn advance(invocation: &mut SubagentInvocation, status: SubagentStatus) {
+    if status.rank() > invocation.status.rank() {
+        invocation.status = status;
+    }
+}
+
+/// Give an invocation seen in the events its own tool calls, final response, parent and prompt
+/// (from its `task` call), and the `task` call's verdict; an invocation that never ended is a
+/// capture error.
+fn attach_calls(
+    invocation: &mut SubagentInvocation,
+    tool_calls: &[ToolCall],
+    last_message: &HashMap<String, (String, bool)>,
+    errors: &mut Vec<String>,
+) {
+    let Some(id) = invocation.agent_id.clone() else {
+        return;
+    };
+    invocation.tool_calls = tool_calls
+        .iter()
+        .filter(|c| c.agent_id.as_deref() == Some(id.as_str()))
+        .cloned()
+        .collect();
+    invocation.final_response = match last_message.get(&id) {
+        Some((text, false)) if !text.is_empty() => Some(text.clone()),
+        _ => None,
+    };
+    if let Some(call) = invocation
+        .dispatch_tool_call_id
+        .as_deref()
+        .and_then(|d| tool_calls.iter().find(|c| c.id == d))
+    {
+        invocation.parent_agent_id = call.agent_id.clone();
+        invocation.prompt = call
+            .arguments
+            .get("prompt")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        // The runtime failed the dispatch after the subagent completed (runtime 1.0.102:
+        // "Agent completed but produced no response."): its verdict is the call's.
+        if invocation.status == SubagentStatus::Completed && call.success == Some(false) {
+            invocation.status = SubagentStatus::Failed;
+            invocation.error = call
+                .error
+                .clone()
+                .or_else(|| Some("the task call failed after the subagent completed".into()));
+        }
+    }
+    if !invocation.status.is_terminal() {
+        errors.push(format!(
+            "subagent {} ({id}){} never reported completion or failure",
+            invocation.name,
+            invocation
+                .dispatch_tool_call_id
+                .as_deref()
+                .map(|c| format!(", dispatched by tool call {c},"))
+                .unwrap_or_default()
+        ));
+    }
+}
+
+/// The `task` calls that no subagent event names: a failed one is a `failed` invocation without
+/// an agent id (added to `out`); a successful one is a capture error.
+fn add_failed_dispatches(
+    out: &mut Vec<SubagentInvocation>,
+    tool_calls: &[ToolCall],
+    errors: &mut Vec<String>,
+) {
     for call in tool_calls.iter().filter(|c| c.name == DISPATCH_TOOL) {
         if out
             .iter()
@@ -436,15 +503,6 @@ pub fn map_subagents(
             None => {}
         }
     }
-
-    let position = |i: &SubagentInvocation| {
-        i.dispatch_tool_call_id
-            .as_deref()
-            .and_then(|d| tool_calls.iter().position(|c| c.id == d))
-            .unwrap_or(usize::MAX)
-    };
-    out.sort_by_key(position);
-    (out, errors)
 }
 
 fn str_field(value: &Value, key: &str) -> Option<String> {
@@ -456,294 +514,4 @@ fn str_field(value: &Value, key: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use serde_json::json;
-
-    use super::*;
-    use crate::evidence::{RawEvent, map_events};
-
-    fn log(events: &[(&str, Option<&str>, Value)]) -> Vec<LoggedEvent> {
-        let start = Instant::now();
-        events
-            .iter()
-            .enumerate()
-            .map(|(i, (kind, agent, data))| LoggedEvent {
-                event: RawEvent {
-                    event_type: (*kind).to_owned(),
-                    id: format!("e{i}"),
-                    timestamp: String::new(),
-                    agent_id: agent.map(str::to_owned),
-                    ephemeral: false,
-                    data: data.clone(),
-                },
-                received: start + Duration::from_millis(10 * i as u64),
-            })
-            .collect()
-    }
-
-    fn dispatch(id: &str, agent_type: &str) -> [(&'static str, Option<&'static str>, Value); 2] {
-        let args = json!({"agent_type": agent_type, "name": agent_type, "prompt": "Do it.", "description": "d"});
-        [
-            (
-                "assistant.message",
-                None,
-                json!({"content": "", "toolRequests": [{"toolCallId": id, "name": "task", "arguments": args}]}),
-            ),
-            (
-                "tool.execution_start",
-                None,
-                json!({"toolCallId": id, "toolName": "task", "arguments": args}),
-            ),
-        ]
-    }
-
-    #[test]
-    fn a_completed_dispatch_carries_the_child_evidence() {
-        let mut events: Vec<(&str, Option<&str>, Value)> = dispatch("c1", "helper").into();
-        events.extend([
-            ("subagent.started", Some("A"), json!({"toolCallId": "c1", "agentName": "helper", "agentDisplayName": "Helper", "agentType": "helper", "model": "m"})),
-            ("subagent.selected", Some("A"), json!({"agentName": "helper", "agentDisplayName": "Helper", "tools": null})),
-            ("assistant.message", Some("A"), json!({"content": "", "toolRequests": [{"toolCallId": "c2", "name": "create", "arguments": {"path": "f"}}]})),
-            ("tool.execution_start", Some("A"), json!({"toolCallId": "c2", "toolName": "create", "arguments": {"path": "f"}})),
-            ("tool.execution_complete", Some("A"), json!({"toolCallId": "c2", "success": true, "result": {"content": "ok"}})),
-            ("assistant.message", Some("A"), json!({"content": "child done", "toolRequests": []})),
-            ("subagent.completed", Some("A"), json!({"toolCallId": "c1", "agentName": "helper", "agentDisplayName": "Helper", "durationMs": 135, "totalToolCalls": 1, "totalTokens": 240})),
-            ("tool.execution_complete", None, json!({"toolCallId": "c1", "success": true, "result": {"content": "child done"}})),
-            ("assistant.message", None, json!({"content": "parent done"})),
-            ("session.idle", None, json!({})),
-        ]);
-        let ev = map_events(&log(&events));
-        assert!(ev.complete(), "{:?}", ev.capture_errors);
-        assert_eq!(ev.subagent_invocations.len(), 1);
-        let s = &ev.subagent_invocations[0];
-        assert_eq!(s.agent_id.as_deref(), Some("A"));
-        assert_eq!(s.name, "helper");
-        assert_eq!(s.display_name.as_deref(), Some("Helper"));
-        assert_eq!(s.agent_type.as_deref(), Some("helper"));
-        assert_eq!(
-            s.status,
-            SubagentStatus::Completed,
-            "started then selected stays past selected"
-        );
-        assert_eq!(s.dispatch_tool_call_id.as_deref(), Some("c1"));
-        assert_eq!(s.parent_agent_id, None);
-        assert_eq!(s.prompt.as_deref(), Some("Do it."));
-        assert_eq!(s.duration_ms, Some(135));
-        assert_eq!(s.model.as_deref(), Some("m"));
-        assert_eq!((s.total_tool_calls, s.total_tokens), (Some(1), Some(240)));
-        assert_eq!(s.tool_calls.len(), 1);
-        assert_eq!(s.tool_calls[0].name, "create");
-        assert!(s.tool_was_called("create"));
-        assert_eq!(s.final_response.as_deref(), Some("child done"));
-        assert_eq!(ev.final_response.as_deref(), Some("parent done"));
-    }
-
-    #[test]
-    fn a_dispatch_that_never_ends_is_incomplete_evidence() {
-        let mut events: Vec<(&str, Option<&str>, Value)> = dispatch("c1", "helper").into();
-        events.push((
-            "subagent.started",
-            Some("A"),
-            json!({"toolCallId": "c1", "agentName": "helper"}),
-        ));
-        let ev = map_events(&log(&events));
-        let s = &ev.subagent_invocations[0];
-        assert_eq!(s.status, SubagentStatus::Started);
-        assert_eq!(s.duration_ms, None);
-        assert!(
-            ev.capture_errors.iter().any(|e| e == "subagent helper (A), dispatched by tool call c1, never reported completion or failure"),
-            "{:?}",
-            ev.capture_errors
-        );
-    }
-
-    #[test]
-    fn failures_conflicts_and_unattributed_events() {
-        let mut events: Vec<(&str, Option<&str>, Value)> = dispatch("c1", "helper").into();
-        events.extend(dispatch("c9", "ghost"));
-        events.extend([
-            ("subagent.started", Some("A"), json!({"toolCallId": "c1", "agentName": "helper"})),
-            ("subagent.failed", Some("A"), json!({"toolCallId": "c1", "agentName": "helper", "error": "model error"})),
-            ("subagent.completed", Some("A"), json!({"toolCallId": "c1", "agentName": "renamed"})),
-            ("tool.execution_complete", None, json!({"toolCallId": "c1", "success": false, "error": {"message": "model error"}})),
-            ("tool.execution_complete", None, json!({"toolCallId": "c9", "success": false, "error": {"message": "unknown agent ghost"}})),
-            ("subagent.completed", None, json!({"toolCallId": "c1"})),
-            ("subagent.selected", None, json!({"agentName": "active"})),
-        ]);
-        let ev = map_events(&log(&events));
-        let names: Vec<(&str, SubagentStatus)> = ev
-            .subagent_invocations
-            .iter()
-            .map(|s| (s.name.as_str(), s.status))
-            .collect();
-        // `helper` ended twice (a capture error below); its `task` call failed, which decides.
-        assert_eq!(
-            names,
-            [
-                ("helper", SubagentStatus::Failed),
-                ("ghost", SubagentStatus::Failed)
-            ]
-        );
-        let ghost = &ev.subagent_invocations[1];
-        assert_eq!(ghost.agent_id, None);
-        assert_eq!(ghost.error.as_deref(), Some("unknown agent ghost"));
-        assert_eq!(ghost.dispatch_tool_call_id.as_deref(), Some("c9"));
-        let errors = ev.capture_errors.join("\n");
-        assert!(
-            errors.contains("subagent A changed name from helper to renamed"),
-            "{errors}"
-        );
-        assert!(
-            errors.contains("ended twice with conflicting states"),
-            "{errors}"
-        );
-        assert!(
-            errors.contains("subagent.completed has no agent id"),
-            "{errors}"
-        );
-        assert!(
-            !errors.contains("selected"),
-            "the main agent's own selection is no dispatch: {errors}"
-        );
-    }
-
-    /// Runtime 1.0.102: a subagent whose last message has no text gets `subagent.completed`,
-    /// then its `task` call fails; the dispatch is `failed` with the call's error, and the run
-    /// warns that it ended without a response.
-    #[test]
-    fn a_completed_subagent_whose_task_call_failed_is_failed_and_warned_of() {
-        let mut events: Vec<(&str, Option<&str>, Value)> = dispatch("c1", "writer").into();
-        events.extend([
-            ("subagent.started", Some("A"), json!({"toolCallId": "c1", "agentName": "writer"})),
-            ("assistant.message", Some("A"), json!({"content": "", "toolRequests": []})),
-            ("subagent.completed", Some("A"), json!({"toolCallId": "c1", "agentName": "writer", "durationMs": 5})),
-            ("tool.execution_complete", None, json!({"toolCallId": "c1", "success": false, "error": {"message": "Agent completed but produced no response.", "code": "failure"}})),
-        ]);
-        let ev = map_events(&log(&events));
-        assert!(ev.complete(), "{:?}", ev.capture_errors);
-        let s = &ev.subagent_invocations[0];
-        assert_eq!(s.status, SubagentStatus::Failed);
-        assert!(!s.cancelled);
-        assert_eq!(s.final_response, None);
-        let error = s.error.as_deref().unwrap();
-        assert!(
-            error.starts_with("Agent completed but produced no response."),
-            "{error}"
-        );
-        assert_eq!(
-            ended_without_response(&ev.subagent_invocations),
-            [format!(
-                "subagent `writer` (task call c1) ended without a response (the runtime: {error}): the agent that dispatched it got no answer from it"
-            )]
-        );
-    }
-
-    #[test]
-    fn only_a_subagent_that_ended_without_an_answer_is_warned_of() {
-        let mut answered = SubagentInvocation::new(Some("A".into()), "a".into());
-        answered.status = SubagentStatus::Completed;
-        answered.final_response = Some("done".into());
-        let mut silent = SubagentInvocation::new(Some("B".into()), "b".into());
-        silent.status = SubagentStatus::Completed;
-        let mut cancelled = silent.clone();
-        cancelled.cancelled = true;
-        let mut running = silent.clone();
-        running.status = SubagentStatus::Started;
-        let mut never_started = SubagentInvocation::new(None, "c".into());
-        never_started.status = SubagentStatus::Failed;
-        let warnings =
-            ended_without_response(&[answered, silent, cancelled, running, never_started]);
-        assert_eq!(
-            warnings,
-            [
-                "subagent `b` ended without a response (its last message had no text): the agent that dispatched it got no answer from it"
-            ]
-        );
-    }
-
-    #[test]
-    fn a_successful_task_call_without_subagent_events_is_a_capture_error() {
-        let mut events: Vec<(&str, Option<&str>, Value)> = dispatch("c1", "helper").into();
-        events.push((
-            "tool.execution_complete",
-            None,
-            json!({"toolCallId": "c1", "success": true, "result": {"content": "?"}}),
-        ));
-        let ev = map_events(&log(&events));
-        assert!(ev.subagent_invocations.is_empty());
-        assert_eq!(
-            ev.capture_errors,
-            ["task call c1 completed, but no subagent event names it"]
-        );
-    }
-
-    #[test]
-    fn the_duration_is_measured_when_the_runtime_gives_none() {
-        let mut events: Vec<(&str, Option<&str>, Value)> = dispatch("c1", "helper").into();
-        events.extend([
-            (
-                "subagent.started",
-                Some("A"),
-                json!({"toolCallId": "c1", "agentName": "helper"}),
-            ),
-            (
-                "subagent.completed",
-                Some("A"),
-                json!({"toolCallId": "c1", "agentName": "helper"}),
-            ),
-        ]);
-        let ev = map_events(&log(&events));
-        assert_eq!(ev.subagent_invocations[0].duration_ms, Some(10));
-        assert!(!ev.subagent_invocations[0].cancelled);
-    }
-
-    #[test]
-    fn a_cancelled_completion_is_marked() {
-        let mut events: Vec<(&str, Option<&str>, Value)> = dispatch("c1", "helper").into();
-        events.extend([
-            (
-                "subagent.started",
-                Some("A"),
-                json!({"toolCallId": "c1", "agentName": "helper"}),
-            ),
-            (
-                "subagent.completed",
-                Some("A"),
-                json!({"toolCallId": "c1", "agentName": "helper", "cancelled": true}),
-            ),
-        ]);
-        let ev = map_events(&log(&events));
-        let s = &ev.subagent_invocations[0];
-        assert_eq!((s.status, s.cancelled), (SubagentStatus::Completed, true));
-    }
-
-    #[test]
-    fn skill_invocations_are_read_from_the_log() {
-        let ev = map_events(&log(&[
-            (
-                "skill.invoked",
-                None,
-                json!({"name": "greet", "path": "/s/greet/SKILL.md", "content": "x", "source": "custom", "trigger": "agent-invoked"}),
-            ),
-            (
-                "skill.invoked",
-                Some("A"),
-                json!({"name": "sdk-skill", "path": "", "content": "x"}),
-            ),
-        ]));
-        let names: Vec<(&str, Option<&str>)> = ev
-            .skill_invocations
-            .iter()
-            .map(|s| (s.name.as_str(), s.agent_id.as_deref()))
-            .collect();
-        assert_eq!(names, [("greet", None), ("sdk-skill", Some("A"))]);
-        assert_eq!(
-            ev.skill_invocations[0].trigger.as_deref(),
-            Some("agent-invoked")
-        );
-        assert_eq!(ev.skill_invocations[0].source.as_deref(), Some("custom"));
-        assert_eq!(ev.skill_invocations[1].path, None);
-    }
-}
+mod tests;

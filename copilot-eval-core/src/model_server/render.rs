@@ -288,87 +288,11 @@ pub(crate) fn responses_events(render: &TurnRender<'_>) -> Vec<Value> {
     }));
     let mut output_index = 0usize;
     if let Some(text) = render.turn.text_content() {
-        let item_id = &render.message_item_id;
-        events.push(json!({
-            "type": "response.output_item.added",
-            "output_index": output_index,
-            "item": message_item(render, text, "in_progress"),
-        }));
-        events.push(json!({
-            "type": "response.content_part.added",
-            "item_id": item_id,
-            "output_index": output_index,
-            "content_index": 0,
-            "part": {"type": "output_text", "text": "", "annotations": []},
-        }));
-        for piece in text_pieces(text) {
-            events.push(json!({
-                "type": "response.output_text.delta",
-                "item_id": item_id,
-                "output_index": output_index,
-                "content_index": 0,
-                "delta": piece,
-            }));
-        }
-        events.push(json!({
-            "type": "response.output_text.done",
-            "item_id": item_id,
-            "output_index": output_index,
-            "content_index": 0,
-            "text": text,
-        }));
-        events.push(json!({
-            "type": "response.content_part.done",
-            "item_id": item_id,
-            "output_index": output_index,
-            "content_index": 0,
-            "part": {"type": "output_text", "text": text, "annotations": []},
-        }));
-        events.push(json!({
-            "type": "response.output_item.done",
-            "output_index": output_index,
-            "item": message_item(render, text, "completed"),
-        }));
+        events.extend(message_events(render, text, output_index));
         output_index += 1;
     }
     for call in &render.calls {
-        events.push(json!({
-            "type": "response.output_item.added",
-            "output_index": output_index,
-            "item": function_call_item(call, "", "in_progress"),
-        }));
-        if call.custom {
-            events.push(json!({
-                "type": "response.custom_tool_call_input.delta",
-                "item_id": call.item_id,
-                "output_index": output_index,
-                "delta": call.arguments,
-            }));
-            events.push(json!({
-                "type": "response.custom_tool_call_input.done",
-                "item_id": call.item_id,
-                "output_index": output_index,
-                "input": call.arguments,
-            }));
-        } else {
-            events.push(json!({
-                "type": "response.function_call_arguments.delta",
-                "item_id": call.item_id,
-                "output_index": output_index,
-                "delta": call.arguments,
-            }));
-            events.push(json!({
-                "type": "response.function_call_arguments.done",
-                "item_id": call.item_id,
-                "output_index": output_index,
-                "arguments": call.arguments,
-            }));
-        }
-        events.push(json!({
-            "type": "response.output_item.done",
-            "output_index": output_index,
-            "item": function_call_item(call, &call.arguments, "completed"),
-        }));
+        events.extend(call_events(call, output_index));
         output_index += 1;
     }
     events.push(json!({
@@ -378,6 +302,98 @@ pub(crate) fn responses_events(render: &TurnRender<'_>) -> Vec<Value> {
     for (sequence, event) in events.iter_mut().enumerate() {
         event["sequence_number"] = json!(sequence);
     }
+    events
+}
+
+/// The streaming events of the turn's message item (at `output_index`): added, its text part
+/// added, the text deltas, the text and part done, the item done.
+fn message_events(render: &TurnRender<'_>, text: &str, output_index: usize) -> Vec<Value> {
+    let item_id = &render.message_item_id;
+    let mut events = vec![
+        json!({
+            "type": "response.output_item.added",
+            "output_index": output_index,
+            "item": message_item(render, text, "in_progress"),
+        }),
+        json!({
+            "type": "response.content_part.added",
+            "item_id": item_id,
+            "output_index": output_index,
+            "content_index": 0,
+            "part": {"type": "output_text", "text": "", "annotations": []},
+        }),
+    ];
+    for piece in text_pieces(text) {
+        events.push(json!({
+            "type": "response.output_text.delta",
+            "item_id": item_id,
+            "output_index": output_index,
+            "content_index": 0,
+            "delta": piece,
+        }));
+    }
+    events.push(json!({
+        "type": "response.output_text.done",
+        "item_id": item_id,
+        "output_index": output_index,
+        "content_index": 0,
+        "text": text,
+    }));
+    events.push(json!({
+        "type": "response.content_part.done",
+        "item_id": item_id,
+        "output_index": output_index,
+        "content_index": 0,
+        "part": {"type": "output_text", "text": text, "annotations": []},
+    }));
+    events.push(json!({
+        "type": "response.output_item.done",
+        "output_index": output_index,
+        "item": message_item(render, text, "completed"),
+    }));
+    events
+}
+
+/// The streaming events of one call's item (at `output_index`): added, its input (a custom
+/// tool's) or arguments (a function's) delta and done, the item done.
+fn call_events(call: &IssuedCall, output_index: usize) -> Vec<Value> {
+    let mut events = vec![json!({
+        "type": "response.output_item.added",
+        "output_index": output_index,
+        "item": function_call_item(call, "", "in_progress"),
+    })];
+    if call.custom {
+        events.push(json!({
+            "type": "response.custom_tool_call_input.delta",
+            "item_id": call.item_id,
+            "output_index": output_index,
+            "delta": call.arguments,
+        }));
+        events.push(json!({
+            "type": "response.custom_tool_call_input.done",
+            "item_id": call.item_id,
+            "output_index": output_index,
+            "input": call.arguments,
+        }));
+    } else {
+        events.push(json!({
+            "type": "response.function_call_arguments.delta",
+            "item_id": call.item_id,
+            "output_index": output_index,
+            "delta": call.arguments,
+        }));
+        events.push(json!({
+            "type": "response.function_call_arguments.done",
+            "item_id": call.item_id,
+            "output_index": output_index,
+            "arguments": call.arguments,
+        }));
+    }
+    events.push(json!({
+        "type": "response.output_item.done",
+        "output_index": output_index,
+        "item": function_call_item(call, &call.arguments, "completed"),
+    }));
     events
 }
 

@@ -5,6 +5,9 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use github_copilot_sdk::Client;
+use github_copilot_sdk::session::Session;
+
 use super::ReplayCheck;
 use super::controls::{ControlStop, Controls};
 use super::proxy::{ProxyOptions, RequestProxy};
@@ -58,22 +61,7 @@ pub(super) async fn cleanup(
     );
     controls.gate().close();
     if let_admitted_finish && slots.session.lock().expect("slot").is_some() {
-        let progress = slots.idle.lock().expect("slot").clone();
-        let idle = || progress.as_ref().is_some_and(|p| p.borrow().idle);
-        let waited = tokio::time::timeout(COMPLETION_BOUND, async {
-            while has_open_tool_calls(&run.log) {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            // Then the runtime asks for the next model request, carrying the results: the gate
-            // holds it, and the session is parked there (unless it went idle instead).
-            while proxy.is_some_and(|p| p.held_back() == 0) && !idle() {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-        .await;
-        if waited.is_err() {
-            tracing::debug!("admitted tool calls did not complete before the abort");
-        }
+        wait_for_admitted(slots, proxy, run).await;
     }
     // 1. Close admission: no further tool call runs, no further model request is forwarded.
     controls.close();
@@ -98,31 +86,12 @@ pub(super) async fn cleanup(
         && !idle
         && !stream_closed
     {
-        match tokio::time::timeout(ABORT_BOUND, session.abort()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => run
-                .cleanup_errors
-                .push(format!("session abort failed: {e}")),
-            Err(_) => run
-                .cleanup_errors
-                .push(format!("session abort took longer than {ABORT_BOUND:?}")),
-        }
+        abort(session, run).await;
     }
     // 3. Wait (bounded) for the runtime to report every started tool call's completion, or to
     //    go idle (after an abort it reports no more completions).
     if session.is_some() && !stream_closed {
-        let progress = slots.idle.lock().expect("slot").clone();
-        let waited = tokio::time::timeout(COMPLETION_BOUND, async {
-            while has_open_tool_calls(&run.log)
-                && !progress.as_ref().is_some_and(|p| p.borrow().idle)
-            {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-        .await;
-        if waited.is_err() {
-            tracing::debug!("some tool calls never reported a completion");
-        }
+        wait_for_completions(slots, run).await;
     }
     // 4. Wait (bounded) for every in-process tool handler that started; never cancel one.
     let (failures, still_running) = controls.drain(DRAIN_BOUND).await;
@@ -141,23 +110,7 @@ pub(super) async fn cleanup(
         && !stream_closed
         && let Some(session) = &session
     {
-        let request = github_copilot_sdk::rpc::ShutdownRequest::default();
-        match tokio::time::timeout(DISCONNECT_BOUND, session.rpc().shutdown(request)).await {
-            Ok(Ok(())) => {
-                let _ = tokio::time::timeout(DISCONNECT_BOUND, async {
-                    while !has_event(&run.log, SessionEventType::SessionShutdown) {
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                    }
-                })
-                .await;
-            }
-            Ok(Err(e)) => run.cleanup_errors.push(format!(
-                "the pooled runtime did not shut the session down: {e}"
-            )),
-            Err(_) => run.cleanup_errors.push(format!(
-                "the pooled runtime did not shut the session down within {DISCONNECT_BOUND:?}"
-            )),
-        }
+        shut_down_session(session, run).await;
     }
     if let Some(session) = &session {
         match tokio::time::timeout(DISCONNECT_BOUND, session.disconnect()).await {
@@ -173,22 +126,105 @@ pub(super) async fn cleanup(
         proxy.close().await;
     }
     if let Some(client) = client {
-        match tokio::time::timeout(STOP_BOUND, client.stop()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                tracing::debug!("runtime stop reported: {e}");
-                client.force_stop();
-            }
-            Err(_) => {
-                run.cleanup_errors.push(format!(
-                    "the runtime did not stop within {STOP_BOUND:?}; it was killed"
-                ));
-                client.force_stop();
-            }
+        stop_client(client, run).await;
+    }
+    stop_recorder(slots, run).await;
+    // 6. No runtime process may outlive the run.
+    kill_leftovers(run, home).await;
+}
+
+/// After a budget stop, a guard failure or a handler's panic: wait (bounded) for the admitted
+/// tool calls to complete, then for the runtime to ask for the model request carrying their
+/// results (which the closed gate holds), unless the session went idle instead.
+async fn wait_for_admitted(slots: &Slots, proxy: Option<&RequestProxy>, run: &RunState) {
+    let progress = slots.idle.lock().expect("slot").clone();
+    let idle = || progress.as_ref().is_some_and(|p| p.borrow().idle);
+    let waited = tokio::time::timeout(COMPLETION_BOUND, async {
+        while has_open_tool_calls(&run.log) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Then the runtime asks for the next model request, carrying the results: the gate
+        // holds it, and the session is parked there (unless it went idle instead).
+        while proxy.is_some_and(|p| p.held_back() == 0) && !idle() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    if waited.is_err() {
+        tracing::debug!("admitted tool calls did not complete before the abort");
+    }
+}
+
+/// Abort the busy session (bounded); a failed or late abort is a cleanup error.
+async fn abort(session: &Session, run: &mut RunState) {
+    match tokio::time::timeout(ABORT_BOUND, session.abort()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => run
+            .cleanup_errors
+            .push(format!("session abort failed: {e}")),
+        Err(_) => run
+            .cleanup_errors
+            .push(format!("session abort took longer than {ABORT_BOUND:?}")),
+    }
+}
+
+/// Wait (bounded) for every started tool call's completion, or for the session to go idle.
+async fn wait_for_completions(slots: &Slots, run: &RunState) {
+    let progress = slots.idle.lock().expect("slot").clone();
+    let waited = tokio::time::timeout(COMPLETION_BOUND, async {
+        while has_open_tool_calls(&run.log) && !progress.as_ref().is_some_and(|p| p.borrow().idle) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    if waited.is_err() {
+        tracing::debug!("some tool calls never reported a completion");
+    }
+}
+
+/// Shut the session down on a pooled runtime and wait (bounded) for its `session.shutdown`; a
+/// refused or late shutdown is a cleanup error.
+async fn shut_down_session(session: &Session, run: &mut RunState) {
+    let request = github_copilot_sdk::rpc::ShutdownRequest::default();
+    match tokio::time::timeout(DISCONNECT_BOUND, session.rpc().shutdown(request)).await {
+        Ok(Ok(())) => {
+            let _ = tokio::time::timeout(DISCONNECT_BOUND, async {
+                while !has_event(&run.log, SessionEventType::SessionShutdown) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await;
+        }
+        Ok(Err(e)) => run.cleanup_errors.push(format!(
+            "the pooled runtime did not shut the session down: {e}"
+        )),
+        Err(_) => run.cleanup_errors.push(format!(
+            "the pooled runtime did not shut the session down within {DISCONNECT_BOUND:?}"
+        )),
+    }
+}
+
+/// Stop the SDK client (the runtime), bounded; past the bound it is killed and that is a
+/// cleanup error.
+async fn stop_client(client: Client, run: &mut RunState) {
+    match tokio::time::timeout(STOP_BOUND, client.stop()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::debug!("runtime stop reported: {e}");
+            client.force_stop();
+        }
+        Err(_) => {
+            run.cleanup_errors.push(format!(
+                "the runtime did not stop within {STOP_BOUND:?}; it was killed"
+            ));
+            client.force_stop();
         }
     }
-    // The recorder ends when the stream closes; give it a moment, then stop it. Whatever it had
-    // not recorded by then is lost: the evidence is incomplete, and the result says so.
+}
+
+/// The recorder ends when the stream closes; give it a moment, then stop it. Whatever it had
+/// not recorded by then is lost: the evidence is incomplete, and the result says so.
+async fn stop_recorder(slots: &Slots, run: &RunState) {
     let recorder = slots.recorder.lock().expect("slot").take();
     if let Some(recorder) = recorder {
         let abort = recorder.abort_handle();
@@ -202,8 +238,6 @@ pub(super) async fn cleanup(
             ));
         }
     }
-    // 6. No runtime process may outlive the run.
-    kill_leftovers(run, home).await;
 }
 
 /// After [`cleanup`]: record on `run` what the request proxy saw (held-back requests, audit

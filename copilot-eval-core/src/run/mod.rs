@@ -297,104 +297,35 @@ async fn run_prompts_unboxed(
             working_directory,
         }) => {
             run.fail(reason, error);
-            let mut result = run.finish(working_directory, started);
-            result.prompts = prompts;
-            return result;
+            return stopped_early(run, working_directory, started, prompts);
         }
     };
 
     // A first-start unpack of the runtime (in `prepare`) is not the eval's time.
     let started = started + Duration::from_millis(run.timings.runtime_unpack_ms.unwrap_or(0));
 
-    if let Some(replay) = &options.replay {
-        replay.working_directory(&working_directory);
-    }
-    if let Some(tap) = &options.tap {
-        tap.working_directory(&working_directory);
-    }
-
+    tell_hooks_working_directory(options, &working_directory);
     let controls = Controls::for_eval(eval);
-    let proxy_options = ProxyOptions {
-        audit: eval.audit_requests,
-        image_detail: eval.image_detail,
-        offers: !eval.skill_directories.is_empty()
-            || !eval.mcp_servers.is_empty()
-            || !eval.custom_agents.is_empty(),
-        reader_waits_for_send: options.faults.websocket_reader_waits_for_send,
-    };
     let lease = match pooled::lease(eval, options, &run).await {
         Ok(lease) => lease,
         Err(e) => {
             run.fail(crate::StopReason::ExecutionError, e.to_string());
-            let mut result = run.finish(working_directory, started);
-            result.prompts = prompts;
-            return result;
+            return stopped_early(run, working_directory, started, prompts);
         }
     };
     let lease = lease.as_ref();
-    // Installed whenever something must see the model traffic (what the skills, an MCP server
-    // or a custom agent gave the model included), or a control can close the gate mid-session (the proxy is
-    // the gate's only reader); on a pooled runtime always (its endpoint is how requests reach
-    // the model server).
-    let proxy = (lease.is_some()
-        || Controls::can_stop_mid_session(eval)
-        || proxy_options.inspects()
-        || proxy_options.offers
-        || options.tap.is_some())
-    .then(|| RequestProxy::with_tap(proxy_options, controls.clone(), options.tap.clone()));
-    let mut endpoint = None;
-    let (client_options, pooled_session) = match (lease, &proxy, &options.target) {
-        (Some(lease), Some(proxy), Target::Offline { base_url }) => {
-            let served = match pooled::serve(proxy.clone(), base_url).await {
-                Ok(served) => lease
-                    .bind(served.port(), base_url)
-                    .await
-                    .map(|()| served)
-                    .map_err(|e| e.to_string()),
-                Err(e) => Err(format!("cannot serve the pooled runtime's endpoint: {e}")),
-            };
-            let connected = match served {
-                Ok(served) => crate::run::pool::relay::to_runtime(lease.port)
-                    .await
-                    .map(|relay| (served, relay))
-                    .map_err(|e| {
-                        format!(
-                            "cannot connect to the pooled runtime (pid {}) on 127.0.0.1:{}: {e}",
-                            lease.pid, lease.port
-                        )
-                    }),
-                Err(e) => Err(e),
-            };
-            match connected {
-                Ok((served, relay)) => {
-                    let session = session::PooledSession {
-                        session_id: crate::run::pool::wire::session_id(served.port()),
-                        config_directory: home.path().to_path_buf(),
-                        port: relay.port(),
-                    };
-                    let options = pooled::client_options(
-                        run.runtime_path
-                            .as_deref()
-                            .unwrap_or(std::path::Path::new("copilot")),
-                        lease,
-                        &relay,
-                    );
-                    endpoint = Some((served, relay));
-                    run.pooled_runtime = true;
-                    (options, Some(session))
-                }
-                Err(e) => {
-                    let end = lease.release(true).await;
-                    cleanup::record_lease_end(&mut run, end);
-                    run.fail(crate::StopReason::ExecutionError, e);
-                    let mut result = run.finish(working_directory, started);
-                    result.prompts = prompts;
-                    return result;
-                }
-            }
-        }
-        (_, Some(proxy), _) => (client_options.with_request_handler(proxy.clone()), None),
-        _ => (client_options, None),
+    let (proxy_options, proxy) = request_proxy(eval, options, lease.is_some(), &controls);
+    let Some((client_options, pooled_session, endpoint)) = session_client(
+        client_options,
+        lease,
+        proxy.as_ref(),
+        options,
+        &home,
+        &mut run,
+    )
+    .await
+    else {
+        return stopped_early(run, working_directory, started, prompts);
     };
 
     let deadline = started + Duration::from_secs_f64(eval.timeout_s);
@@ -415,22 +346,8 @@ async fn run_prompts_unboxed(
     )
     .await;
 
-    // A pooled runtime that died during the session ended it: said as such (the runtime is the
-    // pool's process, so its exit status is the pool's to read; it is retired on release). A
-    // killed process closes its sockets before it has ended, so its end is waited for.
-    if let Some(lease) = lease
-        && run.stops.iter().any(|(_, e)| e == session::STREAM_CLOSED)
-        && crate::runtime::wait_for_exits(vec![lease.pid], POOLED_EXIT_BOUND)
-            .await
-            .is_empty()
-    {
-        run.fail(
-            crate::StopReason::ExecutionError,
-            format!(
-                "the pooled runtime (pid {}) exited during the session; the pool retires it",
-                lease.pid
-            ),
-        );
+    if let Some(lease) = lease {
+        check_pooled_runtime_alive(&mut run, lease).await;
     }
     let cleanup_started = Instant::now();
     cleanup::cleanup(
@@ -460,6 +377,176 @@ async fn run_prompts_unboxed(
     run.timings.cleanup_ms = cleanup_started.elapsed().as_millis() as u64;
     let mut result = run.finish(working_directory, started);
     result.prompts = prompts;
+    add_run_warnings(&mut result, eval, options);
+    result
+}
+
+/// Hand the run's working directory to the replay check and the exchange tap, before the
+/// session starts.
+fn tell_hooks_working_directory(options: &RunOptions, working_directory: &std::path::Path) {
+    if let Some(replay) = &options.replay {
+        replay.working_directory(working_directory);
+    }
+    if let Some(tap) = &options.tap {
+        tap.working_directory(working_directory);
+    }
+}
+
+/// The result of a run that stopped before its session (setup, the pool lease or the pooled
+/// connection failed; the stop is already on `run`), with its prompts.
+fn stopped_early(
+    run: RunState,
+    working_directory: PathBuf,
+    started: Instant,
+    prompts: Vec<Prompt>,
+) -> CopilotResult {
+    let mut result = run.finish(working_directory, started);
+    result.prompts = prompts;
+    result
+}
+
+/// The request proxy's options for `eval`, and the proxy itself when the run needs one.
+fn request_proxy(
+    eval: &CopilotEval,
+    options: &RunOptions,
+    pooled: bool,
+    controls: &Arc<Controls>,
+) -> (ProxyOptions, Option<Arc<RequestProxy>>) {
+    let proxy_options = ProxyOptions {
+        audit: eval.audit_requests,
+        image_detail: eval.image_detail,
+        offers: !eval.skill_directories.is_empty()
+            || !eval.mcp_servers.is_empty()
+            || !eval.custom_agents.is_empty(),
+        reader_waits_for_send: options.faults.websocket_reader_waits_for_send,
+    };
+    // Installed whenever something must see the model traffic (what the skills, an MCP server
+    // or a custom agent gave the model included), or a control can close the gate mid-session (the proxy is
+    // the gate's only reader); on a pooled runtime always (its endpoint is how requests reach
+    // the model server).
+    let proxy = (pooled
+        || Controls::can_stop_mid_session(eval)
+        || proxy_options.inspects()
+        || proxy_options.offers
+        || options.tap.is_some())
+    .then(|| RequestProxy::with_tap(proxy_options, controls.clone(), options.tap.clone()));
+    (proxy_options, proxy)
+}
+
+/// The pooled runtime's endpoint (served endpoint and relay), kept alive until the lease is
+/// released.
+type PooledEndpoint = (pooled::Endpoint, pool::relay::Relay);
+
+/// The client options for the session: on a pooled runtime, connected to it through the run's
+/// endpoint ([`connect_pooled`]; with the session to use and the endpoint to keep); else with
+/// the request proxy as request handler when there is one. `None`: connecting to the pooled
+/// runtime failed; the lease is released and the stop recorded on `run`.
+async fn session_client(
+    client_options: github_copilot_sdk::ClientOptions,
+    lease: Option<&pool::Lease>,
+    proxy: Option<&Arc<RequestProxy>>,
+    options: &RunOptions,
+    home: &resume::RunHome,
+    run: &mut RunState,
+) -> Option<(
+    github_copilot_sdk::ClientOptions,
+    Option<session::PooledSession>,
+    Option<PooledEndpoint>,
+)> {
+    match (lease, proxy, &options.target) {
+        (Some(lease), Some(proxy), Target::Offline { base_url }) => {
+            match connect_pooled(lease, proxy, base_url, home, run).await {
+                Ok((options, session, served)) => {
+                    run.pooled_runtime = true;
+                    Some((options, Some(session), Some(served)))
+                }
+                Err(e) => {
+                    let end = lease.release(true).await;
+                    cleanup::record_lease_end(run, end);
+                    run.fail(crate::StopReason::ExecutionError, e);
+                    None
+                }
+            }
+        }
+        (_, Some(proxy), _) => Some((
+            client_options.with_request_handler(proxy.clone()),
+            None,
+            None,
+        )),
+        _ => Some((client_options, None, None)),
+    }
+}
+
+/// Serve the run's endpoint for a pooled runtime, bind the lease to it and connect a relay to
+/// the runtime: the client options and session to use, and the endpoint (served endpoint and
+/// relay) to keep alive until the lease is released. The error says which step failed.
+async fn connect_pooled(
+    lease: &pool::Lease,
+    proxy: &Arc<RequestProxy>,
+    base_url: &str,
+    home: &resume::RunHome,
+    run: &RunState,
+) -> Result<
+    (
+        github_copilot_sdk::ClientOptions,
+        session::PooledSession,
+        PooledEndpoint,
+    ),
+    String,
+> {
+    let served = match pooled::serve(proxy.clone(), base_url).await {
+        Ok(served) => lease
+            .bind(served.port(), base_url)
+            .await
+            .map(|()| served)
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(format!("cannot serve the pooled runtime's endpoint: {e}")),
+    }?;
+    let relay = crate::run::pool::relay::to_runtime(lease.port)
+        .await
+        .map_err(|e| {
+            format!(
+                "cannot connect to the pooled runtime (pid {}) on 127.0.0.1:{}: {e}",
+                lease.pid, lease.port
+            )
+        })?;
+    let session = session::PooledSession {
+        session_id: crate::run::pool::wire::session_id(served.port()),
+        config_directory: home.path().to_path_buf(),
+        port: relay.port(),
+    };
+    let options = pooled::client_options(
+        run.runtime_path
+            .as_deref()
+            .unwrap_or(std::path::Path::new("copilot")),
+        lease,
+        &relay,
+    );
+    Ok((options, session, (served, relay)))
+}
+
+/// A pooled runtime that died during the session ended it: said as such (the runtime is the
+/// pool's process, so its exit status is the pool's to read; it is retired on release). A
+/// killed process closes its sockets before it has ended, so its end is waited for.
+async fn check_pooled_runtime_alive(run: &mut RunState, lease: &pool::Lease) {
+    if run.stops.iter().any(|(_, e)| e == session::STREAM_CLOSED)
+        && crate::runtime::wait_for_exits(vec![lease.pid], POOLED_EXIT_BOUND)
+            .await
+            .is_empty()
+    {
+        run.fail(
+            crate::StopReason::ExecutionError,
+            format!(
+                "the pooled runtime (pid {}) exited during the session; the pool retires it",
+                lease.pid
+            ),
+        );
+    }
+}
+
+/// The warnings a finished run adds from its evidence (agents dispatched by file name,
+/// subagents without tools) and, on a live run, the authentication hint.
+fn add_run_warnings(result: &mut CopilotResult, eval: &CopilotEval, options: &RunOptions) {
     result.warnings.extend(agent_ids::file_name_dispatches(
         &eval.file_named_agents,
         &result.subagent_invocations,
@@ -471,9 +558,8 @@ async fn run_prompts_unboxed(
         &result.subagent_invocations,
     ));
     if options.target == Target::Live {
-        add_auth_hint(&mut result);
+        add_auth_hint(result);
     }
-    result
 }
 
 /// What a live run's error says when the runtime could not authenticate

@@ -63,38 +63,8 @@ pub(super) fn prepare(
             PathBuf::new(),
         ));
     }
-    // Requested skills are validated before anything starts (crate::skills).
-    if !eval.skill_directories.is_empty() {
-        let (discovery, failure) = crate::skills::check_locally(&eval.skill_directories);
-        run.skill_discovery = Some(discovery);
-        if let Some((path, content)) = &options.faults.write_after_local_skill_check {
-            // Test-only: the folder changes once checked.
-            let _ = std::fs::create_dir_all(path.parent().unwrap_or(path));
-            let _ = std::fs::write(path, content);
-        }
-        if let Some(error) = failure {
-            return Err(SetupFailure::new(
-                StopReason::SkillSetupError,
-                error,
-                eval.working_directory.clone().unwrap_or_default(),
-            ));
-        }
-    }
-
-    let working_directory = match &eval.working_directory {
-        Some(dir) => dir.clone(),
-        None => tempfile::Builder::new()
-            .prefix("copilot-eval-work-")
-            .tempdir()
-            .map(|dir| dir.keep())
-            .map_err(|e| {
-                SetupFailure::new(
-                    StopReason::ExecutionError,
-                    format!("cannot create a working directory: {e}"),
-                    PathBuf::new(),
-                )
-            })?,
-    };
+    check_skills(eval, options, run)?;
+    let working_directory = working_directory(eval)?;
     let fail = |error: String| {
         SetupFailure::new(StopReason::ExecutionError, error, working_directory.clone())
     };
@@ -105,59 +75,8 @@ pub(super) fn prepare(
         .map(|(index, prompt)| prompt.resolve(index + 1, &working_directory))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| fail(format!("a prompt's attachment cannot be sent: {e}")))?;
-
-    let runtime_path = match &options.runtime_path {
-        Some(path) => path.clone(),
-        None => runtime::resolve()
-            .map(|resolved| resolved.path)
-            .map_err(|e| fail(e.to_string()))?,
-    };
-    run.runtime_path = Some(runtime_path.clone());
-    if !runtime_path.is_file() {
-        return Err(fail(format!(
-            "no Copilot runtime at {} (given with RunOptions::runtime_path): run `cargo copilot-eval runtime install` and pass the path `cargo copilot-eval runtime path` prints",
-            runtime_path.display()
-        )));
-    }
-
-    // The first-start unpack (about 235 MB) happens here, before the eval's clock starts. A
-    // failure is left to the session's own start to report with its cause.
-    match runtime::unpack::warm(&runtime_path) {
-        Ok(runtime::unpack::Warmed::Started { ms, .. }) => run.timings.runtime_unpack_ms = Some(ms),
-        Ok(_) => {}
-        Err(e) => tracing::debug!("runtime warm-up: {e}"),
-    }
-
-    let home = match &options.home {
-        Some(dir) => std::fs::create_dir_all(dir)
-            .map(|()| RunHome::Kept(dir.clone()))
-            .map_err(|e| {
-                fail(format!(
-                    "cannot create the runtime home {}: {e}",
-                    dir.display()
-                ))
-            })?,
-        None => tempfile::Builder::new()
-            .prefix("copilot-eval-home-")
-            .tempdir()
-            .map(RunHome::Temporary)
-            .map_err(|e| fail(format!("cannot create the runtime home: {e}")))?,
-    };
-    let cache = runtime::runtime_cache_dir();
-    std::fs::create_dir_all(&cache).map_err(|e| {
-        fail(format!(
-            "cannot create the runtime cache {}: {e}",
-            cache.display()
-        ))
-    })?;
-    if let Some(seed) = &options.home_seed {
-        copy_tree(seed, home.path()).map_err(|e| {
-            fail(format!(
-                "cannot seed the runtime home from {}: {e}",
-                seed.display()
-            ))
-        })?;
-    }
+    let runtime_path = runtime_path(options, run).map_err(fail)?;
+    let (home, cache) = home_and_cache(options).map_err(fail)?;
     let mut client_options = client_options(
         &runtime_path,
         &working_directory,
@@ -177,6 +96,99 @@ pub(super) fn prepare(
         client_options,
         prompts,
     })
+}
+
+/// Requested skills are validated before anything starts (crate::skills); the discovery is
+/// recorded on `run`.
+fn check_skills(
+    eval: &CopilotEval,
+    options: &RunOptions,
+    run: &mut RunState,
+) -> Result<(), SetupFailure> {
+    if eval.skill_directories.is_empty() {
+        return Ok(());
+    }
+    let (discovery, failure) = crate::skills::check_locally(&eval.skill_directories);
+    run.skill_discovery = Some(discovery);
+    if let Some((path, content)) = &options.faults.write_after_local_skill_check {
+        // Test-only: the folder changes once checked.
+        let _ = std::fs::create_dir_all(path.parent().unwrap_or(path));
+        let _ = std::fs::write(path, content);
+    }
+    match failure {
+        Some(error) => Err(SetupFailure::new(
+            StopReason::SkillSetupError,
+            error,
+            eval.working_directory.clone().unwrap_or_default(),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The eval's working directory, or a fresh temporary one (kept after the run).
+fn working_directory(eval: &CopilotEval) -> Result<PathBuf, SetupFailure> {
+    match &eval.working_directory {
+        Some(dir) => Ok(dir.clone()),
+        None => tempfile::Builder::new()
+            .prefix("copilot-eval-work-")
+            .tempdir()
+            .map(|dir| dir.keep())
+            .map_err(|e| {
+                SetupFailure::new(
+                    StopReason::ExecutionError,
+                    format!("cannot create a working directory: {e}"),
+                    PathBuf::new(),
+                )
+            }),
+    }
+}
+
+/// The runtime to run (given, else resolved), recorded on `run`; it must be a file. Its
+/// first-start unpack (about 235 MB) happens here, before the eval's clock starts; a failure
+/// there is left to the session's own start to report with its cause.
+fn runtime_path(options: &RunOptions, run: &mut RunState) -> Result<PathBuf, String> {
+    let runtime_path = match &options.runtime_path {
+        Some(path) => path.clone(),
+        None => runtime::resolve()
+            .map(|resolved| resolved.path)
+            .map_err(|e| e.to_string())?,
+    };
+    run.runtime_path = Some(runtime_path.clone());
+    if !runtime_path.is_file() {
+        return Err(format!(
+            "no Copilot runtime at {} (given with RunOptions::runtime_path): run `cargo copilot-eval runtime install` and pass the path `cargo copilot-eval runtime path` prints",
+            runtime_path.display()
+        ));
+    }
+    match runtime::unpack::warm(&runtime_path) {
+        Ok(runtime::unpack::Warmed::Started { ms, .. }) => run.timings.runtime_unpack_ms = Some(ms),
+        Ok(_) => {}
+        Err(e) => tracing::debug!("runtime warm-up: {e}"),
+    }
+    Ok(runtime_path)
+}
+
+/// The run's runtime home (the caller's, created if missing, else a temporary one), seeded
+/// when asked, and the shared runtime cache (created if missing).
+fn home_and_cache(options: &RunOptions) -> Result<(RunHome, PathBuf), String> {
+    let home = match &options.home {
+        Some(dir) => std::fs::create_dir_all(dir)
+            .map(|()| RunHome::Kept(dir.clone()))
+            .map_err(|e| format!("cannot create the runtime home {}: {e}", dir.display()))?,
+        None => tempfile::Builder::new()
+            .prefix("copilot-eval-home-")
+            .tempdir()
+            .map(RunHome::Temporary)
+            .map_err(|e| format!("cannot create the runtime home: {e}"))?,
+    };
+    let cache = runtime::runtime_cache_dir();
+    std::fs::create_dir_all(&cache)
+        .map_err(|e| format!("cannot create the runtime cache {}: {e}", cache.display()))?;
+    if let Some(seed) = &options.home_seed {
+        copy_tree(seed, home.path())
+            .map_err(|e| format!("cannot seed the runtime home from {}: {e}", seed.display()))?;
+    }
+    Ok((home, cache))
 }
 
 /// The SDK client options of a run: the runtime executable, its cwd, its private home and

@@ -57,34 +57,8 @@ pub(super) fn session_config(
     if let Some(effort) = eval.reasoning_effort {
         config = config.with_reasoning_effort(effort.as_str());
     }
-    if eval.system_message_mode == crate::eval::SystemMessageMode::Customize {
-        let sections = eval
-            .system_message_sections
-            .iter()
-            .map(|(id, action)| {
-                (
-                    id.clone(),
-                    github_copilot_sdk::SectionOverride {
-                        action: Some(action.as_str().to_owned()),
-                        content: action.content().map(str::to_owned),
-                    },
-                )
-            })
-            .collect();
-        let mut message = github_copilot_sdk::SystemMessageConfig::new().with_mode("customize");
-        if !eval.system_message_sections.is_empty() {
-            message = message.with_sections(sections);
-        }
-        if let Some(instructions) = &eval.instructions {
-            message = message.with_content(instructions.clone());
-        }
+    if let Some(message) = system_message(eval) {
         config = config.with_system_message(message);
-    } else if let Some(instructions) = &eval.instructions {
-        config = config.with_system_message(
-            github_copilot_sdk::SystemMessageConfig::new()
-                .with_mode(eval.system_message_mode.as_str())
-                .with_content(instructions.clone()),
-        );
     }
     if let Some(allowed) = &eval.allowed_tools {
         config = config.with_available_tools(allowed.clone());
@@ -144,6 +118,40 @@ pub(super) fn session_config(
         }
     }
     Ok(config)
+}
+
+/// The session's system message: the eval's sections and instructions in `customize` mode,
+/// else its instructions in its mode (`None` without instructions).
+fn system_message(eval: &CopilotEval) -> Option<github_copilot_sdk::SystemMessageConfig> {
+    if eval.system_message_mode == crate::eval::SystemMessageMode::Customize {
+        let sections = eval
+            .system_message_sections
+            .iter()
+            .map(|(id, action)| {
+                (
+                    id.clone(),
+                    github_copilot_sdk::SectionOverride {
+                        action: Some(action.as_str().to_owned()),
+                        content: action.content().map(str::to_owned),
+                    },
+                )
+            })
+            .collect();
+        let mut message = github_copilot_sdk::SystemMessageConfig::new().with_mode("customize");
+        if !eval.system_message_sections.is_empty() {
+            message = message.with_sections(sections);
+        }
+        if let Some(instructions) = &eval.instructions {
+            message = message.with_content(instructions.clone());
+        }
+        Some(message)
+    } else {
+        eval.instructions.as_ref().map(|instructions| {
+            github_copilot_sdk::SystemMessageConfig::new()
+                .with_mode(eval.system_message_mode.as_str())
+                .with_content(instructions.clone())
+        })
+    }
 }
 
 /// The mapped fields that the escape hatch must not override (set them on the eval instead).
@@ -388,39 +396,8 @@ async fn execute(
     run: &mut RunState,
     pooled: Option<&PooledSession>,
 ) -> Result<(), String> {
-    let mut config =
-        session_config(eval, working_directory, controls).map_err(|e| e.to_string())?;
-    if let Some(pooled) = pooled {
-        config = config
-            .with_session_id(pooled.session_id.clone())
-            .with_config_directory(pooled.config_directory.clone());
-    }
-    config.event_buffer_capacity = Some(faults.event_buffer.unwrap_or(EVENT_BUFFER));
-    config = match target {
-        Target::Offline { .. } => config.with_github_token(OFFLINE_TOKEN),
-        Target::Live => match live_token() {
-            Some(token) => config.with_github_token(token),
-            None => config,
-        },
-    };
-
-    let t = Instant::now();
-    let client = Client::start(client_options)
-        .await
-        .map_err(|e| format!("starting the runtime failed: {e}"))?;
-    run.timings.runtime_start_ms = Some(t.elapsed().as_millis() as u64);
-    if let Some(pooled) = pooled {
-        crate::run::pool::nodelay::to_port(pooled.port);
-    }
-    run.runtime_pid = client.pid();
-    run.timings.runtime_startup = client.startup_timings().map(|s| RuntimeStartup {
-        total_ms: s.total_ms,
-        program_resolve_ms: s.program_resolve_ms,
-        process_spawn_ms: s.process_spawn_ms,
-        transport_setup_ms: s.transport_setup_ms,
-        handshake_ms: s.handshake_ms,
-    });
-    *slots.client.lock().expect("slot") = Some(client.clone());
+    let config = run_config(eval, working_directory, controls, target, faults, pooled)?;
+    let client = start_client(client_options, pooled, slots, run).await?;
 
     let t = Instant::now();
     let prepared = match resume {
@@ -456,10 +433,88 @@ async fn execute(
         clock.start();
     }
     *slots.session.lock().expect("slot") = Some(session.clone());
-    // Before the prompt: the runtime must have discovered every requested skill.
+    check_before_prompt(eval, &session, run, &progress_rx).await?;
+
+    let t = Instant::now();
+    let result = send_prompts(
+        prompts,
+        working_directory,
+        faults,
+        &session,
+        run,
+        &progress_rx,
+    )
+    .await;
+    run.timings.turns_ms = Some(t.elapsed().as_millis() as u64);
+    result
+}
+
+/// The session's configuration for this run: the eval's ([`session_config`]), on a pooled
+/// runtime the run's session id and config directory, the event buffer, and the token.
+fn run_config(
+    eval: &CopilotEval,
+    working_directory: &std::path::Path,
+    controls: &Arc<Controls>,
+    target: &Target,
+    faults: &TestFaults,
+    pooled: Option<&PooledSession>,
+) -> Result<SessionConfig, String> {
+    let mut config =
+        session_config(eval, working_directory, controls).map_err(|e| e.to_string())?;
+    if let Some(pooled) = pooled {
+        config = config
+            .with_session_id(pooled.session_id.clone())
+            .with_config_directory(pooled.config_directory.clone());
+    }
+    config.event_buffer_capacity = Some(faults.event_buffer.unwrap_or(EVENT_BUFFER));
+    Ok(match target {
+        Target::Offline { .. } => config.with_github_token(OFFLINE_TOKEN),
+        Target::Live => match live_token() {
+            Some(token) => config.with_github_token(token),
+            None => config,
+        },
+    })
+}
+
+/// Start the SDK client (the runtime, or the connection to a pooled one) and record its start
+/// timings and pid on `run`; the client goes in its slot for cleanup.
+async fn start_client(
+    client_options: ClientOptions,
+    pooled: Option<&PooledSession>,
+    slots: &Slots,
+    run: &mut RunState,
+) -> Result<Client, String> {
+    let t = Instant::now();
+    let client = Client::start(client_options)
+        .await
+        .map_err(|e| format!("starting the runtime failed: {e}"))?;
+    run.timings.runtime_start_ms = Some(t.elapsed().as_millis() as u64);
+    if let Some(pooled) = pooled {
+        crate::run::pool::nodelay::to_port(pooled.port);
+    }
+    run.runtime_pid = client.pid();
+    run.timings.runtime_startup = client.startup_timings().map(|s| RuntimeStartup {
+        total_ms: s.total_ms,
+        program_resolve_ms: s.program_resolve_ms,
+        process_spawn_ms: s.process_spawn_ms,
+        transport_setup_ms: s.transport_setup_ms,
+        handshake_ms: s.handshake_ms,
+    });
+    *slots.client.lock().expect("slot") = Some(client.clone());
+    Ok(client)
+}
+
+/// The checks before the prompt: the runtime must have discovered every requested skill, and
+/// every MCP server the eval configured must be connected. A failed check is the run's stop.
+async fn check_before_prompt(
+    eval: &CopilotEval,
+    session: &Session,
+    run: &mut RunState,
+    progress_rx: &watch::Receiver<Progress>,
+) -> Result<(), String> {
     if let Some(discovery) = run.skill_discovery.as_mut()
         && let Some(error) = crate::skills::discover(
-            &session,
+            session,
             discovery,
             &eval.skill_directories,
             &eval.disabled_skills,
@@ -469,10 +524,9 @@ async fn execute(
         run.fail(StopReason::SkillSetupError, error.clone());
         return Err(error);
     }
-    // Before the prompt: every MCP server the eval configured must be connected.
     run.mcp_checking = true;
     let (states, error) = super::mcp_check::check_mcp(
-        &session,
+        session,
         &run.mcp_configured,
         &run.mcp_optional,
         &run.log,
@@ -485,29 +539,35 @@ async fn execute(
         run.fail(StopReason::McpSetupError, error.clone());
         return Err(error);
     }
+    Ok(())
+}
 
-    let t = Instant::now();
-    let result = async {
-        run.prompt_sent = true;
-        for prompt in prompts {
-            let now = *progress_rx.borrow();
-            if now.session_error {
-                break;
-            }
-            session
-                .send(prompt.message_options(working_directory))
-                .await
-                .map_err(|e| format!("sending the prompt failed: {e}"))?;
-            if let Some(clock) = &faults.clock_starts_at_session {
-                clock.start();
-            }
-            wait_until_done(progress_rx.clone(), now.idles).await?;
+/// Send the prompts one turn each, each once the previous turn went idle; none after a
+/// `session.error`.
+async fn send_prompts(
+    prompts: &[Prompt],
+    working_directory: &std::path::Path,
+    faults: &TestFaults,
+    session: &Session,
+    run: &mut RunState,
+    progress_rx: &watch::Receiver<Progress>,
+) -> Result<(), String> {
+    run.prompt_sent = true;
+    for prompt in prompts {
+        let now = *progress_rx.borrow();
+        if now.session_error {
+            break;
         }
-        Ok(())
+        session
+            .send(prompt.message_options(working_directory))
+            .await
+            .map_err(|e| format!("sending the prompt failed: {e}"))?;
+        if let Some(clock) = &faults.clock_starts_at_session {
+            clock.start();
+        }
+        wait_until_done(progress_rx.clone(), now.idles).await?;
     }
-    .await;
-    run.timings.turns_ms = Some(t.elapsed().as_millis() as u64);
-    result
+    Ok(())
 }
 
 /// Wait for the root `session.idle` that ends the turn (the first after `idles_before` were

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::controls::{ControlStop, DeniedCall};
 use crate::audit::RequestAudit;
 use crate::eval::CopilotEval;
-use crate::evidence::mcp::mcp_servers;
+use crate::evidence::mcp::{McpServerState, mcp_servers};
 use crate::evidence::{LoggedEvent, map_events};
 use crate::result::{CopilotResult, StopReason, Timings};
 
@@ -121,8 +121,84 @@ impl RunState {
     /// over every recorded cause, and the errors joined in the order they were recorded.
     pub(super) fn finish(mut self, working_directory: PathBuf, started: Instant) -> CopilotResult {
         let log = std::mem::take(&mut *self.log.lock().expect("log lock"));
-        let skill_warnings = self
-            .skill_discovery
+        let skill_warnings = self.skill_warnings();
+        let mut evidence = map_events(&log);
+        let (mcp_servers, gave_nothing) = self.mcp_evidence(&log, &mut evidence);
+        for denied in std::mem::take(&mut self.denials) {
+            if let Some(call) = evidence.tool_calls.iter_mut().find(|c| {
+                c.denied.is_none() && c.name == denied.tool && c.arguments == denied.arguments
+            }) {
+                call.denied = Some(denied.denial);
+            }
+        }
+        super::permissions::attach_permissions(
+            &mut evidence.tool_calls,
+            &log,
+            self.permission_layer,
+        );
+        let substitutions = crate::evidence::substitutions::runtime_substitutions(
+            &mut evidence.tool_calls,
+            log.iter().map(|l| &l.event),
+            &mcp_servers,
+        );
+        crate::evidence::subagents::refresh_tool_calls(
+            &mut evidence.subagent_invocations,
+            &evidence.tool_calls,
+        );
+        let mut capture_errors = self.capture_errors.lock().expect("errors lock").clone();
+        capture_errors.extend(evidence.capture_errors.iter().cloned());
+        let (causes, warnings) =
+            self.causes(&evidence, substitutions, gave_nothing, skill_warnings);
+        let Causes {
+            stop_reason,
+            errors,
+        } = causes;
+        let error = (!errors.is_empty()).then(|| join_causes(&errors));
+        let success = stop_reason == StopReason::Completed && error.is_none();
+        let evidence_complete = capture_errors.is_empty();
+        CopilotResult {
+            eval_name: self.eval_name,
+            model_requested: self.model_requested,
+            model_used: evidence.model_used,
+            success,
+            stop_reason,
+            error,
+            prompts: Vec::new(),
+            turns: evidence.turns,
+            tool_calls: evidence.tool_calls,
+            final_response: evidence.final_response,
+            skill_discovery: self.skill_discovery,
+            mcp_servers,
+            skill_invocations: evidence.skill_invocations,
+            subagent_invocations: evidence.subagent_invocations,
+            usage: evidence.usage,
+            usage_unknown: self.usage_unknown,
+            warnings,
+            duration_ms: started.elapsed().as_millis() as u64,
+            timings: self.timings,
+            working_directory,
+            runtime_path: self.runtime_path,
+            runtime_pid: self.runtime_pid,
+            pooled_runtime: self.pooled_runtime,
+            request_audit: self.request_audit,
+            tool_calls_admitted: self.tool_calls_admitted,
+            model_requests_held_back: self.model_requests_held_back,
+            tool_handler_failures: self.tool_handler_failures,
+            cleanup_errors: self.cleanup_errors,
+            capture_errors,
+            evidence_complete,
+            raw_events: log.into_iter().map(|l| l.event).collect(),
+            configuration: self.configuration,
+            session_id: self.session_id,
+            resumed: self.resumed,
+            origin: None,
+        }
+    }
+
+    /// The skill discovery's warnings on what the model was offered of the skills (none without
+    /// a discovery).
+    fn skill_warnings(&mut self) -> Vec<String> {
+        self.skill_discovery
             .as_mut()
             .map(|d| {
                 let offered: Vec<crate::skills::OfferedSkills> = (self.model_offers.iter())
@@ -132,8 +208,18 @@ impl RunState {
                     .collect();
                 crate::skills::model_view(d, &offered, &self.disabled_skills)
             })
-            .unwrap_or_default();
-        let mut evidence = map_events(&log);
+            .unwrap_or_default()
+    }
+
+    /// The MCP servers' states from the events and the MCP check, with what the model was
+    /// offered of each connected server's tools (the subagents' offers attached to
+    /// `evidence`); and, for each connected server that gave the model nothing, whether it is
+    /// optional and why.
+    fn mcp_evidence(
+        &self,
+        log: &[LoggedEvent],
+        evidence: &mut crate::evidence::Evidence,
+    ) -> (Vec<McpServerState>, Vec<(bool, String)>) {
         let (mut mcp_servers, _) = mcp_servers(log.iter().map(|l| &l.event), &self.mcp_configured);
         crate::evidence::mcp::mark_optional(&mut mcp_servers, &self.mcp_optional);
         for state in &mut mcp_servers {
@@ -177,113 +263,77 @@ impl RunState {
             }
             crate::evidence::subagents::attach_offers(&mut evidence.subagent_invocations, offers);
         }
-        for denied in self.denials {
-            if let Some(call) = evidence.tool_calls.iter_mut().find(|c| {
-                c.denied.is_none() && c.name == denied.tool && c.arguments == denied.arguments
-            }) {
-                call.denied = Some(denied.denial);
-            }
-        }
-        super::permissions::attach_permissions(
-            &mut evidence.tool_calls,
-            &log,
-            self.permission_layer,
-        );
-        let substitutions = crate::evidence::substitutions::runtime_substitutions(
-            &mut evidence.tool_calls,
-            log.iter().map(|l| &l.event),
-            &mcp_servers,
-        );
-        crate::evidence::subagents::refresh_tool_calls(
-            &mut evidence.subagent_invocations,
-            &evidence.tool_calls,
-        );
-        let mut capture_errors = self.capture_errors.lock().expect("errors lock").clone();
-        capture_errors.extend(evidence.capture_errors.iter().cloned());
-        let mut errors: Vec<String> = Vec::new();
-        let mut push = |line: String| {
-            if !errors.contains(&line) {
-                errors.push(line);
-            }
+        (mcp_servers, gave_nothing)
+    }
+
+    /// Every cause of the stop, in the order they are reported (the recorded stops, the
+    /// runtime's substitutions, required MCP servers that gave nothing, undispatchable agents,
+    /// session errors, a missing idle, cleanup errors), and the run's warnings.
+    fn causes(
+        &self,
+        evidence: &crate::evidence::Evidence,
+        substitutions: Vec<String>,
+        gave_nothing: Vec<(bool, String)>,
+        skill_warnings: Vec<String>,
+    ) -> (Causes, Vec<String>) {
+        let mut causes = Causes {
+            stop_reason: StopReason::Completed,
+            errors: Vec::new(),
         };
-        let mut stop_reason = StopReason::Completed;
         for (reason, error) in &self.stops {
-            stop_reason = stop_reason.max(*reason);
-            push(error.clone());
+            causes.add(*reason, error.clone());
         }
         for cause in substitutions {
-            stop_reason = stop_reason.max(StopReason::RuntimeSubstitution);
-            push(cause);
+            causes.add(StopReason::RuntimeSubstitution, cause);
         }
         let mut warnings = skill_warnings;
         for (optional, why) in gave_nothing {
             if optional {
                 warnings.push(why);
             } else {
-                stop_reason = stop_reason.max(StopReason::McpSetupError);
-                push(why);
+                causes.add(StopReason::McpSetupError, why);
             }
         }
         warnings.extend(crate::evidence::subagents::ended_without_response(
             &evidence.subagent_invocations,
         ));
         for (agent, e) in model_unavailable(&evidence.subagent_invocations) {
-            stop_reason = stop_reason.max(StopReason::ModelUnavailable);
-            push(format!(
-                "the runtime could not dispatch custom agent `{agent}`: {e} (the agent's model is not in the model catalog; the subagent never ran)"
-            ));
+            causes.add(
+                StopReason::ModelUnavailable,
+                format!(
+                    "the runtime could not dispatch custom agent `{agent}`: {e} (the agent's model is not in the model catalog; the subagent never ran)"
+                ),
+            );
         }
         for e in &evidence.session_errors {
-            stop_reason = stop_reason.max(StopReason::ExecutionError);
-            push(format!("session.error: {e}"));
+            causes.add(StopReason::ExecutionError, format!("session.error: {e}"));
         }
-        if stop_reason == StopReason::Completed && !evidence.idle {
-            stop_reason = StopReason::ExecutionError;
-            push("the session ended without session.idle".to_owned());
+        if causes.stop_reason == StopReason::Completed && !evidence.idle {
+            causes.add(
+                StopReason::ExecutionError,
+                "the session ended without session.idle".to_owned(),
+            );
         }
         for e in &self.cleanup_errors {
-            stop_reason = stop_reason.max(StopReason::CleanupError);
-            push(format!("cleanup: {e}"));
+            causes.add(StopReason::CleanupError, format!("cleanup: {e}"));
         }
-        let error = (!errors.is_empty()).then(|| join_causes(&errors));
-        let success = stop_reason == StopReason::Completed && error.is_none();
-        let evidence_complete = capture_errors.is_empty();
-        CopilotResult {
-            eval_name: self.eval_name,
-            model_requested: self.model_requested,
-            model_used: evidence.model_used,
-            success,
-            stop_reason,
-            error,
-            prompts: Vec::new(),
-            turns: evidence.turns,
-            tool_calls: evidence.tool_calls,
-            final_response: evidence.final_response,
-            skill_discovery: self.skill_discovery,
-            mcp_servers,
-            skill_invocations: evidence.skill_invocations,
-            subagent_invocations: evidence.subagent_invocations,
-            usage: evidence.usage,
-            usage_unknown: self.usage_unknown,
-            warnings,
-            duration_ms: started.elapsed().as_millis() as u64,
-            timings: self.timings,
-            working_directory,
-            runtime_path: self.runtime_path,
-            runtime_pid: self.runtime_pid,
-            pooled_runtime: self.pooled_runtime,
-            request_audit: self.request_audit,
-            tool_calls_admitted: self.tool_calls_admitted,
-            model_requests_held_back: self.model_requests_held_back,
-            tool_handler_failures: self.tool_handler_failures,
-            cleanup_errors: self.cleanup_errors,
-            capture_errors,
-            evidence_complete,
-            raw_events: log.into_iter().map(|l| l.event).collect(),
-            configuration: self.configuration,
-            session_id: self.session_id,
-            resumed: self.resumed,
-            origin: None,
+        (causes, warnings)
+    }
+}
+
+/// The stop reason so far (the highest of the causes) and the causes' lines, each once, in the
+/// order they were added.
+struct Causes {
+    stop_reason: StopReason,
+    errors: Vec<String>,
+}
+
+impl Causes {
+    /// Add a cause: `reason` raises the stop reason; `line` is kept unless already there.
+    fn add(&mut self, reason: StopReason, line: String) {
+        self.stop_reason = self.stop_reason.max(reason);
+        if !self.errors.contains(&line) {
+            self.errors.push(line);
         }
     }
 }

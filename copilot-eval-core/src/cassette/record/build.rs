@@ -49,90 +49,10 @@ impl Recorder {
                 requests: exchanges.len(),
             });
         }
-        // Ids the model issued: every tool call of every reply.
-        let issued: HashSet<String> = answered
-            .iter()
-            .flat_map(|(_, _, reply)| reply.iter())
-            .flat_map(|m| NormalMessage::from_request(m).tool_calls)
-            .map(|c| c.id)
-            .collect();
-        let mut conversations: Vec<Vec<NormalMessage>> = Vec::new();
-        // Per conversation: the position of its reply and the usage the answer reported.
-        let mut usages: Vec<Option<(usize, ScriptedUsage)>> = Vec::new();
-        for (i, exchange, reply) in &answered {
-            let mut messages: Vec<NormalMessage> = exchange
-                .request
-                .iter()
-                .map(NormalMessage::from_request)
-                .collect();
-            take_injected(&mut messages, &issued);
-            messages.extend(reply.iter().map(NormalMessage::from_request));
-            let context = Context::for_request(&exchange.request, workdir.as_deref());
-            normalize(&mut messages, &context);
-            if let Some(bad) = messages.iter().find(|m| role(&m.role).is_none()) {
-                return Err(RecordError::Unrecordable {
-                    request: i + 1,
-                    reason: format!(
-                        "it has a `{}` message, which the cassette format cannot hold",
-                        bad.role
-                    ),
-                });
-            }
-            // After normalisation the reply (its choices merged) is the last message.
-            usages.push(
-                exchange
-                    .usage
-                    .filter(|_| messages.last().is_some_and(|m| m.role == "assistant"))
-                    .map(|usage| (messages.len() - 1, usage)),
-            );
-            conversations.push(messages);
-        }
-        let kept: Vec<usize> = conversations
-            .iter()
-            .enumerate()
-            .filter(|(i, conversation)| {
-                !conversations.iter().enumerate().any(|(j, other)| {
-                    (other.len() > conversation.len()
-                        && other[..conversation.len()] == conversation[..])
-                        || (j < *i && other == *conversation)
-                })
-            })
-            .map(|(i, _)| i)
-            .collect();
-        // A kept conversation holds the replies of the dropped requests of its chain: each
-        // reply gets the usage of the exchange it answered (its own first, then in order).
-        let kept_usages: Vec<Vec<Option<ScriptedUsage>>> = kept
-            .iter()
-            .map(|&k| {
-                let conversation = &conversations[k];
-                let mut slots = vec![None; conversation.len()];
-                let others = std::iter::once(k).chain(0..conversations.len());
-                for c in others {
-                    let other = &conversations[c];
-                    if other.len() <= conversation.len()
-                        && conversation[..other.len()] == other[..]
-                        && let Some((position, usage)) = usages[c]
-                    {
-                        slots[position].get_or_insert(usage);
-                    }
-                }
-                slots
-            })
-            .collect();
-        let mut models: Vec<String> = Vec::new();
-        for model in exchanges.iter().filter_map(|e| e.model.clone()) {
-            if !models.contains(&model) {
-                models.push(model);
-            }
-        }
-        let header = CassetteHeader {
-            model: header.model.or_else(|| models.first().cloned()),
-            wire_format: header.wire_format.or(exchanges.first().map(|e| e.wire)),
-            recorded: header.recorded.or_else(|| {
-                Some(crate::report::rfc3339(std::time::SystemTime::now())[..10].to_owned())
-            }),
-            runtime_version: header.runtime_version,
-        };
+        let (conversations, usages) = conversations(&answered, workdir.as_deref())?;
+        let kept = kept(&conversations);
+        let kept_usages = kept_usages(&kept, &conversations, &usages);
+        let (header, models) = filled_header(header, &exchanges);
         Ok(Cassette {
             path: std::path::PathBuf::new(),
             header,
@@ -150,6 +70,121 @@ impl Recorder {
                 .collect(),
         })
     }
+}
+
+/// A reply's position in its conversation and the usage its answer reported.
+type ReplyUsage = Option<(usize, ScriptedUsage)>;
+
+/// Each answered exchange as one normalised conversation (its request with the injected calls
+/// taken out, then its reply), and per conversation the position of its reply and the usage
+/// the answer reported. Errors: a message the cassette format cannot hold.
+fn conversations(
+    answered: &[(usize, &RecordedExchange, &Vec<Value>)],
+    workdir: Option<&std::path::Path>,
+) -> Result<(Vec<Vec<NormalMessage>>, Vec<ReplyUsage>), RecordError> {
+    // Ids the model issued: every tool call of every reply.
+    let issued: HashSet<String> = answered
+        .iter()
+        .flat_map(|(_, _, reply)| reply.iter())
+        .flat_map(|m| NormalMessage::from_request(m).tool_calls)
+        .map(|c| c.id)
+        .collect();
+    let mut conversations: Vec<Vec<NormalMessage>> = Vec::new();
+    let mut usages: Vec<ReplyUsage> = Vec::new();
+    for (i, exchange, reply) in answered {
+        let mut messages: Vec<NormalMessage> = exchange
+            .request
+            .iter()
+            .map(NormalMessage::from_request)
+            .collect();
+        take_injected(&mut messages, &issued);
+        messages.extend(reply.iter().map(NormalMessage::from_request));
+        let context = Context::for_request(&exchange.request, workdir);
+        normalize(&mut messages, &context);
+        if let Some(bad) = messages.iter().find(|m| role(&m.role).is_none()) {
+            return Err(RecordError::Unrecordable {
+                request: i + 1,
+                reason: format!(
+                    "it has a `{}` message, which the cassette format cannot hold",
+                    bad.role
+                ),
+            });
+        }
+        // After normalisation the reply (its choices merged) is the last message.
+        usages.push(
+            exchange
+                .usage
+                .filter(|_| messages.last().is_some_and(|m| m.role == "assistant"))
+                .map(|usage| (messages.len() - 1, usage)),
+        );
+        conversations.push(messages);
+    }
+    Ok((conversations, usages))
+}
+
+/// The conversations kept: those no other conversation extends, and the first of equal ones.
+fn kept(conversations: &[Vec<NormalMessage>]) -> Vec<usize> {
+    conversations
+        .iter()
+        .enumerate()
+        .filter(|(i, conversation)| {
+            !conversations.iter().enumerate().any(|(j, other)| {
+                (other.len() > conversation.len()
+                    && other[..conversation.len()] == conversation[..])
+                    || (j < *i && other == *conversation)
+            })
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// A kept conversation holds the replies of the dropped requests of its chain: each reply gets
+/// the usage of the exchange it answered (its own first, then in order).
+fn kept_usages(
+    kept: &[usize],
+    conversations: &[Vec<NormalMessage>],
+    usages: &[ReplyUsage],
+) -> Vec<Vec<Option<ScriptedUsage>>> {
+    kept.iter()
+        .map(|&k| {
+            let conversation = &conversations[k];
+            let mut slots = vec![None; conversation.len()];
+            let others = std::iter::once(k).chain(0..conversations.len());
+            for c in others {
+                let other = &conversations[c];
+                if other.len() <= conversation.len()
+                    && conversation[..other.len()] == other[..]
+                    && let Some((position, usage)) = usages[c]
+                {
+                    slots[position].get_or_insert(usage);
+                }
+            }
+            slots
+        })
+        .collect()
+}
+
+/// `header` with its gaps filled from the exchanges (see [`Recorder::cassette`]), and the
+/// requests' models in order of first use.
+fn filled_header(
+    header: CassetteHeader,
+    exchanges: &[RecordedExchange],
+) -> (CassetteHeader, Vec<String>) {
+    let mut models: Vec<String> = Vec::new();
+    for model in exchanges.iter().filter_map(|e| e.model.clone()) {
+        if !models.contains(&model) {
+            models.push(model);
+        }
+    }
+    let header = CassetteHeader {
+        model: header.model.or_else(|| models.first().cloned()),
+        wire_format: header.wire_format.or(exchanges.first().map(|e| e.wire)),
+        recorded: header.recorded.or_else(|| {
+            Some(crate::report::rfc3339(std::time::SystemTime::now())[..10].to_owned())
+        }),
+        runtime_version: header.runtime_version,
+    };
+    (header, models)
 }
 
 fn role(name: &str) -> Option<Role> {

@@ -363,47 +363,7 @@ fn chat_reply(events: &[Value]) -> Result<Vec<Value>, String> {
                 (None, None) => continue,
             };
             streamed |= is_delta;
-            if let Some(text) = piece.get("content").and_then(Value::as_str) {
-                parts.text.get_or_insert_with(String::new).push_str(text);
-            }
-            for (call_position, call) in piece
-                .get("tool_calls")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .enumerate()
-            {
-                let call_index = call
-                    .get("index")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(call_position as u64);
-                let slot = parts.calls.entry(call_index).or_default();
-                if let Some(id) = call.get("id").and_then(Value::as_str)
-                    && slot.id.is_empty()
-                {
-                    slot.id = id.to_owned();
-                }
-                let (function, argument_key) = match call.get("custom") {
-                    Some(custom) => {
-                        slot.custom = true;
-                        (custom, "input")
-                    }
-                    None => match call.get("function") {
-                        Some(function) => (function, "arguments"),
-                        None => continue,
-                    },
-                };
-                if let Some(name) = function.get("name").and_then(Value::as_str)
-                    && slot.name.is_empty()
-                {
-                    slot.name = name.to_owned();
-                }
-                match function.get(argument_key) {
-                    Some(Value::String(s)) => slot.arguments.push_str(s),
-                    Some(Value::Null) | None => {}
-                    Some(other) => slot.arguments.push_str(&other.to_string()),
-                }
-            }
+            parts.add(piece);
         }
     }
     if choices.is_empty() {
@@ -412,30 +372,84 @@ fn chat_reply(events: &[Value]) -> Result<Vec<Value>, String> {
     if streamed && !choices.values().any(|c| c.finished) {
         return Err("the stream ended without a finish_reason".into());
     }
-    Ok(choices
-        .into_values()
-        .map(|choice| {
-            let mut message = json!({
-                "role": "assistant",
-                "content": choice.text.map(Value::String).unwrap_or(Value::Null),
-            });
-            let calls: Vec<Value> = choice
-                .calls
-                .into_values()
-                .map(|c| {
-                    if c.custom {
-                        json!({"id": c.id, "type": "custom", "custom": {"name": c.name, "input": c.arguments}})
-                    } else {
-                        json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}})
-                    }
-                })
-                .collect();
-            if !calls.is_empty() {
-                message["tool_calls"] = Value::Array(calls);
+    Ok(choices.into_values().map(ChoiceParts::message).collect())
+}
+
+impl ChoiceParts {
+    /// Add a choice's `delta` (or its whole `message`): its text, and its tool calls' parts.
+    fn add(&mut self, piece: &Value) {
+        if let Some(text) = piece.get("content").and_then(Value::as_str) {
+            self.text.get_or_insert_with(String::new).push_str(text);
+        }
+        for (call_position, call) in piece
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let call_index = call
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(call_position as u64);
+            self.calls.entry(call_index).or_default().add(call);
+        }
+    }
+
+    /// The assembled choice as an assistant message (`tool_calls` only when it has some).
+    fn message(self) -> Value {
+        let mut message = json!({
+            "role": "assistant",
+            "content": self.text.map(Value::String).unwrap_or(Value::Null),
+        });
+        let calls: Vec<Value> = self
+            .calls
+            .into_values()
+            .map(|c| {
+                if c.custom {
+                    json!({"id": c.id, "type": "custom", "custom": {"name": c.name, "input": c.arguments}})
+                } else {
+                    json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}})
+                }
+            })
+            .collect();
+        if !calls.is_empty() {
+            message["tool_calls"] = Value::Array(calls);
+        }
+        message
+    }
+}
+
+impl CallParts {
+    /// Add one tool call delta: its id and name (the first given), and its arguments (a custom
+    /// tool's `input`) appended.
+    fn add(&mut self, call: &Value) {
+        if let Some(id) = call.get("id").and_then(Value::as_str)
+            && self.id.is_empty()
+        {
+            self.id = id.to_owned();
+        }
+        let (function, argument_key) = match call.get("custom") {
+            Some(custom) => {
+                self.custom = true;
+                (custom, "input")
             }
-            message
-        })
-        .collect())
+            None => match call.get("function") {
+                Some(function) => (function, "arguments"),
+                None => return,
+            },
+        };
+        if let Some(name) = function.get("name").and_then(Value::as_str)
+            && self.name.is_empty()
+        {
+            self.name = name.to_owned();
+        }
+        match function.get(argument_key) {
+            Some(Value::String(s)) => self.arguments.push_str(s),
+            Some(Value::Null) | None => {}
+            Some(other) => self.arguments.push_str(&other.to_string()),
+        }
+    }
 }
 
 /// The response id, output items and usage of a Responses answer: the `response.completed`

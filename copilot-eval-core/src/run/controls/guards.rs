@@ -27,82 +27,17 @@ impl Controls {
         actor: &HookActor,
     ) -> PreToolUseOutput {
         let original = input.tool_args.clone();
-        let mut current = input;
-        let mut contexts: Vec<String> = Vec::new();
-        let mut ask = false;
-        let mut allow = false;
-        let mut reasons: Vec<String> = Vec::new();
-        let hooks_guard = self.caller_hooks.clone().map(HooksGuard);
-        let guards = hooks_guard
-            .iter()
-            .map(|g| g as &dyn PreToolGuard)
-            .chain(self.guards.iter().map(|g| g.as_ref()));
-        for (position, guard) in guards.enumerate() {
-            let outcome = AssertUnwindSafe(guard.check(&current, actor))
-                .catch_unwind()
-                .await;
-            let output = match outcome {
-                Ok(Ok(output)) => output,
-                Ok(Err(message)) => {
-                    return self.guard_failed(
-                        &current.tool_name,
-                        &original,
-                        format!(
-                            "pre-tool guard #{position} failed on {}: {message}",
-                            current.tool_name
-                        ),
-                    );
-                }
-                Err(panic) => {
-                    return self.guard_failed(
-                        &current.tool_name,
-                        &original,
-                        format!(
-                            "pre-tool guard #{position} panicked on {}: {}",
-                            current.tool_name,
-                            panic_text(&panic)
-                        ),
-                    );
-                }
-            };
-            let Some(output) = output else { continue };
-            if let Some(context) = output.additional_context.filter(|c| !c.is_empty()) {
-                contexts.push(context);
-            }
-            if let Some(args) = output.modified_args {
-                current.tool_args = args;
-            }
-            if let Some(reason) = output.permission_decision_reason.clone() {
-                reasons.push(reason);
-            }
-            match output.permission_decision.as_deref() {
-                None => {}
-                Some("allow") => allow = true,
-                Some("ask") => ask = true,
-                Some("deny") => {
-                    // No reason: the model reads the runtime's own words, as in production.
-                    let reason = output.permission_decision_reason;
-                    let denial = Denial::guard(reason.clone());
-                    self.record_denial(&current.tool_name, &original, denial);
-                    return PreToolUseOutput {
-                        permission_decision: Some("deny".into()),
-                        permission_decision_reason: reason,
-                        additional_context: join(&contexts),
-                        ..Default::default()
-                    };
-                }
-                Some(other) => {
-                    return self.guard_failed(
-                        &current.tool_name,
-                        &original,
-                        format!(
-                            "pre-tool guard #{position} answered {other:?} for {}; use allow, deny or ask",
-                            current.tool_name
-                        ),
-                    );
-                }
-            }
-        }
+        let said = match self.ask_guards(input, actor, &original).await {
+            Ok(said) => said,
+            Err(decided) => return decided,
+        };
+        let GuardsSaid {
+            current,
+            contexts,
+            ask,
+            allow,
+            reasons,
+        } = said;
         if ask && self.permissions == PermissionLayer::None {
             // The runtime itself denies an `ask` no one can answer, in its own words ("Denied by
             // preToolUse hook (unable to ask user for confirmation): <reason>", runtime
@@ -141,6 +76,108 @@ impl Controls {
             additional_context: join(&contexts),
             suppress_output: None,
         }
+    }
+
+    /// Ask the caller's guards in order (the hooks object's first), each seeing the arguments
+    /// the previous ones modified. `Err`: the decision is made already (a guard denied, failed,
+    /// panicked or answered nonsense); `Ok`: what they said, for the permission layer and the
+    /// budget to decide on.
+    async fn ask_guards(
+        &self,
+        input: PreToolUseInput,
+        actor: &HookActor,
+        original: &serde_json::Value,
+    ) -> Result<GuardsSaid, PreToolUseOutput> {
+        let mut said = GuardsSaid {
+            current: input,
+            contexts: Vec::new(),
+            ask: false,
+            allow: false,
+            reasons: Vec::new(),
+        };
+        let hooks_guard = self.caller_hooks.clone().map(HooksGuard);
+        let guards = hooks_guard
+            .iter()
+            .map(|g| g as &dyn PreToolGuard)
+            .chain(self.guards.iter().map(|g| g.as_ref()));
+        for (position, guard) in guards.enumerate() {
+            let outcome = AssertUnwindSafe(guard.check(&said.current, actor))
+                .catch_unwind()
+                .await;
+            let tool = &said.current.tool_name;
+            let output = match outcome {
+                Ok(Ok(output)) => output,
+                Ok(Err(message)) => {
+                    return Err(self.guard_failed(
+                        tool,
+                        original,
+                        format!("pre-tool guard #{position} failed on {tool}: {message}"),
+                    ));
+                }
+                Err(panic) => {
+                    return Err(self.guard_failed(
+                        tool,
+                        original,
+                        format!(
+                            "pre-tool guard #{position} panicked on {tool}: {}",
+                            panic_text(&panic)
+                        ),
+                    ));
+                }
+            };
+            if let Some(output) = output {
+                self.take_output(&mut said, output, position, original)?;
+            }
+        }
+        Ok(said)
+    }
+
+    /// Add one guard's answer to what the guards said. `Err`: the answer decides (a deny, or an
+    /// unknown decision, which fails the guard).
+    fn take_output(
+        &self,
+        said: &mut GuardsSaid,
+        output: PreToolUseOutput,
+        position: usize,
+        original: &serde_json::Value,
+    ) -> Result<(), PreToolUseOutput> {
+        if let Some(context) = output.additional_context.filter(|c| !c.is_empty()) {
+            said.contexts.push(context);
+        }
+        if let Some(args) = output.modified_args {
+            said.current.tool_args = args;
+        }
+        if let Some(reason) = output.permission_decision_reason.clone() {
+            said.reasons.push(reason);
+        }
+        match output.permission_decision.as_deref() {
+            None => {}
+            Some("allow") => said.allow = true,
+            Some("ask") => said.ask = true,
+            Some("deny") => {
+                // No reason: the model reads the runtime's own words, as in production.
+                let reason = output.permission_decision_reason;
+                let denial = Denial::guard(reason.clone());
+                self.record_denial(&said.current.tool_name, original, denial);
+                return Err(PreToolUseOutput {
+                    permission_decision: Some("deny".into()),
+                    permission_decision_reason: reason,
+                    additional_context: join(&said.contexts),
+                    ..Default::default()
+                });
+            }
+            Some(other) => {
+                return Err(self.guard_failed(
+                    &said.current.tool_name,
+                    original,
+                    format!(
+                        "pre-tool guard #{position} answered {other:?} for {}; use allow, deny or ask",
+                        said.current.tool_name
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn record_denial(&self, tool: &str, arguments: &serde_json::Value, denial: Denial) {
@@ -193,4 +230,18 @@ impl PreToolGuard for HooksGuard {
             },
         )
     }
+}
+
+/// What the caller's guards said about one call so far ([`Controls::pre_tool_use`]).
+struct GuardsSaid {
+    /// The call as the guards modified it.
+    current: PreToolUseInput,
+    /// Their additional contexts, in order.
+    contexts: Vec<String>,
+    /// Whether one answered `ask`.
+    ask: bool,
+    /// Whether one answered `allow`.
+    allow: bool,
+    /// Their decision reasons, in order.
+    reasons: Vec<String>,
 }

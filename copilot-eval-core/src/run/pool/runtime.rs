@@ -65,7 +65,6 @@ impl PooledRuntime {
             .prefix("copilot-eval-pool-cwd-")
             .tempdir()
             .map_err(folder("directory"))?;
-        let cache = crate::runtime::runtime_cache_dir();
         let token = uuid::Uuid::new_v4().simple().to_string();
         let router = Router::new();
         let (front_port, front_stop) = super::router::front(router.clone())
@@ -74,63 +73,12 @@ impl PooledRuntime {
         let target = Target::Offline {
             base_url: format!("http://127.0.0.1:{front_port}"),
         };
-        let mut command = Command::new(runtime_path);
-        command
-            .args([
-                "--server",
-                "--port",
-                "0",
-                "--no-auto-update",
-                "--log-level",
-                "none",
-            ])
-            .args([
-                "--auth-token-env",
-                "COPILOT_SDK_AUTH_TOKEN",
-                "--no-auto-login",
-            ])
-            .current_dir(cwd.path())
-            .envs(crate::run::runtime_env(home.path(), &cache, &target))
-            .env("COPILOT_SDK_AUTH_TOKEN", OFFLINE_TOKEN)
-            .env("COPILOT_CONNECTION_TOKEN", &token)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        die_with_parent(&mut command);
+        let mut command = server_command(runtime_path, home.path(), cwd.path(), &target, &token);
         let mut child = command.spawn().map_err(|source| PoolError::Spawn {
             path: runtime_path.to_path_buf(),
             source,
         })?;
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (port_tx, port_rx) = tokio::sync::oneshot::channel();
-        std::thread::spawn(move || {
-            let mut port_tx = Some(port_tx);
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(port) = line
-                    .split("listening on port ")
-                    .nth(1)
-                    .and_then(|p| p.trim().parse::<u16>().ok())
-                    && let Some(tx) = port_tx.take()
-                {
-                    let _ = tx.send(port);
-                }
-            }
-        });
-        let port = match tokio::time::timeout(LISTEN_BOUND, port_rx).await {
-            Ok(Ok(port)) => port,
-            Ok(Err(_)) => {
-                let status = child.wait().ok();
-                return Err(PoolError::Ended {
-                    status: status.map_or("no exit status".to_owned(), |s| s.to_string()),
-                });
-            }
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(PoolError::NoListen);
-            }
-        };
+        let port = listening_port(&mut child).await?;
         let mut runtime = Self {
             child,
             port,
@@ -272,6 +220,80 @@ impl Drop for PooledRuntime {
         let _ = self.child.wait();
         for pid in crate::runtime::processes_with_env(&self.marker()) {
             crate::runtime::kill_process(pid);
+        }
+    }
+}
+
+/// The command that starts the runtime as a server on a free 127.0.0.1 port, with its own home
+/// and directory, the shared runtime cache, the offline `target`, the placeholder token, and
+/// the connection `token` the pool's clients must present; only its stdout is read (it
+/// announces the port there).
+fn server_command(
+    runtime_path: &Path,
+    home: &Path,
+    cwd: &Path,
+    target: &Target,
+    token: &str,
+) -> Command {
+    let cache = crate::runtime::runtime_cache_dir();
+    let mut command = Command::new(runtime_path);
+    command
+        .args([
+            "--server",
+            "--port",
+            "0",
+            "--no-auto-update",
+            "--log-level",
+            "none",
+        ])
+        .args([
+            "--auth-token-env",
+            "COPILOT_SDK_AUTH_TOKEN",
+            "--no-auto-login",
+        ])
+        .current_dir(cwd)
+        .envs(crate::run::runtime_env(home, &cache, target))
+        .env("COPILOT_SDK_AUTH_TOKEN", OFFLINE_TOKEN)
+        .env("COPILOT_CONNECTION_TOKEN", token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    die_with_parent(&mut command);
+    command
+}
+
+/// The port the started runtime announces on its stdout (`listening on port N`), read on a
+/// thread of its own. Errors: the process ended first, or it said nothing within 120 s (it is
+/// then killed).
+async fn listening_port(child: &mut Child) -> Result<u16, PoolError> {
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (port_tx, port_rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut port_tx = Some(port_tx);
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(port) = line
+                .split("listening on port ")
+                .nth(1)
+                .and_then(|p| p.trim().parse::<u16>().ok())
+                && let Some(tx) = port_tx.take()
+            {
+                let _ = tx.send(port);
+            }
+        }
+    });
+    match tokio::time::timeout(LISTEN_BOUND, port_rx).await {
+        Ok(Ok(port)) => Ok(port),
+        Ok(Err(_)) => {
+            let status = child.wait().ok();
+            Err(PoolError::Ended {
+                status: status.map_or("no exit status".to_owned(), |s| s.to_string()),
+            })
+        }
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(PoolError::NoListen)
         }
     }
 }
