@@ -125,22 +125,24 @@ impl Controls {
                     ));
                 }
             };
-            if let Some(output) = output {
-                self.take_output(&mut said, output, position, original)?;
+            if let Some(output) = output
+                && let Some(decided) = self.take_output(&mut said, output, position, original)
+            {
+                return Err(decided);
             }
         }
         Ok(said)
     }
 
-    /// Add one guard's answer to what the guards said. `Err`: the answer decides (a deny, or an
-    /// unknown decision, which fails the guard).
+    /// Add one guard's answer to what the guards said. `Some`: the answer decides (a deny, or
+    /// an unknown decision, which fails the guard).
     fn take_output(
         &self,
         said: &mut GuardsSaid,
         output: PreToolUseOutput,
         position: usize,
         original: &serde_json::Value,
-    ) -> Result<(), PreToolUseOutput> {
+    ) -> Option<PreToolUseOutput> {
         if let Some(context) = output.additional_context.filter(|c| !c.is_empty()) {
             said.contexts.push(context);
         }
@@ -159,7 +161,7 @@ impl Controls {
                 let reason = output.permission_decision_reason;
                 let denial = Denial::guard(reason.clone());
                 self.record_denial(&said.current.tool_name, original, denial);
-                return Err(PreToolUseOutput {
+                return Some(PreToolUseOutput {
                     permission_decision: Some("deny".into()),
                     permission_decision_reason: reason,
                     additional_context: join(&said.contexts),
@@ -167,7 +169,7 @@ impl Controls {
                 });
             }
             Some(other) => {
-                return Err(self.guard_failed(
+                return Some(self.guard_failed(
                     &said.current.tool_name,
                     original,
                     format!(
@@ -177,7 +179,7 @@ impl Controls {
                 ));
             }
         }
-        Ok(())
+        None
     }
 
     fn record_denial(&self, tool: &str, arguments: &serde_json::Value, denial: Denial) {
