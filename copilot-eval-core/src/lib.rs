@@ -72,6 +72,7 @@
 //! - [`evidence::subagents`]: custom-agent dispatch evidence.
 #![deny(missing_docs)]
 
+pub mod artifact;
 pub mod audit;
 pub mod cassette;
 pub mod cost;

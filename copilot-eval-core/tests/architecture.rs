@@ -732,6 +732,13 @@ fn lower_stages_do_not_import_higher_ones() {
             &["run", "cassette", "harness", "suite", "report", "evidence"],
         ),
         ("cost", &["run", "cassette", "harness", "suite", "report"]),
+        ("cassette", &["harness", "suite", "report"]),
+        (
+            "artifact",
+            &[
+                "run", "cassette", "harness", "suite", "report", "evidence", "result", "cost",
+            ],
+        ),
     ];
     let mut broken = Vec::new();
     for (module, forbidden) in rules {

@@ -546,7 +546,7 @@ pub fn split_file(file: &Path, options: &SplitOptions) -> Result<SplitOutcome, S
     let mut written: Vec<PathBuf> = Vec::new();
     for i in order {
         let path = &pieces[i].cassette.path;
-        if let Err(source) = crate::report::write_atomically(path, texts[i].as_bytes()) {
+        if let Err(source) = crate::artifact::write_atomically(path, texts[i].as_bytes()) {
             return Err(SplitError::Write {
                 path: path.clone(),
                 written,

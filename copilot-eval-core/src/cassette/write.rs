@@ -243,9 +243,11 @@ impl Cassette {
     ///
     /// Errors: [`CassetteError::Io`] when the folder or the file cannot be written.
     pub fn write_text(path: &Path, text: &str) -> Result<(), CassetteError> {
-        crate::report::write_atomically(path, text.as_bytes()).map_err(|source| CassetteError::Io {
-            path: path.to_path_buf(),
-            source,
+        crate::artifact::write_atomically(path, text.as_bytes()).map_err(|source| {
+            CassetteError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
         })
     }
 }

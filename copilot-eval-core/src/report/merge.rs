@@ -435,27 +435,12 @@ pub fn merge(
 }
 
 /// Seconds since the Unix epoch of an RFC 3339 UTC time as the runner writes it
-/// (`YYYY-MM-DDTHH:MM:SSZ`); `None` for anything else.
+/// (`YYYY-MM-DDTHH:MM:SSZ`, read by `humantime`); `None` for anything else.
 fn parse_rfc3339(text: &str) -> Option<u64> {
-    let b = text.as_bytes();
-    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
-        return None;
-    }
-    let num = |range: std::ops::Range<usize>| -> Option<i64> { text.get(range)?.parse().ok() };
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return None;
-    }
-    // Days since 1970-01-01 of a proleptic Gregorian date (the inverse of `report::rfc3339`).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + hour * 3600 + minute * 60 + second).ok()
+    let time = humantime::parse_rfc3339(text).ok()?;
+    time.duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs())
 }
 
 #[cfg(test)]

@@ -62,11 +62,12 @@ pub use compare::{
     BASELINE, ComparisonDifferences, ComparisonRecord, ComparisonSide, CriterionRecord, TREATMENT,
 };
 // The cost module, also as `report::cost` for the report's own files that name it so.
+pub use crate::artifact::{Redactor, rfc3339, write_atomically};
 use crate::cost;
 pub use priced::price_test;
+pub use write::write_json;
 #[cfg(feature = "runner")]
 pub use write::write_junit;
-pub use write::{Redactor, write_atomically, write_json};
 
 /// Version of the JSON results format. Bumped on any incompatible change; additions of optional
 /// fields keep the version. `"2"`: a subagent invocation's tool calls are written like the run's
@@ -648,33 +649,6 @@ pub fn json_schema() -> String {
     let mut text = serde_json::to_string_pretty(&schema).expect("a schema serialises");
     text.push('\n');
     text
-}
-
-/// Format a wall-clock time as RFC 3339 in UTC with second precision, e.g.
-/// `2026-01-31T09:15:02Z`.
-pub fn rfc3339(time: std::time::SystemTime) -> String {
-    let secs = time
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0) as i64;
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil date from days since 1970-01-01 (proleptic Gregorian).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@ use super::super::format::{
 };
 use super::super::normalize::{Context, NormalMessage, normalize};
 use super::{RecordError, RecordedExchange, Recorder};
+use crate::artifact::Redactor;
 use crate::model_server::ScriptedUsage;
-use crate::report::Redactor;
 
 impl Recorder {
     /// The cassette of everything recorded (see [`Recorder`] for the steps), with `redactor`
@@ -180,7 +180,7 @@ fn filled_header(
         model: header.model.or_else(|| models.first().cloned()),
         wire_format: header.wire_format.or(exchanges.first().map(|e| e.wire)),
         recorded: header.recorded.or_else(|| {
-            Some(crate::report::rfc3339(std::time::SystemTime::now())[..10].to_owned())
+            Some(crate::artifact::rfc3339(std::time::SystemTime::now())[..10].to_owned())
         }),
         runtime_version: header.runtime_version,
     };

@@ -93,7 +93,7 @@ pub enum RecordError {
 ///    ids, canonical JSON arguments, no datetime prefix;
 /// 4. a conversation that is a prefix of another one (an earlier request of the same chain), or
 ///    equal to an earlier one (a retried request), is dropped;
-/// 5. every text is passed through a [`Redactor`](crate::report::Redactor): a credential value
+/// 5. every text is passed through a [`Redactor`](crate::artifact::Redactor): a credential value
 ///    from the environment becomes `[redacted]`.
 #[derive(Debug, Default)]
 pub struct Recorder {

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::super::format::{Cassette, CassetteHeader};
 use super::{RecordError, Recorder};
+use crate::artifact::Redactor;
 use crate::model_server::{ScriptedUsage, WireApi};
-use crate::report::Redactor;
 use crate::wire::Route;
 
 /// The tap's intake of a `POST` to `wire_path`, classified as the proxy does.
