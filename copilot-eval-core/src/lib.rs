@@ -95,7 +95,6 @@ pub mod run;
 pub use run::pool;
 pub mod runtime;
 mod secrets;
-pub mod skills;
 pub mod stats;
 #[cfg(feature = "runner")]
 pub mod suite;

@@ -287,7 +287,7 @@ impl CopilotEvalBuilder {
     /// Must exist. A relative path is resolved against the package root (for `ctx.eval()`; see
     /// [`base_directory`](Self::base_directory)) and handed to the runtime absolute. Turns skills on for the session. Every run then validates the skills before
     /// the runtime starts and checks that the runtime discovered them before the prompt is sent;
-    /// either failure ends the run with `skill_setup_error` ([`crate::skills`]).
+    /// either failure ends the run with `skill_setup_error` ([`crate::run::skills`]).
     pub fn skill_directory(mut self, dir: impl Into<PathBuf>) -> Self {
         self.skill_directories.push(dir.into());
         self

@@ -1,5 +1,5 @@
 //! Skill evidence: what the run learned about the requested skills before the first model
-//! request ([`SkillDiscovery`], filled by the run stage in [`crate::skills`]), and the skill
+//! request ([`SkillDiscovery`], filled by the run stage in [`crate::run::skills`]), and the skill
 //! invocations read from the event log ([`skill_invocations`]).
 //!
 //! Invocations: each `skill.invoked` event (the model called the runtime's built-in `skill` tool

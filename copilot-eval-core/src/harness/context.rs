@@ -525,7 +525,7 @@ impl EvalContext {
             .result
             .warnings
             .iter()
-            .filter(|w| w.starts_with(crate::skills::WARNING_PREFIX))
+            .filter(|w| w.starts_with(crate::run::skills::WARNING_PREFIX))
         {
             eprintln!("copilot-eval: warning: {}: {warning}", eval.name());
         }

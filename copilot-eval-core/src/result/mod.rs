@@ -85,7 +85,7 @@ pub struct CopilotResult {
     /// message requested no tools and has text. `None` when the session ended without an answer.
     pub final_response: Option<String>,
     /// What the run learned about the requested skills before the first model request; `None`
-    /// when the eval requested no skill folder ([`crate::skills`]).
+    /// when the eval requested no skill folder ([`crate::run::skills`]).
     pub skill_discovery: Option<SkillDiscovery>,
     /// Each MCP server the eval configured (`mcp_server`), in configuration order, with the
     /// last status and tool count the runtime reported ([`McpServerState`]); empty when the eval

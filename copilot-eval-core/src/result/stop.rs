@@ -29,7 +29,7 @@ pub enum StopReason {
     /// no valid skill (checked before the runtime starts), or the runtime did not discover a
     /// requested skill or has it disabled (checked after the session is created, before the
     /// prompt). `skill_discovery` says what was requested and what the runtime saw
-    /// ([`crate::skills`]).
+    /// ([`crate::run::skills`]).
     SkillSetupError,
     /// A required MCP server the eval configured (`mcp_server`; never one added with
     /// `optional_mcp_server`) was not connected when the runtime

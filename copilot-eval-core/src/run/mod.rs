@@ -51,6 +51,7 @@ mod prepare;
 pub mod proxy;
 mod resume;
 mod session;
+pub mod skills;
 mod state;
 mod test_faults;
 

@@ -98,7 +98,7 @@ pub(super) fn prepare(
     })
 }
 
-/// Requested skills are validated before anything starts (crate::skills); the discovery is
+/// Requested skills are validated before anything starts (super::skills); the discovery is
 /// recorded on `run`.
 fn check_skills(
     eval: &CopilotEval,
@@ -108,7 +108,7 @@ fn check_skills(
     if eval.skill_directories.is_empty() {
         return Ok(());
     }
-    let (discovery, failure) = crate::skills::check_locally(&eval.skill_directories);
+    let (discovery, failure) = super::skills::check_locally(&eval.skill_directories);
     run.skill_discovery = Some(discovery);
     if let Some((path, content)) = &options.faults.write_after_local_skill_check {
         // Test-only: the folder changes once checked.

@@ -513,7 +513,7 @@ async fn check_before_prompt(
     progress_rx: &watch::Receiver<Progress>,
 ) -> Result<(), String> {
     if let Some(discovery) = run.skill_discovery.as_mut()
-        && let Some(error) = crate::skills::discover(
+        && let Some(error) = super::skills::discover(
             session,
             discovery,
             &eval.skill_directories,

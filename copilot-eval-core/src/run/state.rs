@@ -49,7 +49,7 @@ pub(super) struct RunState {
     pub(super) session_id: Option<String>,
     /// Whether the session was resumed ([`RunOptions::resume`](super::RunOptions::resume)).
     pub(super) resumed: bool,
-    pub(super) skill_discovery: Option<crate::skills::SkillDiscovery>,
+    pub(super) skill_discovery: Option<super::skills::SkillDiscovery>,
     /// The eval's `disabled_skills`.
     disabled_skills: Vec<String>,
     /// The names of the MCP servers the eval configured, in order.
@@ -201,12 +201,12 @@ impl RunState {
         self.skill_discovery
             .as_mut()
             .map(|d| {
-                let offered: Vec<crate::skills::OfferedSkills> = (self.model_offers.iter())
+                let offered: Vec<super::skills::OfferedSkills> = (self.model_offers.iter())
                     .flatten()
                     .filter(|o| !o.subagent)
                     .map(|o| o.skills.clone())
                     .collect();
-                crate::skills::model_view(d, &offered, &self.disabled_skills)
+                super::skills::model_view(d, &offered, &self.disabled_skills)
             })
             .unwrap_or_default()
     }
