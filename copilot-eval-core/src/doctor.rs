@@ -7,7 +7,7 @@
 //! how to fix it. `cargo copilot-eval doctor [--json]` prints them and exits non-zero when any
 //! check failed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -158,8 +158,6 @@ pub fn doctor(options: &DoctorOptions) -> BoxFuture<'_, Vec<Check>> {
 
 async fn doctor_unboxed(options: &DoctorOptions) -> Vec<Check> {
     let mut checks = Vec::new();
-
-    // The runtime.
     let runtime_path = match &options.runtime_path {
         Some(path) => Some(path.clone()),
         None => match runtime::resolve() {
@@ -178,39 +176,50 @@ async fn doctor_unboxed(options: &DoctorOptions) -> Vec<Check> {
         .as_deref()
         .map(unpack_checks)
         .unwrap_or_default();
-    let mut version_ok = false;
-    if let Some(path) = &runtime_path {
-        match runtime::version(path) {
-            Ok(version) if version == PINNED_RUNTIME_VERSION => {
-                version_ok = true;
-                checks.push(Check::new(
-                    "runtime",
-                    CheckStatus::Ok,
-                    format!("{} ({version}, the pinned version)", path.display()),
-                ));
-            }
-            Ok(version) => {
-                version_ok = true;
-                checks.push(
-                    Check::new(
-                        "runtime",
-                        CheckStatus::Warn,
-                        format!(
-                            "{} is {version}; copilot-eval is tested with {PINNED_RUNTIME_VERSION}",
-                            path.display()
-                        ),
-                    )
-                    .fix("run `cargo copilot-eval runtime install` and unset COPILOT_EVAL_RUNTIME_PATH / COPILOT_CLI_PATH"),
-                );
-            }
-            Err(e) => checks.push(
-                Check::new("runtime", CheckStatus::Fail, e.to_string())
-                    .fix("run `cargo copilot-eval runtime install`"),
-            ),
-        }
+    let version = runtime_path.as_deref().map(version_check);
+    let version_ok = version
+        .as_ref()
+        .is_some_and(|c| c.status != CheckStatus::Fail);
+    checks.extend(version);
+    checks.push(cache_check());
+    checks.extend(unpack);
+    checks.push(npm_check());
+    // A newer runtime in the npm registry (asked, never installed).
+    checks.push(update_check(latest_published(REGISTRY_BOUND)));
+    checks.push(auth_check(&options.run.target));
+    // The model catalog, through the runtime: this also proves the protocol handshake.
+    if let (Some(path), true) = (&runtime_path, version_ok) {
+        catalog_checks(path, options, &mut checks).await;
     }
+    unchecked_models(&options.models, &mut checks);
+    checks
+}
 
-    // The shared runtime cache.
+/// The runtime at `path`: its version, the pinned one or another (a warning), or why it has
+/// none (it does not run).
+fn version_check(path: &Path) -> Check {
+    match runtime::version(path) {
+        Ok(version) if version == PINNED_RUNTIME_VERSION => Check::new(
+            "runtime",
+            CheckStatus::Ok,
+            format!("{} ({version}, the pinned version)", path.display()),
+        ),
+        Ok(version) => Check::new(
+            "runtime",
+            CheckStatus::Warn,
+            format!(
+                "{} is {version}; copilot-eval is tested with {PINNED_RUNTIME_VERSION}",
+                path.display()
+            ),
+        )
+        .fix("run `cargo copilot-eval runtime install` and unset COPILOT_EVAL_RUNTIME_PATH / COPILOT_CLI_PATH"),
+        Err(e) => Check::new("runtime", CheckStatus::Fail, e.to_string())
+            .fix("run `cargo copilot-eval runtime install`"),
+    }
+}
+
+/// The shared runtime cache: writable or not.
+fn cache_check() -> Check {
     let cache = runtime::runtime_cache_dir();
     // A probe file of its own (two doctors may check the same cache at once), removed when
     // dropped.
@@ -220,71 +229,53 @@ async fn doctor_unboxed(options: &DoctorOptions) -> Vec<Check> {
             .tempfile_in(&cache)
             .and_then(|probe| probe.close())
     }) {
-        Ok(()) => checks.push(Check::new(
+        Ok(()) => Check::new(
             "runtime cache",
             CheckStatus::Ok,
             format!("{} (writable)", cache.display()),
-        )),
-        Err(e) => checks.push(
-            Check::new(
-                "runtime cache",
-                CheckStatus::Fail,
-                format!("{} is not writable: {e}", cache.display()),
-            )
-            .fix("set COPILOT_EVAL_CACHE_DIR to a writable folder"),
         ),
+        Err(e) => Check::new(
+            "runtime cache",
+            CheckStatus::Fail,
+            format!("{} is not writable: {e}", cache.display()),
+        )
+        .fix("set COPILOT_EVAL_CACHE_DIR to a writable folder"),
     }
+}
 
-    checks.extend(unpack);
-
-    // npm (only needed to install the runtime).
+/// npm on `PATH` (only needed to install the runtime).
+fn npm_check() -> Check {
     match Command::new("npm").arg("--version").output() {
-        Ok(out) if out.status.success() => checks.push(Check::new(
+        Ok(out) if out.status.success() => Check::new(
             "npm",
             CheckStatus::Ok,
             format!("npm {}", String::from_utf8_lossy(&out.stdout).trim()),
-        )),
-        _ => checks.push(
-            Check::new("npm", CheckStatus::Warn, "npm not found on PATH")
-                .fix("install Node.js 20+ with npm to install or update the runtime"),
         ),
+        _ => Check::new("npm", CheckStatus::Warn, "npm not found on PATH")
+            .fix("install Node.js 20+ with npm to install or update the runtime"),
     }
+}
 
-    // A newer runtime in the npm registry (asked, never installed).
-    checks.push(update_check(latest_published(REGISTRY_BOUND)));
-
-    // Authentication (live only).
-    match &options.run.target {
+/// The credential a run against `target` would use (live only: offline runs use a
+/// placeholder).
+fn auth_check(target: &Target) -> Check {
+    match target {
         Target::Live => {
             let source = AuthSource::current();
-            let check = Check::new(
-                "authentication",
-                if source == AuthSource::SignedInUser {
-                    CheckStatus::Warn
-                } else {
-                    CheckStatus::Ok
-                },
-                source.describe(),
-            );
-            checks.push(if source == AuthSource::SignedInUser {
-                check.fix("set GITHUB_TOKEN or GH_TOKEN, or sign in with `gh auth login --hostname github.com`")
+            if source == AuthSource::SignedInUser {
+                Check::new("authentication", CheckStatus::Warn, source.describe()).fix(
+                    "set GITHUB_TOKEN or GH_TOKEN, or sign in with `gh auth login --hostname github.com`",
+                )
             } else {
-                check
-            });
+                Check::new("authentication", CheckStatus::Ok, source.describe())
+            }
         }
-        Target::Offline { base_url } => checks.push(Check::new(
+        Target::Offline { base_url } => Check::new(
             "authentication",
             CheckStatus::Ok,
             format!("offline: a placeholder token for the loopback model server {base_url}"),
-        )),
+        ),
     }
-
-    // The model catalog, through the runtime: this also proves the protocol handshake.
-    if let (Some(path), true) = (&runtime_path, version_ok) {
-        catalog_checks(path, options, &mut checks).await;
-    }
-    unchecked_models(&options.models, &mut checks);
-    checks
 }
 
 /// A line for each requested model that no check reached (the runtime or the catalog check

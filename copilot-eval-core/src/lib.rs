@@ -53,8 +53,8 @@
 //!   per eval, deadlines, fail-fast, exit statuses, the artifacts;
 //! - [`report`]: the versioned JSON results (with its JSON Schema), and with the feature
 //!   `runner` the JUnit XML and `merge`;
-//! - [`cost`]: the pricing table, cost estimates and the suite's cost caps (the cost totals of
-//!   the results are in [`report`]).
+//! - [`cost`]: the pricing table, cost estimates, the cost totals the results keep, and the
+//!   suite's cost caps.
 //!
 //! Commands and helpers: `doctor` (feature `runner`: the checks behind `cargo copilot-eval
 //! doctor`), `init` (feature `runner`: the planning behind `cargo copilot-eval init`), [`tools`]

@@ -614,7 +614,10 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
     .await;
     assert_eq!(status, 0, "{stderr}");
     let recorded = report.expect("record results");
-    assert_eq!(recorded.mode, "record");
+    // The suite's mode is where its runs' model requests went: the scripted eval's runs are
+    // scripted, the others live, so `mixed`; what the command asked is kept apart.
+    assert_eq!(recorded.mode, "mixed");
+    assert_eq!(recorded.requested_mode.as_deref(), Some("record"));
     assert!(
         stderr.contains("cassettes: 11 recorded, 0 kept (replayed), 0 not written"),
         "{stderr}"

@@ -285,13 +285,7 @@ impl Cassette {
     /// cache_read_tokens, cache_write_tokens}`, the two cache counts defaulting to 0); `tool`
     /// needs `tool_call_id` (its `content` may be absent, read as empty). Unknown keys are errors, so a typo cannot silently change what is matched.
     pub fn parse(text: &str, path: &Path) -> Result<Cassette, CassetteError> {
-        let malformed =
-            |line: Option<u32>, column: Option<u32>, message: String| CassetteError::Malformed {
-                path: path.to_path_buf(),
-                line,
-                column,
-                message,
-            };
+        let malformed = |line, column, message| malformed(path, line, column, message);
         let raw: RawCassette = serde_saphyr::from_str(text).map_err(|e| {
             let location = e.location();
             let message = serde_saphyr::DefaultMessageFormatter
@@ -363,14 +357,7 @@ impl Cassette {
 /// cassette in errors.
 fn message(spanned: Spanned<RawMessage>, path: &Path) -> Result<Message, CassetteError> {
     let (line, column) = location(&spanned.referenced);
-    let malformed =
-        |line: Option<u32>, column: Option<u32>, message: String| CassetteError::Malformed {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message,
-        };
-    let fail = |what: &str| malformed(line, column, what.to_owned());
+    let fail = |what: &str| malformed(path, line, column, what.to_owned());
     let raw = spanned.value;
     let role = raw.role;
     check_fields(&raw).map_err(|what| fail(&what))?;
@@ -381,6 +368,7 @@ fn message(spanned: Spanned<RawMessage>, path: &Path) -> Result<Message, Cassett
             && kind != "function"
         {
             return Err(malformed(
+                path,
                 line,
                 column,
                 format!("tool call type `{kind}` is not supported (only `function`)"),
@@ -471,6 +459,21 @@ fn check_fields(raw: &RawMessage) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The error for a malformed cassette at `path`, at a location when known.
+fn malformed(
+    path: &Path,
+    line: Option<u32>,
+    column: Option<u32>,
+    message: String,
+) -> CassetteError {
+    CassetteError::Malformed {
+        path: path.to_path_buf(),
+        line,
+        column,
+        message,
+    }
 }
 
 /// A YAML location as a cassette error gives it: 1-based line and column, `None` when unknown.

@@ -233,52 +233,12 @@ fn check_text(path: &Path, text: &str) -> (Option<AgentFile>, Vec<Problem>) {
             ],
         );
     };
-    let mut problems = Vec::new();
     let stem = agent_name(path);
     let mut c = Checker::new(path, fields);
     c.problems.extend(document.problems.iter().cloned());
-    let display_name = c.string("name", false);
-    let name = display_name.clone().unwrap_or_else(|| stem.clone());
-    problems.extend(name_problems(
-        path,
-        &c,
-        &name,
-        display_name.is_some(),
-        &stem,
-    ));
-    let description = c.string("description", true);
-    let tools = c.string_list("tools", &[',']);
-    let model = model(&mut c);
-    let mcp_servers = mcp_servers(&mut c);
-    let disable_model_invocation = c.boolean("disable-model-invocation");
-    let infer = c.boolean("infer");
-    if c.get("infer").is_some() {
-        c.warn(
-            "infer",
-            "deprecated",
-            "is being replaced by `disable-model-invocation` (infer: false = disable-model-invocation: true) and `user-invocable`",
-        );
-    }
-    let skills = c.string_list("skills", &[',']);
-    c.boolean("user-invocable");
-    if let Some(target) = c.string("target", false)
-        && !["vscode", "github-copilot"].contains(&target.as_str())
-    {
-        c.error(
-            "target",
-            "value",
-            format!("{target:?} is not one of: vscode, github-copilot"),
-        );
-    }
-    c.string("argument-hint", false);
-    c.string_map("metadata");
-    handoffs(&mut c);
-    if let Some(field) = c.get("agents").cloned()
-        && !matches!(&field.value, Value::String(_))
-    {
-        c.string_list("agents", &[',']);
-    }
-    c.unknown_keys(KNOWN_KEYS, "custom agent");
+    let mut keys = AgentKeys::read(&mut c);
+    let name = keys.display_name.clone().unwrap_or_else(|| stem.clone());
+    let mut problems = name_problems(path, &c, &name, keys.display_name.is_some(), &stem);
     let front_matter = c.as_object();
     let blank = |key: &str| {
         c.get(key)
@@ -301,26 +261,108 @@ fn check_text(path: &Path, text: &str) -> (Option<AgentFile>, Vec<Problem>) {
     if problems.iter().any(Problem::is_error) {
         return (None, problems);
     }
-    let description = description.or_else(|| blank_description.then(String::new));
+    let description = keys
+        .description
+        .take()
+        .or_else(|| blank_description.then(String::new));
     let Some(description) = description else {
         return (None, problems);
     };
-    let mut config = CustomAgentConfig::new(name, prompt).with_description(description);
-    config.display_name = display_name;
-    config.tools = tools;
-    config.model = model;
-    config.mcp_servers = mcp_servers;
-    config.infer = disable_model_invocation.map(|d| !d).or(infer);
-    config.skills = skills;
     (
         Some(AgentFile {
             path: path.to_path_buf(),
-            config,
+            config: keys.config(name, prompt, description),
             front_matter,
             warnings: Vec::new(),
         }),
         problems,
     )
+}
+
+/// The keys of an agent file's front matter that make its SDK configuration, read (and
+/// checked) with every other known key.
+struct AgentKeys {
+    /// `name`.
+    display_name: Option<String>,
+    /// `description`.
+    description: Option<String>,
+    /// `tools`.
+    tools: Option<Vec<String>>,
+    /// `model`.
+    model: Option<String>,
+    /// `mcp-servers`.
+    mcp_servers: Option<IndexMap<String, McpServerConfig>>,
+    /// `disable-model-invocation` (negated), else the deprecated `infer`.
+    infer: Option<bool>,
+    /// `skills`.
+    skills: Option<Vec<String>>,
+}
+
+impl AgentKeys {
+    /// Read the keys from `c`, checking every key the file gives (their problems go to `c`).
+    fn read(c: &mut Checker<'_>) -> Self {
+        let display_name = c.string("name", false);
+        let description = c.string("description", true);
+        let tools = c.string_list("tools", &[',']);
+        let model = model(c);
+        let mcp_servers = mcp_servers(c);
+        let disable_model_invocation = c.boolean("disable-model-invocation");
+        let infer = c.boolean("infer");
+        if c.get("infer").is_some() {
+            c.warn(
+                "infer",
+                "deprecated",
+                "is being replaced by `disable-model-invocation` (infer: false = disable-model-invocation: true) and `user-invocable`",
+            );
+        }
+        let skills = c.string_list("skills", &[',']);
+        check_other_keys(c);
+        Self {
+            display_name,
+            description,
+            tools,
+            model,
+            mcp_servers,
+            infer: disable_model_invocation.map(|d| !d).or(infer),
+            skills,
+        }
+    }
+
+    /// The SDK configuration of the agent `name` with its `prompt` and `description`.
+    fn config(self, name: String, prompt: String, description: String) -> CustomAgentConfig {
+        let mut config = CustomAgentConfig::new(name, prompt).with_description(description);
+        config.display_name = self.display_name;
+        config.tools = self.tools;
+        config.model = self.model;
+        config.mcp_servers = self.mcp_servers;
+        config.infer = self.infer;
+        config.skills = self.skills;
+        config
+    }
+}
+
+/// The checks of the keys the SDK configuration does not take (`user-invocable`, `target`,
+/// `argument-hint`, `metadata`, `handoffs`, `agents`), and of unknown keys.
+fn check_other_keys(c: &mut Checker<'_>) {
+    c.boolean("user-invocable");
+    if let Some(target) = c.string("target", false)
+        && !["vscode", "github-copilot"].contains(&target.as_str())
+    {
+        c.error(
+            "target",
+            "value",
+            format!("{target:?} is not one of: vscode, github-copilot"),
+        );
+    }
+    c.string("argument-hint", false);
+    c.string_map("metadata");
+    handoffs(c);
+    if let Some(field) = c.get("agents").cloned()
+        && !matches!(&field.value, Value::String(_))
+    {
+        c.string_list("agents", &[',']);
+    }
+    c.unknown_keys(KNOWN_KEYS, "custom agent");
 }
 
 /// The problems of the agent's name (`name`, else the file's stem): none at all, characters
@@ -518,16 +560,91 @@ fn mcp_server(server: &Value) -> Result<McpServerConfig, String> {
     let Value::Object(map) = server else {
         return Err(format!("must be a mapping, not {}", kind_of(server)));
     };
-    let string = |key: &str| -> Result<Option<String>, String> {
-        match map.get(key) {
+    let entry = ServerEntry(map);
+    let timeout = match map.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) if n.as_i64().is_some_and(|t| t > 0) => n.as_i64(),
+        Some(other) => {
+            return Err(format!(
+                "`timeout` must be a positive whole number of milliseconds, not {other}"
+            ));
+        }
+    };
+    let command = entry.string("command")?;
+    let url = entry.string("url")?;
+    let kind = match entry.string("type")? {
+        Some(kind) => kind,
+        None => match (&command, &url) {
+            (Some(_), None) => "stdio".to_owned(),
+            (None, Some(_)) => "http".to_owned(),
+            (Some(_), Some(_)) => {
+                return Err("has both `command` and `url`; give one, and a `type`".to_owned());
+            }
+            (None, None) => {
+                return Err(
+                    "needs a `type` and a `command` (stdio, local) or a `url` (http, sse)"
+                        .to_owned(),
+                );
+            }
+        },
+    };
+    let tools = entry.strings("tools")?;
+    match kind.as_str() {
+        "stdio" | "local" => {
+            let Some(command) = command else {
+                return Err(format!("`type: {kind}` needs a `command`"));
+            };
+            Ok(McpServerConfig::Stdio(
+                github_copilot_sdk::McpStdioServerConfig {
+                    tools,
+                    timeout,
+                    command,
+                    args: entry.strings("args")?.unwrap_or_default(),
+                    env: entry.string_map("env")?,
+                    working_directory: entry.string("cwd")?,
+                },
+            ))
+        }
+        "http" | "sse" => {
+            let Some(url) = url else {
+                return Err(format!("`type: {kind}` needs a `url`"));
+            };
+            let config = github_copilot_sdk::McpHttpServerConfig {
+                tools,
+                timeout,
+                url,
+                headers: entry.string_map("headers")?,
+            };
+            Ok(if kind == "http" {
+                McpServerConfig::Http(config)
+            } else {
+                McpServerConfig::Sse(config)
+            })
+        }
+        other => Err(format!(
+            "`type` {other:?} is not one of: stdio, local, http, sse"
+        )),
+    }
+}
+
+/// The keys of one MCP server entry, each read with its type checked (an error names the key
+/// and what it must be).
+struct ServerEntry<'a>(&'a serde_json::Map<String, Value>);
+
+impl ServerEntry<'_> {
+    /// A non-empty string, when given.
+    fn string(&self, key: &str) -> Result<Option<String>, String> {
+        match self.0.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
             Some(Value::String(_)) => Err(format!("`{key}` must not be empty")),
             Some(other) => Err(format!("`{key}` must be a string, not {}", kind_of(other))),
         }
-    };
-    let strings = |key: &str| -> Result<Option<Vec<String>>, String> {
-        match map.get(key) {
+    }
+
+    /// A list of strings, when given.
+    fn strings(&self, key: &str) -> Result<Option<Vec<String>>, String> {
+        match self.0.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Array(items)) => items
                 .iter()
@@ -543,9 +660,11 @@ fn mcp_server(server: &Value) -> Result<McpServerConfig, String> {
                 kind_of(other)
             )),
         }
-    };
-    let string_map = |key: &str| -> Result<HashMap<String, String>, String> {
-        match map.get(key) {
+    }
+
+    /// A mapping of names to strings (empty when not given).
+    fn string_map(&self, key: &str) -> Result<HashMap<String, String>, String> {
+        match self.0.get(key) {
             None | Some(Value::Null) => Ok(HashMap::new()),
             Some(Value::Object(m)) => m
                 .iter()
@@ -562,70 +681,6 @@ fn mcp_server(server: &Value) -> Result<McpServerConfig, String> {
                 kind_of(other)
             )),
         }
-    };
-    let timeout = match map.get("timeout") {
-        None | Some(Value::Null) => None,
-        Some(Value::Number(n)) if n.as_i64().is_some_and(|t| t > 0) => n.as_i64(),
-        Some(other) => {
-            return Err(format!(
-                "`timeout` must be a positive whole number of milliseconds, not {other}"
-            ));
-        }
-    };
-    let command = string("command")?;
-    let url = string("url")?;
-    let kind = match string("type")? {
-        Some(kind) => kind,
-        None => match (&command, &url) {
-            (Some(_), None) => "stdio".to_owned(),
-            (None, Some(_)) => "http".to_owned(),
-            (Some(_), Some(_)) => {
-                return Err("has both `command` and `url`; give one, and a `type`".to_owned());
-            }
-            (None, None) => {
-                return Err(
-                    "needs a `type` and a `command` (stdio, local) or a `url` (http, sse)"
-                        .to_owned(),
-                );
-            }
-        },
-    };
-    let tools = strings("tools")?;
-    match kind.as_str() {
-        "stdio" | "local" => {
-            let Some(command) = command else {
-                return Err(format!("`type: {kind}` needs a `command`"));
-            };
-            Ok(McpServerConfig::Stdio(
-                github_copilot_sdk::McpStdioServerConfig {
-                    tools,
-                    timeout,
-                    command,
-                    args: strings("args")?.unwrap_or_default(),
-                    env: string_map("env")?,
-                    working_directory: string("cwd")?,
-                },
-            ))
-        }
-        "http" | "sse" => {
-            let Some(url) = url else {
-                return Err(format!("`type: {kind}` needs a `url`"));
-            };
-            let config = github_copilot_sdk::McpHttpServerConfig {
-                tools,
-                timeout,
-                url,
-                headers: string_map("headers")?,
-            };
-            Ok(if kind == "http" {
-                McpServerConfig::Http(config)
-            } else {
-                McpServerConfig::Sse(config)
-            })
-        }
-        other => Err(format!(
-            "`type` {other:?} is not one of: stdio, local, http, sse"
-        )),
     }
 }
 

@@ -79,102 +79,14 @@ impl RepoConfig {
     /// `agent-name-duplicate` when two agent files give the same name.
     pub fn load(root: impl AsRef<Path>) -> Result<RepoConfig, LoadError> {
         let root = root.as_ref();
-        if !root.is_dir() {
-            return Err(LoadError {
-                problems: vec![Problem::error(
-                    root,
-                    "path-missing",
-                    "is not an existing directory (give the repository folder that holds .github/)",
-                )],
-            });
-        }
-        let github_dir = if root.file_name().is_some_and(|n| n == ".github") {
-            root.to_path_buf()
-        } else {
-            root.join(".github")
-        };
-        if github_dir.exists() && !github_dir.is_dir() {
-            return Err(LoadError {
-                problems: vec![Problem::error(
-                    &github_dir,
-                    "path-missing",
-                    "is not a directory; Copilot configuration lives in the .github/ folder",
-                )],
-            });
-        }
-        let mut problems = Vec::new();
-
-        let instructions_path = github_dir.join(instructions::REPOSITORY_FILE);
-        let mut instructions = None;
-        if instructions_path.is_file() {
-            let (file, found) = instructions::check(&instructions_path);
-            let warnings: Vec<Problem> = found.iter().filter(|p| !p.is_error()).cloned().collect();
-            problems.extend(found);
-            instructions = file.map(|mut f| {
-                f.warnings = warnings;
-                f
-            });
-        }
-
-        let mut agents: Vec<AgentFile> = Vec::new();
-        let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
-        for path in files_under(&github_dir.join("agents"), |name| {
-            name.ends_with(agent::AGENT_SUFFIX)
-        }) {
-            let (file, found) = agent::check(&path);
-            let warnings: Vec<Problem> = found.iter().filter(|p| !p.is_error()).cloned().collect();
-            problems.extend(found);
-            let Some(mut file) = file else { continue };
-            file.warnings = warnings;
-            if let Some(first) = names.get(&file.config.name) {
-                problems.push(Problem::error(
-                    &path,
-                    "agent-name-duplicate",
-                    format!(
-                        "gives the agent name {:?}, which {} already gives; agent names must be unique",
-                        file.config.name,
-                        first.display()
-                    ),
-                ));
-                continue;
-            }
-            names.insert(file.config.name.clone(), path);
-            agents.push(file);
-        }
-        agents.sort_by(|a, b| a.config.name.cmp(&b.config.name));
-
-        let mut path_instructions = Vec::new();
-        for path in files_under(&github_dir.join("instructions"), |name| {
-            name.ends_with(instructions::PATH_SUFFIX)
-        }) {
-            let (file, found) = instructions::check(&path);
-            let warnings: Vec<Problem> = found.iter().filter(|p| !p.is_error()).cloned().collect();
-            problems.extend(found);
-            if let Some(mut file) = file
-                && file.kind == InstructionsKind::Path
-            {
-                file.warnings = warnings;
-                path_instructions.push(file);
-            }
-        }
-
-        let skills_root = github_dir.join("skills");
-        let has_skills = skills_root.is_dir()
-            && std::fs::read_dir(&skills_root)
-                .map(|entries| {
-                    entries
-                        .flatten()
-                        .any(|e| e.path().join(SKILL_FILE).is_file())
-                })
-                .unwrap_or(false);
-        let mut skills = Vec::new();
-        if has_skills {
-            match skill::requested_skills(std::slice::from_ref(&skills_root)) {
-                Ok(found) => skills = found,
-                Err(e) => problems.extend(e.problems),
-            }
-        }
-
+        let github_dir = github_dir(root)?;
+        let (instructions, mut problems) = repository_instructions(&github_dir);
+        let (agents, found) = agents(&github_dir);
+        problems.extend(found);
+        let (path_instructions, found) = path_instructions(&github_dir);
+        problems.extend(found);
+        let (skills_directory, skills, found) = skills(&github_dir);
+        problems.extend(found);
         if let Some(error) = LoadError::from_problems(problems) {
             return Err(error);
         }
@@ -187,7 +99,7 @@ impl RepoConfig {
                 .filter(|t| !t.is_empty()),
             instructions,
             agents,
-            skills_directory: has_skills.then_some(skills_root),
+            skills_directory,
             skills,
             path_instructions,
         })
@@ -343,6 +255,127 @@ impl RepoConfig {
                 }
             ),
         ))
+    }
+}
+
+/// The `.github` folder of the repository at `root` (`root` itself when it is named
+/// `.github`). Errors: `path-missing` when `root` is not a directory or `.github` is not one.
+fn github_dir(root: &Path) -> Result<PathBuf, LoadError> {
+    if !root.is_dir() {
+        return Err(LoadError {
+            problems: vec![Problem::error(
+                root,
+                "path-missing",
+                "is not an existing directory (give the repository folder that holds .github/)",
+            )],
+        });
+    }
+    let github_dir = if root.file_name().is_some_and(|n| n == ".github") {
+        root.to_path_buf()
+    } else {
+        root.join(".github")
+    };
+    if github_dir.exists() && !github_dir.is_dir() {
+        return Err(LoadError {
+            problems: vec![Problem::error(
+                &github_dir,
+                "path-missing",
+                "is not a directory; Copilot configuration lives in the .github/ folder",
+            )],
+        });
+    }
+    Ok(github_dir)
+}
+
+/// `copilot-instructions.md`, when present and valid (its warnings kept on it), and the
+/// problems found in it.
+fn repository_instructions(github_dir: &Path) -> (Option<InstructionsFile>, Vec<Problem>) {
+    let path = github_dir.join(instructions::REPOSITORY_FILE);
+    if !path.is_file() {
+        return (None, Vec::new());
+    }
+    let (file, problems) = instructions::check(&path);
+    let warnings: Vec<Problem> = problems.iter().filter(|p| !p.is_error()).cloned().collect();
+    let file = file.map(|mut f| {
+        f.warnings = warnings;
+        f
+    });
+    (file, problems)
+}
+
+/// The valid agent files under `agents/`, sorted by name (each with its warnings), and the
+/// problems found in them: a name two files give is `agent-name-duplicate` (the second file
+/// left out).
+fn agents(github_dir: &Path) -> (Vec<AgentFile>, Vec<Problem>) {
+    let mut problems = Vec::new();
+    let mut agents: Vec<AgentFile> = Vec::new();
+    let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for path in files_under(&github_dir.join("agents"), |name| {
+        name.ends_with(agent::AGENT_SUFFIX)
+    }) {
+        let (file, found) = agent::check(&path);
+        let warnings: Vec<Problem> = found.iter().filter(|p| !p.is_error()).cloned().collect();
+        problems.extend(found);
+        let Some(mut file) = file else { continue };
+        file.warnings = warnings;
+        if let Some(first) = names.get(&file.config.name) {
+            problems.push(Problem::error(
+                &path,
+                "agent-name-duplicate",
+                format!(
+                    "gives the agent name {:?}, which {} already gives; agent names must be unique",
+                    file.config.name,
+                    first.display()
+                ),
+            ));
+            continue;
+        }
+        names.insert(file.config.name.clone(), path);
+        agents.push(file);
+    }
+    agents.sort_by(|a, b| a.config.name.cmp(&b.config.name));
+    (agents, problems)
+}
+
+/// The valid path-specific instructions under `instructions/` (each with its warnings), and the
+/// problems found in them.
+fn path_instructions(github_dir: &Path) -> (Vec<InstructionsFile>, Vec<Problem>) {
+    let mut problems = Vec::new();
+    let mut files = Vec::new();
+    for path in files_under(&github_dir.join("instructions"), |name| {
+        name.ends_with(instructions::PATH_SUFFIX)
+    }) {
+        let (file, found) = instructions::check(&path);
+        let warnings: Vec<Problem> = found.iter().filter(|p| !p.is_error()).cloned().collect();
+        problems.extend(found);
+        if let Some(mut file) = file
+            && file.kind == InstructionsKind::Path
+        {
+            file.warnings = warnings;
+            files.push(file);
+        }
+    }
+    (files, problems)
+}
+
+/// `skills/` when it holds at least one skill folder, its skills, and the problems found in
+/// them.
+fn skills(github_dir: &Path) -> (Option<PathBuf>, Vec<Skill>, Vec<Problem>) {
+    let skills_root = github_dir.join("skills");
+    let has_skills = skills_root.is_dir()
+        && std::fs::read_dir(&skills_root)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .any(|e| e.path().join(SKILL_FILE).is_file())
+            })
+            .unwrap_or(false);
+    if !has_skills {
+        return (None, Vec::new(), Vec::new());
+    }
+    match skill::requested_skills(std::slice::from_ref(&skills_root)) {
+        Ok(found) => (Some(skills_root), found, Vec::new()),
+        Err(e) => (Some(skills_root), Vec::new(), e.problems),
     }
 }
 

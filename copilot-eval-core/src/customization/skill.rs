@@ -269,30 +269,7 @@ fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<
     let blank_description = c
         .get("description")
         .is_some_and(|f| f.value.as_str().is_some_and(|d| d.trim().is_empty()));
-    let license = c.string("license", false);
-    let compatibility = c.string("compatibility", false);
-    if let Some(s) = &compatibility
-        && frontmatter::utf16_len(s) > 500
-    {
-        let n = frontmatter::utf16_len(s);
-        c.error(
-            "compatibility",
-            "compatibility-length",
-            format!("has {n} UTF-16 code units; the Agent Skills format allows at most 500"),
-        );
-    }
-    let metadata = c.string_map("metadata").unwrap_or_default();
-    let allowed_tools = c.string_list("allowed-tools", &[' ']).unwrap_or_default();
-    let argument_hint = c.string("argument-hint", false);
-    let user_invocable = c.boolean("user-invocable");
-    let disable_model_invocation = c.boolean("disable-model-invocation");
-    if disable_model_invocation == Some(true) {
-        c.warn(
-            "disable-model-invocation",
-            "not-model-invocable",
-            "is true: the runtime leaves the skill out of the model's tool list, so the model cannot load it (a `skill` call for it fails \"Skill not found\"); only a user's slash command can",
-        );
-    }
+    let optional = OptionalKeys::read(&mut c);
     c.unknown_keys(KNOWN_KEYS, "SKILL.md");
     let mut problems = std::mem::take(&mut c.problems);
     if problems
@@ -324,13 +301,13 @@ fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<
             description,
             directory: directory.to_path_buf(),
             path: file.to_path_buf(),
-            license,
-            compatibility,
-            metadata,
-            allowed_tools,
-            argument_hint,
-            user_invocable,
-            disable_model_invocation,
+            license: optional.license,
+            compatibility: optional.compatibility,
+            metadata: optional.metadata,
+            allowed_tools: optional.allowed_tools,
+            argument_hint: optional.argument_hint,
+            user_invocable: optional.user_invocable,
+            disable_model_invocation: optional.disable_model_invocation,
             body,
             files,
             warnings: Vec::new(),
@@ -338,6 +315,57 @@ fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<
         _ => None,
     };
     (skill, problems)
+}
+
+/// The optional keys of a `SKILL.md` front matter, each as [`Skill`] keeps it.
+struct OptionalKeys {
+    license: Option<String>,
+    compatibility: Option<String>,
+    metadata: IndexMap<String, String>,
+    allowed_tools: Vec<String>,
+    argument_hint: Option<String>,
+    user_invocable: Option<bool>,
+    disable_model_invocation: Option<bool>,
+}
+
+impl OptionalKeys {
+    /// Read and check them (their problems go to `c`): a `compatibility` longer than the
+    /// format allows, and a skill the model cannot load (`disable-model-invocation: true`).
+    fn read(c: &mut Checker<'_>) -> Self {
+        let license = c.string("license", false);
+        let compatibility = c.string("compatibility", false);
+        if let Some(s) = &compatibility
+            && frontmatter::utf16_len(s) > 500
+        {
+            let n = frontmatter::utf16_len(s);
+            c.error(
+                "compatibility",
+                "compatibility-length",
+                format!("has {n} UTF-16 code units; the Agent Skills format allows at most 500"),
+            );
+        }
+        let metadata = c.string_map("metadata").unwrap_or_default();
+        let allowed_tools = c.string_list("allowed-tools", &[' ']).unwrap_or_default();
+        let argument_hint = c.string("argument-hint", false);
+        let user_invocable = c.boolean("user-invocable");
+        let disable_model_invocation = c.boolean("disable-model-invocation");
+        if disable_model_invocation == Some(true) {
+            c.warn(
+                "disable-model-invocation",
+                "not-model-invocable",
+                "is true: the runtime leaves the skill out of the model's tool list, so the model cannot load it (a `skill` call for it fails \"Skill not found\"); only a user's slash command can",
+            );
+        }
+        Self {
+            license,
+            compatibility,
+            metadata,
+            allowed_tools,
+            argument_hint,
+            user_invocable,
+            disable_model_invocation,
+        }
+    }
 }
 
 /// The skill's description as the runtime loads it: `description` trimmed, a blank one empty,

@@ -425,39 +425,12 @@ impl CopilotEvalBuilder {
         let timeout_s = self.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
         self.check_scalars(&name, timeout_s)?;
         let max_tool_calls = self.max_tool_calls;
-        let system_message_mode = self
-            .system_message_mode
-            .as_deref()
-            .map(SystemMessageMode::parse)
-            .transpose()?
-            .unwrap_or_default();
-        check_sections(
+        let Choices {
             system_message_mode,
-            &self.system_message_sections,
-            self.instructions.as_deref(),
-        )?;
-        let reasoning_effort = self
-            .reasoning_effort
-            .as_deref()
-            .map(ReasoningEffort::parse)
-            .transpose()?;
-        let client_mode = self
-            .client_mode
-            .as_deref()
-            .map(ClientMode::parse)
-            .transpose()?
-            .unwrap_or_default();
-        if client_mode == ClientMode::Empty
-            && let Some(extra) = &self.session_config_fn
-        {
-            // Settings that contradict empty mode fail now, not at run time.
-            check_empty_mode(&extra(SessionConfig::default()))?;
-        }
-        let image_detail = self
-            .image_detail
-            .as_deref()
-            .map(ImageDetail::parse)
-            .transpose()?;
+            reasoning_effort,
+            client_mode,
+            image_detail,
+        } = self.choices()?;
         let base = self.base.clone().unwrap_or_else(Base::current);
         let working_directory = self
             .working_directory
@@ -523,7 +496,61 @@ impl CopilotEvalBuilder {
     }
 }
 
+/// The eval's settings that take one of a closed set of values, parsed by
+/// [`build`](CopilotEvalBuilder::build).
+struct Choices {
+    system_message_mode: SystemMessageMode,
+    reasoning_effort: Option<ReasoningEffort>,
+    client_mode: ClientMode,
+    image_detail: Option<ImageDetail>,
+}
+
 impl CopilotEvalBuilder {
+    /// `build()`'s parse of the settings with a closed set of values, in order:
+    /// `system_message_mode` (and the sections it allows), `reasoning_effort`, `client_mode`
+    /// (with `empty`, the `extra_session_config` settings that contradict it fail now, not at
+    /// run time), `image_detail`.
+    fn choices(&self) -> Result<Choices, ConfigError> {
+        let system_message_mode = self
+            .system_message_mode
+            .as_deref()
+            .map(SystemMessageMode::parse)
+            .transpose()?
+            .unwrap_or_default();
+        check_sections(
+            system_message_mode,
+            &self.system_message_sections,
+            self.instructions.as_deref(),
+        )?;
+        let reasoning_effort = self
+            .reasoning_effort
+            .as_deref()
+            .map(ReasoningEffort::parse)
+            .transpose()?;
+        let client_mode = self
+            .client_mode
+            .as_deref()
+            .map(ClientMode::parse)
+            .transpose()?
+            .unwrap_or_default();
+        if client_mode == ClientMode::Empty
+            && let Some(extra) = &self.session_config_fn
+        {
+            check_empty_mode(&extra(SessionConfig::default()))?;
+        }
+        let image_detail = self
+            .image_detail
+            .as_deref()
+            .map(ImageDetail::parse)
+            .transpose()?;
+        Ok(Choices {
+            system_message_mode,
+            reasoning_effort,
+            client_mode,
+            image_detail,
+        })
+    }
+
     /// `build()`'s checks of single values: a non-empty `name` and `model`, a positive finite
     /// `timeout_s`, `hooks` given once.
     fn check_scalars(&self, name: &str, timeout_s: f64) -> Result<(), ConfigError> {

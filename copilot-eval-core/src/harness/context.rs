@@ -229,9 +229,9 @@ impl EvalContext {
     }
 
     /// An eval builder pre-filled from the attribute: `name` = the function's name and
-    /// `working_directory` = [`workdir`](Self::workdir), then the attribute's eval keys (`name`,
-    /// `model`, `timeout_s`, `max_tool_calls`, `reasoning_effort`, `client_mode`,
-    /// `image_detail`, `audit_requests`, when given; see [`TestConfig::configure`]); in a model
+    /// `working_directory` = [`workdir`](Self::workdir), then the attribute's eval keys given
+    /// (those whose target is the builder in `copilot-eval-macros/src/keys.rs`; docs/attribute.md
+    /// lists them; see [`TestConfig::configure`]); in a model
     /// matrix (`models = [..]`, `--models`), its cell's model ([`model`](Self::model)) over
     /// them, with the name `function@model`. Add what
     /// the test needs and call `build()`. Relative paths given to it (`skill_directory`, an MCP
@@ -291,10 +291,8 @@ impl EvalContext {
     /// each of those runs records it as its `expected_stop` in the artifacts.
     ///
     /// What it changes:
-    /// - a run that ends on an infrastructure stop (`execution_error`, `cleanup_error`,
-    ///   `request_audit_error`, `replay_mismatch`, `runtime_substitution`, `model_unavailable`,
-    ///   `skill_setup_error`, `mcp_setup_error`: the reasons whose
-    ///   [`StopReason::class`] is [`StopClass::Infrastructure`](crate::StopClass::Infrastructure))
+    /// - a run that ends on an infrastructure stop (a reason whose [`StopReason::class`] is
+    ///   [`StopClass::Infrastructure`](crate::StopClass::Infrastructure), which lists them)
     ///   makes the runner report the test as an infrastructure `error`, even when its own
     ///   checks passed, **unless** that stop is the one declared here;
     /// - a run that ends with another stop than the declared one fails the test when it ends
@@ -513,37 +511,10 @@ impl EvalContext {
             test: self.test_name(),
             index: self.runs_so_far(),
         };
-        let script = self.inner.script.lock().expect("script lock").clone();
-        let started = std::time::Instant::now();
-        let run = async {
-            match script {
-                Some(catalog) => super::modes::scripted(&input, catalog).await,
-                None => match self.mode() {
-                    Mode::Live => super::modes::live(&input).await,
-                    Mode::Record(policy) => super::modes::record(&input, policy).await,
-                    Mode::Replay => super::modes::replay(&input).await,
-                },
-            }
-        };
-        // With the test-only clock, the run's bound starts when the clock does: the test's
-        // deadline moves with it, so the runner does not kill the test before the run's bound.
         let clock = faults
             .as_ref()
             .and_then(|f| f.clock_starts_at_session.clone());
-        let run = match clock {
-            Some(clock) => {
-                let follow = async {
-                    clock.started_since(started).await;
-                    self.move_deadline(Duration::from_secs_f64(eval.timeout_s()));
-                    std::future::pending::<()>().await
-                };
-                tokio::select! {
-                    run = run => run,
-                    () = follow => unreachable!("following the clock never ends"),
-                }
-            }
-            None => run.await,
-        };
+        let run = self.run_mode(&input, clock).await;
         let mut run = run.unwrap_or_else(|e| self.setup_failure(e));
         self.inner
             .model_requests
@@ -580,6 +551,41 @@ impl EvalContext {
             self.setup_failure(failure);
         }
         result
+    }
+
+    /// Run `input` the way this test's runs reach a model: its script when it set one, else
+    /// by the test's mode. With the test-only `clock` (`TestFaults::clock_starts_at_session`),
+    /// the run's bound starts when the clock does: the test's deadline moves with it, so the
+    /// runner does not kill the test before the run's bound.
+    async fn run_mode(
+        &self,
+        input: &super::modes::ModeInput<'_>,
+        clock: Option<crate::run::SessionClock>,
+    ) -> Result<super::modes::ModeRun, String> {
+        let script = self.inner.script.lock().expect("script lock").clone();
+        let started = std::time::Instant::now();
+        let run = async {
+            match script {
+                Some(catalog) => super::modes::scripted(input, catalog).await,
+                None => match self.mode() {
+                    Mode::Live => super::modes::live(input).await,
+                    Mode::Record(policy) => super::modes::record(input, policy).await,
+                    Mode::Replay => super::modes::replay(input).await,
+                },
+            }
+        };
+        let Some(clock) = clock else {
+            return run.await;
+        };
+        let follow = async {
+            clock.started_since(started).await;
+            self.move_deadline(Duration::from_secs_f64(input.eval.timeout_s()));
+            std::future::pending::<()>().await
+        };
+        tokio::select! {
+            run = run => run,
+            () = follow => unreachable!("following the clock never ends"),
+        }
     }
 
     /// The evidence of a run starting: the test's deadline is now the run's (`timeout_s` from

@@ -15,7 +15,6 @@
 
 mod compare;
 pub mod compare_trials;
-mod cost;
 mod from_result;
 pub mod judge;
 pub mod judge_trials;
@@ -39,6 +38,7 @@ pub mod matrix;
 pub use matrix::{ModelCell, ModelMatrixEval};
 pub mod triggers;
 pub use triggers::{SkillTriggers, Trigger, TriggerCheck, TriggerQueryRecord};
+mod priced;
 mod suite_info;
 pub use suite_info::{PartitionRecord, PoolRecord, RuntimeInfo, ToolInfo, suite_mode};
 mod write;
@@ -52,10 +52,13 @@ use serde_json::Value;
 use crate::evidence::Usage;
 use crate::result::{CopilotResult, StopReason};
 
+pub use crate::cost::{CostTotals, estimate_run};
 pub use compare::{
     BASELINE, ComparisonDifferences, ComparisonRecord, ComparisonSide, CriterionRecord, TREATMENT,
 };
-pub use cost::{CostTotals, estimate_run, price_test};
+// The cost module, also as `report::cost` for the report's own files that name it so.
+use crate::cost;
+pub use priced::price_test;
 #[cfg(feature = "runner")]
 pub use write::write_junit;
 pub use write::{Redactor, write_atomically, write_json};
@@ -191,11 +194,10 @@ pub enum ErrorKind {
     /// The test could not set up a run: no cassette in replay mode, an unreadable cassette, or
     /// its working directory could not be created.
     Setup,
-    /// A run ended on an infrastructure stop reason (`execution_error`: runtime missing or not
-    /// starting, session not created, a timeout before the prompt was sent, model or transport
-    /// error; `cleanup_error`, `request_audit_error`, `replay_mismatch`, `runtime_substitution`,
-    /// `model_unavailable`, `skill_setup_error`, `mcp_setup_error`) that the test did not
-    /// declare with `ctx.expect_stop(..)`, whether the test's own checks passed or failed.
+    /// A run ended on an infrastructure stop reason (one whose class is `Infrastructure`, e.g.
+    /// `execution_error` or `replay_mismatch`: docs/budgets-guards-stops.md, "Stop reasons",
+    /// lists them) that the test did not declare with `ctx.expect_stop(..)`, whether the test's
+    /// own checks passed or failed.
     Run,
     /// The test process ended abnormally: a signal, an abort, or an exit status libtest does not
     /// use.

@@ -79,10 +79,9 @@ pub struct CopilotResult {
     pub model_used: Option<String>,
     /// `true` when the run ended with `stop_reason == completed` and no error.
     pub success: bool,
-    /// Why the run ended ([`StopReason::as_str`]): `completed`, `timeout`, `execution_error`,
-    /// `skill_setup_error`, `mcp_setup_error`, `script_exhausted`, `model_unavailable`,
-    /// `tool_budget_exceeded`, `request_audit_error`, `cleanup_error`, `replay_mismatch`,
-    /// `runtime_substitution`.
+    /// Why the run ended ([`StopReason::as_str`]), e.g. `completed`, `timeout`,
+    /// `execution_error` (the schema lists every value; docs/budgets-guards-stops.md says when
+    /// each is given).
     pub stop_reason: StopReason,
     /// What went wrong, when something did (several causes are joined with `; `; a cause next
     /// to one of several lines, such as a replay diagnosis, is on a line of its own).

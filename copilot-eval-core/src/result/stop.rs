@@ -251,16 +251,6 @@ mod tests {
         // (file, the text just before the list, the text just after it)
         let lists = [
             (
-                "copilot-eval-core/src/harness/context.rs",
-                "a run that ends on an infrastructure stop (",
-                ") makes the runner report",
-            ),
-            (
-                "copilot-eval-core/src/report/mod.rs",
-                "A run ended on an infrastructure stop reason (",
-                ") that the test did not declare",
-            ),
-            (
                 "docs/guide.md",
                 "a run that ended on an infrastructure stop (",
                 ": the reasons whose",

@@ -212,6 +212,37 @@ pub fn summary_with_messages(report: &SuiteReport) -> String {
 }
 
 fn summary_text(report: &SuiteReport, with_messages: bool) -> String {
+    let mut out = counts_lines(report);
+    out.push_str(&incomplete_evidence_summary(report));
+    out.push_str(&cost_summary_line(report));
+    out.push_str(&comparison_lines(report));
+    out.push_str(&crate::report::judge::summary_lines(&report.tests));
+    out.push_str(&not_passed_lines(report, with_messages));
+    out.push_str(&trials_lines(report));
+    if !report.model_matrix.is_empty() {
+        let currency = report
+            .cost_control
+            .as_ref()
+            .map_or("", |c| c.currency.as_str());
+        out.push_str("  model matrix:\n");
+        out.push_str(&crate::report::matrix::table(
+            &report.model_matrix,
+            currency,
+            "    ",
+        ));
+    }
+    if !report.skill_triggers.is_empty() {
+        out.push_str("  skill triggers:\n");
+        out.push_str(&crate::report::triggers::lines(
+            &report.skill_triggers,
+            "    ",
+        ));
+    }
+    out
+}
+
+/// The summary's first lines: the outcome counts, the stop reasons, the tokens and tool calls.
+fn counts_lines(report: &SuiteReport) -> String {
     let t = &report.totals;
     let mut out = format!(
         "     Summary [{:>8.3}s] {}: {} passed, {} failed, {}, {} not run\n",
@@ -248,10 +279,13 @@ fn summary_text(report: &SuiteReport, with_messages: bool) -> String {
         count(t.tool_calls, "tool call", "tool calls"),
         count(t.runs, "run", "runs")
     ));
-    out.push_str(&incomplete_evidence_summary(report));
-    out.push_str(&cost_summary_line(report));
-    out.push_str(&comparison_lines(report));
-    out.push_str(&crate::report::judge::summary_lines(&report.tests));
+    out
+}
+
+/// One line per test that did not pass: its outcome, binary, name and trial, then `(its
+/// message is above)`, or with `with_messages` its message's first line.
+fn not_passed_lines(report: &SuiteReport, with_messages: bool) -> String {
+    let mut out = String::new();
     for test in report.tests.iter().filter(|t| t.outcome != Outcome::Passed) {
         let first = test
             .message
@@ -274,46 +308,34 @@ fn summary_text(report: &SuiteReport, with_messages: bool) -> String {
             test.name
         ));
     }
-    if !report.trial_summaries.is_empty() {
-        out.push_str("  trials:\n");
-        for summary in &report.trial_summaries {
+    out
+}
+
+/// The trials' figures: one line per eval run in trials, each followed by its comparison and
+/// judge criteria over the trials; empty without trials.
+fn trials_lines(report: &SuiteReport) -> String {
+    if report.trial_summaries.is_empty() {
+        return String::new();
+    }
+    let mut out = "  trials:\n".to_owned();
+    for summary in &report.trial_summaries {
+        out.push_str(&format!(
+            "    {} {}\n",
+            summary.binary,
+            crate::report::trials::line(summary)
+        ));
+        for criterion in &summary.comparison_criteria {
             out.push_str(&format!(
-                "    {} {}\n",
-                summary.binary,
-                crate::report::trials::line(summary)
+                "      {}\n",
+                crate::report::compare_trials::line(criterion)
             ));
-            for criterion in &summary.comparison_criteria {
-                out.push_str(&format!(
-                    "      {}\n",
-                    crate::report::compare_trials::line(criterion)
-                ));
-            }
-            for criterion in &summary.judge_criteria {
-                out.push_str(&format!(
-                    "      {}\n",
-                    crate::report::judge_trials::line(criterion)
-                ));
-            }
         }
-    }
-    if !report.model_matrix.is_empty() {
-        let currency = report
-            .cost_control
-            .as_ref()
-            .map_or("", |c| c.currency.as_str());
-        out.push_str("  model matrix:\n");
-        out.push_str(&crate::report::matrix::table(
-            &report.model_matrix,
-            currency,
-            "    ",
-        ));
-    }
-    if !report.skill_triggers.is_empty() {
-        out.push_str("  skill triggers:\n");
-        out.push_str(&crate::report::triggers::lines(
-            &report.skill_triggers,
-            "    ",
-        ));
+        for criterion in &summary.judge_criteria {
+            out.push_str(&format!(
+                "      {}\n",
+                crate::report::judge_trials::line(criterion)
+            ));
+        }
     }
     out
 }

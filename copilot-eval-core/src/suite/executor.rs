@@ -124,10 +124,7 @@ pub async fn run_one(
     options: &ExecOptions,
     interrupt: Arc<Interrupt>,
 ) -> (TestRecord, Option<TrialAsk>) {
-    let evidence_path = options.scratch.join(format!("{index}.evidence.json"));
-    let stdout_path = options.scratch.join(format!("{index}.stdout"));
-    let stderr_path = options.scratch.join(format!("{index}.stderr"));
-    let marker = format!("{}-{index}", options.suite_id);
+    let files = ProcessFiles::new(index, options);
     let started = Instant::now();
     let mut record = test_record(test, binary, Outcome::Error);
     record.trial = trial;
@@ -135,69 +132,24 @@ pub async fn run_one(
         record.name = super::models::cell_name(&test.name, model);
         record.model = Some(model.to_owned());
     }
-    let files = std::fs::File::create(&stdout_path)
-        .and_then(|out| Ok((out, std::fs::File::create(&stderr_path)?)));
-    let (out, err) = match files {
-        Ok(files) => files,
+    let outputs = std::fs::File::create(&files.stdout)
+        .and_then(|out| Ok((out, std::fs::File::create(&files.stderr)?)));
+    let outputs = match outputs {
+        Ok(outputs) => outputs,
         Err(e) => {
             record.error_kind = Some(ErrorKind::Setup);
             record.message = Some(format!("cannot create the output files: {e}"));
             return (record, None);
         }
     };
-    let library = super::list::library_path(binary);
     super::phases::mark(&format!("test {index} starts"));
-    let mut command = tokio::process::Command::new(&binary.path);
-    command
-        .arg(&test.test_id)
-        .args(["--exact", "--ignored", "--nocapture", "--test-threads", "1"])
-        .current_dir(&binary.cwd)
-        .env(library.0, library.1)
-        .env(ENV_MODE, options.mode.as_str())
-        .env(ENV_EVIDENCE_FILE, &evidence_path)
-        .env(ENV_SUITE_PROCESS, &marker)
-        .env(
-            crate::harness::ENV_RUNNER_PID,
-            std::process::id().to_string(),
-        )
-        .env_remove(ENV_RECORD)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(out))
-        .stderr(Stdio::from(err))
-        .kill_on_drop(true);
-    match trial {
-        Some(trial) => command
-            .env(ENV_TRIAL, trial.trial.to_string())
-            .env(ENV_TRIALS, trial.trials.to_string()),
-        None if options.trials_given => command.env(ENV_TRIAL, "1").env(ENV_TRIALS, "1"),
-        None => command.env_remove(ENV_TRIAL).env_remove(ENV_TRIALS),
+    let launch = Launch {
+        test,
+        binary,
+        trial,
+        model,
     };
-    match model {
-        Some(model) => command.env(ENV_MODEL, model),
-        None => command.env_remove(ENV_MODEL),
-    };
-    if let Mode::Record(policy) = options.mode {
-        command.env(ENV_RECORD, policy.as_str());
-    }
-    if let Some(root) = &options.cassette_root {
-        command.env(ENV_CASSETTE_ROOT, root);
-    }
-    match &options.pool {
-        Some(pool) => command
-            .env(crate::run::pool::remote::ENV_POOL_URL, pool.url())
-            .env(crate::run::pool::remote::ENV_POOL_CLIENT, &marker),
-        None => command
-            .env_remove(crate::run::pool::remote::ENV_POOL_URL)
-            .env_remove(crate::run::pool::remote::ENV_POOL_CLIENT),
-    };
-    if let Some(runtime) = &options.runtime {
-        command
-            .env(crate::runtime::RUNTIME_PATH_ENV, runtime)
-            .env_remove(crate::runtime::RUNTIME_VERSION_ENV);
-    }
-    #[cfg(unix)]
-    command.process_group(0);
-    let mut child = match command.spawn() {
+    let child = match launch.command(options, &files, outputs).spawn() {
         Ok(child) => child,
         Err(e) => {
             record.error_kind = Some(ErrorKind::Crashed);
@@ -205,6 +157,173 @@ pub async fn run_one(
             return (record, None);
         }
     };
+    let ended = watch(child, &files.evidence, options, &interrupt).await;
+    super::phases::mark(&format!("test {index} exited"));
+    let leftovers = sweep(&ended, &files.marker, options).await;
+    super::phases::mark(&format!(
+        "test {index} ended (leftovers swept, runtimes released)"
+    ));
+    record.duration_ms = started.elapsed().as_millis() as u64;
+    let exit = ended.exit_record();
+    let evidence = TestEvidence::read(&files.evidence);
+    let interrupted = ended.killed && interrupt.is_set();
+    let verdict = classify(
+        &exit,
+        evidence.as_ref().ok(),
+        options.cleanup_bound,
+        interrupted,
+    );
+    record.outcome = verdict.outcome;
+    record.error_kind = verdict.error_kind;
+    record.message = verdict.message;
+    note_leftovers(&mut record, &leftovers);
+    let ask = evidence
+        .ok()
+        .and_then(|evidence| take_evidence(&mut record, evidence, trial, options));
+    if record.outcome != Outcome::Passed {
+        record.output = Some(CapturedOutput {
+            stdout: tail(&files.stdout),
+            stderr: tail(&files.stderr),
+        });
+    }
+    record.exit = Some(exit);
+    (record, ask)
+}
+
+/// The files of the `index`-th test process of the suite, in its scratch folder, and the value
+/// of its marker variable ([`ENV_SUITE_PROCESS`]).
+struct ProcessFiles {
+    /// `COPILOT_EVAL_EVIDENCE_FILE`.
+    evidence: PathBuf,
+    /// Its standard output.
+    stdout: PathBuf,
+    /// Its standard error.
+    stderr: PathBuf,
+    /// Unique to this process in this suite.
+    marker: String,
+}
+
+impl ProcessFiles {
+    fn new(index: usize, options: &ExecOptions) -> Self {
+        Self {
+            evidence: options.scratch.join(format!("{index}.evidence.json")),
+            stdout: options.scratch.join(format!("{index}.stdout")),
+            stderr: options.scratch.join(format!("{index}.stderr")),
+            marker: format!("{}-{index}", options.suite_id),
+        }
+    }
+}
+
+/// What a test process is launched as: the test, its binary, and the trial and model of its
+/// slot.
+struct Launch<'a> {
+    test: &'a EvalTest,
+    binary: &'a TestBinary,
+    trial: Option<crate::report::TrialOf>,
+    model: Option<&'a str>,
+}
+
+impl Launch<'_> {
+    /// The command of the test process (see the module documentation): its arguments, folder
+    /// and environment, its output into `outputs` (stdout, stderr), its own process group.
+    fn command(
+        &self,
+        options: &ExecOptions,
+        files: &ProcessFiles,
+        outputs: (std::fs::File, std::fs::File),
+    ) -> tokio::process::Command {
+        let library = super::list::library_path(self.binary);
+        let mut command = tokio::process::Command::new(&self.binary.path);
+        command
+            .arg(&self.test.test_id)
+            .args(["--exact", "--ignored", "--nocapture", "--test-threads", "1"])
+            .current_dir(&self.binary.cwd)
+            .env(library.0, library.1)
+            .env(ENV_MODE, options.mode.as_str())
+            .env(ENV_EVIDENCE_FILE, &files.evidence)
+            .env(ENV_SUITE_PROCESS, &files.marker)
+            .env(
+                crate::harness::ENV_RUNNER_PID,
+                std::process::id().to_string(),
+            )
+            .env_remove(ENV_RECORD)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(outputs.0))
+            .stderr(Stdio::from(outputs.1))
+            .kill_on_drop(true);
+        match self.trial {
+            Some(trial) => command
+                .env(ENV_TRIAL, trial.trial.to_string())
+                .env(ENV_TRIALS, trial.trials.to_string()),
+            None if options.trials_given => command.env(ENV_TRIAL, "1").env(ENV_TRIALS, "1"),
+            None => command.env_remove(ENV_TRIAL).env_remove(ENV_TRIALS),
+        };
+        match self.model {
+            Some(model) => command.env(ENV_MODEL, model),
+            None => command.env_remove(ENV_MODEL),
+        };
+        if let Mode::Record(policy) = options.mode {
+            command.env(ENV_RECORD, policy.as_str());
+        }
+        if let Some(root) = &options.cassette_root {
+            command.env(ENV_CASSETTE_ROOT, root);
+        }
+        match &options.pool {
+            Some(pool) => command
+                .env(crate::run::pool::remote::ENV_POOL_URL, pool.url())
+                .env(crate::run::pool::remote::ENV_POOL_CLIENT, &files.marker),
+            None => command
+                .env_remove(crate::run::pool::remote::ENV_POOL_URL)
+                .env_remove(crate::run::pool::remote::ENV_POOL_CLIENT),
+        };
+        if let Some(runtime) = &options.runtime {
+            command
+                .env(crate::runtime::RUNTIME_PATH_ENV, runtime)
+                .env_remove(crate::runtime::RUNTIME_VERSION_ENV);
+        }
+        #[cfg(unix)]
+        command.process_group(0);
+        command
+    }
+}
+
+/// How a test process ended.
+struct Ended {
+    /// Its process id (the leader of its process group).
+    pid: Option<u32>,
+    /// Its exit status, as waiting for it gave it.
+    status: std::io::Result<std::process::ExitStatus>,
+    /// The runner killed it (overdue, or the suite was interrupted).
+    killed: bool,
+}
+
+impl Ended {
+    /// The record of how it ended.
+    fn exit_record(&self) -> ExitRecord {
+        match &self.status {
+            Ok(status) => ExitRecord {
+                code: status.code(),
+                signal: signal_of(status),
+                killed_by_runner: self.killed,
+            },
+            Err(_) => ExitRecord {
+                code: None,
+                signal: None,
+                killed_by_runner: self.killed,
+            },
+        }
+    }
+}
+
+/// Wait for `child` to end, killing its process group once it outlives the deadline its
+/// evidence (at `evidence`) announces plus the cleanup bound ([`STARTUP_BOUND`] after its start
+/// while it has written none), or when the suite is interrupted.
+async fn watch(
+    mut child: tokio::process::Child,
+    evidence: &Path,
+    options: &ExecOptions,
+    interrupt: &Interrupt,
+) -> Ended {
     let pid = child.id();
     let spawned_at = SystemTime::now();
     let mut killed = false;
@@ -212,7 +331,7 @@ pub async fn run_one(
         tokio::select! {
             status = child.wait() => break status,
             _ = tokio::time::sleep(Duration::from_millis(200)) => {
-                let deadline = match TestEvidence::read(&evidence_path) {
+                let deadline = match TestEvidence::read(evidence) {
                     Ok(evidence) => UNIX_EPOCH + Duration::from_millis(evidence.deadline_unix_ms),
                     Err(_) => spawned_at + STARTUP_BOUND,
                 };
@@ -225,12 +344,25 @@ pub async fn run_one(
             }
         }
     };
-    // Whatever the test left behind goes too: its process group and any process that still
-    // carries its marker (e.g. the runtime of a crashed test), named with their command lines
-    // (read before they are killed).
-    super::phases::mark(&format!("test {index} exited"));
-    let mut leftovers = super::leftovers::find(pid, &format!("{ENV_SUITE_PROCESS}={marker}")).await;
-    kill_group(pid);
+    Ended {
+        pid,
+        status,
+        killed,
+    }
+}
+
+/// Kill what the ended test left behind: its process group and any process that still carries
+/// its `marker` (e.g. the runtime of a crashed test), named with their command lines (read
+/// before they are killed); then release the warm runtimes it leased. The leftovers, with those
+/// of its leases the pool killed.
+async fn sweep(
+    ended: &Ended,
+    marker: &str,
+    options: &ExecOptions,
+) -> Vec<super::leftovers::Leftover> {
+    let mut leftovers =
+        super::leftovers::find(ended.pid, &format!("{ENV_SUITE_PROCESS}={marker}")).await;
+    kill_group(ended.pid);
     for leftover in &leftovers {
         crate::runtime::kill_process(leftover.pid);
     }
@@ -239,85 +371,62 @@ pub async fn run_one(
     // left nothing behind; otherwise (it crashed, was killed, or left processes) they are
     // retired, with any it never gave back (its session may still be open).
     if let Some(pool) = &options.pool {
-        let clean =
-            !killed && leftovers.is_empty() && status.as_ref().is_ok_and(|s| s.code().is_some());
+        let clean = !ended.killed
+            && leftovers.is_empty()
+            && ended.status.as_ref().is_ok_and(|s| s.code().is_some());
         // A pooled runtime's processes carry neither the test's group nor its marker: the
         // pool finds and kills those of the leases the process never gave back.
-        leftovers.extend(pool.end_client(&marker, clean).await);
+        leftovers.extend(pool.end_client(marker, clean).await);
     }
-    super::phases::mark(&format!(
-        "test {index} ended (leftovers swept, runtimes released)"
-    ));
-    record.duration_ms = started.elapsed().as_millis() as u64;
-    let exit = match &status {
-        Ok(status) => ExitRecord {
-            code: status.code(),
-            signal: signal_of(status),
-            killed_by_runner: killed,
-        },
-        Err(_) => ExitRecord {
-            code: None,
-            signal: None,
-            killed_by_runner: killed,
-        },
-    };
-    let evidence = TestEvidence::read(&evidence_path);
-    let interrupted = killed && interrupt.is_set();
-    let verdict = classify(
-        &exit,
-        evidence.as_ref().ok(),
-        options.cleanup_bound,
-        interrupted,
-    );
-    record.outcome = verdict.outcome;
-    record.error_kind = verdict.error_kind;
-    record.message = verdict.message;
-    note_leftovers(&mut record, &leftovers);
-    let mut ask = None;
-    if let Ok(evidence) = evidence {
-        ask = evidence.trial_ask;
-        if trial.is_none()
-            && !options.trials_given
-            && let Some(ask) = ask.filter(|ask| ask.trials > 1)
-        {
-            // The attribute's `trials = N`: this process was trial 1 of N (`ctx.trial()`).
-            record.trial = Some(crate::report::TrialOf {
-                trial: 1,
-                trials: ask.trials,
-            });
-        }
-        // The cassette is named only when the test read or wrote one: not for a test whose
-        // every run was scripted (`ctx.offline`), which never touches a cassette.
-        let scripted_only =
-            !evidence.runs.is_empty() && evidence.runs.iter().all(|r| r.mode == "scripted");
-        record.properties = evidence.properties;
-        record.runs = evidence.runs;
-        record.comparisons = evidence.comparisons;
-        record.triggers = evidence.triggers;
-        record.judges = evidence.judges;
-        record.source = evidence.source;
-        record.skill_eval = evidence.skill_eval;
-        record.trigger_query = evidence.trigger_query;
-        record.expectations = evidence.expectations;
-        if let Some(model) = evidence.model {
-            record.name = evidence.name;
-            record.model = Some(model);
-        }
-        if options.mode != Mode::Live && !scripted_only {
-            record.cassette = Some(evidence.cassette);
-        }
-        if evidence.workdir_kept || record.outcome != Outcome::Passed {
-            record.workdir = evidence.workdir;
-        }
-    }
-    if record.outcome != Outcome::Passed {
-        record.output = Some(CapturedOutput {
-            stdout: tail(&stdout_path),
-            stderr: tail(&stderr_path),
+    leftovers
+}
+
+/// Fill `record` from the test's `evidence`: its runs and what the test recorded, its name and
+/// model when the evidence names a model, its cassette (unless live or only scripted), its
+/// working directory when kept or when it did not pass. Returns what its attribute asks of
+/// trials; with N > 1 trials asked, a test launched without a trial and without `--trials` is
+/// trial 1 of N.
+fn take_evidence(
+    record: &mut TestRecord,
+    evidence: TestEvidence,
+    trial: Option<crate::report::TrialOf>,
+    options: &ExecOptions,
+) -> Option<TrialAsk> {
+    let ask = evidence.trial_ask;
+    if trial.is_none()
+        && !options.trials_given
+        && let Some(ask) = ask.filter(|ask| ask.trials > 1)
+    {
+        // The attribute's `trials = N`: this process was trial 1 of N (`ctx.trial()`).
+        record.trial = Some(crate::report::TrialOf {
+            trial: 1,
+            trials: ask.trials,
         });
     }
-    record.exit = Some(exit);
-    (record, ask)
+    // The cassette is named only when the test read or wrote one: not for a test whose every
+    // run was scripted (`ctx.offline`), which never touches a cassette.
+    let scripted_only =
+        !evidence.runs.is_empty() && evidence.runs.iter().all(|r| r.mode == "scripted");
+    record.properties = evidence.properties;
+    record.runs = evidence.runs;
+    record.comparisons = evidence.comparisons;
+    record.triggers = evidence.triggers;
+    record.judges = evidence.judges;
+    record.source = evidence.source;
+    record.skill_eval = evidence.skill_eval;
+    record.trigger_query = evidence.trigger_query;
+    record.expectations = evidence.expectations;
+    if let Some(model) = evidence.model {
+        record.name = evidence.name;
+        record.model = Some(model);
+    }
+    if options.mode != Mode::Live && !scripted_only {
+        record.cassette = Some(evidence.cassette);
+    }
+    if evidence.workdir_kept || record.outcome != Outcome::Passed {
+        record.workdir = evidence.workdir;
+    }
+    ask
 }
 
 /// What [`classify`] decides.
@@ -408,92 +517,114 @@ pub fn classify(
     if let Some(setup) = &evidence.setup_error {
         return Verdict::error(ErrorKind::Setup, setup.clone());
     }
-    let infrastructure: Vec<String> = evidence
-        .runs
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.is_unexpected_infrastructure_stop())
-        .map(|(i, r)| {
-            format!(
-                "run {} ({}) stopped with {}: {}",
-                i + 1,
-                r.eval_name,
-                r.stop_reason,
-                r.error.as_deref().unwrap_or("no error text")
-            )
-        })
-        .collect();
     match (exit.code, evidence.status) {
-        (Some(0), EvidenceStatus::Passed) => {
-            if infrastructure.is_empty() {
-                Verdict {
-                    outcome: Outcome::Passed,
-                    error_kind: None,
-                    message: None,
-                }
-            } else {
-                // The test's checks held, but over a run that did not do what it asked for (a
-                // stale cassette, an unaudited request, a failed cleanup, ...).
-                Verdict::error(
-                    ErrorKind::Run,
-                    format!(
-                        "the test passed, but {}\n(a run that ends on an infrastructure stop did not do what the test asked for; when that stop is the point of the test, declare it with ctx.expect_stop(..))",
-                        infrastructure.join("\n")
-                    ),
-                )
-            }
-        }
-        (Some(101), EvidenceStatus::Failed) => {
-            let failure = evidence
-                .failure
-                .clone()
-                .unwrap_or_else(|| "the test failed".to_owned());
-            // A script that ran out of turns is the test's own mistake: it fails the test,
-            // and the message says so first (the test's assertion may not mention it).
-            let exhausted: Vec<String> = evidence
-                .runs
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.stop_reason == crate::StopReason::ScriptExhausted)
-                .map(|(i, r)| {
-                    format!(
-                        "run {} ({}): {}",
-                        i + 1,
-                        r.eval_name,
-                        r.error.as_deref().unwrap_or("the script ran out of turns")
-                    )
-                })
-                .collect();
-            if infrastructure.is_empty() {
-                let message = if exhausted.is_empty() {
-                    failure
-                } else {
-                    format!(
-                        "{}\nthe test then failed: {}",
-                        exhausted.join("\n"),
-                        without_run_errors(&failure, evidence)
-                    )
-                };
-                Verdict {
-                    outcome: Outcome::Failed,
-                    error_kind: None,
-                    message: Some(message),
-                }
-            } else {
-                Verdict::error(
-                    ErrorKind::Run,
-                    format!(
-                        "{}\nthe test then failed: {}",
-                        infrastructure.join("\n"),
-                        without_run_errors(&failure, evidence)
-                    ),
-                )
-            }
-        }
+        (Some(0), EvidenceStatus::Passed) => passed(evidence),
+        (Some(101), EvidenceStatus::Failed) => failed(evidence),
         (_, status) => Verdict::error(
             ErrorKind::Crashed,
             format!("the test process {how} but its evidence says {status:?}{running}"),
         ),
+    }
+}
+
+/// One line per run of `evidence` that `picked` picks, e.g. `run 2 (fix_bug): <text>`, the
+/// text from the run by `text`.
+fn run_lines(
+    evidence: &TestEvidence,
+    picked: impl Fn(&crate::report::RunRecord) -> bool,
+    text: impl Fn(&crate::report::RunRecord) -> String,
+) -> Vec<String> {
+    evidence
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| picked(r))
+        .map(|(i, r)| format!("run {} ({}){}", i + 1, r.eval_name, text(r)))
+        .collect()
+}
+
+/// The runs of `evidence` that ended on an infrastructure stop the test did not declare, one
+/// line each: `run 1 (e) stopped with <reason>: <error>`.
+fn undeclared_infrastructure_stops(evidence: &TestEvidence) -> Vec<String> {
+    run_lines(
+        evidence,
+        |r| r.is_unexpected_infrastructure_stop(),
+        |r| {
+            format!(
+                " stopped with {}: {}",
+                r.stop_reason,
+                r.error.as_deref().unwrap_or("no error text")
+            )
+        },
+    )
+}
+
+/// The verdict of a test whose process exited 0 with its evidence `passed`: `passed`, unless
+/// a run ended on an undeclared infrastructure stop.
+fn passed(evidence: &TestEvidence) -> Verdict {
+    let infrastructure = undeclared_infrastructure_stops(evidence);
+    if infrastructure.is_empty() {
+        return Verdict {
+            outcome: Outcome::Passed,
+            error_kind: None,
+            message: None,
+        };
+    }
+    // The test's checks held, but over a run that did not do what it asked for (a stale
+    // cassette, an unaudited request, a failed cleanup, ...).
+    Verdict::error(
+        ErrorKind::Run,
+        format!(
+            "the test passed, but {}\n(a run that ends on an infrastructure stop did not do what the test asked for; when that stop is the point of the test, declare it with ctx.expect_stop(..))",
+            infrastructure.join("\n")
+        ),
+    )
+}
+
+/// The verdict of a test whose process exited 101 with its evidence `failed`: an `error`
+/// (`run`) when a run ended on an undeclared infrastructure stop, else `failed`, its message
+/// led by the runs whose script ran out of turns.
+fn failed(evidence: &TestEvidence) -> Verdict {
+    let failure = evidence
+        .failure
+        .clone()
+        .unwrap_or_else(|| "the test failed".to_owned());
+    let infrastructure = undeclared_infrastructure_stops(evidence);
+    if !infrastructure.is_empty() {
+        return Verdict::error(
+            ErrorKind::Run,
+            format!(
+                "{}\nthe test then failed: {}",
+                infrastructure.join("\n"),
+                without_run_errors(&failure, evidence)
+            ),
+        );
+    }
+    // A script that ran out of turns is the test's own mistake: it fails the test, and the
+    // message says so first (the test's assertion may not mention it).
+    let exhausted = run_lines(
+        evidence,
+        |r| r.stop_reason == crate::StopReason::ScriptExhausted,
+        |r| {
+            format!(
+                ": {}",
+                r.error.as_deref().unwrap_or("the script ran out of turns")
+            )
+        },
+    );
+    let message = if exhausted.is_empty() {
+        failure
+    } else {
+        format!(
+            "{}\nthe test then failed: {}",
+            exhausted.join("\n"),
+            without_run_errors(&failure, evidence)
+        )
+    };
+    Verdict {
+        outcome: Outcome::Failed,
+        error_kind: None,
+        message: Some(message),
     }
 }
 

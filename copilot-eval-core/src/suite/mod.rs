@@ -6,8 +6,9 @@
 //!   before anything runs);
 //! - [`executor`]: one process per test, a deadline watchdog, process-group kill, and the pure
 //!   outcome decision ([`executor::classify`]);
-//! - this module's [`run_suite`]: the scheduler (at most `jobs` tests at a time, in list order;
-//!   stop launching after an infrastructure error unless `no_fail_fast`), then the artifacts;
+//! - this module's [`run_suite`]: the pool of warm runtimes, the scheduler (`scheduler.rs`: at
+//!   most `jobs` tests at a time, in list order; stop launching after an infrastructure error
+//!   unless `no_fail_fast`), then the report and the artifacts;
 //! - [`display`]: the human output; [`report`](crate::report): the JSON and JUnit writers.
 //!
 //! Exit statuses ([`exit_code`]): `0` every selected eval passed; `1` some eval failed (its own
@@ -27,20 +28,18 @@ pub mod list;
 pub mod models;
 pub mod partition;
 pub mod phases;
+mod scheduler;
 mod trials;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use tokio::task::JoinSet;
-
 use crate::harness::Mode;
 use crate::report::{
     Outcome, Redactor, RuntimeInfo, SCHEMA_VERSION, SuiteReport, SuiteTotals, TestRecord, ToolInfo,
 };
 pub use banner::{live_banner, live_banner_to};
-use executor::{ExecOptions, Interrupt};
 use list::{BuildOptions, TestList};
 
 /// The exit statuses of `cargo copilot-eval` (see the module documentation).
@@ -329,21 +328,7 @@ async fn run_suite_with(
     prestarted: Option<Arc<crate::run::pool::Pool>>,
 ) -> SuiteReport {
     let started_at = SystemTime::now();
-    let mut pool = None;
-    if let Some(prestarted) = prestarted.filter(|_| !list.tests.is_empty()) {
-        pool = serve_pool(prestarted).await;
-    } else if !list.tests.is_empty() {
-        let path = match &options.runtime {
-            Some(path) => Some(path.clone()),
-            None => crate::runtime::resolve().ok().map(|resolved| resolved.path),
-        };
-        if let Some(path) = path {
-            warm_runtime(&path);
-            if !options.fresh_runtime {
-                pool = serve_pool(suite_pool(&path, options.jobs)).await;
-            }
-        }
-    }
+    let pool = pool_for(list, options, prestarted).await;
     let started = Instant::now();
     // The report's runtime (asking its version starts it once): found while the tests run.
     let given = options.runtime.clone();
@@ -355,203 +340,65 @@ async fn run_suite_with(
         },
         None => runtime_info(),
     });
-    let scratch = tempfile::Builder::new()
-        .prefix("copilot-eval-suite-")
-        .tempdir();
-    // One slot per test process: each test (on each model of `--models`), or each trial of
-    // each, in list order; an attribute's trials are added after an eval's first.
-    let mut schedule = trials::Schedule::new(&models::cells(list, &options.models), options.trials);
-    let mut records: Vec<Option<TestRecord>> = vec![None; schedule.len()];
-    let mut display = Display::new(schedule.len(), options.plain);
-    // Each eval's `min_pass_rate` from its attribute, by (binary, record name).
-    let mut asked_rates: Vec<(String, String, f64)> = Vec::new();
-    // The evals (by list index and model) whose further trials an infrastructure error
-    // stopped, and why.
-    let mut stopped_evals: std::collections::HashMap<(usize, Option<usize>), String> =
-        Default::default();
-    let mut cost = crate::cost::CostControl::new(&options.cost);
     if matches!(options.mode, Mode::Live | Mode::Record(_)) {
         // A live run's token may come from `gh` instead of the environment: asking once here
         // puts it on this process's redaction list too (the test processes ask on their own).
         let _ = crate::run::live_token();
     }
-    let redactor = Redactor::from_env();
-    match &scratch {
-        Err(e) => {
-            for (i, record) in records.iter_mut().enumerate() {
-                *record = Some(not_run(
-                    list,
-                    &schedule.slot(i),
-                    options,
-                    format!("not run: cannot create the suite's scratch folder: {e}"),
-                ));
-            }
-        }
-        Ok(scratch) => {
-            let exec = Arc::new(ExecOptions {
-                mode: options.mode,
-                cleanup_bound: options.cleanup_bound,
-                scratch: scratch.path().to_path_buf(),
-                cassette_root: options.cassette_root.clone(),
-                suite_id: format!(
-                    "{}-{}",
-                    std::process::id(),
-                    crate::report::rfc3339(started_at)
-                ),
-                runtime: options.runtime.clone(),
-                pool: pool.clone(),
-                trials_given: options.trials.is_some(),
-            });
-            let interrupt = Arc::new(Interrupt::default());
-            let jobs = options.jobs.max(1);
-            let mut running: JoinSet<(usize, (TestRecord, Option<crate::harness::TrialAsk>))> =
-                JoinSet::new();
-            let mut stop: Option<String> = None;
-            let ctrl_c = tokio::signal::ctrl_c();
-            tokio::pin!(ctrl_c);
-            let terminate = terminated();
-            tokio::pin!(terminate);
-            loop {
-                if stop.is_none()
-                    && schedule.has_next()
-                    && let Some(reason) = cost.cap_reached()
-                {
-                    display.note(&format!(
-                        "  stopping: {reason}; no further evals are launched"
-                    ));
-                    stop = Some(format!("not run: {reason}; no further evals were launched"));
-                }
-                while stop.is_none() && running.len() < jobs {
-                    let Some(index) = schedule.next() else { break };
-                    let slot = schedule.slot(index);
-                    if let Some(reason) = stopped_evals.get(&(slot.test, slot.model)) {
-                        let record = not_run(list, &slot, options, reason.clone());
-                        display.finished(&slot_label(list, &slot, options), &record);
-                        records[index] = Some(record);
-                        schedule.ended(index);
-                        continue;
-                    }
-                    let test = list.tests[slot.test].clone();
-                    let binary = list.binary(&test).clone();
-                    display.started(&slot_label(list, &slot, options));
-                    let exec = exec.clone();
-                    let interrupt = interrupt.clone();
-                    let model = slot.model.map(|m| options.models[m].clone());
-                    running.spawn(async move {
-                        let record = executor::run_one(
-                            index,
-                            slot.trial,
-                            model.as_deref(),
-                            &test,
-                            &binary,
-                            &exec,
-                            interrupt,
-                        )
-                        .await;
-                        (index, record)
-                    });
-                }
-                if running.is_empty() {
-                    break;
-                }
-                tokio::select! {
-                    joined = running.join_next() => {
-                        let Some(joined) = joined else { break };
-                        match joined {
-                            Ok((index, (record, ask))) => {
-                                schedule.ended(index);
-                                let mut record = redactor.redact_test(&record);
-                                cost.charge(&mut record);
-                                display.finished(&slot_label(list, &schedule.slot(index), options), &record);
-                                if let Some(rate) = ask.and_then(|ask| ask.min_pass_rate) {
-                                    asked_rates.push((record.binary.clone(), record.name.clone(), rate));
-                                }
-                                // The attribute's `trials = N` (without `--trials`): this was
-                                // trial 1 of N; trials 2 to N follow.
-                                if let Some(trial) = record.trial
-                                    && schedule.slot(index).trial.is_none()
-                                {
-                                    let added = schedule.add_asked_trials(index, trial.trials);
-                                    records.resize(schedule.len(), None);
-                                    display.grow(added);
-                                }
-                                if record.outcome == Outcome::Error
-                                    && let Some(trial) = record.trial
-                                {
-                                    let slot = schedule.slot(index);
-                                    stopped_evals.entry((slot.test, slot.model)).or_insert_with(|| {
-                                        trials::stopped_reason(trial, &record)
-                                    });
-                                }
-                                if record.outcome == Outcome::Error
-                                    && !options.no_fail_fast
-                                    && stop.is_none()
-                                {
-                                    stop = Some(format!(
-                                        "not run: {} ended in an infrastructure error; later evals were not launched (use --no-fail-fast to run them anyway)",
-                                        record.name
-                                    ));
-                                    if schedule.has_next() {
-                                        display.note("  stopping: no further evals are launched after an infrastructure error (--no-fail-fast overrides)");
-                                    }
-                                }
-                                records[index] = Some(record);
-                            }
-                            Err(e) => display.note(&format!("internal error: a test task failed: {e}")),
-                        }
-                    }
-                    _ = &mut ctrl_c, if !interrupt.is_set() => {
-                        interrupt.set();
-                        stop = Some("not run: the suite was interrupted".to_owned());
-                        display.note("  interrupted: killing the running tests");
-                    }
-                    _ = &mut terminate, if !interrupt.is_set() => {
-                        interrupt.set();
-                        stop = Some("not run: the suite was interrupted (SIGTERM)".to_owned());
-                        display.note("  terminated (SIGTERM): killing the running tests");
-                    }
-                }
-            }
-            let reason = stop.unwrap_or_else(|| "not run".to_owned());
-            for i in schedule.order() {
-                let slot = schedule.slot(i);
-                if records[i].is_none() {
-                    let reason = stopped_evals
-                        .get(&(slot.test, slot.model))
-                        .unwrap_or(&reason);
-                    let record = not_run(list, &slot, options, reason.clone());
-                    display.finished(&slot_label(list, &slot, options), &record);
-                    records[i] = Some(record);
-                }
-            }
-            // Records without evidence still count in their eval's cell, with every trial.
-            describe::complete(
-                list,
-                options,
-                &mut schedule,
-                &mut records,
-                &mut asked_rates,
-                scratch.path(),
-                &mut display,
-            )
-            .await;
-        }
-    }
-    display.finish();
-    // A cap passed by evals that were already running (with -j N, or by the last eval) is
-    // recorded too, although nothing was left to stop.
-    let _ = cost.cap_reached();
-    // Each eval's trials together, in list order.
-    let tests: Vec<TestRecord> = schedule
-        .order()
-        .into_iter()
-        .filter_map(|i| records[i].take())
-        .collect();
+    let ran = scheduler::run_all(list, options, pool.clone(), started_at).await;
     let runtime = runtime.await.unwrap_or_else(|e| RuntimeInfo {
         version: None,
         path: None,
         error: Some(format!("finding the runtime failed: {e}")),
     });
+    let pool = pool.map(|control| {
+        let pool = control.pool();
+        let record = crate::report::PoolRecord {
+            runtimes_started: pool.started() as u64,
+            runtimes_retired: pool.retired() as u64,
+        };
+        pool.shutdown();
+        record
+    });
+    suite_report(options, ran, runtime, pool, started_at, started)
+}
+
+/// The pool of warm runtimes the suite's tests lease from, served on its control endpoint:
+/// `prestarted` when given, else one of its own (its runtime unpacked first), unless
+/// `options.fresh_runtime`; none when `list` is empty or no runtime resolves.
+async fn pool_for(
+    list: &TestList,
+    options: &SuiteOptions,
+    prestarted: Option<Arc<crate::run::pool::Pool>>,
+) -> Option<Arc<crate::run::pool::control::Control>> {
+    if list.tests.is_empty() {
+        return None;
+    }
+    if let Some(prestarted) = prestarted {
+        return serve_pool(prestarted).await;
+    }
+    let path = match &options.runtime {
+        Some(path) => path.clone(),
+        None => crate::runtime::resolve().ok()?.path,
+    };
+    warm_runtime(&path);
+    if options.fresh_runtime {
+        return None;
+    }
+    serve_pool(suite_pool(&path, options.jobs)).await
+}
+
+/// The suite's report: the scheduler's records (`ran`) with their totals, trials, model
+/// matrix and triggers, and where and how the suite ran.
+fn suite_report(
+    options: &SuiteOptions,
+    ran: scheduler::Ran,
+    runtime: RuntimeInfo,
+    pool: Option<crate::report::PoolRecord>,
+    started_at: SystemTime,
+    started: Instant,
+) -> SuiteReport {
+    let tests = ran.tests;
     SuiteReport {
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
@@ -567,40 +414,14 @@ async fn run_suite_with(
         trial_summaries: crate::report::trials::summarize_asked(
             &tests,
             &options.trial_rule,
-            &asked_rates,
+            &ran.asked_rates,
         ),
         model_matrix: crate::report::matrix::of(&tests),
         skill_triggers: crate::report::triggers::of(&tests),
-        cost_control: Some(cost.record()),
+        cost_control: Some(ran.cost.record()),
         partition: options.partition.map(|p| p.record()),
-        pool: pool.map(|control| {
-            let pool = control.pool();
-            let record = crate::report::PoolRecord {
-                runtimes_started: pool.started() as u64,
-                runtimes_retired: pool.retired() as u64,
-            };
-            pool.shutdown();
-            record
-        }),
+        pool,
         tests,
-    }
-}
-
-use display::Display;
-
-/// A future that resolves when the runner receives SIGTERM (Unix). The handler is installed
-/// when this is called, not when the future is first polled; where it cannot be installed (or
-/// off Unix) the future never resolves.
-fn terminated() -> impl std::future::Future<Output = ()> {
-    #[cfg(unix)]
-    let mut signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    async move {
-        #[cfg(unix)]
-        if let Some(signal) = signal.as_mut() {
-            signal.recv().await;
-            return;
-        }
-        std::future::pending::<()>().await
     }
 }
 

@@ -227,32 +227,12 @@ pub fn json_schema() -> String {
 /// drifts, `2` a runtime is missing (the message says how to install it), `4` no eval matched,
 /// `5` the build, the listing or writing the report failed. Everything goes to stderr.
 pub fn run_drift(options: &DriftOptions) -> u8 {
-    let pinned = match runtime::resolve_with(
-        &|name| {
-            (name != runtime::RUNTIME_VERSION_ENV)
-                .then(|| std::env::var_os(name))
-                .flatten()
-        },
-        &runtime::cache_root(),
-    ) {
-        Ok(resolved) => resolved.path,
-        Err(e) => {
-            eprintln!("error: drift needs the pinned runtime too: {e}");
+    let (pinned, candidate) = match runtimes(&options.version) {
+        Ok(runtimes) => runtimes,
+        Err(message) => {
+            eprintln!("error: {message}");
             return exit_code::USAGE;
         }
-    };
-    if let Err(e) = runtime::check_version_text(&options.version) {
-        eprintln!("error: --runtime-version: {e}");
-        return exit_code::USAGE;
-    }
-    let Some(candidate) = runtime::installed(&options.version) else {
-        eprintln!(
-            "error: runtime {} is not installed at {}; run `cargo copilot-eval runtime install --version {}` (`runtime list` shows what is installed)",
-            options.version,
-            runtime::install_dir(&options.version).display(),
-            options.version
-        );
-        return exit_code::USAGE;
     };
     let list = match list::discover(
         &options.suite.build,
@@ -282,8 +262,7 @@ pub fn run_drift(options: &DriftOptions) -> u8 {
             return exit_code::SUITE_ERROR;
         }
     };
-    let mut reports = Vec::new();
-    for (label, path) in [("pinned", pinned), ("candidate", candidate.path)] {
+    let replay = |label: &str, path: PathBuf| {
         let suite = SuiteOptions {
             mode: Mode::Replay,
             no_fail_fast: true,
@@ -301,35 +280,69 @@ pub fn run_drift(options: &DriftOptions) -> u8 {
         );
         let report = async_runtime.block_on(super::run_suite(&list, &suite));
         eprint!("{}", super::display::summary(&report));
-        reports.push(report);
-    }
-    let candidate_report = reports.pop().expect("two runs");
-    let pinned_report = reports.pop().expect("two runs");
+        report
+    };
+    let pinned_report = replay("pinned", pinned);
+    let candidate_report = replay("candidate", candidate);
     let report = compare(&pinned_report, &candidate_report);
     eprint!("{}", render(&report));
-    let mut status = if report.totals.drifted > 0 {
+    if let Some(path) = &options.json
+        && !write_report(&report, path)
+    {
+        return exit_code::SUITE_ERROR;
+    }
+    if report.totals.drifted > 0 {
         exit_code::TEST_FAILURES
     } else {
         exit_code::SUCCESS
+    }
+}
+
+/// The two runtimes `drift` compares: the one that resolves without
+/// `COPILOT_EVAL_RUNTIME_VERSION` (the pinned one), and the installed runtime of `version`.
+/// Errors: the message for a missing runtime or an invalid version (exit status `2`).
+fn runtimes(version: &str) -> Result<(PathBuf, PathBuf), String> {
+    let pinned = runtime::resolve_with(
+        &|name| {
+            (name != runtime::RUNTIME_VERSION_ENV)
+                .then(|| std::env::var_os(name))
+                .flatten()
+        },
+        &runtime::cache_root(),
+    )
+    .map_err(|e| format!("drift needs the pinned runtime too: {e}"))?
+    .path;
+    runtime::check_version_text(version).map_err(|e| format!("--runtime-version: {e}"))?;
+    let Some(candidate) = runtime::installed(version) else {
+        return Err(format!(
+            "runtime {version} is not installed at {}; run `cargo copilot-eval runtime install --version {version}` (`runtime list` shows what is installed)",
+            runtime::install_dir(version).display(),
+        ));
     };
-    if let Some(path) = &options.json {
-        let mut text = serde_json::to_string_pretty(&report).expect("a drift report serialises");
-        text.push('\n');
-        match crate::report::write_atomically(path, text.as_bytes()) {
-            Ok(()) => eprintln!("  wrote {}", path.display()),
-            Err(error) => {
-                eprintln!(
-                    "error: {}",
-                    super::SuiteError::Artifact {
-                        path: path.clone(),
-                        error
-                    }
-                );
-                status = exit_code::SUITE_ERROR;
-            }
+    Ok((pinned, candidate.path))
+}
+
+/// Write the drift report as JSON to `path`, saying so on stderr; `false` (the error said on
+/// stderr) when it cannot be written.
+fn write_report(report: &DriftReport, path: &std::path::Path) -> bool {
+    let mut text = serde_json::to_string_pretty(report).expect("a drift report serialises");
+    text.push('\n');
+    match crate::report::write_atomically(path, text.as_bytes()) {
+        Ok(()) => {
+            eprintln!("  wrote {}", path.display());
+            true
+        }
+        Err(error) => {
+            eprintln!(
+                "error: {}",
+                super::SuiteError::Artifact {
+                    path: path.to_path_buf(),
+                    error
+                }
+            );
+            false
         }
     }
-    status
 }
 
 /// Pair the records of two suite runs over the same list (by binary, name and trial) and build

@@ -1,28 +1,5 @@
-//! Cost: the pricing table, estimates of what each eval spent, and the suite's caps.
-//!
-//! Three kinds of numbers, kept apart:
-//!
-//! - **Usage** as the runtime reports it per model call (`assistant.usage`): input, output,
-//!   cache-read and cache-write tokens, and model calls.
-//! - **Reported cost**: what the runtime itself states. `assistant.usage.cost` (summed as
-//!   `reported_cost`, in the runtime's premium-request units) and the session's premium
-//!   requests ([`reported_premium_requests`](crate::evidence::reported_premium_requests):
-//!   `session.shutdown.totalPremiumRequests`, else the last `session.usage_checkpoint`).
-//! - **Estimated cost**: the tokens priced with a [`PricingTable`] (TOML; prices in the table's
-//!   currency, USD by default, per 1,000,000 tokens). A model missing from the table, or a
-//!   missing cache price for a call that used the cache, makes the estimate unknown (`None`,
-//!   `null` in the results), never 0.
-//!
-//! The runner prices every test it launched ([`CostControl::charge`]) and, with `--max-cost` or
-//! `--max-premium-requests`, stops launching evals once the suite's spend reaches a cap
-//! ([`CostControl::cap_reached`]); the evals not launched are reported `not_run` with the
-//! reason.
-//!
-//! This module knows prices and caps only. The sums written to the results (`CostTotals`,
-//! pricing a test record: `price_test`) are in [`report`](crate::report), the summary line in
-//! [`suite::display`](crate::suite::display), the JUnit properties in
-//! [`report::junit`](crate::report::junit); a finished test reaches the caps through
-//! [`Chargeable`].
+//! The pricing table: per model, the price of each kind of token, and the estimate of one model
+//! call with it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -31,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The default pricing table (the text of `copilot-eval-core/pricing/default.toml`).
-pub const DEFAULT_PRICING: &str = include_str!("../pricing/default.toml");
+pub const DEFAULT_PRICING: &str = include_str!("../../pricing/default.toml");
 
 /// What [`PricingTable::source`] says for the built-in table.
 pub const DEFAULT_PRICING_SOURCE: &str = "built-in default";
@@ -276,207 +253,6 @@ impl std::fmt::Display for Unpriced {
     }
 }
 
-/// The cost settings of a suite: the pricing table and the caps.
-#[derive(Debug, Clone, Default)]
-pub struct CostOptions {
-    /// The table estimates are computed with (`--pricing PATH`, else the built-in table).
-    pub pricing: PricingTable,
-    /// `--max-cost`: stop launching evals once the estimated cost reaches this, in the table's
-    /// currency (>= 0).
-    pub max_cost: Option<f64>,
-    /// `--max-premium-requests`: stop launching evals once the premium requests the runtime
-    /// reported reach this (>= 0).
-    pub max_premium_requests: Option<f64>,
-}
-
-/// The suite's cost settings and what came of them, as written to the results
-/// (`cost_control`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CostControlRecord {
-    /// The pricing table: `built-in default` or the path given with `--pricing`.
-    pub pricing: String,
-    /// The currency of every estimated cost in the file (e.g. `USD`).
-    pub currency: String,
-    /// The unit of the table's prices: always `per 1000000 tokens`.
-    pub price_unit: String,
-    /// `--max-cost`, in `currency`; `null`: no cap.
-    pub max_cost: Option<f64>,
-    /// `--max-premium-requests`; `null`: no cap.
-    pub max_premium_requests: Option<f64>,
-    /// When a cap stopped the suite from launching more evals: which cap and the spend that
-    /// reached it; `null` otherwise.
-    pub cap_reached: Option<String>,
-}
-
-/// What finished tests spent, as the cost caps count it ([`CostControl::spent`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Spend {
-    /// Estimated cost from the pricing table, in its currency; `None` when a call could not be
-    /// priced (see `unpriced_models`).
-    pub estimated_cost: Option<f64>,
-    /// Premium requests as the runtime reported them per session, summed; `None` when a run's
-    /// runtime did not report them (unknown, not 0).
-    pub premium_requests: Option<f64>,
-    /// Models (with what is missing) whose calls could not be priced, e.g.
-    /// `gpt-x: not in the pricing table`.
-    pub unpriced_models: Vec<String>,
-}
-
-impl Spend {
-    /// Nothing spent: an estimate of 0, 0 premium requests. The start of every sum.
-    pub fn zero() -> Self {
-        Self {
-            estimated_cost: Some(0.0),
-            premium_requests: Some(0.0),
-            unpriced_models: Vec::new(),
-        }
-    }
-
-    /// Add `other` into `self`: `estimated_cost` and `premium_requests` become `None` when
-    /// either is; `unpriced_models` are merged without duplicates.
-    pub fn add(&mut self, other: &Spend) {
-        self.estimated_cost = self
-            .estimated_cost
-            .zip(other.estimated_cost)
-            .map(|(a, b)| a + b);
-        self.premium_requests = self
-            .premium_requests
-            .zip(other.premium_requests)
-            .map(|(a, b)| a + b);
-        for model in &other.unpriced_models {
-            if !self.unpriced_models.contains(model) {
-                self.unpriced_models.push(model.clone());
-            }
-        }
-    }
-}
-
-/// A finished test the runner charges to the suite's spend ([`CostControl::charge`]). The
-/// results' test record implements it (`report::TestRecord`, priced by `report::price_test`),
-/// so the caps need not know the results format.
-pub trait Chargeable {
-    /// Price `self` with `pricing` (recording the estimates in `self`) and return what it spent.
-    fn price(&mut self, pricing: &PricingTable) -> Spend;
-}
-
-/// The runner's cost bookkeeping: prices each finished test and decides when a cap is reached.
-///
-/// The spend is the sum over the tests that finished so far (evals still running are not
-/// counted until they finish, so with `-j N` the suite can pass a cap by what the running evals
-/// spend). A run cut short by a crash or a kill leaves no record, so its spend is not counted.
-#[derive(Debug, Clone)]
-pub struct CostControl {
-    options: CostOptions,
-    spent: Spend,
-    finished: usize,
-    reached: Option<String>,
-}
-
-impl CostControl {
-    /// Bookkeeping for a suite run with `options`; nothing spent yet.
-    pub fn new(options: &CostOptions) -> Self {
-        Self {
-            options: options.clone(),
-            spent: Spend::zero(),
-            finished: 0,
-            reached: None,
-        }
-    }
-
-    /// Price `test` with the suite's table ([`Chargeable::price`]; for a results test record,
-    /// `report::price_test`) and add what it spent to the spend.
-    pub fn charge(&mut self, test: &mut impl Chargeable) {
-        let spend = test.price(&self.options.pricing);
-        self.spent.add(&spend);
-        self.finished += 1;
-    }
-
-    /// What the finished tests used so far.
-    pub fn spent(&self) -> &Spend {
-        &self.spent
-    }
-
-    /// Whether a cap is reached, and why (`Some(reason)`; once reached it stays reached). A cap
-    /// is reached when the spend is >= the cap, or when the spend it caps is unknown (a model
-    /// without a price, premium requests not reported): an unknown spend cannot be held to a
-    /// cap. Without caps, never.
-    pub fn cap_reached(&mut self) -> Option<String> {
-        if self.reached.is_none() {
-            self.reached = self.check();
-        }
-        self.reached.clone()
-    }
-
-    fn check(&self) -> Option<String> {
-        let after = match self.finished {
-            0 => "before the first eval".to_owned(),
-            1 => "after 1 eval".to_owned(),
-            n => format!("after {n} evals"),
-        };
-        let currency = self.options.pricing.currency();
-        if let Some(cap) = self.options.max_cost {
-            match self.spent.estimated_cost {
-                Some(spent) if spent >= cap => {
-                    return Some(format!(
-                        "cost cap reached: estimated cost {} {currency} >= --max-cost {} {currency} {after}",
-                        format_amount(spent),
-                        format_amount(cap)
-                    ));
-                }
-                Some(_) => {}
-                None => {
-                    return Some(format!(
-                        "cost cap cannot be enforced: the estimated cost is unknown {after} ({}; pricing table: {}); add the missing prices with --pricing",
-                        self.spent.unpriced_models.join(", "),
-                        self.options.pricing.source()
-                    ));
-                }
-            }
-        }
-        if let Some(cap) = self.options.max_premium_requests {
-            match self.spent.premium_requests {
-                Some(spent) if spent >= cap => {
-                    return Some(format!(
-                        "premium-request cap reached: {} premium requests >= --max-premium-requests {} {after}",
-                        format_amount(spent),
-                        format_amount(cap)
-                    ));
-                }
-                Some(_) => {}
-                None => {
-                    return Some(format!(
-                        "premium-request cap cannot be enforced: the runtime did not report the premium requests of a run {after}"
-                    ));
-                }
-            }
-        }
-        None
-    }
-
-    /// The settings and outcome for the results file.
-    pub fn record(&self) -> CostControlRecord {
-        CostControlRecord {
-            pricing: self.options.pricing.source().to_owned(),
-            currency: self.options.pricing.currency().to_owned(),
-            price_unit: format!("per {} tokens", TOKENS_PER_PRICE_UNIT as u64),
-            max_cost: self.options.max_cost,
-            max_premium_requests: self.options.max_premium_requests,
-            cap_reached: self.reached.clone(),
-        }
-    }
-}
-
-/// A cost or count for people: up to 6 decimals, trailing zeros removed (`0.0012`, `2`).
-pub fn format_amount(value: f64) -> String {
-    let text = format!("{value:.6}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text.is_empty() || text == "-" {
-        "0".to_owned()
-    } else {
-        text.to_owned()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -545,13 +321,5 @@ output = 0
         }
         let e = PricingTable::load(Path::new("/nonexistent/p.toml")).unwrap_err();
         assert!(e.to_string().contains("/nonexistent/p.toml"), "{e}");
-    }
-
-    #[test]
-    fn amounts_are_printed_short() {
-        assert_eq!(format_amount(2.0), "2");
-        assert_eq!(format_amount(0.0012), "0.0012");
-        assert_eq!(format_amount(0.0), "0");
-        assert_eq!(format_amount(1.5), "1.5");
     }
 }

@@ -1,211 +1,65 @@
-//! The cost sums of the results: [`CostTotals`] per run, test and suite, and pricing a test
-//! record with a pricing table ([`price_test`], [`estimate_run`]). Prices and caps themselves are
-//! in [`crate::cost`]; a test record reaches the caps as a [`Chargeable`].
-
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+//! The results' records as the [`cost`](crate::cost) module prices them: a [`RunRecord`] is a
+//! [`PricedRun`], a [`TestRecord`] is [`Chargeable`] (priced by [`price_test`]).
 
 use super::{RunRecord, TestRecord};
-use crate::cost::{Chargeable, PricingTable, Spend, Unpriced};
+use crate::cost::{Chargeable, CostTotals, PricedRun, PricingTable, Spend, price_runs};
+use crate::evidence::Usage;
 
-/// Tokens, model calls and cost, summed over runs (one test's, or the whole suite's).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CostTotals {
-    /// Model calls (`assistant.usage` events).
-    pub model_calls: u64,
-    /// Input tokens (every prompt token, cached ones included).
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
-    /// Prompt tokens read from the prompt cache.
-    pub cache_read_tokens: u64,
-    /// Prompt tokens written to the prompt cache.
-    pub cache_write_tokens: u64,
-    /// Sum of `assistant.usage.cost` as the runtime reports it (premium-request units);
-    /// `null` when no call reported one.
-    pub reported_cost: Option<f64>,
-    /// Premium requests as the runtime reports them per session, summed; `null` when a run's
-    /// runtime did not report them (unknown, not 0).
-    pub premium_requests: Option<f64>,
-    /// Estimated cost from the pricing table, in its currency (top-level `cost_control`);
-    /// `null` when a call could not be priced (see `unpriced_models`) or nothing was priced.
-    pub estimated_cost: Option<f64>,
-    /// Models (with what is missing) whose calls could not be priced, e.g.
-    /// `gpt-x: not in the pricing table`, or
-    /// `claude-sonnet-4.5: token usage unknown (replayed from a cassette without recorded usage)`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unpriced_models: Vec<String>,
-    /// Runs whose token counts are unknown (`totals.tokens` = `unknown`: replays of cassettes
-    /// without recorded usage). Their tokens are not in the sums above (so with any such run the
-    /// token sums cover only the other runs) and their cost is not estimated (`estimated_cost`
-    /// is then `null`). Absent when 0.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub usage_unknown_runs: u64,
-    /// Runs pricing does not apply to (`totals.cost_not_applicable`: scripted runs). They spent
-    /// nothing: their tokens are in the sums above, but each counts 0 in `estimated_cost`.
-    /// Absent when 0.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub not_applicable_runs: u64,
-}
+impl PricedRun for RunRecord {
+    fn scripted(&self) -> bool {
+        self.mode == "scripted"
+    }
 
-/// The `cost_not_applicable` of a scripted run.
-pub const SCRIPTED_MODEL: &str = "scripted model";
+    fn tokens_known(&self) -> bool {
+        self.totals.tokens.is_reported()
+    }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
+    fn model(&self) -> Option<&str> {
+        self.model_used
+            .as_deref()
+            .or(self.model_requested.as_deref())
+    }
 
-impl Default for CostTotals {
-    /// Nothing known: zero counts, and `null` reported cost, premium requests and estimate (what
-    /// a results file written before these fields existed reads as). Sums start from
-    /// [`CostTotals::zero`].
-    fn default() -> Self {
-        Self {
-            model_calls: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            cache_read_tokens: 0,
-            cache_write_tokens: 0,
-            reported_cost: None,
-            premium_requests: None,
-            estimated_cost: None,
+    fn calls(&self) -> &[Usage] {
+        &self.usage
+    }
+
+    fn cost_totals(&self) -> CostTotals {
+        let t = &self.totals;
+        CostTotals {
+            model_calls: t.model_calls,
+            input_tokens: t.input_tokens,
+            output_tokens: t.output_tokens,
+            cache_read_tokens: t.cache_read_tokens,
+            cache_write_tokens: t.cache_write_tokens,
+            reported_cost: t.cost,
+            premium_requests: t.premium_requests,
+            estimated_cost: match t.cost_not_applicable {
+                Some(_) => Some(0.0),
+                None => t.estimated_cost,
+            },
             unpriced_models: Vec::new(),
-            usage_unknown_runs: 0,
-            not_applicable_runs: 0,
+            usage_unknown_runs: u64::from(!t.tokens.is_reported()),
+            not_applicable_runs: u64::from(t.cost_not_applicable.is_some()),
         }
+    }
+
+    fn set_estimate(&mut self, estimate: Option<f64>) {
+        self.totals.estimated_cost = estimate;
+    }
+
+    fn set_not_applicable(&mut self, why: &str) {
+        self.totals.estimated_cost = None;
+        self.totals.cost_not_applicable = Some(why.to_owned());
     }
 }
 
-impl CostTotals {
-    /// Nothing used: zero tokens and calls, 0 premium requests, an estimate of 0, no reported
-    /// cost. The start of every sum.
-    pub fn zero() -> Self {
-        Self {
-            premium_requests: Some(0.0),
-            estimated_cost: Some(0.0),
-            ..Self::default()
-        }
-    }
-
-    /// Sums over `runs`, from each run's `totals` (`premium_requests` and `estimated_cost` are
-    /// `None` as soon as one run's is).
-    pub fn of_runs(runs: &[RunRecord]) -> Self {
-        let mut totals = Self::zero();
-        for run in runs {
-            let t = &run.totals;
-            totals.add(&Self {
-                model_calls: t.model_calls,
-                input_tokens: t.input_tokens,
-                output_tokens: t.output_tokens,
-                cache_read_tokens: t.cache_read_tokens,
-                cache_write_tokens: t.cache_write_tokens,
-                reported_cost: t.cost,
-                premium_requests: t.premium_requests,
-                estimated_cost: match t.cost_not_applicable {
-                    Some(_) => Some(0.0),
-                    None => t.estimated_cost,
-                },
-                unpriced_models: Vec::new(),
-                usage_unknown_runs: u64::from(!t.tokens.is_reported()),
-                not_applicable_runs: u64::from(t.cost_not_applicable.is_some()),
-            });
-        }
-        totals
-    }
-
-    /// What these totals count toward the cost caps: the estimate, the premium requests and
-    /// the calls that could not be priced.
-    pub fn spend(&self) -> Spend {
-        Spend {
-            estimated_cost: self.estimated_cost,
-            premium_requests: self.premium_requests,
-            unpriced_models: self.unpriced_models.clone(),
-        }
-    }
-
-    /// Add `other` into `self`: counts add; `reported_cost` adds the known values (stays `None`
-    /// only when both are); `premium_requests` and `estimated_cost` become `None` when either is;
-    /// `unpriced_models` are merged without duplicates.
-    pub fn add(&mut self, other: &CostTotals) {
-        self.model_calls += other.model_calls;
-        self.usage_unknown_runs += other.usage_unknown_runs;
-        self.not_applicable_runs += other.not_applicable_runs;
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-        self.reported_cost = match (self.reported_cost, other.reported_cost) {
-            (None, None) => None,
-            (a, b) => Some(round_amount(a.unwrap_or(0.0) + b.unwrap_or(0.0))),
-        };
-        self.premium_requests = self
-            .premium_requests
-            .zip(other.premium_requests)
-            .map(|(a, b)| a + b);
-        self.estimated_cost = self
-            .estimated_cost
-            .zip(other.estimated_cost)
-            .map(|(a, b)| round_amount(a + b));
-        for model in &other.unpriced_models {
-            if !self.unpriced_models.contains(model) {
-                self.unpriced_models.push(model.clone());
-            }
-        }
-    }
-}
-
-/// A money amount as the artifacts keep it: rounded to millionths of the currency unit (the
-/// display's precision), so sums of prices never show float noise such as
-/// `0.005399999999999999`.
-pub(crate) fn round_amount(value: f64) -> f64 {
-    (value * 1_000_000.0).round() / 1_000_000.0
-}
-
-/// Price every run of `test` with `table` (each run's `totals.estimated_cost`) and set
-/// `test.cost` to the test's sums, with the calls that could not be priced in
-/// `unpriced_models`. A run whose tokens are unknown (`totals.tokens`) is not priced: its
-/// estimate is `None` and its model is listed as `<model>: token usage unknown (...)`. A
-/// scripted run is not priced either: its estimate is `None` and its `cost_not_applicable`
-/// says `scripted model` (it counts 0 in the test's sums).
+/// Price every run of `test` with `table` ([`price_runs`]: each run's `totals.estimated_cost`,
+/// and `cost_not_applicable` = `scripted model` for a scripted run) and set `test.cost` to the
+/// test's sums, with the calls that could not be priced in `unpriced_models`; then the
+/// estimates its comparisons' sides and judges' sessions carry are read again.
 pub fn price_test(table: &PricingTable, test: &mut TestRecord) {
-    let mut unpriced: Vec<String> = Vec::new();
-    for run in &mut test.runs {
-        if run.mode == "scripted" {
-            run.totals.estimated_cost = None;
-            run.totals.cost_not_applicable = Some(SCRIPTED_MODEL.to_owned());
-            continue;
-        }
-        if !run.totals.tokens.is_reported() {
-            run.totals.estimated_cost = None;
-            let model = run
-                .model_used
-                .as_deref()
-                .or(run.model_requested.as_deref())
-                .unwrap_or("(unknown model)");
-            let text = format!(
-                "{model}: token usage unknown (replayed from a cassette without recorded usage)"
-            );
-            if !unpriced.contains(&text) {
-                unpriced.push(text);
-            }
-            continue;
-        }
-        match estimate_run(table, run) {
-            Ok(cost) => run.totals.estimated_cost = Some(round_amount(cost)),
-            Err(missing) => {
-                run.totals.estimated_cost = None;
-                for m in missing {
-                    let text = m.to_string();
-                    if !unpriced.contains(&text) {
-                        unpriced.push(text);
-                    }
-                }
-            }
-        }
-    }
-    let mut totals = CostTotals::of_runs(&test.runs);
-    totals.unpriced_models = unpriced;
-    test.cost = Some(totals);
+    test.cost = Some(price_runs(table, &mut test.runs));
     // A comparison's sides carry their runs' estimates: read them again.
     for comparison in &mut test.comparisons {
         comparison.refresh(&test.runs);
@@ -213,38 +67,6 @@ pub fn price_test(table: &PricingTable, test: &mut TestRecord) {
     // So do a judge's sessions.
     for judge in &mut test.judges {
         judge.refresh(&test.runs);
-    }
-}
-
-/// The estimated cost of one run with `table`: the sum of [`PricingTable::estimate_call`] over
-/// its `usage` (a call naming no model is priced as the run's `model_used`, else
-/// `model_requested`). A run with no model call costs 0.
-///
-/// Errors: every call that could not be priced, deduplicated by model and reason.
-pub fn estimate_run(table: &PricingTable, run: &RunRecord) -> Result<f64, Vec<Unpriced>> {
-    let fallback = run.model_used.as_deref().or(run.model_requested.as_deref());
-    let mut total = 0.0;
-    let mut unpriced: Vec<Unpriced> = Vec::new();
-    for call in &run.usage {
-        match table.estimate_call(
-            call.model.as_deref().or(fallback),
-            call.input_tokens,
-            call.output_tokens,
-            call.cache_read_tokens,
-            call.cache_write_tokens,
-        ) {
-            Ok(cost) => total += cost,
-            Err(e) => {
-                if !unpriced.contains(&e) {
-                    unpriced.push(e);
-                }
-            }
-        }
-    }
-    if unpriced.is_empty() {
-        Ok(total)
-    } else {
-        Err(unpriced)
     }
 }
 
@@ -261,23 +83,6 @@ impl Chargeable for TestRecord {
 
 #[cfg(test)]
 mod tests {
-
-    #[test]
-    fn amounts_are_kept_without_float_noise() {
-        assert_eq!(0.1 + 0.2, 0.30000000000000004);
-        assert_eq!(super::round_amount(0.1 + 0.2), 0.3);
-        assert_eq!(
-            serde_json::to_string(&super::round_amount(0.1 + 0.2)).unwrap(),
-            "0.3"
-        );
-        let mut a = CostTotals::zero();
-        a.estimated_cost = Some(0.1);
-        let mut b = CostTotals::zero();
-        b.estimated_cost = Some(0.2);
-        a.add(&b);
-        assert_eq!(a.estimated_cost, Some(0.3));
-    }
-
     use super::*;
     use crate::cost::{CostControl, CostOptions};
     use crate::evidence::Usage;
