@@ -226,7 +226,11 @@ fn places() -> (BTreeSet<String>, Vec<(String, BTreeSet<String>)>) {
 #[test]
 fn a_field_of_the_result_is_written_in_at_most_three_files() {
     let (mirrors, places) = places();
-    assert!(places.len() > 20, "only {} fields of the result", places.len());
+    assert!(
+        places.len() > 20,
+        "only {} fields of the result",
+        places.len()
+    );
     let over: Vec<String> = places
         .iter()
         .filter(|(_, files)| files.len() > LIMIT)
@@ -285,5 +289,8 @@ mod tests { fn t() -> super::CopilotResult { super::CopilotResult { a: 0, b: 0, 
         .filter(|(_, files)| files.contains("report/html/report.html"))
         .map(|(field, _)| field)
         .collect();
-    assert!(shown.len() > 10, "the page shows the run's fields: {shown:?}");
+    assert!(
+        shown.len() > 10,
+        "the page shows the run's fields: {shown:?}"
+    );
 }

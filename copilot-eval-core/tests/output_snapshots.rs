@@ -57,14 +57,17 @@ fn the_html_pages_text() {
     let path = dir.path().join("report.html");
     copilot_eval_core::report::html::write_html(&path, &suite(), &Redactor::default()).unwrap();
     let text = visible_text(&std::fs::read_to_string(&path).unwrap());
-    assert!(text.lines().count() > 1000, "the page has its text:\n{text}");
+    assert!(
+        text.lines().count() > 1000,
+        "the page has its text:\n{text}"
+    );
     insta::assert_snapshot!(text);
 }
 
 /// Elements that start and end a line of the visible text.
 const BLOCKS: &[&str] = &[
-    "section", "header", "div", "p", "h1", "h2", "h3", "ul", "ol", "li", "dl", "dt", "dd",
-    "table", "caption", "tr", "details", "summary", "pre", "fieldset", "legend", "text",
+    "section", "header", "div", "p", "h1", "h2", "h3", "ul", "ol", "li", "dl", "dt", "dd", "table",
+    "caption", "tr", "details", "summary", "pre", "fieldset", "legend", "text",
 ];
 
 /// The visible text of `html`'s body: a line per block, table cells apart, whitespace of each

@@ -87,7 +87,6 @@ mod tests {
     use crate::cost::{CostControl, CostOptions};
     use crate::evidence::Usage;
     use crate::report::{Outcome, RunTotals, SuiteTotals};
-    use crate::result::Timings;
     use serde_json::Value;
 
     fn table() -> PricingTable {

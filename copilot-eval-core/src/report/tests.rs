@@ -269,7 +269,7 @@ fn secrets_never_reach_the_artifacts() {
     // ordinary words), so it must survive in both artifacts. Exactly the minimum is redacted.
     let short = "s".repeat(Redactor::MIN_SECRET_LEN - 1);
     let at_minimum = "m".repeat(Redactor::MIN_SECRET_LEN);
-    report.tests[0].runs[0].prompt = format!("short {short} minimum {at_minimum}");
+    report.tests[0].runs[0].prompts = vec![format!("short {short} minimum {at_minimum}").into()];
     report.tests[1].message = Some(format!("short {short} minimum {at_minimum}"));
     let redactor = Redactor::with_secrets([secret.clone(), short.clone(), at_minimum.clone()]);
     let dir = tempfile::tempdir().unwrap();

@@ -77,8 +77,8 @@ pub(crate) mod prompts {
             .enumerate()
             .map(|(index, text)| {
                 let mut prompt = Prompt::new(text);
-                if let Some(options) = (record.prompt_options.iter())
-                    .find(|o| o.prompt == index as u64 + 1)
+                if let Some(options) =
+                    (record.prompt_options.iter()).find(|o| o.prompt == index as u64 + 1)
                 {
                     prompt.mode = options.mode;
                     prompt.attachments = options.attachments.clone();
