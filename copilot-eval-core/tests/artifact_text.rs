@@ -54,53 +54,41 @@ fn visible_text() -> impl Strategy<Value = String> {
     .prop_map(|c| c.into_iter().collect())
 }
 
+/// A run record as the JSON results hold it (a record is the run's result serialized, which
+/// only the crate builds: it is read back from its JSON here).
 fn run(stop: StopReason, model: String, prompt: String, response: String) -> RunRecord {
-    RunRecord {
-        eval_name: "e".into(),
-        mode: "replay".into(),
-        prompts: vec![prompt.clone()],
-        prompt_options: Vec::new(),
-        prompt,
-        model_requested: Some(model.clone()),
-        model_used: Some(model),
-        success: false,
-        stop_reason: stop,
-        error: None,
-        capture_errors: vec![],
-        evidence_complete: true,
-        cleanup_errors: vec![],
-        tool_handler_failures: vec![],
-        tool_calls_admitted: 0,
-        configuration: copilot_eval_core::CopilotEval::builder()
-            .name("e")
-            .build()
-            .unwrap()
-            .snapshot(),
-        turns: vec![],
-        tool_calls: vec![],
-        final_response: Some(response),
-        usage: vec![],
-        totals: RunTotals::default(),
-        duration_ms: 1,
-        timings: copilot_eval_core::result::Timings::default(),
-        working_directory: "/w".into(),
-        pooled_runtime: false,
-        skills_invoked: vec![],
-        skills_preloaded: vec![],
-        skill_discovery: None,
-        mcp_servers: vec![],
-        skill_invocations: vec![],
-        subagents: vec![],
-        subagent_invocations: vec![],
-        audit: None,
-        replay: None,
-        recording: None,
-        session_id: None,
-        resumed_from: None,
-        expected_stop: None,
-        warnings: Vec::new(),
-        label: None,
-    }
+    let configuration = copilot_eval_core::CopilotEval::builder()
+        .name("e")
+        .build()
+        .unwrap()
+        .snapshot();
+    serde_json::from_value(json!({
+        "eval_name": "e",
+        "mode": "replay",
+        "prompt": prompt,
+        "prompts": [prompt],
+        "model_requested": model,
+        "model_used": model,
+        "success": false,
+        "stop_reason": stop,
+        "error": null,
+        "capture_errors": [],
+        "evidence_complete": true,
+        "cleanup_errors": [],
+        "tool_handler_failures": [],
+        "tool_calls_admitted": 0,
+        "configuration": configuration,
+        "turns": [],
+        "tool_calls": [],
+        "final_response": response,
+        "usage": [],
+        "totals": RunTotals::default(),
+        "duration_ms": 1,
+        "timings": copilot_eval_core::result::Timings::default(),
+        "working_directory": "/w",
+        "skills_invoked": [],
+    }))
+    .expect("a run record")
 }
 
 fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord {

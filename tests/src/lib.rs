@@ -256,7 +256,7 @@ impl Offline {
 /// `${workdir}`), and generated agent ids (numbered in order of appearance).
 pub fn comparable_evidence(result: &CopilotResult, workdir: &std::path::Path) -> serde_json::Value {
     let mut value = serde_json::to_value(copilot_eval_core::report::RunRecord::from_result(
-        result, "any", "",
+        result, "any",
     ))
     .unwrap();
     scrub_evidence(&mut value, &workdir.display().to_string());

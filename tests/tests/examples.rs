@@ -87,7 +87,10 @@ fn check(run: &SuiteRun, mode: &str) {
     let conversation = &run.test("remembers_the_file_it_wrote").runs;
     assert_eq!(conversation.len(), 1, "{mode}");
     assert_eq!(conversation[0].prompts.len(), 2, "{mode}");
-    let numbered: Vec<Option<u64>> = conversation[0].turns.iter().map(|t| t.prompt).collect();
+    let written = serde_json::to_value(&conversation[0]).unwrap();
+    let numbered: Vec<Option<u64>> = (written["turns"].as_array().expect("turns").iter())
+        .map(|t| t["prompt"].as_u64())
+        .collect();
     assert!(
         numbered.contains(&Some(1)) && numbered.contains(&Some(2)),
         "{mode}: {numbered:?}"
@@ -120,7 +123,7 @@ fn check(run: &SuiteRun, mode: &str) {
     // The attachments: in the run record, the selection with the text the run sent.
     let attached = &run.test("writes_the_selected_version").runs[0];
     assert_eq!(
-        serde_json::to_value(&attached.prompt_options).unwrap(),
+        serde_json::to_value(attached).unwrap()["prompt_options"],
         serde_json::json!([{"prompt": 1, "attachments": [
             {"type": "file", "path": "CHANGELOG.md"},
             {"type": "selection", "path": "CHANGELOG.md", "start_line": 3, "end_line": 3,

@@ -141,7 +141,7 @@ fn expected_outcome(stop: StopReason) -> Outcome {
 /// ([`expected_outcome`]); the JUnit parses and the test's status there is the one the JSON's
 /// outcome calls for.
 fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
-    let run = RunRecord::from_result(result, "scripted", prompt);
+    let run = RunRecord::from_result(result, "scripted");
     let failure = (!result.success).then(|| format!("the run failed: {:?}", result.error));
     let evidence = TestEvidence {
         format: EVIDENCE_FORMAT.to_owned(),
@@ -246,6 +246,8 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
     let written = &value["tests"][0]["runs"][0];
     assert_eq!(written["stop_reason"], result.stop_reason.as_str(), "{row}");
     assert_eq!(written["error"], json!(result.error), "{row}");
+    // The record is the result itself: its prompt is the one sent, whatever stopped the run.
+    assert_eq!(written["prompt"], prompt, "{row}");
     let outcome: Outcome = serde_json::from_value(value["tests"][0]["outcome"].clone())
         .unwrap_or_else(|e| panic!("{row}: the JSON outcome does not parse: {e}"));
     assert_eq!(

@@ -207,7 +207,7 @@ async fn a_structured_result_keeps_its_type_error_and_telemetry_in_the_evidence(
         Some(&json!("fixture-table")),
         "the runtime's toolTelemetry is in the evidence: {call:?}"
     );
-    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted");
     let value = serde_json::to_value(&record).unwrap();
     // The JSON keeps the runtime's telemetry out: its measures change from run to run.
     assert!(

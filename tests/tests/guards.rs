@@ -222,8 +222,7 @@ async fn guard_decisions_compose_with_the_permission_layer() {
                     failures.push(format!("{label}: saw {seen:?}, error {:?}", result.error));
                 }
                 // The JSON report carries the same record.
-                let record =
-                    copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "");
+                let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted");
                 assert_eq!(
                     record
                         .tool_calls

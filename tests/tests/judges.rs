@@ -76,9 +76,9 @@ fn judges_appear_in_every_report_with_their_verdicts_reasons_and_cost() {
     let labels: Vec<Option<&str>> = judged.runs.iter().map(|r| r.label.as_deref()).collect();
     assert_eq!(labels, [None, Some("judge")]);
     assert!(
-        judged.runs[1].working_directory.ends_with("/judge-1"),
+        judged.runs[1].working_directory.ends_with("judge-1"),
         "{}",
-        judged.runs[1].working_directory
+        judged.runs[1].working_directory.display()
     );
     assert_eq!(judged.judges.len(), 1, "{judged:#?}");
     let judge = &judged.judges[0];

@@ -182,7 +182,7 @@ async fn an_offline_eval_calls_a_stdio_mcp_tool_and_gets_its_answer() {
         "the runtime tried its builtin server and it failed: {builtin:?}"
     );
     // The JSON report carries the same.
-    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted");
     let value = serde_json::to_value(&record).unwrap();
     assert_eq!(
         value["mcp_servers"],
@@ -686,7 +686,7 @@ async fn a_tool_name_over_64_characters_is_shown_cut_and_a_full_name_call_is_a_r
         "the call never reached the server"
     );
     // The JSON record and the HTML report carry the names and the warning.
-    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted");
     assert!(record.is_infrastructure_stop());
     let value = serde_json::to_value(&record).unwrap();
     assert_eq!(
@@ -763,7 +763,7 @@ async fn an_optional_server_that_cannot_start_is_recorded_and_the_run_goes_on() 
         [("fixture", "connected", false), ("broken", "failed", true)]
     );
     assert!(result.mcp_servers[1].error.is_some());
-    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted");
     let value = serde_json::to_value(&record).unwrap();
     assert_eq!(value["mcp_servers"][1]["optional"], json!(true));
     assert_eq!(value["mcp_servers"][0].get("optional"), None);
@@ -818,7 +818,7 @@ async fn an_mcp_tools_structured_content_is_in_the_evidence() {
         Some(json!({"key": "k1", "value": "value-of-k1"})),
         "{call:?}"
     );
-    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted");
     let value = serde_json::to_value(&record).unwrap();
     assert_eq!(
         value["tool_calls"][0]["structured_content"]["value"], "value-of-k1",
@@ -962,7 +962,7 @@ async fn an_optional_server_that_gives_the_model_no_tool_is_a_warning() {
         state.warnings.iter().any(|w| w.starts_with(warning)),
         "{state:?}"
     );
-    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted", "p");
+    let record = copilot_eval_core::report::RunRecord::from_result(&result, "scripted");
     let value = serde_json::to_value(&record).unwrap();
     assert_eq!(value["mcp_servers"][0]["offered_tools"], json!([]));
     assert_no_fixture_left(&log);

@@ -137,8 +137,7 @@ async fn attachments_and_plan_mode_reach_the_model_request() {
         }
     );
     assert_eq!(result.prompts[1].mode, Some(AgentMode::Plan));
-    let texts: Vec<String> = prompts().iter().map(|p| p.text.clone()).collect();
-    let record = RunRecord::from_conversation(&result, "scripted", &texts);
+    let record = RunRecord::from_result(&result, "scripted");
     let json = serde_json::to_value(&record).unwrap();
     assert_eq!(json["prompt_options"][0]["prompt"], 1);
     assert_eq!(

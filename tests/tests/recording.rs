@@ -510,7 +510,7 @@ fn comparable_run(run: &RunRecord) -> Value {
     for key in ["mode", "replay", "recording"] {
         object.remove(key);
     }
-    scrub_evidence(&mut value, &run.working_directory);
+    scrub_evidence(&mut value, &run.working_directory.to_string_lossy());
     // Tool-call ids are issued by the serving model (server-unique): numbered by appearance.
     let ids: Vec<&str> = run.tool_calls.iter().map(|c| c.id.as_str()).collect();
     rename_ids(&mut value, &ids);
@@ -670,7 +670,10 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
         .filter(|m| m.role == copilot_eval_core::cassette::Role::User)
         .filter_map(|m| m.content.clone())
         .collect();
-    assert_eq!(recorded_prompts, conversation.runs[0].prompts);
+    let sent: Vec<&str> = (conversation.runs[0].prompts.iter())
+        .map(|p| p.text.as_str())
+        .collect();
+    assert_eq!(recorded_prompts, sent);
     // The scripted eval stays scripted and writes nothing.
     let scripted = recorded
         .tests

@@ -276,7 +276,8 @@ async fn ctx_resume_continues_an_earlier_run_of_the_same_test() {
     });
     assert_eq!(runs[1].resumed_from, from_first);
     assert_eq!(runs[2].resumed_from, from_first);
-    assert_eq!(runs[2].prompts, ["And the code word?", "Sure?"]);
+    let texts: Vec<&str> = runs[2].prompts.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(texts, ["And the code word?", "Sure?"]);
 }
 
 /// A result of another test cannot be resumed: the resume panics (the test's setup error)

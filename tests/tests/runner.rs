@@ -475,7 +475,7 @@ fn each_case_of_a_matrix_is_its_own_eval() {
         let test = run.test(&name);
         assert_eq!(test.outcome, Outcome::Passed, "{:?}", test.message);
         assert_eq!(test.runs[0].eval_name, name);
-        assert_eq!(test.runs[0].prompt, prompt);
+        assert_eq!(test.runs[0].prompts[0].text, prompt);
         assert_eq!(test.runs[0].final_response.as_deref(), Some(answer));
         assert_eq!(run.junit_kind(&name), "success");
     }
@@ -501,15 +501,23 @@ fn a_conversation_is_one_run_in_the_artifacts() {
     };
     assert_eq!(conversation.mode, "scripted");
     assert_eq!(conversation.stop_reason, StopReason::Completed);
+    let [written] = run
+        .written_runs("converses_in_two_turns")
+        .try_into()
+        .unwrap();
     assert_eq!(
-        conversation.prompts,
-        ["Create notes.txt saying first.", "What does notes.txt say?"]
+        written["prompts"],
+        serde_json::json!(["Create notes.txt saying first.", "What does notes.txt say?"])
     );
-    assert_eq!(conversation.prompt, "Create notes.txt saying first.");
-    let turns: Vec<(&str, Option<u64>, &str)> = conversation
-        .turns
-        .iter()
-        .map(|t| (t.role.as_str(), t.prompt, t.content.as_str()))
+    assert_eq!(written["prompt"], "Create notes.txt saying first.");
+    let turns: Vec<(&str, Option<u64>, &str)> = (written["turns"].as_array().unwrap().iter())
+        .map(|t| {
+            (
+                t["role"].as_str().unwrap(),
+                t["prompt"].as_u64(),
+                t["content"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         turns,
@@ -704,9 +712,9 @@ fn the_quickstart_example_replays_offline_exit_0() {
         );
     }
     // The prompt's attachments are in the run record, the selection with the text it sent.
-    let attached = &run.test("writes_the_selected_version").runs[0];
-    assert_eq!(attached.prompt_options.len(), 1);
-    let options = serde_json::to_value(&attached.prompt_options[0]).unwrap();
+    let attached = &run.written_runs("writes_the_selected_version")[0];
+    assert_eq!(attached["prompt_options"].as_array().unwrap().len(), 1);
+    let options = attached["prompt_options"][0].clone();
     assert_eq!(
         options,
         serde_json::json!({"prompt": 1, "attachments": [

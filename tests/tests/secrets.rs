@@ -214,7 +214,7 @@ fn a_test_that_leaks_the_token_is_redacted_everywhere() {
         run.stderr
     );
     if let Some(first) = test.runs.first() {
-        assert_eq!(first.prompt, "Repeat [redacted].");
+        assert_eq!(first.prompts[0].text, "Repeat [redacted].");
     }
     // The `::error` annotation (stdout, checked clean above) and the job summary.
     let annotation = run

@@ -50,7 +50,11 @@ fn comparable(report: &SuiteReport) -> Value {
         let workdirs: Vec<&str> = record
             .runs
             .iter()
-            .map(|r| r.working_directory.as_str())
+            .map(|r| {
+                r.working_directory
+                    .to_str()
+                    .expect("a UTF-8 working directory")
+            })
             .collect();
         let mut agents = Vec::new();
         scrub(test, &workdirs, &mut agents);

@@ -184,7 +184,7 @@ async fn with_many_skills_the_run_says_which_ones_the_model_saw_described() {
         assert!(warning.contains(name.as_str()), "{name}: {warning}");
     }
     // The run record carries the same.
-    let record = RunRecord::from_result(&result, "scripted", "");
+    let record = RunRecord::from_result(&result, "scripted");
     assert_eq!(record.warnings, result.warnings);
     let offered = &record.skill_discovery.as_ref().unwrap().requested[59];
     assert_eq!(offered.offered, Some(SkillOffer::NameOnly));
@@ -423,7 +423,7 @@ async fn an_agents_skill_preload_is_evidence_of_its_own_never_a_trigger() {
     let invoke = ctx.expect_trigger(&result, "greet", Trigger::Invoke);
     assert!(!invoke.held(), "{invoke}");
     // The run record: preloaded, not invoked.
-    let record = RunRecord::from_result(&result, "scripted", "");
+    let record = RunRecord::from_result(&result, "scripted");
     assert!(
         record.skills_invoked.is_empty(),
         "{:?}",

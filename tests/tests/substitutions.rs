@@ -61,7 +61,7 @@ fn assert_nameless_substitution(result: &CopilotResult, label: &str) {
         )),
         "{label}: {error}"
     );
-    let record = RunRecord::from_result(result, "scripted", "p");
+    let record = RunRecord::from_result(result, "scripted");
     assert!(record.is_infrastructure_stop(), "{label}");
     let value = serde_json::to_value(&record).unwrap();
     assert_eq!(value["stop_reason"], "runtime_substitution", "{label}");

@@ -75,7 +75,7 @@ fn comparable(test: &TestRecord) -> Value {
                     record["instructions_sha256"] = json!("${instructions}");
                 }
             }
-            scrub_evidence(&mut value, &run.working_directory);
+            scrub_evidence(&mut value, &run.working_directory.to_string_lossy());
             value
         })
         .collect();

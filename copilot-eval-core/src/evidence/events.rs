@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::Denial;
 
 /// Who wrote a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// The prompt (`user.message`).
@@ -20,7 +20,7 @@ pub enum Role {
 }
 
 /// One message of the root agent's conversation, in event order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Turn {
     /// Who wrote it.
     pub role: Role,

@@ -530,8 +530,7 @@ impl EvalContext {
             eprintln!("copilot-eval: warning: {}: {warning}", eval.name());
         }
         let resumed_from = resume.as_ref().map(|plan| plan.from.clone());
-        let (mut result, record, recording_failure) =
-            run.into_record(&prompts, resumed_from, expected_stop);
+        let (mut result, record, recording_failure) = run.into_record(resumed_from, expected_stop);
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
             evidence.runs.push(record);

@@ -85,12 +85,10 @@ impl ModeRun {
     /// recording failed fatally (`record mode: <error> (<cassette>)`).
     pub(super) fn into_record(
         self,
-        prompts: &[Prompt],
         resumed_from: Option<ResumedFrom>,
         expected_stop: Option<StopReason>,
     ) -> (CopilotResult, RunRecord, Option<String>) {
-        let texts: Vec<String> = prompts.iter().map(|p| p.text.clone()).collect();
-        let mut record = RunRecord::from_conversation(&self.result, self.mode, &texts);
+        let mut record = RunRecord::from_result(&self.result, self.mode);
         record.replay = self.replay;
         record.resumed_from = resumed_from;
         record.expected_stop = expected_stop;

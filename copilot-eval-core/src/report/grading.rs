@@ -60,7 +60,9 @@ pub fn grading_json(test: &TestRecord) -> Value {
                 errors += 1;
             }
         }
-        steps += run.turns.iter().filter(|t| t.role == "assistant").count();
+        steps += (run.turns.iter())
+            .filter(|t| t.role == crate::evidence::Role::Assistant)
+            .count();
         output_chars += run
             .final_response
             .as_deref()

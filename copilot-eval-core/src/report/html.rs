@@ -55,9 +55,7 @@ const SCRIPT: &str = include_str!("html/report.js");
 pub fn to_html(report: &SuiteReport) -> Result<String, minijinja::Error> {
     let mut env = Environment::new();
     env.set_auto_escape_callback(|_| AutoEscape::Html);
-    env.add_test("long", |text: &str| text::is_long(text));
-    env.add_filter("preview", |text: &str| text::preview(text));
-    env.add_filter("shorten", |text: &str, max: usize| text::shorten(text, max));
+    text::register(&mut env);
     env.add_template("report.html", TEMPLATE)?;
     let page = view::Page::of(report);
     env.get_template("report.html")?

@@ -316,51 +316,11 @@ pub fn merge(
             runtimes_retired: a.runtimes_retired + b.runtimes_retired,
         });
     let mut tests = Vec::new();
-    let mut origin: Vec<(&str, &str, Option<u32>, &Path)> = Vec::new();
+    let mut origin = Vec::new();
     let mut trial_summaries = Vec::new();
     let mut caps: Vec<String> = Vec::new();
     for (path, report) in shards {
-        if report.schema_version != SCHEMA_VERSION {
-            return Err(MergeError::SchemaVersion {
-                path: path.clone(),
-                found: report.schema_version.clone(),
-                expected: SCHEMA_VERSION,
-            });
-        }
-        let incompatible = |what, a: String, b: String| MergeError::Incompatible {
-            what,
-            first: first_path.clone(),
-            first_value: a,
-            second: path.clone(),
-            second_value: b,
-        };
-        // The command's mode: shards of one suite ran under one command line (their runs'
-        // modes may differ: a shard of scripted evals beside one of replays).
-        let asked = |r: &SuiteReport| r.requested_mode.clone().unwrap_or_else(|| r.mode.clone());
-        if asked(report) != asked(first) {
-            return Err(incompatible("mode", asked(first), asked(report)));
-        }
-        if let (Some((known_path, known)), Some(b)) = (known_runtime, &report.runtime.version)
-            && let Some(a) = &known.runtime.version
-            && a != b
-        {
-            return Err(MergeError::Incompatible {
-                what: "runtime version",
-                first: known_path.clone(),
-                first_value: a.clone(),
-                second: path.clone(),
-                second_value: b.clone(),
-            });
-        }
-        if let (Some(a), Some(b)) = (&first.cost_control, &report.cost_control)
-            && a.currency != b.currency
-        {
-            return Err(incompatible(
-                "cost currency",
-                a.currency.clone(),
-                b.currency.clone(),
-            ));
-        }
+        check_agrees((first_path, first), known_runtime, (path, report))?;
         if merged.cost_control.is_none() {
             merged.cost_control = report.cost_control.clone();
         }
@@ -375,22 +335,7 @@ pub fn merge(
         // An eval's trials are one test of the list, so they are all in one shard, with its
         // summary.
         trial_summaries.extend(report.trial_summaries.iter().cloned());
-        for test in &report.tests {
-            let trial = test.trial.map(|t| t.trial);
-            if let Some((_, _, _, earlier)) = origin
-                .iter()
-                .find(|(b, id, t, _)| *b == test.binary && *id == test.test_id && *t == trial)
-            {
-                return Err(MergeError::Duplicate {
-                    binary: test.binary.clone(),
-                    name: test.name.clone(),
-                    first: earlier.to_path_buf(),
-                    second: path.clone(),
-                });
-            }
-            origin.push((&test.binary, &test.test_id, trial, path));
-            tests.push(test.clone());
-        }
+        add_tests(&mut tests, &mut origin, path, report)?;
     }
     // List order: binaries by id, then libtest's order (its names, sorted), then trials.
     let trial = |t: &super::TestRecord| t.trial.map(|t| t.trial);
@@ -409,6 +354,97 @@ pub fn merge(
     if let Some(control) = merged.cost_control.as_mut() {
         control.cap_reached = (!caps.is_empty()).then(|| caps.join("; "));
     }
+    (merged.started_at, merged.duration_ms) = span(shards, first);
+    merged.schema_version = SCHEMA_VERSION.to_owned();
+    merged.totals = SuiteTotals::of(&tests);
+    merged.tests = tests;
+    Ok(merged)
+}
+
+/// Whether `shard` may be merged with `first`: the same results version, the same command
+/// mode, the runtime version of `known_runtime` (the first shard that knows it) and the same
+/// cost currency ([`MergeError::SchemaVersion`], [`MergeError::Incompatible`]).
+fn check_agrees(
+    (first_path, first): (&PathBuf, &SuiteReport),
+    known_runtime: Option<&(PathBuf, SuiteReport)>,
+    (path, report): (&PathBuf, &SuiteReport),
+) -> Result<(), MergeError> {
+    if report.schema_version != SCHEMA_VERSION {
+        return Err(MergeError::SchemaVersion {
+            path: path.clone(),
+            found: report.schema_version.clone(),
+            expected: SCHEMA_VERSION,
+        });
+    }
+    let incompatible = |what, a: String, b: String| MergeError::Incompatible {
+        what,
+        first: first_path.clone(),
+        first_value: a,
+        second: path.clone(),
+        second_value: b,
+    };
+    // The command's mode: shards of one suite ran under one command line (their runs' modes
+    // may differ: a shard of scripted evals beside one of replays).
+    let asked = |r: &SuiteReport| r.requested_mode.clone().unwrap_or_else(|| r.mode.clone());
+    if asked(report) != asked(first) {
+        return Err(incompatible("mode", asked(first), asked(report)));
+    }
+    if let (Some((known_path, known)), Some(b)) = (known_runtime, &report.runtime.version)
+        && let Some(a) = &known.runtime.version
+        && a != b
+    {
+        return Err(MergeError::Incompatible {
+            what: "runtime version",
+            first: known_path.clone(),
+            first_value: a.clone(),
+            second: path.clone(),
+            second_value: b.clone(),
+        });
+    }
+    if let (Some(a), Some(b)) = (&first.cost_control, &report.cost_control)
+        && a.currency != b.currency
+    {
+        return Err(incompatible(
+            "cost currency",
+            a.currency.clone(),
+            b.currency.clone(),
+        ));
+    }
+    Ok(())
+}
+
+/// Adds the tests of `report` (read from `path`) to `tests`; `origin` holds the binary, id,
+/// trial and file of each test added so far: a test already added from another shard is
+/// [`MergeError::Duplicate`].
+fn add_tests<'a>(
+    tests: &mut Vec<super::TestRecord>,
+    origin: &mut Vec<(&'a str, &'a str, Option<u32>, &'a Path)>,
+    path: &'a Path,
+    report: &'a SuiteReport,
+) -> Result<(), MergeError> {
+    for test in &report.tests {
+        let trial = test.trial.map(|t| t.trial);
+        if let Some((_, _, _, earlier)) = origin
+            .iter()
+            .find(|(b, id, t, _)| *b == test.binary && *id == test.test_id && *t == trial)
+        {
+            return Err(MergeError::Duplicate {
+                binary: test.binary.clone(),
+                name: test.name.clone(),
+                first: earlier.to_path_buf(),
+                second: path.to_path_buf(),
+            });
+        }
+        origin.push((&test.binary, &test.test_id, trial, path));
+        tests.push(test.clone());
+    }
+    Ok(())
+}
+
+/// When the merged suite started and how long it ran: from the earliest shard's start to the
+/// latest shard's end; when a shard's start cannot be read, `first`'s start and the longest
+/// shard's duration.
+fn span(shards: &[(PathBuf, SuiteReport)], first: &SuiteReport) -> (String, u64) {
     let spans: Option<Vec<(u64, u64)>> = shards
         .iter()
         .map(|(_, r)| parse_rfc3339(&r.started_at).map(|s| (s, r.duration_ms)))
@@ -421,17 +457,16 @@ pub fn merge(
                 .iter()
                 .find(|(_, r)| parse_rfc3339(&r.started_at) == Some(start))
                 .map(|(_, r)| r.started_at.clone());
-            merged.started_at = earliest.unwrap_or_else(|| first.started_at.clone());
-            merged.duration_ms = end.saturating_sub(start * 1000);
+            (
+                earliest.unwrap_or_else(|| first.started_at.clone()),
+                end.saturating_sub(start * 1000),
+            )
         }
-        None => {
-            merged.duration_ms = shards.iter().map(|(_, r)| r.duration_ms).max().unwrap_or(0);
-        }
+        None => (
+            first.started_at.clone(),
+            shards.iter().map(|(_, r)| r.duration_ms).max().unwrap_or(0),
+        ),
     }
-    merged.schema_version = SCHEMA_VERSION.to_owned();
-    merged.totals = SuiteTotals::of(&tests);
-    merged.tests = tests;
-    Ok(merged)
 }
 
 /// Seconds since the Unix epoch of an RFC 3339 UTC time as the runner writes it

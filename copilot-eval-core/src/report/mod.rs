@@ -18,7 +18,7 @@ pub mod compare_trials;
 mod from_result;
 pub mod judge;
 pub mod judge_trials;
-pub use from_result::PromptOptionsRecord;
+pub use crate::result::PromptOptionsRecord;
 pub use judge::{
     JUDGE, JudgeCriterionVerdict, JudgeKind, JudgeRecord, JudgeSession, JudgeVerdict,
     RubricCriterionRecord,
@@ -49,13 +49,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::audit::RequestAudit;
-use crate::eval::EvalSnapshot;
-use crate::evidence::mcp::McpServerState;
-use crate::evidence::skills::{SkillDiscovery, SkillInvocation};
-use crate::evidence::subagents::SubagentInvocation;
-use crate::evidence::{Role, ToolCall, Usage};
-use crate::result::{CopilotResult, StopReason, Timings};
+use crate::evidence::Usage;
+use crate::result::{CopilotResult, StopReason};
 
 pub use crate::cost::{CostTotals, estimate_run};
 pub use compare::{
@@ -350,14 +345,16 @@ pub struct CapturedOutput {
 }
 
 /// One eval run: `ctx.run(&eval, prompt)` or `ctx.run_turns(&eval, prompts)` (a conversation
-/// in one session) inside a test, mirrored from the engine's `CopilotResult` without the raw
-/// event stream. Its tool calls, usage, timings and MCP servers are the evidence's own types
-/// ([`ToolCall`], [`Usage`], [`Timings`], [`McpServerState`]), written as their serde
-/// attributes say: one type, and one JSON shape, per fact.
+/// in one session) inside a test: the engine's [`CopilotResult`] itself, written as its serde
+/// attributes say (without the raw event stream; one type, and one JSON shape, per fact), and
+/// what the runner adds: where the run's model requests went, its label, its sums and price,
+/// the skills and subagents it used, its replay or recording, the run it resumed and the stop
+/// the test expected. It reads as the result ([`Deref`](std::ops::Deref)).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunRecord {
-    /// The eval's name (`name` key of the attribute, else the test function's name).
-    pub eval_name: String,
+    /// The run.
+    #[serde(flatten)]
+    pub result: CopilotResult,
     /// `baseline` or `treatment` for a side of a comparison (`ctx.compare`; the test's
     /// `comparisons` has the pair), `judge` for a judge session (`ctx.judge`, `ctx.judge_pair`;
     /// the test's `judges` has its verdicts); absent for other runs.
@@ -365,63 +362,8 @@ pub struct RunRecord {
     pub label: Option<String>,
     /// Where model requests went: `live`, `replay` or `scripted`.
     pub mode: String,
-    /// The prompt sent (the first one, for a run of several prompts).
-    pub prompt: String,
-    /// Every prompt sent in the run's session, in order (one for `ctx.run`, each of
-    /// `ctx.run_turns`); absent in files written before it existed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub prompts: Vec<String>,
-    /// The options of each prompt sent with any (attachments, agent mode), by the prompt's
-    /// number in `prompts`; absent when no prompt had options.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub prompt_options: Vec<PromptOptionsRecord>,
-    /// The model the eval requested (`None`: the runtime's default).
-    pub model_requested: Option<String>,
-    /// The model that served the last model call, else the session's selected model.
-    pub model_used: Option<String>,
-    /// `true` when `stop_reason` is `completed` and there is no error.
-    pub success: bool,
-    /// Why the run ended ([`crate::StopReason::as_str`]), e.g. `completed`, `timeout`,
-    /// `execution_error` (the schema lists every value; docs/budgets-guards-stops.md says when
-    /// each is given).
-    pub stop_reason: StopReason,
-    /// What went wrong, causes joined with `; `.
-    pub error: Option<String>,
-    /// Problems recording evidence (a tool call without completion, lost events).
-    pub capture_errors: Vec<String>,
-    /// `false` when `capture_errors` is not empty.
-    pub evidence_complete: bool,
-    /// What failed during cleanup.
-    pub cleanup_errors: Vec<String>,
-    /// Errors and panics of in-process tool handlers.
-    pub tool_handler_failures: Vec<String>,
-    /// Tool calls admitted by the pre-tool-use hook.
-    pub tool_calls_admitted: u32,
-    /// The eval configuration (names only for tools, agents and MCP servers; no credentials):
-    /// the budget (`max_tool_calls`), the timeout, the model and the rest of the session's
-    /// settings.
-    pub configuration: EvalSnapshot,
-    /// The root agent's conversation: every prompt and every assistant message, in order.
-    pub turns: Vec<TurnRecord>,
-    /// Every tool call, main agent and subagents, in request order (a subagent's calls are
-    /// also in its `subagent_invocations` entry, in the same shape).
-    pub tool_calls: Vec<ToolCall>,
-    /// The root agent's final answer, when it gave one.
-    pub final_response: Option<String>,
-    /// One entry per model call (all counts 0 when `totals.tokens` is `unknown`).
-    pub usage: Vec<Usage>,
     /// Sums over `usage` and `tool_calls`.
     pub totals: RunTotals,
-    /// Whole run, startup and cleanup included, milliseconds.
-    pub duration_ms: u64,
-    /// Phase timings, milliseconds.
-    pub timings: Timings,
-    /// The session's working directory.
-    pub working_directory: String,
-    /// `true`: the session ran on a warm runtime leased from the runner's pool
-    /// (docs/performance.md, "Warm runtimes"); absent: on a runtime started for this run.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub pooled_runtime: bool,
     /// Names of the skills the session invoked, in order (`skill.invoked` events, else the
     /// runtime's `skill` tool calls); a custom agent's preload is not an invocation here (see
     /// `skills_preloaded`).
@@ -431,41 +373,15 @@ pub struct RunRecord {
     /// trigger `context-load`: an agent's `skills:` list). Never a trigger.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skills_preloaded: Vec<String>,
-    /// What the run learned about the requested skills before the first model request
-    /// (requested, discovered, missing, disabled, warnings, errors), when the eval requested
-    /// skill folders.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skill_discovery: Option<SkillDiscovery>,
-    /// Each MCP server the eval configured, with the runtime's last status and tool count
-    /// (absent when the eval configured none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mcp_servers: Vec<McpServerState>,
-    /// Every `skill.invoked` event: skill name and `SKILL.md` path.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skill_invocations: Vec<SkillInvocation>,
     /// Subagent ids that made tool calls or model calls.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subagents: Vec<String>,
-    /// Every subagent dispatch, with the subagent's own tool calls (the same records as in
-    /// `tool_calls`) and answer.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub subagent_invocations: Vec<SubagentInvocation>,
-    /// The request audit, one record per audited model request, when the eval audited its
-    /// requests (`audit_requests = true`): model, tool names, reasoning effort, image details and
-    /// the instructions' hash; never message text or credentials.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub audit: Option<Vec<RequestAudit>>,
     /// Replay details, for runs replayed from a cassette.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayRecord>,
     /// Recording details, for runs recorded into a cassette (`cargo copilot-eval --record`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recording: Option<RecordingOutcome>,
-    /// The id of the runtime session the run created or resumed (the result's `session_id`);
-    /// absent when the run stopped before the session existed, and in files written before it
-    /// existed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
     /// For a run that resumed an earlier run's session (`ctx.resume`, `ctx.resume_turns`):
     /// which run of the same test it resumed and that run's session id. Absent for other runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -476,11 +392,20 @@ pub struct RunRecord {
     /// test. Absent when the test declared none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_stop: Option<StopReason>,
-    /// What the run noticed that did not fail it (the result's `warnings`), and for the last run
-    /// of a test with a scripted model, the replies left unused when the test ended. Absent when
-    /// there is none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+}
+
+impl std::ops::Deref for RunRecord {
+    type Target = CopilotResult;
+
+    fn deref(&self) -> &CopilotResult {
+        &self.result
+    }
+}
+
+impl std::ops::DerefMut for RunRecord {
+    fn deref_mut(&mut self) -> &mut CopilotResult {
+        &mut self.result
+    }
 }
 
 /// The earlier run a resumed run continued (`resumed_from` of a [`RunRecord`]).
@@ -530,21 +455,6 @@ pub struct ReplayRecord {
     /// full. Absent when every request was answered.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub misses: Vec<String>,
-}
-
-/// One message of the root agent's conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct TurnRecord {
-    /// `user` or `assistant`.
-    pub role: String,
-    /// The text (empty for an assistant message that only requests tools).
-    pub content: String,
-    /// Ids of the tool calls this message requested.
-    pub tool_call_ids: Vec<String>,
-    /// The number (from 1) of the prompt in `prompts` this message is (`user`) or answers
-    /// (`assistant`); absent for a message before the first prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<u64>,
 }
 
 /// Whether a run's token counts are known.

@@ -87,7 +87,6 @@ mod tests {
     use crate::cost::{CostControl, CostOptions};
     use crate::evidence::Usage;
     use crate::report::{Outcome, RunTotals, SuiteTotals};
-    use crate::result::Timings;
     use serde_json::Value;
 
     fn table() -> PricingTable {
@@ -121,59 +120,19 @@ output = 0
     }
 
     fn run(usage: Vec<Usage>, premium: Option<f64>) -> RunRecord {
-        RunRecord {
-            eval_name: "e".into(),
-            mode: "replay".into(),
-            prompt: "p".into(),
-            prompts: Vec::new(),
-            prompt_options: Vec::new(),
-            model_requested: Some("m".into()),
-            model_used: Some("m".into()),
-            success: true,
-            stop_reason: crate::StopReason::Completed,
-            error: None,
-            capture_errors: vec![],
-            evidence_complete: true,
-            cleanup_errors: vec![],
-            tool_handler_failures: vec![],
-            tool_calls_admitted: 0,
-            configuration: crate::CopilotEval::builder()
-                .name("e")
-                .build()
-                .unwrap()
-                .snapshot(),
-            turns: vec![],
-            tool_calls: vec![],
-            final_response: None,
-            totals: RunTotals {
-                model_calls: usage.len() as u64,
-                input_tokens: usage.iter().map(|u| u.input_tokens).sum(),
-                output_tokens: usage.iter().map(|u| u.output_tokens).sum(),
-                cache_read_tokens: usage.iter().map(|u| u.cache_read_tokens).sum(),
-                premium_requests: premium,
-                ..Default::default()
-            },
-            usage,
-            duration_ms: 1,
-            timings: Timings::default(),
-            working_directory: "/w".into(),
-            pooled_runtime: false,
-            skills_invoked: vec![],
-            skills_preloaded: vec![],
-            skill_discovery: None,
-            mcp_servers: vec![],
-            skill_invocations: vec![],
-            subagents: vec![],
-            subagent_invocations: vec![],
-            audit: None,
-            replay: None,
-            recording: None,
-            session_id: None,
-            resumed_from: None,
-            expected_stop: None,
-            warnings: Vec::new(),
-            label: None,
-        }
+        let mut run = crate::report::tests::run(crate::StopReason::Completed, 0);
+        run.model_requested = Some("m".into());
+        run.model_used = Some("m".into());
+        run.totals = RunTotals {
+            model_calls: usage.len() as u64,
+            input_tokens: usage.iter().map(|u| u.input_tokens).sum(),
+            output_tokens: usage.iter().map(|u| u.output_tokens).sum(),
+            cache_read_tokens: usage.iter().map(|u| u.cache_read_tokens).sum(),
+            premium_requests: premium,
+            ..Default::default()
+        };
+        run.usage = usage;
+        run
     }
 
     fn test_record(runs: Vec<RunRecord>) -> TestRecord {

@@ -7,57 +7,29 @@ use serde_json::json;
 /// A run record that stopped with `stop` and read `input` tokens (also used by the executor's
 /// tests).
 pub(crate) fn run(stop: StopReason, input: u64) -> RunRecord {
-    RunRecord {
-        eval_name: "e".into(),
-        mode: "replay".into(),
-        prompt: "p".into(),
-        prompts: vec!["p".into()],
-        prompt_options: Vec::new(),
-        model_requested: Some("claude-sonnet-4.5".into()),
-        model_used: Some("claude-sonnet-4.5".into()),
-        success: stop == StopReason::Completed,
-        stop_reason: stop,
-        error: None,
-        capture_errors: vec![],
-        evidence_complete: true,
-        cleanup_errors: vec![],
-        tool_handler_failures: vec![],
-        tool_calls_admitted: 1,
-        configuration: crate::CopilotEval::builder()
-            .name("e")
-            .build()
-            .unwrap()
-            .snapshot(),
-        turns: vec![],
-        tool_calls: vec![],
-        final_response: Some("done".into()),
-        usage: vec![],
-        totals: RunTotals {
-            input_tokens: input,
-            output_tokens: 5,
-            tool_calls: 2,
-            ..Default::default()
-        },
-        duration_ms: 10,
-        timings: crate::result::Timings::default(),
-        working_directory: "/w".into(),
-        pooled_runtime: false,
-        skills_invoked: vec![],
-        skills_preloaded: vec![],
-        skill_discovery: None,
-        mcp_servers: vec![],
-        skill_invocations: vec![],
-        subagents: vec![],
-        subagent_invocations: vec![],
-        audit: None,
-        replay: None,
-        recording: None,
-        session_id: None,
-        resumed_from: None,
-        expected_stop: None,
-        warnings: Vec::new(),
-        label: None,
-    }
+    let eval = crate::CopilotEval::builder().name("e").build().unwrap();
+    let mut result = crate::run::result_for_tests(&eval);
+    result.prompts = vec!["p".into()];
+    result.model_requested = Some("claude-sonnet-4.5".into());
+    result.model_used = Some("claude-sonnet-4.5".into());
+    result.success = stop == StopReason::Completed;
+    result.stop_reason = stop;
+    result.error = None;
+    result.capture_errors.clear();
+    result.evidence_complete = true;
+    result.tool_calls_admitted = 1;
+    result.final_response = Some("done".into());
+    result.duration_ms = 10;
+    result.timings = crate::result::Timings::default();
+    result.working_directory = "/w".into();
+    let mut record = RunRecord::from_result(&result, "replay");
+    record.totals = RunTotals {
+        input_tokens: input,
+        output_tokens: 5,
+        tool_calls: 2,
+        ..Default::default()
+    };
+    record
 }
 
 /// A test record of `name` in `binary` with `outcome` and `runs` (also used by the model
@@ -297,7 +269,7 @@ fn secrets_never_reach_the_artifacts() {
     // ordinary words), so it must survive in both artifacts. Exactly the minimum is redacted.
     let short = "s".repeat(Redactor::MIN_SECRET_LEN - 1);
     let at_minimum = "m".repeat(Redactor::MIN_SECRET_LEN);
-    report.tests[0].runs[0].prompt = format!("short {short} minimum {at_minimum}");
+    report.tests[0].runs[0].prompts = vec![format!("short {short} minimum {at_minimum}").into()];
     report.tests[1].message = Some(format!("short {short} minimum {at_minimum}"));
     let redactor = Redactor::with_secrets([secret.clone(), short.clone(), at_minimum.clone()]);
     let dir = tempfile::tempdir().unwrap();
@@ -427,7 +399,7 @@ fn an_older_run_record_reads_into_the_typed_fields() {
     assert_eq!(configuration.default_agent_excluded_tools, None);
     assert!(!configuration.fresh_runtime && !configuration.user_input_handler);
     assert_eq!(configuration.pre_tool_guards, 0);
-    let audit = &record.audit.as_ref().unwrap()[0];
+    let audit = &record.request_audit[0];
     assert_eq!(audit.transport, crate::wire::Transport::WebSocket);
     assert_eq!(audit.image_details, [None, Some("low".to_owned())]);
     let discovery = record.skill_discovery.as_ref().unwrap();
@@ -494,7 +466,7 @@ fn a_subagents_tool_call_is_written_like_a_top_level_one() {
     let mut invocation = SubagentInvocation::new(Some("sub-1".into()), "reviewer".into());
     invocation.tool_calls = vec![bare, full];
     result.subagent_invocations = vec![invocation];
-    let json = serde_json::to_value(RunRecord::from_result(&result, "replay", "p")).unwrap();
+    let json = serde_json::to_value(RunRecord::from_result(&result, "replay")).unwrap();
     let top = &json["tool_calls"];
     let nested = &json["subagent_invocations"][0]["tool_calls"];
     assert_eq!(top.as_array().map(Vec::len), Some(2), "{json:#}");

@@ -14,8 +14,10 @@ pub use crate::evidence::mcp::McpServerState;
 use crate::evidence::skills::{SkillDiscovery, SkillInvocation};
 use crate::evidence::subagents::{SubagentInvocation, SubagentStatus};
 pub use crate::evidence::{Denial, RawEvent, Role, ToolCall, Turn, Usage};
+pub use json::{PromptOptionsRecord, PromptsRecord, TurnRecord};
 pub use stop::{StopClass, StopReason};
 
+pub mod json;
 mod stop;
 
 /// Phase timings of one run, in milliseconds (host monotonic clock). Also the JSON report's
@@ -57,81 +59,118 @@ pub struct RuntimeStartup {
     pub handshake_ms: u64,
 }
 
-/// Everything one run observed. Serialisable to JSON for artifacts.
-#[derive(Debug, Clone, Serialize)]
+/// Everything one run observed.
+///
+/// Serialized, it is the run record of the JSON results (`tests[].runs[]`, with what the runner
+/// adds: [`RunRecord`](crate::report::RunRecord)), and the schema is generated from it: the serde
+/// attributes below say what the record renames (`request_audit` is `audit`), leaves out (the
+/// raw events, the runtime's path and pid, what only the engine needs) and derives (the
+/// prompts' texts and options, each turn's prompt number: [`json`]). A field added here is
+/// written in the JSON and its schema, read back by `merge`, and shown on the HTML page once
+/// its template names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CopilotResult {
-    /// The eval's name.
+    /// The eval's name (`name` key of the attribute, else the test function's name).
     pub eval_name: String,
-    /// The model the eval requested (`None`: runtime default).
+    /// The model the eval requested (`None`: the runtime's default).
     pub model_requested: Option<String>,
     /// The model that served the last model call (`assistant.usage.model`), else the session's
     /// selected model (`session.start` / `session.model_change`).
     pub model_used: Option<String>,
     /// `true` when the run ended with `stop_reason == completed` and no error.
     pub success: bool,
-    /// Why the run ended.
+    /// Why the run ended ([`StopReason::as_str`]), e.g. `completed`, `timeout`,
+    /// `execution_error` (the schema lists every value; docs/budgets-guards-stops.md says when
+    /// each is given).
     pub stop_reason: StopReason,
     /// What went wrong, when something did (several causes are joined with `; `; a cause next
     /// to one of several lines, such as a replay diagnosis, is on a line of its own).
     pub error: Option<String>,
     /// The prompts the run was given, in order, with their options (attachments, agent mode):
-    /// attachment paths as the test gave them, each selection's `text` read from its file.
+    /// attachment paths as the test gave them, each selection's `text` read from its file. In
+    /// the JSON: `prompt` (the first), `prompts` (their texts) and `prompt_options`.
+    #[serde(flatten, with = "json::prompts")]
+    #[schemars(with = "json::PromptsRecord")]
     pub prompts: Vec<crate::eval::Prompt>,
-    /// The root agent's conversation: the prompt and each assistant message.
+    /// The root agent's conversation: each prompt and each assistant message, in order (in the
+    /// JSON, each with the number of the prompt it is or answers).
+    #[serde(with = "json::turns")]
+    #[schemars(with = "Vec<json::TurnRecord>")]
     pub turns: Vec<Turn>,
-    /// Every tool call observed, main agent and subagents, in request order.
+    /// Every tool call observed, main agent and subagents, in request order (a subagent's calls
+    /// are also in its `subagent_invocations` entry, in the same shape).
     pub tool_calls: Vec<ToolCall>,
     /// The root agent's final answer: the content of the last root `assistant.message`, when that
     /// message requested no tools and has text. `None` when the session ended without an answer.
     pub final_response: Option<String>,
-    /// What the run learned about the requested skills before the first model request; `None`
-    /// when the eval requested no skill folder ([`crate::run::skills`]).
+    /// What the run learned about the requested skills before the first model request
+    /// (requested, discovered, missing, disabled, warnings, errors); `None` when the eval
+    /// requested no skill folder ([`crate::run::skills`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill_discovery: Option<SkillDiscovery>,
     /// Each MCP server the eval configured (`mcp_server`), in configuration order, with the
-    /// last status and tool count the runtime reported ([`McpServerState`]); empty when the eval
-    /// configured none. The runtime's own servers (its builtin `github-mcp-server`) are not
-    /// listed.
+    /// last status and tool count the runtime reported ([`McpServerState`]); empty (absent in
+    /// the JSON) when the eval configured none. The runtime's own servers (its builtin
+    /// `github-mcp-server`) are not listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServerState>,
-    /// Every `skill.invoked` event, in order ([`SkillInvocation`]).
+    /// Every `skill.invoked` event, in order ([`SkillInvocation`]): skill name and `SKILL.md`
+    /// path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skill_invocations: Vec<SkillInvocation>,
-    /// Every subagent dispatch with the subagent's own tool calls and answer, in dispatch order
-    /// ([`crate::evidence::subagents`]).
+    /// Every subagent dispatch with the subagent's own tool calls (the same records as in
+    /// `tool_calls`) and answer, in dispatch order ([`crate::evidence::subagents`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subagent_invocations: Vec<SubagentInvocation>,
-    /// One entry per model call, in order, as the runtime reported it.
+    /// One entry per model call, in order, as the runtime reported it (in the run record, all
+    /// counts 0 when `totals.tokens` is `unknown`).
     pub usage: Vec<Usage>,
     /// `true` when the token counts in `usage` are not real: a cassette replay served at least
     /// one reply that has no recorded `usage:` (the copilot-sdk recordings, hand-written
     /// cassettes), which the loopback server answers with its made-up default (100 in, 20 out).
-    /// The artifacts then say the run's tokens are `unknown` and do not price it. Scripted and
-    /// live runs: `false`.
+    /// The artifacts then say the run's tokens are `unknown` (`totals.tokens`) and do not price
+    /// it. Scripted and live runs: `false`.
+    #[serde(skip)]
     pub usage_unknown: bool,
     /// What the run noticed that does not fail it by itself, in order: before the prompt, a
     /// custom agent whose `model` the offline catalog lacks ([`EvalContext::offline`](crate::harness::EvalContext::offline));
     /// after the session, a failed `task` dispatch whose `agent_type` is the file name of a
     /// [`custom_agent_file`](crate::eval::CopilotEvalBuilder::custom_agent_file) agent whose id
-    /// (its front-matter `name`) differs.
+    /// (its front-matter `name`) differs. In the run record of the last run of a test with a
+    /// scripted model, also the replies left unused when the test ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// Whole run, from the call to the return (includes startup and cleanup), ms.
     pub duration_ms: u64,
-    /// Phase timings.
+    /// Phase timings, ms.
     pub timings: Timings,
     /// The workspace the session ran in (the file helpers read from here).
+    #[serde(serialize_with = "json::path_text")]
+    #[schemars(with = "String")]
     pub working_directory: PathBuf,
-    /// The runtime executable that ran the session.
+    /// The runtime executable that ran the session (not in the JSON).
+    #[serde(skip)]
     pub runtime_path: Option<PathBuf>,
     /// The runtime process id, while it ran; `None` on a pooled runtime (the pool's process).
+    /// Not in the JSON.
+    #[serde(skip)]
     pub runtime_pid: Option<u32>,
     /// `true`: the session ran on a warm runtime leased from a pool (under `cargo
-    /// copilot-eval`, the runner's; see [`crate::run::pool`]); `false`: on a runtime started for
-    /// this run.
+    /// copilot-eval`, the runner's; see [`crate::run::pool`] and docs/performance.md, "Warm
+    /// runtimes"); `false` (absent in the JSON): on a runtime started for this run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pooled_runtime: bool,
-    /// One record per audited model request, in order (with `audit_requests`; see
-    /// [`crate::audit`]).
+    /// One record per audited model request, in order, when the eval audited its requests
+    /// (`audit_requests = true`; see [`crate::audit`]): model, tool names, reasoning effort,
+    /// image details and the instructions' hash; never message text or credentials. Written as
+    /// `audit`, absent when empty.
+    #[serde(rename = "audit", default, skip_serializing_if = "Vec::is_empty")]
     pub request_audit: Vec<crate::audit::RequestAudit>,
     /// Tool calls admitted by the pre-tool-use hook (after caller guards and the budget).
     pub tool_calls_admitted: u32,
     /// Model requests not forwarded because the run had stopped (budget stop, guard failure, a
-    /// tool handler's panic).
+    /// tool handler's panic). Not in the JSON.
+    #[serde(skip)]
     pub model_requests_held_back: usize,
     /// Errors and panics of in-process tool handlers, recorded by the drain (`tool handler NAME
     /// failed: ...`, `tool handler NAME panicked: ...`). An error is the tool's failure only; a
@@ -143,20 +182,26 @@ pub struct CopilotResult {
     /// subscription).
     pub capture_errors: Vec<String>,
     /// `false` when a started tool call has no completion, an event could not be correlated, or
-    /// events were lost.
+    /// events were lost (`capture_errors` says which).
     pub evidence_complete: bool,
-    /// Every event received from the live subscription, in order.
+    /// Every event received from the live subscription, in order (not in the JSON).
+    #[serde(skip)]
     pub raw_events: Vec<RawEvent>,
-    /// The eval configuration's snapshot ([`CopilotEval::snapshot`](crate::CopilotEval::snapshot)).
+    /// The eval configuration's snapshot ([`CopilotEval::snapshot`](crate::CopilotEval::snapshot)):
+    /// names only for tools, agents and MCP servers, no credentials; the budget
+    /// (`max_tool_calls`), the timeout, the model and the rest of the session's settings.
     pub configuration: crate::eval::EvalSnapshot,
     /// The id of the runtime session the run created or resumed (the SDK's `Session::id`, a
-    /// UUID such as `"0d4f…"`); `None` when the run stopped before the session existed. A
-    /// resumed run has the id of the session it resumed. Resume it later in the same test
-    /// with [`EvalContext::resume`](crate::harness::EvalContext::resume).
+    /// UUID such as `"0d4f…"`); `None` (absent in the JSON) when the run stopped before the
+    /// session existed. A resumed run has the id of the session it resumed. Resume it later in
+    /// the same test with [`EvalContext::resume`](crate::harness::EvalContext::resume).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// `true` when the run resumed an earlier session instead of creating one
     /// ([`RunOptions::resume`](crate::RunOptions::resume), `ctx.resume`): its model requests
-    /// carried the earlier conversation as history.
+    /// carried the earlier conversation as history. Not in the JSON (the run record's
+    /// `resumed_from` names the run it resumed).
+    #[serde(skip)]
     pub resumed: bool,
     /// The test context and run that returned this result (set by the harness; `None` for
     /// `run_with`): how `ctx.resume` finds the run's kept runtime home.
@@ -429,6 +474,31 @@ impl CopilotResult {
             .any(|s| s.name == name && s.is_preload())
     }
 
+    /// Names of the skills the session invoked, in order: the `skill.invoked` events that are
+    /// not a custom agent's preload, else (no such event) the runtime's `skill` tool calls.
+    pub fn skills_invoked(&self) -> Vec<String> {
+        if self.skill_invocations.is_empty() {
+            return (self.tool_calls.iter())
+                .filter(|c| c.name == "skill")
+                .filter_map(|c| c.arguments.get("skill").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect();
+        }
+        (self.skill_invocations.iter())
+            .filter(|i| !i.is_preload())
+            .map(|i| i.name.clone())
+            .collect()
+    }
+
+    /// Names of the skills custom agents preloaded, in order (`skill.invoked` events with
+    /// trigger `context-load`: an agent's `skills:` list). Never a trigger.
+    pub fn skills_preloaded(&self) -> Vec<String> {
+        (self.skill_invocations.iter())
+            .filter(|i| i.is_preload())
+            .map(|i| i.name.clone())
+            .collect()
+    }
+
     /// Whether the runtime listed a skill of this name before the prompt was sent (only known
     /// when the eval requested skill folders).
     pub fn skill_was_discovered(&self, name: &str) -> bool {
@@ -440,6 +510,20 @@ impl CopilotResult {
 
 /// Subagent helpers.
 impl CopilotResult {
+    /// The ids of the subagents that made tool calls or model calls, in order of first
+    /// appearance (tool calls first, then usage).
+    pub fn subagents(&self) -> Vec<String> {
+        let mut ids: Vec<String> = Vec::new();
+        let agents = (self.tool_calls.iter().filter_map(|c| c.agent_id.as_ref()))
+            .chain(self.usage.iter().filter_map(|u| u.agent_id.as_ref()));
+        for id in agents {
+            if !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+        ids
+    }
+
     /// The invocations of the agent called `name`, in dispatch order.
     pub fn subagent_invocations_for(&self, name: &str) -> Vec<&SubagentInvocation> {
         self.subagent_invocations

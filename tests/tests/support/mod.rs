@@ -98,6 +98,17 @@ impl SuiteRun {
             .unwrap_or_else(|| panic!("no test {name} in {:#?}", self.report.tests))
     }
 
+    /// The run records of the test called `name` as the JSON file holds them (what a reader
+    /// of the file sees, such as each turn's `prompt` number and `prompt_options`, which the
+    /// parsed record derives from the result when it is written).
+    pub fn written_runs(&self, name: &str) -> Vec<Value> {
+        let json: Value = serde_json::from_str(&self.json).expect("the JSON results parse");
+        let test = (json["tests"].as_array().expect("tests").iter())
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no test {name} in the JSON"));
+        test["runs"].as_array().expect("runs").clone()
+    }
+
     /// The JUnit test case called `name`.
     pub fn junit_case(&self, name: &str) -> &quick_junit::TestCase {
         self.junit

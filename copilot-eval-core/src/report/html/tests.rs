@@ -84,12 +84,13 @@ fn call(id: &str, denied: Option<Denial>, permission: Option<Permission>) -> Too
 /// The chart: highest cost first, unknown cost after every known one, not-run evals left out.
 #[test]
 fn the_chart_is_sorted_by_cost_with_unknown_last() {
-    let page = Page::of(&report(vec![
+    let suite = report(vec![
         test("cheap", Outcome::Passed, Some(0.01), 10),
         test("unknown", Outcome::Failed, None, 500),
         test("dear", Outcome::Passed, Some(0.5), 20),
         test("skipped", Outcome::NotRun, None, 0),
-    ]));
+    ]);
+    let page = Page::of(&suite);
     let order: Vec<&str> = page.chart.rows.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(order, ["dear", "cheap", "unknown"]);
     assert_eq!(page.chart.rows[2].cost, "unknown");
@@ -105,10 +106,8 @@ fn the_chart_is_sorted_by_cost_with_unknown_last() {
 fn unknown_tokens_are_shown_as_unknown_per_eval() {
     let mut unknown = test("replayed", Outcome::Passed, None, 0);
     unknown.runs[0].totals.tokens = crate::report::TokenUsage::Unknown;
-    let page = Page::of(&report(vec![
-        test("known", Outcome::Passed, Some(0.1), 40),
-        unknown,
-    ]));
+    let suite = report(vec![test("known", Outcome::Passed, Some(0.1), 40), unknown]);
+    let page = Page::of(&suite);
     let row = |name: &str| page.chart.rows.iter().find(|r| r.name == name).unwrap();
     assert_eq!(row("replayed").tokens, "tokens unknown");
     assert_eq!(row("replayed").tokens_width, 0);
@@ -116,12 +115,10 @@ fn unknown_tokens_are_shown_as_unknown_per_eval() {
     let view = |name: &str| page.tests.iter().find(|t| t.name == name).unwrap();
     assert_eq!(view("replayed").tokens, "tokens unknown");
     assert_eq!(view("known").tokens, "45 tokens");
+    let totals = super::text::run_totals(&view("replayed").runs[0].record.totals);
     assert!(
-        view("replayed").runs[0]
-            .totals
-            .contains("0 model calls, tokens unknown,"),
-        "{}",
-        view("replayed").runs[0].totals
+        totals.contains("0 model calls, tokens unknown,"),
+        "{totals}"
     );
     let html = to_html(&report(vec![
         test("known", Outcome::Passed, Some(0.1), 40),
@@ -213,11 +210,10 @@ fn model_text_is_escaped_folded_and_redacted() {
     let secret = "ghp_abcdefghijklmnop0123";
     let mut passed = test("markup", Outcome::Passed, Some(0.1), 5);
     passed.runs[0].final_response = Some(format!("<script>alert(1)</script></div> {secret}"));
-    passed.runs[0].turns = vec![crate::report::TurnRecord {
-        role: "assistant".into(),
+    passed.runs[0].turns = vec![crate::evidence::Turn {
+        role: crate::evidence::Role::Assistant,
         content: "line\n".repeat(40),
         tool_call_ids: vec![],
-        prompt: Some(1),
     }];
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out/report.html");
@@ -280,11 +276,10 @@ fn runtime_substitutions_and_mcp_names_are_shown() {
     nameless.runtime_name = Some("invalid_tool_call".into());
     nameless.success = Some(false);
     tested.runs[0].tool_calls = vec![nameless];
-    tested.runs[0].turns = vec![crate::report::TurnRecord {
-        role: "assistant".into(),
+    tested.runs[0].turns = vec![crate::evidence::Turn {
+        role: crate::evidence::Role::Assistant,
         content: String::new(),
         tool_call_ids: vec!["1".into()],
-        prompt: Some(1),
     }];
     tested.runs[0].mcp_servers = vec![McpServerState {
         name: "fixture".into(),
@@ -536,7 +531,7 @@ fn skill_triggers_are_a_table_with_a_row_per_skill_and_model() {
 fn the_audit_skills_and_subagents_are_read_from_their_records() {
     let mut tested = test("dispatched", Outcome::Passed, None, 5);
     let record = &mut tested.runs[0];
-    record.audit = Some(vec![crate::audit::RequestAudit {
+    record.request_audit = vec![crate::audit::RequestAudit {
         request_id: "r1".into(),
         transport: crate::wire::Transport::Http,
         api: crate::wire::Api::Responses,
@@ -551,7 +546,7 @@ fn the_audit_skills_and_subagents_are_read_from_their_records() {
         agent_id: Some("a1".into()),
         parent_agent_id: None,
         interaction_type: None,
-    }]);
+    }];
     record.skill_invocations = vec![crate::evidence::skills::SkillInvocation {
         name: "notes".into(),
         path: Some("/s/notes/SKILL.md".into()),
@@ -575,50 +570,50 @@ fn the_audit_skills_and_subagents_are_read_from_their_records() {
     let mut inner = call("c2", None, None);
     inner.agent_id = Some("a1".into());
     record.tool_calls = vec![task, inner];
-    record.turns = vec![crate::report::TurnRecord {
-        role: "assistant".into(),
+    record.turns = vec![crate::evidence::Turn {
+        role: crate::evidence::Role::Assistant,
         content: String::new(),
         tool_call_ids: vec!["t1".into()],
-        prompt: Some(1),
     }];
     let suite = report(vec![tested]);
     let page = Page::of(&suite);
     let run = &page.tests[0].runs[0];
-    let row = &run.audit[0];
-    assert_eq!(
-        (
-            row.model.as_str(),
-            row.agent.as_str(),
-            row.tools.as_str(),
-            row.tool_count
-        ),
-        ("claude-haiku-4.5", "subagent a1", "view, task", 2)
+    let html = to_html(&suite).unwrap();
+    let audit = html
+        .split("<table class=\"audit\">")
+        .nth(1)
+        .expect("the audit table");
+    let row = audit.split("</tr>").nth(1).expect("its row");
+    for cell in [
+        "<td>subagent a1</td>",
+        "<td>claude-haiku-4.5</td>",
+        "<summary>2 tools</summary>view, task</details>",
+        "<td>none</td>",
+        "<td>default, low</td>",
+        "<code title=\"ab12\">ab12</code>",
+    ] {
+        assert!(row.contains(cell), "{cell} in {row}");
+    }
+    assert!(
+        html.contains("notes (&#x2f;s&#x2f;notes&#x2f;SKILL.md)"),
+        "{html}"
     );
-    assert_eq!(
-        (
-            row.reasoning_effort.as_str(),
-            row.image_details.as_str(),
-            row.instructions_sha256.as_str()
-        ),
-        ("none", "default, low", "ab12")
-    );
-    assert_eq!(run.skill_invocations, ["notes (/s/notes/SKILL.md)"]);
     let calls: Vec<&CallView> = run.timeline.iter().flat_map(|e| &e.calls).collect();
     assert_eq!(calls.len(), 1, "the subagent's call is under its dispatch");
     let subagent = calls[0].subagent.as_ref().expect("the dispatch is shown");
-    assert_eq!(subagent.name, "Release Reviewer");
-    assert_eq!(subagent.status, SubagentStatus::Failed);
+    let dispatched = subagent.invocation;
+    assert_eq!(dispatched.display_name.as_deref(), Some("Release Reviewer"));
+    assert_eq!(dispatched.status, SubagentStatus::Failed);
     assert_eq!(
         (
-            subagent.error.as_deref(),
-            subagent.final_response.as_deref()
+            dispatched.error.as_deref(),
+            dispatched.final_response.as_deref()
         ),
         (Some("gave up"), Some("not reviewed"))
     );
-    let inner: Vec<&str> = subagent.calls.iter().map(|c| c.id.as_str()).collect();
+    let inner: Vec<&str> = subagent.calls.iter().map(|c| c.call.id.as_str()).collect();
     assert_eq!(inner, ["c2"]);
     // The page writes the status as the JSON does.
-    let html = to_html(&suite).unwrap();
     assert!(html.contains("Release Reviewer"), "{html}");
     assert!(
         html.contains("<span class=\"status\">failed</span>"),

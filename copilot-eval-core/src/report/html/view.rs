@@ -1,21 +1,22 @@
-//! What the HTML template shows, computed from the report's own records (never from another
-//! source): the summary numbers, the chart's bars, and each run's timeline with the tool calls
-//! nested under the turn (or the subagent dispatch) that requested them.
+//! What the HTML template shows beside the report's own records, computed from them (never
+//! from another source): the summary numbers, the chart's bars, and each run's timeline with
+//! the tool calls nested under the turn (or the subagent dispatch) that requested them. A run
+//! is its record as the JSON writes it ([`RunView`] flattens it); the template formats its
+//! fields with the filters of `text`.
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::text::{duration, maybe_duration, maybe_number, pretty, test_anchor};
-use crate::audit::RequestAudit;
-use crate::evidence::ToolCall;
+use super::text::{duration, maybe_number, pretty, test_anchor};
 use crate::evidence::denial::DenialKind;
-use crate::evidence::subagents::SubagentStatus;
+use crate::evidence::subagents::SubagentInvocation;
+use crate::evidence::{Role, ToolCall};
 use crate::report::{CostTotals, Outcome, RunRecord, SuiteReport, TestRecord};
 
 /// The whole page.
 #[derive(Debug, Serialize)]
-pub(super) struct Page {
+pub(super) struct Page<'a> {
     pub title: String,
     pub summary: Summary,
     pub chart: Chart,
@@ -25,7 +26,7 @@ pub(super) struct Page {
     pub matrix: Vec<super::matrix::MatrixView>,
     /// The Skill triggers table's rows (`ctx.expect_trigger`), per skill and model.
     pub triggers: Vec<super::triggers::TriggerRow>,
-    pub tests: Vec<TestView>,
+    pub tests: Vec<TestView<'a>>,
 }
 
 /// The numbers at the top.
@@ -83,7 +84,7 @@ pub(super) struct ChartRow {
 
 /// One eval test.
 #[derive(Debug, Serialize)]
-pub(super) struct TestView {
+pub(super) struct TestView<'a> {
     pub anchor: String,
     pub name: String,
     pub binary: String,
@@ -105,7 +106,7 @@ pub(super) struct TestView {
     pub exit: Option<String>,
     pub stdout: Option<String>,
     pub stderr: Option<String>,
-    pub runs: Vec<RunView>,
+    pub runs: Vec<RunView<'a>>,
     pub comparisons: Vec<super::compare::ComparisonView>,
     pub judges: Vec<super::judge::JudgeView>,
     /// The skill eval entry (`<skill folder> id <id>`), for a `skill_evals` test.
@@ -114,120 +115,51 @@ pub(super) struct TestView {
     pub expectations: Vec<crate::report::ExpectationRecord>,
 }
 
-/// One eval run of a test.
+/// One eval run of a test: its record as the JSON writes it, its number in the test, and its
+/// timeline.
 #[derive(Debug, Serialize)]
-pub(super) struct RunView {
+pub(super) struct RunView<'a> {
     pub index: usize,
-    /// `baseline` or `treatment` for a side of a comparison.
-    pub label: Option<String>,
-    pub eval_name: String,
-    pub mode: String,
-    pub prompt: String,
-    pub model_requested: Option<String>,
-    pub model_used: Option<String>,
-    pub success: bool,
-    pub stop_reason: String,
-    /// The stop the test declared with `ctx.expect_stop`, when it did.
-    pub expected_stop: Option<String>,
-    /// `false` when events were lost or unmatched (the run's `capture_errors` say which).
-    pub evidence_complete: bool,
-    pub error: Option<String>,
-    pub duration: String,
-    pub timings: Vec<(String, String)>,
-    pub tool_calls_admitted: u32,
-    pub timeline: Vec<Entry>,
-    pub final_response: Option<String>,
-    pub usage: Vec<UsageView>,
-    pub totals: String,
-    pub audit: Vec<AuditView>,
-    pub skills_invoked: Vec<String>,
-    pub skills_preloaded: Vec<String>,
-    pub skill_invocations: Vec<String>,
-    pub skill_discovery: Option<String>,
-    pub mcp_servers: Vec<String>,
-    pub capture_errors: Vec<String>,
-    pub cleanup_errors: Vec<String>,
-    pub tool_handler_failures: Vec<String>,
-    /// The run's warnings (`warnings` of the run record), one line each.
-    pub warnings: Vec<String>,
-    pub replay: Option<String>,
-    pub recording: Option<String>,
-    pub working_directory: String,
-    pub configuration: String,
+    #[serde(flatten)]
+    pub record: &'a RunRecord,
+    pub timeline: Vec<Entry<'a>>,
 }
 
 /// One step of a run's timeline: a message of the conversation with the tool calls it
 /// requested, or the calls no message requested.
 #[derive(Debug, Serialize)]
-pub(super) struct Entry {
+pub(super) struct Entry<'a> {
     pub kind: &'static str,
-    pub text: String,
-    pub calls: Vec<CallView>,
+    pub text: &'a str,
+    pub calls: Vec<CallView<'a>>,
 }
 
-/// One tool call, with the subagent it dispatched (if any) and that subagent's own calls.
+/// One tool call as its record writes it, with its status and the subagent it dispatched (if
+/// any) with that subagent's own calls.
 #[derive(Debug, Serialize)]
-pub(super) struct CallView {
-    pub id: String,
-    pub name: String,
-    pub arguments: String,
-    pub result: Option<String>,
-    pub error: Option<String>,
-    pub duration: String,
+pub(super) struct CallView<'a> {
+    #[serde(flatten)]
+    pub call: &'a ToolCall,
     /// `admitted`, `denied`, `failed` or `incomplete`.
     pub status: &'static str,
     /// For a denied call: `budget`, `guard`, `stop` (denied after the run stopped) or the
     /// permission layer that refused it (`permission_handler`, `auto_confirm`).
     pub denied_by: Option<String>,
     pub reason: Option<String>,
-    pub permission: Option<String>,
-    pub cut_for_model_full_bytes: Option<u64>,
-    /// The name the runtime used instead of the model's (`invalid_tool_call`, a cut MCP name).
-    pub runtime_name: Option<String>,
-    pub subagent: Option<SubagentView>,
+    pub subagent: Option<SubagentView<'a>>,
 }
 
-/// A subagent dispatch nested under its `task` call.
+/// A subagent dispatch nested under its `task` call: its record, and its calls placed here.
 #[derive(Debug, Serialize)]
-pub(super) struct SubagentView {
-    pub name: String,
-    pub status: SubagentStatus,
-    pub model: Option<String>,
-    pub prompt: Option<String>,
-    pub duration: String,
-    pub error: Option<String>,
-    pub final_response: Option<String>,
-    pub calls: Vec<CallView>,
+pub(super) struct SubagentView<'a> {
+    #[serde(flatten)]
+    pub invocation: &'a SubagentInvocation,
+    pub calls: Vec<CallView<'a>>,
 }
 
-/// One model call's usage.
-#[derive(Debug, Serialize)]
-pub(super) struct UsageView {
-    pub model: String,
-    pub agent: String,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cache_write_tokens: u64,
-    pub cost: String,
-    pub duration: String,
-}
-
-/// One audited model request.
-#[derive(Debug, Serialize)]
-pub(super) struct AuditView {
-    pub model: String,
-    pub agent: String,
-    pub tools: String,
-    pub tool_count: usize,
-    pub reasoning_effort: String,
-    pub image_details: String,
-    pub instructions_sha256: String,
-}
-
-impl Page {
+impl<'a> Page<'a> {
     /// The page for `report` (already redacted by the caller).
-    pub(super) fn of(report: &SuiteReport) -> Self {
+    pub(super) fn of(report: &'a SuiteReport) -> Self {
         let currency = report
             .cost_control
             .as_ref()
@@ -395,8 +327,8 @@ fn token_label(test: &TestRecord, unit: &str) -> String {
     }
 }
 
-impl TestView {
-    fn of(index: usize, test: &TestRecord, currency: &str) -> Self {
+impl<'a> TestView<'a> {
+    fn of(index: usize, test: &'a TestRecord, currency: &str) -> Self {
         let mut stop_reasons: Vec<String> = test
             .runs
             .iter()
@@ -485,19 +417,18 @@ impl TestView {
     }
 }
 
-impl RunView {
-    fn of(index: usize, run: &RunRecord) -> Self {
+impl<'a> RunView<'a> {
+    fn of(index: usize, run: &'a RunRecord) -> Self {
         let mut placed = BTreeSet::new();
         let mut timeline: Vec<Entry> = run
             .turns
             .iter()
             .map(|turn| Entry {
-                kind: if turn.role == "user" {
-                    "user"
-                } else {
-                    "assistant"
+                kind: match turn.role {
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
                 },
-                text: turn.content.clone(),
+                text: &turn.content,
                 calls: turn
                     .tool_call_ids
                     .iter()
@@ -506,12 +437,12 @@ impl RunView {
                     .collect(),
             })
             .collect();
-        if !run.turns.iter().any(|t| t.role == "user") {
+        if !run.turns.iter().any(|t| t.role == Role::User) {
             timeline.insert(
                 0,
                 Entry {
                     kind: "user",
-                    text: run.prompt.clone(),
+                    text: run.prompts.first().map_or("", |p| p.text.as_str()),
                     calls: Vec::new(),
                 },
             );
@@ -529,112 +460,14 @@ impl RunView {
         if !rest.is_empty() {
             timeline.push(Entry {
                 kind: "calls",
-                text: String::new(),
+                text: "",
                 calls: rest,
             });
         }
-        let t = &run.totals;
         RunView {
             index,
-            label: run.label.clone(),
-            eval_name: run.eval_name.clone(),
-            mode: run.mode.clone(),
-            prompt: run.prompt.clone(),
-            model_requested: run.model_requested.clone(),
-            model_used: run.model_used.clone(),
-            success: run.success,
-            stop_reason: run.stop_reason.to_string(),
-            expected_stop: run.expected_stop.map(|s| s.to_string()),
-            evidence_complete: run.evidence_complete,
-            error: run.error.clone(),
-            duration: duration(run.duration_ms),
-            timings: [
-                ("runtime start", run.timings.runtime_start_ms),
-                ("session creation", run.timings.create_session_ms),
-                ("turns", run.timings.turns_ms),
-                ("cleanup", Some(run.timings.cleanup_ms)),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), maybe_duration(v)))
-            .collect(),
-            tool_calls_admitted: run.tool_calls_admitted,
+            record: run,
             timeline,
-            final_response: run.final_response.clone(),
-            usage: run
-                .usage
-                .iter()
-                .map(|u| UsageView {
-                    model: u.model.clone().unwrap_or_else(|| "unknown".to_owned()),
-                    agent: u.agent_id.clone().unwrap_or_else(|| "main".to_owned()),
-                    input_tokens: u.input_tokens,
-                    output_tokens: u.output_tokens,
-                    cache_read_tokens: u.cache_read_tokens,
-                    cache_write_tokens: u.cache_write_tokens,
-                    cost: maybe_number(u.cost, ""),
-                    duration: maybe_duration(u.duration_ms),
-                })
-                .collect(),
-            totals: format!(
-                "{} model calls, {}, {} tool calls, premium requests {}, estimated cost {}",
-                t.model_calls,
-                if t.tokens.is_reported() {
-                    format!(
-                        "{} input / {} output tokens ({} cache read, {} cache write)",
-                        t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens
-                    )
-                } else {
-                    "tokens unknown".to_owned()
-                },
-                t.tool_calls,
-                maybe_number(t.premium_requests, ""),
-                match &t.cost_not_applicable {
-                    Some(why) => format!("not applicable: {why}"),
-                    None => maybe_number(t.estimated_cost, ""),
-                }
-            ),
-            audit: audit_rows(run.audit.as_deref().unwrap_or_default()),
-            skills_invoked: run.skills_invoked.clone(),
-            skills_preloaded: run.skills_preloaded.clone(),
-            skill_invocations: run
-                .skill_invocations
-                .iter()
-                .map(|s| match &s.path {
-                    Some(path) => format!("{} ({})", s.name, path.display()),
-                    None => s.name.clone(),
-                })
-                .collect(),
-            skill_discovery: run.skill_discovery.as_ref().map(pretty),
-            mcp_servers: run
-                .mcp_servers
-                .iter()
-                .map(super::text::mcp_server_line)
-                .collect(),
-            capture_errors: run.capture_errors.clone(),
-            cleanup_errors: run.cleanup_errors.clone(),
-            tool_handler_failures: run.tool_handler_failures.clone(),
-            warnings: run.warnings.clone(),
-            replay: run.replay.as_ref().map(|r| {
-                if r.unconsumed.is_empty() {
-                    r.cassette.clone()
-                } else {
-                    format!("{} (unconsumed: {})", r.cassette, r.unconsumed.join(", "))
-                }
-            }),
-            recording: run.recording.as_ref().map(|r| {
-                let mut line = format!(
-                    "{}: {} ({} conversations, {} model requests)",
-                    r.cassette,
-                    if r.written { "written" } else { "not written" },
-                    r.conversations,
-                    r.model_requests
-                );
-                if let Some(error) = &r.error {
-                    line.push_str(&format!("; {error}"));
-                }
-                line
-            }),
-            working_directory: run.working_directory.clone(),
-            configuration: pretty(&run.configuration),
         }
     }
 }
@@ -651,10 +484,10 @@ fn dispatched(run: &RunRecord, agent: Option<&str>) -> bool {
 /// as its own parent).
 const MAX_DEPTH: usize = 8;
 
-impl CallView {
+impl<'a> CallView<'a> {
     pub(super) fn of(
-        call: &ToolCall,
-        run: &RunRecord,
+        call: &'a ToolCall,
+        run: &'a RunRecord,
         placed: &mut BTreeSet<String>,
         depth: usize,
     ) -> Self {
@@ -682,9 +515,8 @@ impl CallView {
                     .find(|s| s.dispatch_tool_call_id.as_deref() == Some(call.id.as_str()))
             })
             .flatten()
-            .map(|s| {
-                let agent = s.agent_id.as_deref();
-                let calls = match agent {
+            .map(|invocation| {
+                let calls = match invocation.agent_id.as_deref() {
                     Some(agent) => run
                         .tool_calls
                         .iter()
@@ -694,13 +526,7 @@ impl CallView {
                     None => Vec::new(),
                 };
                 SubagentView {
-                    name: s.display_name.clone().unwrap_or_else(|| s.name.clone()),
-                    status: s.status,
-                    model: s.model.clone(),
-                    prompt: s.prompt.clone(),
-                    duration: maybe_duration(s.duration_ms),
-                    error: s.error.clone(),
-                    final_response: s.final_response.clone(),
+                    invocation,
                     calls: calls
                         .into_iter()
                         .map(|c| CallView::of(c, run, placed, depth + 1))
@@ -708,29 +534,10 @@ impl CallView {
                 }
             });
         CallView {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: pretty(&call.arguments),
-            result: call.result.clone(),
-            error: call.error.clone(),
-            duration: maybe_duration(call.duration_ms),
+            call,
             status,
             denied_by,
             reason,
-            permission: call.permission.as_ref().map(|p| {
-                format!(
-                    "{} request answered by {}: {}",
-                    p.kind,
-                    p.by,
-                    p.outcome.as_deref().unwrap_or(if p.approved {
-                        "approved"
-                    } else {
-                        "no answer"
-                    })
-                )
-            }),
-            cut_for_model_full_bytes: call.cut_for_model.map(|c| c.full_bytes),
-            runtime_name: call.runtime_name.clone(),
             subagent,
         }
     }
@@ -749,38 +556,4 @@ fn denied_by(kind: DenialKind) -> Option<&'static str> {
         DenialKind::UnansweredAsk => "guard ask, no permission layer",
         DenialKind::Unrecorded => return None,
     })
-}
-
-/// The audit table's rows, one per audited model request.
-fn audit_rows(audit: &[RequestAudit]) -> Vec<AuditView> {
-    audit
-        .iter()
-        .map(|r| AuditView {
-            model: r.model.clone(),
-            agent: if r.subagent {
-                format!("subagent {}", r.agent_id.clone().unwrap_or_default())
-            } else {
-                "main".to_owned()
-            },
-            tool_count: r.tools.len(),
-            tools: r.tools.join(", "),
-            reasoning_effort: r
-                .reasoning_effort
-                .clone()
-                .unwrap_or_else(|| "none".to_owned()),
-            image_details: if r.image_details.is_empty() {
-                "no images".to_owned()
-            } else {
-                r.image_details
-                    .iter()
-                    .map(|d| d.clone().unwrap_or_else(|| "default".to_owned()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            },
-            instructions_sha256: r
-                .instructions_sha256
-                .clone()
-                .unwrap_or_else(|| "none".to_owned()),
-        })
-        .collect()
 }

@@ -224,8 +224,14 @@ pub fn first_evidence_difference(before: &TestRecord, after: &TestRecord) -> Opt
         "final_response",
     ];
     for (i, (x, y)) in before.runs.iter().zip(&after.runs).enumerate() {
-        let x = comparable(serde_json::to_value(x).ok()?, &x.working_directory);
-        let y = comparable(serde_json::to_value(y).ok()?, &y.working_directory);
+        let x = comparable(
+            serde_json::to_value(x).ok()?,
+            &x.working_directory.to_string_lossy(),
+        );
+        let y = comparable(
+            serde_json::to_value(y).ok()?,
+            &y.working_directory.to_string_lossy(),
+        );
         let (Value::Object(x), Value::Object(y)) = (x, y) else {
             continue;
         };
