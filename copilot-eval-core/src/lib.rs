@@ -67,7 +67,7 @@
 //! - [`customization`]: loaders for `SKILL.md`, `*.agent.md`, instructions files and a repository's
 //!   `.github/` configuration; `lint` (feature `runner`): the checks behind `cargo copilot-eval
 //!   lint`;
-//! - [`skills`]: skill discovery before the first model request (skill invocations and
+//! - [`run::skills`]: skill discovery before the first model request (skill invocations and
 //!   discovery data are in [`evidence::skills`]);
 //! - [`evidence::subagents`]: custom-agent dispatch evidence.
 #![deny(missing_docs)]
