@@ -278,6 +278,9 @@ pub(crate) fn run_prompts<'a>(
     Box::pin(run_prompts_unboxed(eval, prompts, options, started))
 }
 
+// One piece: the run's steps in their order (prepare, lease, proxy, session client, the turns,
+// cleanup, settle, the lease's end, the result), each one call; what stays here are the early
+// stops between them, which share the run's state, folder, clock and prompts.
 async fn run_prompts_unboxed(
     eval: &CopilotEval,
     prompts: Vec<Prompt>,
