@@ -261,8 +261,8 @@ fn a_comparison_replays_offline_with_both_runs_labelled_in_every_artifact() {
             (Some("treatment"), "replay", format!("{EVAL}-2.yaml")),
         ]
     );
-    assert!(record.runs[0].working_directory.ends_with("/baseline"));
-    assert!(record.runs[1].working_directory.ends_with("/treatment"));
+    assert!(record.runs[0].working_directory.ends_with("baseline"));
+    assert!(record.runs[1].working_directory.ends_with("treatment"));
 
     // The comparison: sides, differences and verdicts, from the recorded usage.
     assert_eq!(record.comparisons.len(), 1, "{record:#?}");
