@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 mod support;
+use support::code_lines;
 
 /// Longest a non-test source file may be, in lines.
 const MAX_LINES: usize = 800;
@@ -205,53 +206,6 @@ fn module_tree(root: &Path) -> Vec<Module> {
     }
     modules.sort_by(|a, b| a.path.cmp(&b.path));
     modules
-}
-
-/// `text` with comment lines and inline `#[cfg(test)] mod NAME { ... }` blocks blanked (their
-/// lines kept empty, so that offsets still give line numbers).
-fn code_lines(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::with_capacity(lines.len());
-    let mut i = 0;
-    while i < lines.len() {
-        let trimmed = lines[i].trim_start();
-        let opens_test_block = trimmed.starts_with("#[cfg(test)]")
-            && lines.get(i + 1).is_some_and(|next| {
-                let next = next.trim();
-                (next.starts_with("mod ") || next.starts_with("pub(crate) mod "))
-                    && next.ends_with('{')
-            });
-        if opens_test_block {
-            // Blank up to the line that closes the block.
-            let mut depth = 0i64;
-            let mut opened = false;
-            while i < lines.len() {
-                for c in lines[i].chars() {
-                    match c {
-                        '{' => {
-                            depth += 1;
-                            opened = true;
-                        }
-                        '}' => depth -= 1,
-                        _ => {}
-                    }
-                }
-                out.push("");
-                i += 1;
-                if opened && depth <= 0 {
-                    break;
-                }
-            }
-            continue;
-        }
-        out.push(if trimmed.starts_with("//") {
-            ""
-        } else {
-            lines[i]
-        });
-        i += 1;
-    }
-    out.join("\n")
 }
 
 /// The paths of a use tree starting at `s` (what follows `crate::` or `super::`): `a::b::X` is

@@ -15,6 +15,15 @@
 //!   compared, and no `event_type` text is compared, matched or tested by prefix (match on
 //!   `RawEvent::kind`). Building an event from its text (a test's fixture) is fine.
 //!
+//! - the typed-event rule: runtime events are read through the pinned SDK's generated types
+//!   (`ToolExecutionStartData`, ...; `RawEvent::read`): no string literal of core's non-test
+//!   source is a camelCase key (`"toolCallId"`), except in the modules of [`CAMEL_CASE_HOMES`]:
+//!   the one module that reads an event by its keys, naming each such field with why
+//!   (`evidence/untyped.rs`), and the instructions file's front matter (a file format the runtime
+//!   reads, not an event). The tool-result protocol keys (`resultType`, `textResultForLlm`) are
+//!   spelled only in tests (core builds a result through the SDK's `ToolResult`), so no module
+//!   is allowed them.
+//!
 //! - no `pub fn` of `copilot-eval-core/src` returns `Result<_, String>`: a public failure is a
 //!   typed error (a `thiserror` enum of its stage) a caller can match on. `pub(crate)` and
 //!   `pub(super)` functions may keep a text; a `String` a caller's own closure returns (a tool
@@ -25,7 +34,7 @@
 use copilot_eval_core::evidence::SessionEventType;
 
 mod support;
-use support::{Source, lex, root, rust_files};
+use support::{Source, code_lines, lex, root, rust_files};
 
 /// The folders scanned, from the workspace root.
 const SCANNED: &[&str] = &[
@@ -56,6 +65,18 @@ const STOP_MODULE: &str = "copilot-eval-core/src/result/stop.rs";
 const EVENT_MODULE: &str = "copilot-eval-core/src/evidence/events.rs";
 /// This file, which names what it looks for.
 const THIS_FILE: &str = "copilot-eval-core/tests/one_place.rs";
+
+/// The files of core's source that may spell a camelCase key, each with why.
+const CAMEL_CASE_HOMES: &[(&str, &str)] = &[
+    (
+        "copilot-eval-core/src/evidence/untyped.rs",
+        "the event fields the pinned SDK does not type, each named with why",
+    ),
+    (
+        "copilot-eval-core/src/customization/instructions.rs",
+        "an instructions file's front-matter keys (`applyTo`, `excludeAgent`), as the runtime reads the file: a file format, not an event",
+    ),
+];
 
 /// Text a string literal outside [`DENIAL_MODULE`] may not hold.
 const DENIAL_WORDS: &[&str] = &["tool-call budget", "the eval stopped"];
@@ -265,6 +286,101 @@ fn scan(dirs: &[&str], at_least: usize, rule: fn(&str, &Source) -> Vec<String>) 
         found.extend(rule(&relative, &lex(&text)));
     }
     found
+}
+
+/// Whether `text` is a camelCase key: a lowercase letter first, then letters and digits with at
+/// least one uppercase letter (`toolCallId`, `inputTokens`).
+fn is_camel_case(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && text.chars().all(|c| c.is_ascii_alphanumeric())
+        && text.chars().any(|c| c.is_ascii_uppercase())
+}
+
+/// The camelCase keys `source` (the file at `relative`, its test blocks already blanked) spells
+/// outside [`CAMEL_CASE_HOMES`].
+fn camel_case_keys(relative: &str, source: &Source) -> Vec<String> {
+    if CAMEL_CASE_HOMES.iter().any(|(home, _)| *home == relative) {
+        return Vec::new();
+    }
+    source
+        .literals
+        .iter()
+        .filter(|l| is_camel_case(&l.text))
+        .map(|l| {
+            format!(
+                "{relative}:{}: the string {:?} is a camelCase key: read the event through the pinned SDK's generated type (`RawEvent::read::<ToolExecutionStartData>()`, ...); a field the SDK does not type is read in copilot-eval-core/src/evidence/untyped.rs, with why",
+                l.line, l.text
+            )
+        })
+        .collect()
+}
+
+/// Core's non-test source reads runtime events through the SDK's types: no camelCase key outside
+/// [`CAMEL_CASE_HOMES`]. Test files (`tests.rs`, `*_tests.rs`) and inline `#[cfg(test)]` modules
+/// are left out: a test builds events as the runtime sends them.
+#[test]
+fn events_are_read_through_the_sdk_types() {
+    let root = root();
+    let mut files = Vec::new();
+    rust_files(&root.join("copilot-eval-core/src"), &mut files);
+    assert!(files.len() > 50, "only {} files found", files.len());
+    let mut found = Vec::new();
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy();
+        if name == "tests.rs" || name.ends_with("_tests.rs") {
+            continue;
+        }
+        let relative = file
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = std::fs::read_to_string(file).unwrap();
+        found.extend(camel_case_keys(&relative, &lex(&code_lines(&text))));
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    for (home, _) in CAMEL_CASE_HOMES {
+        assert!(
+            root.join(home).is_file(),
+            "{home} does not exist: update CAMEL_CASE_HOMES"
+        );
+    }
+}
+
+/// The typed-event rule finds a camelCase key in code and attributes, and leaves comments, test
+/// modules, other spellings and the homes alone.
+#[test]
+fn the_typed_event_rule_finds_camel_case_keys() {
+    let code = r#"
+        let id = data.get("toolCallId");
+        // data.get("inputTokens") in a comment
+        let text = "a sentence naming toolCallId";
+        let snake = value["tool_call_id"];
+        let kebab = "excludeAgent-x";
+        #[serde(rename = "newModel")]
+        let header = "Content-Type";
+        #[cfg(test)]
+        mod tests {
+            fn event() { json!({"toolCallId": "c1"}); }
+        }
+    "#;
+    let source = lex(&code_lines(code));
+    let found = camel_case_keys("copilot-eval-core/src/evidence/map.rs", &source);
+    let lines: Vec<&str> = found
+        .iter()
+        .map(|f| f.split(": ").next().unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "copilot-eval-core/src/evidence/map.rs:2",
+            "copilot-eval-core/src/evidence/map.rs:7",
+        ],
+        "{found:#?}"
+    );
+    assert!(found[0].contains("\"toolCallId\""), "{}", found[0]);
+    assert!(camel_case_keys("copilot-eval-core/src/evidence/untyped.rs", &source).is_empty());
 }
 
 /// No public function of core returns a text as its error.

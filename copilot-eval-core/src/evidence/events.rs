@@ -4,6 +4,7 @@
 
 use github_copilot_sdk::session_events::SessionEventType;
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -254,6 +255,77 @@ impl RawEvent {
     /// the log matches on this, never on the text.
     pub fn kind(&self) -> SessionEventType {
         kind_of(&self.event_type)
+    }
+
+    /// The event's data as the pinned SDK's generated type `T` of its kind
+    /// (`ToolExecutionStartData`, ...), as the SDK's own `SessionEvent::typed_data` reads it;
+    /// `None` when `T` refuses the data (a required field missing or of another type).
+    pub fn typed_data<T: DeserializeOwned>(&self) -> Option<T> {
+        T::deserialize(&self.data).ok()
+    }
+
+    /// The event's data as the pinned SDK's generated type `T`, tolerating a required field the
+    /// event lacks: such a field takes `T`'s default (an empty text, `false`, 0) and is named in
+    /// [`Read::lacks`], so that a partial event still maps as before and its reader can tell an
+    /// absent field from an empty one. Data that `T` refuses for another reason (a field of
+    /// another type) reads as `T`'s default with every required field lacking.
+    pub(crate) fn read<T: Serialize + DeserializeOwned + Default>(&self) -> Read<T> {
+        read_value(&self.data)
+    }
+}
+
+/// An event's data read through the pinned SDK's generated type `T` ([`RawEvent::read`]), and
+/// the required fields of `T` the event lacked.
+pub(crate) struct Read<T> {
+    /// The data; a lacking required field holds `T`'s default.
+    pub(crate) data: T,
+    /// The required fields (as the runtime spells them) the event lacked or sent `null`.
+    missing: Vec<String>,
+}
+
+impl<T> Read<T> {
+    /// Data the SDK's type took whole: nothing lacking.
+    pub(crate) fn whole(data: T) -> Self {
+        Read {
+            data,
+            missing: Vec::new(),
+        }
+    }
+
+    /// Whether the event lacked the required field `wire_name` (as the runtime spells it).
+    pub(crate) fn lacks(&self, wire_name: &str) -> bool {
+        self.missing.iter().any(|m| m == wire_name)
+    }
+}
+
+/// `value` read as `T` ([`RawEvent::read`]): whole when `T` takes it; else over `T`'s default
+/// (whose serialization names `T`'s required fields, by the SDK's own serde names), each
+/// required field `value` lacks named as missing.
+pub(crate) fn read_value<T: Serialize + DeserializeOwned + Default>(value: &Value) -> Read<T> {
+    if let Ok(data) = T::deserialize(value) {
+        return Read::whole(data);
+    }
+    let Ok(Value::Object(mut base)) = serde_json::to_value(T::default()) else {
+        return Read::whole(T::default());
+    };
+    let required: Vec<String> = base.keys().cloned().collect();
+    let given = value.as_object();
+    let missing = required
+        .iter()
+        .filter(|key| given.and_then(|g| g.get(*key)).is_none_or(Value::is_null))
+        .cloned()
+        .collect();
+    for (key, field) in given.into_iter().flatten() {
+        if !field.is_null() {
+            base.insert(key.clone(), field.clone());
+        }
+    }
+    match T::deserialize(&Value::Object(base)) {
+        Ok(data) => Read { data, missing },
+        Err(_) => Read {
+            data: T::default(),
+            missing: required,
+        },
     }
 }
 

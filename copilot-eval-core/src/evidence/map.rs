@@ -3,10 +3,15 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use github_copilot_sdk::session_events::{
+    AssistantUsageData, SessionErrorData, SessionModelChangeData, SessionStartData,
+    ToolExecutionCompleteData, ToolExecutionStartData, UserMessageData,
+};
 use serde_json::Value;
 
 use super::skills::{SkillInvocation, skill_invocations};
 use super::subagents::{SubagentInvocation, map_subagents};
+use super::untyped;
 use super::{RawEvent, Role, SessionEventType as Kind, ToolCall, Turn, Usage};
 
 /// One recorded event with the host's receive time, for tool-call durations.
@@ -105,71 +110,81 @@ impl Mapper {
     /// Take in one logged event.
     fn read(&mut self, logged: &LoggedEvent) {
         let event = &logged.event;
-        let data = &event.data;
         let agent_id = event.agent_id.clone().filter(|a| !a.is_empty());
         match event.kind() {
             Kind::UserMessage if agent_id.is_none() => {
                 self.ev.turns.push(Turn {
                     role: Role::User,
-                    content: str_field(data, "content").unwrap_or_default(),
+                    content: event.read::<UserMessageData>().data.content,
                     tool_call_ids: vec![],
                 });
             }
-            Kind::AssistantMessage => self.assistant_message(data, agent_id),
+            Kind::AssistantMessage => self.assistant_message(event, agent_id),
             Kind::ToolExecutionStart => {
-                let Some(id) = str_field(data, "toolCallId") else {
+                let start = event.read::<ToolExecutionStartData>();
+                if untyped::lacks_tool_call_id(&start) {
                     self.ev
                         .capture_errors
                         .push("tool.execution_start without toolCallId".into());
                     return;
-                };
-                let name = str_field(data, "toolName").unwrap_or_default();
-                let arguments = parse_arguments(data.get("arguments"));
+                }
+                let start = start.data;
+                let arguments = parse_arguments(start.arguments.as_ref());
                 track(
                     &mut self.ev,
                     &mut self.index,
-                    &id,
-                    &name,
+                    &start.tool_call_id,
+                    &start.tool_name,
                     arguments,
                     agent_id,
                 );
-                self.started_at.entry(id).or_insert(logged.received);
+                self.started_at
+                    .entry(start.tool_call_id)
+                    .or_insert(logged.received);
             }
             Kind::ToolExecutionComplete => self.tool_complete(logged),
             Kind::AssistantUsage => {
-                let model = str_field(data, "model");
+                let usage = event.read::<AssistantUsageData>();
+                let model = (!usage.lacks("model")).then(|| usage.data.model.clone());
                 if model.is_some() {
                     self.ev.model_used = model.clone();
                 }
+                let usage = usage.data;
                 self.ev.usage.push(Usage {
                     model,
-                    input_tokens: u64_field(data, "inputTokens"),
-                    output_tokens: u64_field(data, "outputTokens"),
-                    cache_read_tokens: u64_field(data, "cacheReadTokens"),
-                    cache_write_tokens: u64_field(data, "cacheWriteTokens"),
-                    cost: data.get("cost").and_then(Value::as_f64),
-                    duration_ms: data.get("duration").and_then(Value::as_u64),
+                    input_tokens: count(usage.input_tokens).unwrap_or(0),
+                    output_tokens: count(usage.output_tokens).unwrap_or(0),
+                    cache_read_tokens: count(usage.cache_read_tokens).unwrap_or(0),
+                    cache_write_tokens: count(usage.cache_write_tokens).unwrap_or(0),
+                    cost: usage.cost,
+                    duration_ms: count(usage.duration),
                     agent_id,
                 });
             }
             Kind::SessionStart => {
-                if let Some(model) = str_field(data, "selectedModel") {
+                if let Some(model) = event.read::<SessionStartData>().data.selected_model {
                     self.selected_model = Some(model);
                 }
             }
             Kind::SessionModelChange => {
-                if let Some(model) = str_field(data, "newModel") {
-                    self.selected_model = Some(model);
+                let change = event.read::<SessionModelChangeData>();
+                if !untyped::lacks_new_model(&change) {
+                    self.selected_model = Some(change.data.new_model);
                 }
             }
             Kind::SessionError => {
-                let message = str_field(data, "message").unwrap_or_default();
-                self.ev
-                    .session_errors
-                    .push(match str_field(data, "errorType") {
-                        Some(kind) => format!("{kind}: {message}"),
-                        None => message,
-                    });
+                let error = event.read::<SessionErrorData>();
+                let lacks_type = untyped::lacks_error_type(&error);
+                let SessionErrorData {
+                    error_type,
+                    message,
+                    ..
+                } = error.data;
+                self.ev.session_errors.push(if lacks_type {
+                    message
+                } else {
+                    format!("{error_type}: {message}")
+                });
             }
             Kind::SessionIdle if agent_id.is_none() => self.ev.idle = true,
             _ => {}
@@ -177,32 +192,28 @@ impl Mapper {
     }
 
     /// An `assistant.message`: its tool requests are tracked; a root agent's message is a turn.
-    fn assistant_message(&mut self, data: &Value, agent_id: Option<String>) {
-        let content = str_field(data, "content").unwrap_or_default();
+    fn assistant_message(&mut self, event: &RawEvent, agent_id: Option<String>) {
+        let (message, requests) = untyped::assistant_message(event);
+        let content = message.content;
         let mut ids = Vec::new();
-        for request in data
-            .get("toolRequests")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let Some(id) = str_field(request, "toolCallId") else {
+        for request in requests {
+            if untyped::lacks_tool_call_id(&request) {
                 self.ev
                     .capture_errors
                     .push("assistant.message has a tool request without toolCallId".into());
                 continue;
-            };
-            let name = str_field(request, "name").unwrap_or_default();
-            let arguments = parse_arguments(request.get("arguments"));
+            }
+            let request = request.data;
+            let arguments = parse_arguments(request.arguments.as_ref());
             track(
                 &mut self.ev,
                 &mut self.index,
-                &id,
-                &name,
+                &request.tool_call_id,
+                &request.name,
                 arguments,
                 agent_id.clone(),
             );
-            ids.push(id);
+            ids.push(request.tool_call_id);
         }
         if agent_id.is_none() {
             self.last_root_message = Some((content.clone(), !ids.is_empty()));
@@ -217,13 +228,16 @@ impl Mapper {
     /// A `tool.execution_complete`: the known call's outcome, result and duration; an unknown
     /// or twice-completed call is a capture error.
     fn tool_complete(&mut self, logged: &LoggedEvent) {
-        let data = &logged.event.data;
+        let done = logged.event.read::<ToolExecutionCompleteData>();
         let ev = &mut self.ev;
-        let Some(id) = str_field(data, "toolCallId") else {
+        if untyped::lacks_tool_call_id(&done) {
             ev.capture_errors
                 .push("tool.execution_complete without toolCallId".into());
             return;
-        };
+        }
+        let lacks_success = done.lacks("success");
+        let done = done.data;
+        let id = done.tool_call_id;
         let Some(&i) = self.index.get(&id) else {
             ev.capture_errors
                 .push(format!("completion for unknown tool call {id}"));
@@ -236,29 +250,25 @@ impl Mapper {
             return;
         }
         call.completed = true;
-        call.success = data.get("success").and_then(Value::as_bool);
+        call.success = (!lacks_success).then_some(done.success);
         if call.success.is_none() {
             ev.capture_errors
                 .push(format!("tool call {id} completion has no success flag"));
         }
-        call.result = data
-            .get("result")
-            .and_then(|r| r.get("content"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        call.cut_for_model = cut_for_model(data, call.result.as_deref());
-        call.structured_content = data
-            .get("result")
-            .and_then(|r| r.get("structuredContent"))
-            .filter(|v| !v.is_null())
-            .cloned();
-        call.telemetry = data.get("toolTelemetry").filter(|v| !v.is_null()).cloned();
-        call.error = data.get("error").and_then(|e| {
-            let message = str_field(e, "message")?;
-            Some(match str_field(e, "code") {
-                Some(code) => format!("{message} ({code})"),
-                None => message,
-            })
+        let (result, structured) = match done.result {
+            Some(result) => (Some(result.content), result.structured_content),
+            None => (None, None),
+        };
+        call.result = result;
+        call.structured_content = structured.filter(|v| !v.is_null());
+        call.telemetry = untyped::tool_telemetry(&logged.event);
+        call.cut_for_model = call
+            .telemetry
+            .as_ref()
+            .and_then(|t| untyped::cut_for_model(t, call.result.as_deref()));
+        call.error = done.error.map(|e| match e.code {
+            Some(code) => format!("{} ({code})", e.message),
+            None => e.message,
         });
         if let Some(start) = self.started_at.get(&id) {
             call.duration_ms = Some(
@@ -306,12 +316,9 @@ fn track(
     }
 }
 
-fn str_field(value: &Value, key: &str) -> Option<String> {
-    value.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-fn u64_field(value: &Value, key: &str) -> u64 {
-    value.get(key).and_then(Value::as_u64).unwrap_or(0)
+/// A count the SDK types as `i64`, as the evidence's `u64`; `None` when absent or negative.
+fn count(n: Option<i64>) -> Option<u64> {
+    n.and_then(|n| u64::try_from(n).ok())
 }
 
 /// Tool arguments arrive as an object or as a JSON string; invalid JSON stays a string.
@@ -323,25 +330,6 @@ fn parse_arguments(value: Option<&Value>) -> Value {
         }
         Some(other) => other.clone(),
     }
-}
-
-/// What the completion `data` says about a result cut for the model: its telemetry's
-/// `largeOutputWrittenToFile` is `"true"` with `largeOutputOriginalSizeBytes` (runtime
-/// 1.0.102); `model_text` is what the model saw.
-fn cut_for_model(data: &Value, model_text: Option<&str>) -> Option<super::events::CutForModel> {
-    let properties = data.get("toolTelemetry")?.get("properties")?;
-    let flag = properties.get("largeOutputWrittenToFile")?;
-    if flag.as_str() != Some("true") && flag.as_bool() != Some(true) {
-        return None;
-    }
-    let size = properties.get("largeOutputOriginalSizeBytes")?;
-    let full_bytes = size
-        .as_u64()
-        .or_else(|| size.as_str().and_then(|s| s.trim().parse().ok()))?;
-    Some(super::events::CutForModel {
-        full_bytes,
-        model_bytes: model_text.map_or(0, |t| t.len() as u64),
-    })
 }
 
 #[cfg(test)]
@@ -464,5 +452,70 @@ mod tests {
         assert_eq!(ev.tool_calls[0].agent_id.as_deref(), Some("agent-7"));
         assert_eq!(ev.tool_calls[0].error.as_deref(), Some("denied (denied)"));
         assert_eq!(ev.session_errors, ["model: boom"]);
+    }
+
+    /// An event the SDK's type refuses (a required field lacking) still maps as before: a call
+    /// without id or success flag is a named capture error, the other requests of a message
+    /// still count, a lacking model, new model or error type reads as absent; a whole event
+    /// reads through the SDK's type, the telemetry kept in the runtime's key order.
+    #[test]
+    fn partial_events_map_as_before_and_whole_ones_through_the_sdk_types() {
+        let ev = map_events(&log(&[
+            ("session.start", None, json!({"selectedModel": "m0"})),
+            ("session.model_change", None, json!({"previousModel": "m0"})),
+            (
+                "assistant.message",
+                None,
+                json!({"content": "", "messageId": "m1", "toolRequests": [
+                    {"toolCallId": "c1", "name": "echo", "arguments": {"x": 1}},
+                    {"name": "lost"},
+                    {"toolCallId": "c2", "name": "view"}
+                ]}),
+            ),
+            ("tool.execution_start", None, json!({"toolName": "echo"})),
+            (
+                "tool.execution_complete",
+                None,
+                json!({"toolCallId": "c1", "result": {"content": "ok"},
+                    "toolTelemetry": {"zeta": 1, "alpha": 2}}),
+            ),
+            (
+                "tool.execution_complete",
+                None,
+                json!({"toolCallId": "c2", "success": false, "error": {"message": "no", "code": "denied"}}),
+            ),
+            ("tool.execution_complete", None, json!({"success": true})),
+            ("assistant.usage", None, json!({"inputTokens": 7})),
+            ("session.error", None, json!({"message": "boom"})),
+        ]));
+        assert_eq!(
+            ev.capture_errors,
+            [
+                "assistant.message has a tool request without toolCallId",
+                "tool.execution_start without toolCallId",
+                "tool call c1 completion has no success flag",
+                "tool.execution_complete without toolCallId",
+            ]
+        );
+        assert_eq!(ev.turns[0].tool_call_ids, ["c1", "c2"]);
+        let c1 = &ev.tool_calls[0];
+        assert_eq!((c1.success, c1.result.as_deref()), (None, Some("ok")));
+        let telemetry = serde_json::to_string(c1.telemetry.as_ref().unwrap()).unwrap();
+        assert_eq!(
+            telemetry, r#"{"zeta":1,"alpha":2}"#,
+            "the runtime's key order"
+        );
+        assert_eq!(ev.tool_calls[1].error.as_deref(), Some("no (denied)"));
+        assert_eq!(ev.tool_calls[1].success, Some(false));
+        assert_eq!(
+            (ev.usage[0].model.as_deref(), ev.usage[0].input_tokens),
+            (None, 7)
+        );
+        assert_eq!(
+            ev.model_used.as_deref(),
+            Some("m0"),
+            "no new model: still m0"
+        );
+        assert_eq!(ev.session_errors, ["boom"]);
     }
 }

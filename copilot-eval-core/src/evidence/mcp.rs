@@ -23,11 +23,13 @@
 //! tools the model requests carried ([`offered_names`], read from what the run's request proxy
 //! forwarded), and [`gave_nothing`] says why a server gave the model no tool.
 
+use github_copilot_sdk::session_events::{
+    SessionMcpServerStatusChangedData, SessionMcpServerToolsLoadedData, SessionMcpServersLoadedData,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::{RawEvent, SessionEventType as Kind};
+use super::{RawEvent, SessionEventType as Kind, untyped};
 
 /// The status of a configured server the runtime said nothing about.
 pub const UNREPORTED: &str = "unreported";
@@ -128,35 +130,33 @@ pub fn mcp_servers<'a>(
         .collect();
     let mut loaded = false;
     for event in events {
-        let data = &event.data;
         match event.kind() {
-            Kind::SessionMcpServerStatusChanged => update(
-                &mut states,
-                data.get("serverName").and_then(Value::as_str),
-                data,
-            ),
+            Kind::SessionMcpServerStatusChanged => {
+                let changed = event.read::<SessionMcpServerStatusChangedData>();
+                if !changed.lacks("status") {
+                    let status = untyped::mcp_status(&changed.data.status, &event.data);
+                    let data = changed.data;
+                    update(&mut states, &data.server_name, status, data.error);
+                }
+            }
             Kind::SessionMcpServersLoaded => {
                 loaded = true;
-                for server in data
-                    .get("servers")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    update(
-                        &mut states,
-                        server.get("name").and_then(Value::as_str),
-                        server,
-                    );
+                let servers = event.read::<SessionMcpServersLoadedData>().data.servers;
+                for (i, server) in servers.into_iter().enumerate() {
+                    let sent = untyped::loaded_server(event, i);
+                    let status = untyped::mcp_status(&server.status, sent);
+                    update(&mut states, &server.name, status, server.error);
                 }
             }
             Kind::SessionMcpServerToolsLoaded => {
-                let name = data.get("serverName").and_then(Value::as_str);
-                let count = data.get("toolCount").and_then(Value::as_u64);
-                if let (Some(state), Some(count)) = (
-                    states.iter_mut().find(|s| Some(s.name.as_str()) == name),
-                    count,
-                ) {
+                let loaded_tools = event.read::<SessionMcpServerToolsLoadedData>();
+                let count = (!untyped::lacks_tool_count(&loaded_tools))
+                    .then_some(loaded_tools.data.tool_count)
+                    .and_then(|n| u64::try_from(n).ok());
+                let name = loaded_tools.data.server_name;
+                if let (Some(state), Some(count)) =
+                    (states.iter_mut().find(|s| s.name == name), count)
+                {
                     state.tool_count = Some(u32::try_from(count).unwrap_or(u32::MAX));
                 }
             }
@@ -166,13 +166,19 @@ pub fn mcp_servers<'a>(
     (states, loaded)
 }
 
-/// Set the status (and error) of the configured server `name` from `data`.
-fn update(states: &mut [McpServerState], name: Option<&str>, data: &Value) {
-    if let Some(state) = states.iter_mut().find(|s| Some(s.name.as_str()) == name)
-        && let Some(status) = data.get("status").and_then(Value::as_str)
+/// Set the status (and error) of the configured server `name`; a `None` status (none sent)
+/// changes nothing.
+fn update(
+    states: &mut [McpServerState],
+    name: &str,
+    status: Option<String>,
+    error: Option<String>,
+) {
+    if let Some(state) = states.iter_mut().find(|s| s.name == name)
+        && let Some(status) = status
     {
-        state.status = status.to_owned();
-        state.error = data.get("error").and_then(Value::as_str).map(str::to_owned);
+        state.status = status;
+        state.error = error;
     }
 }
 
@@ -295,7 +301,7 @@ pub fn is_server_event(kind: &Kind) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 

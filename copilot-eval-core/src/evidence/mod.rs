@@ -7,7 +7,10 @@
 //! Every reader of the log matches an event by its kind, [`RawEvent::kind`] (the pinned SDK's
 //! [`SessionEventType`], `Unknown` for a type the SDK does not know), never by its type text.
 //!
-//! Event fields read (camelCase as sent by the runtime):
+//! Each event's data is read through the pinned SDK's generated type of its kind
+//! ([`RawEvent::typed_data`]; inside the crate, a read that tolerates a lacking required field);
+//! the few fields the SDK does not type, or loses, are read by their keys in one module,
+//! `untyped`, which names each and why. Event fields read (camelCase as sent by the runtime):
 //! - `user.message`: `content` → a user [`Turn`];
 //! - `assistant.message`: `content`, `toolRequests[] {toolCallId, name, arguments}` → an assistant
 //!   turn and the tool calls it requested (root agent only for turns; subagent calls are kept in
@@ -42,6 +45,7 @@ mod premium;
 pub mod skills;
 pub mod subagents;
 pub mod substitutions;
+pub(crate) mod untyped;
 
 pub use denial::Denial;
 pub use events::{CutForModel, Permission, RawEvent, Role, ToolCall, Turn, Usage};

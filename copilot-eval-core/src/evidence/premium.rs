@@ -1,8 +1,6 @@
 //! The premium requests a session used, read from its events.
 
-use serde_json::Value;
-
-use super::{RawEvent, SessionEventType as Kind};
+use super::{RawEvent, SessionEventType as Kind, untyped};
 
 /// The premium requests a session used, as the runtime reports them in the run's events:
 /// `totalPremiumRequests` of the last `session.shutdown`, else of the last
@@ -15,7 +13,7 @@ pub fn reported_premium_requests(events: &[RawEvent]) -> Option<f64> {
             .iter()
             .rev()
             .filter(|e| e.kind() == kind)
-            .find_map(|e| e.data.get("totalPremiumRequests").and_then(Value::as_f64))
+            .find_map(untyped::total_premium_requests)
     };
     total_of(Kind::SessionShutdown)
         .or_else(|| total_of(Kind::SessionUsageCheckpoint))
@@ -25,7 +23,7 @@ pub fn reported_premium_requests(events: &[RawEvent]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn premium_requests_come_from_shutdown_then_checkpoint() {

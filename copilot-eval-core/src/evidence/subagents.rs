@@ -28,11 +28,15 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use github_copilot_sdk::session_events::{
+    SubagentCompletedData, SubagentConfiguredData, SubagentFailedData, SubagentSelectedData,
+    SubagentStartedData,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{LoggedEvent, SessionEventType as Kind, ToolCall};
+use super::{LoggedEvent, RawEvent, SessionEventType as Kind, ToolCall, untyped};
 
 /// The name of the runtime's built-in dispatch tool.
 pub const DISPATCH_TOOL: &str = "task";
@@ -258,17 +262,13 @@ impl SubagentEvents {
     /// Take in one logged event: a subagent's message, or a `subagent.*` event.
     fn read(&mut self, logged: &LoggedEvent) {
         let event = &logged.event;
-        let data = &event.data;
         let agent_id = event.agent_id.clone().filter(|a| !a.is_empty());
         let kind = event.kind();
         if kind == Kind::AssistantMessage {
             if let Some(id) = &agent_id {
-                let text = str_field(data, "content").unwrap_or_default();
-                let tools = data
-                    .get("toolRequests")
-                    .and_then(Value::as_array)
-                    .is_some_and(|r| !r.is_empty());
-                self.last_message.insert(id.clone(), (text, tools));
+                let (message, requests) = untyped::assistant_message(event);
+                self.last_message
+                    .insert(id.clone(), (message.content, !requests.is_empty()));
             }
             return;
         }
@@ -292,11 +292,12 @@ impl SubagentEvents {
             }
             return;
         };
-        let i = self.invocation_of(&id, data);
+        let i = self.invocation_of(&id, Identity::of(event, &kind));
         let invocation = &mut self.out[i];
         match kind {
             Kind::SubagentStarted => {
-                if let Some(agent_type) = str_field(data, "agentType") {
+                let started = event.read::<SubagentStartedData>().data;
+                if let Some(agent_type) = started.agent_type.and_then(present) {
                     invocation.agent_type = Some(agent_type);
                 }
                 advance(invocation, SubagentStatus::Started);
@@ -304,15 +305,9 @@ impl SubagentEvents {
             }
             Kind::SubagentSelected | Kind::SubagentConfigured => {
                 if kind == Kind::SubagentSelected
-                    && let Some(tools) = data.get("tools").and_then(Value::as_array)
+                    && let Some(tools) = event.read::<SubagentSelectedData>().data.tools
                 {
-                    invocation.announced_tools = Some(
-                        tools
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect(),
-                    );
+                    invocation.announced_tools = Some(tools);
                 }
                 advance(invocation, SubagentStatus::Selected);
             }
@@ -323,8 +318,8 @@ impl SubagentEvents {
     /// The position in `out` of the invocation of agent `id` (added when new), with the
     /// identifying fields every `subagent.*` event may carry copied in; a changed name is a
     /// capture error.
-    fn invocation_of(&mut self, id: &str, data: &Value) -> usize {
-        let name = str_field(data, "agentName");
+    fn invocation_of(&mut self, id: &str, identity: Identity) -> usize {
+        let name = present(identity.name);
         let out = &mut self.out;
         let i = *self.index.entry(id.to_owned()).or_insert_with(|| {
             out.push(SubagentInvocation::new(
@@ -344,13 +339,13 @@ impl SubagentEvents {
                 ));
             }
         }
-        if let Some(display) = str_field(data, "agentDisplayName") {
+        if let Some(display) = present(identity.display_name) {
             invocation.display_name = Some(display);
         }
-        if let Some(model) = str_field(data, "model") {
+        if let Some(model) = identity.model.and_then(present) {
             invocation.model = Some(model);
         }
-        if let Some(call) = str_field(data, "toolCallId") {
+        if let Some(call) = present(identity.tool_call_id) {
             invocation.dispatch_tool_call_id.get_or_insert(call);
         }
         i
@@ -359,7 +354,7 @@ impl SubagentEvents {
     /// A `subagent.completed` or `subagent.failed` for the invocation at `i` (agent `id`): its
     /// terminal state and figures; a second, different ending is a capture error.
     fn end(&mut self, i: usize, id: &str, kind: Kind, logged: &LoggedEvent) {
-        let data = &logged.event.data;
+        let ending = Ending::of(&logged.event, &kind);
         let invocation = &mut self.out[i];
         let status = if kind == Kind::SubagentCompleted {
             SubagentStatus::Completed
@@ -374,13 +369,10 @@ impl SubagentEvents {
         }
         invocation.status = status;
         if status == SubagentStatus::Failed {
-            invocation.error = str_field(data, "error");
+            invocation.error = ending.error.and_then(present);
         }
-        invocation.cancelled = data
-            .get("cancelled")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        invocation.duration_ms = data.get("durationMs").and_then(Value::as_u64).or_else(|| {
+        invocation.cancelled = ending.cancelled.unwrap_or(false);
+        invocation.duration_ms = count(ending.duration_ms).or_else(|| {
             self.started_at.get(&i).map(|start| {
                 logged
                     .received
@@ -388,9 +380,126 @@ impl SubagentEvents {
                     .as_millis() as u64
             })
         });
-        invocation.total_tool_calls = data.get("totalToolCalls").and_then(Value::as_u64);
-        invocation.total_tokens = data.get("totalTokens").and_then(Value::as_u64);
+        invocation.total_tool_calls = count(ending.total_tool_calls);
+        invocation.total_tokens = count(ending.total_tokens);
     }
+}
+
+/// The identifying fields a `subagent.*` event carries, from the SDK's type of its kind (an
+/// empty text is absent).
+#[derive(Default)]
+struct Identity {
+    /// `agent_name`.
+    name: String,
+    /// `agent_display_name`.
+    display_name: String,
+    /// `model`.
+    model: Option<String>,
+    /// `tool_call_id`: the dispatching `task` call.
+    tool_call_id: String,
+}
+
+impl Identity {
+    /// The identity `event` (of `kind`, a `subagent.*` kind) carries.
+    fn of(event: &RawEvent, kind: &Kind) -> Identity {
+        match kind {
+            Kind::SubagentStarted => {
+                let d = event.read::<SubagentStartedData>().data;
+                Identity {
+                    name: d.agent_name,
+                    display_name: d.agent_display_name,
+                    model: d.model,
+                    tool_call_id: d.tool_call_id,
+                }
+            }
+            Kind::SubagentSelected => {
+                let d = event.read::<SubagentSelectedData>().data;
+                Identity {
+                    name: d.agent_name,
+                    display_name: d.agent_display_name,
+                    ..Identity::default()
+                }
+            }
+            Kind::SubagentConfigured => Identity {
+                model: Some(event.read::<SubagentConfiguredData>().data.model),
+                ..Identity::default()
+            },
+            Kind::SubagentCompleted => {
+                let d = event.read::<SubagentCompletedData>().data;
+                Identity {
+                    name: d.agent_name,
+                    display_name: d.agent_display_name,
+                    model: d.model,
+                    tool_call_id: d.tool_call_id,
+                }
+            }
+            Kind::SubagentFailed => {
+                let d = event.read::<SubagentFailedData>().data;
+                Identity {
+                    name: d.agent_name,
+                    display_name: d.agent_display_name,
+                    model: d.model,
+                    tool_call_id: d.tool_call_id,
+                }
+            }
+            _ => Identity::default(),
+        }
+    }
+}
+
+/// What a `subagent.completed` or `subagent.failed` says of the end, from the SDK's type of its
+/// kind.
+#[derive(Default)]
+struct Ending {
+    /// `error` (`subagent.failed` only).
+    error: Option<String>,
+    /// `cancelled` (`subagent.completed` only).
+    cancelled: Option<bool>,
+    /// `duration_ms`.
+    duration_ms: Option<i64>,
+    /// `total_tool_calls`.
+    total_tool_calls: Option<i64>,
+    /// `total_tokens`.
+    total_tokens: Option<i64>,
+}
+
+impl Ending {
+    /// The ending `event` (of `kind`) reports.
+    fn of(event: &RawEvent, kind: &Kind) -> Ending {
+        match kind {
+            Kind::SubagentCompleted => {
+                let d = event.read::<SubagentCompletedData>().data;
+                Ending {
+                    error: None,
+                    cancelled: d.cancelled,
+                    duration_ms: d.duration_ms,
+                    total_tool_calls: d.total_tool_calls,
+                    total_tokens: d.total_tokens,
+                }
+            }
+            Kind::SubagentFailed => {
+                let d = event.read::<SubagentFailedData>().data;
+                Ending {
+                    error: Some(d.error),
+                    cancelled: None,
+                    duration_ms: d.duration_ms,
+                    total_tool_calls: d.total_tool_calls,
+                    total_tokens: d.total_tokens,
+                }
+            }
+            _ => Ending::default(),
+        }
+    }
+}
+
+/// `text` unless it is empty.
+fn present(text: String) -> Option<String> {
+    (!text.is_empty()).then_some(text)
+}
+
+/// A count the SDK types as `i64`, as the evidence's `u64`; `None` when absent or negative.
+fn count(n: Option<i64>) -> Option<u64> {
+    n.and_then(|n| u64::try_from(n).ok())
 }
 
 /// Raise `invocation`'s status to `status` unless it already got further.
@@ -503,14 +612,6 @@ fn add_failed_dispatches(
             None => {}
         }
     }
-}
-
-fn str_field(value: &Value, key: &str) -> Option<String> {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
 }
 
 #[cfg(test)]

@@ -17,10 +17,10 @@
 //! any other unknown name is what the model really asked: it stays model behaviour, for the
 //! test to judge.
 
-use serde_json::Value;
+use github_copilot_sdk::session_events::ToolExecutionCompleteData;
 
 use super::mcp::McpServerState;
-use super::{RawEvent, SessionEventType, ToolCall};
+use super::{RawEvent, SessionEventType, ToolCall, untyped};
 
 /// The name runtime 1.0.102 gives a tool call the model sent with an empty name.
 pub const NAMELESS_CALL: &str = "invalid_tool_call";
@@ -37,9 +37,11 @@ pub fn runtime_substitutions<'a>(
 ) -> Vec<String> {
     let nameless: Vec<String> = events
         .into_iter()
-        .filter(|e| e.kind() == SessionEventType::ToolExecutionComplete && was_nameless(&e.data))
-        .filter_map(|e| e.data.get("toolCallId").and_then(Value::as_str))
-        .map(str::to_owned)
+        .filter(|e| e.kind() == SessionEventType::ToolExecutionComplete)
+        .filter(|e| untyped::tool_telemetry(e).is_some_and(|t| untyped::was_nameless(&t)))
+        .map(|e| e.read::<ToolExecutionCompleteData>())
+        .filter(|done| !untyped::lacks_tool_call_id(done))
+        .map(|done| done.data.tool_call_id)
         .collect();
     let mut causes = Vec::new();
     for call in calls.iter_mut() {
@@ -80,22 +82,9 @@ pub fn runtime_substitutions<'a>(
     causes
 }
 
-/// Whether a `tool.execution_complete` says the model sent the call without a name: its
-/// telemetry's `wasNamelessToolCall` is true (a string or a boolean).
-fn was_nameless(data: &Value) -> bool {
-    let Some(telemetry) = data.get("toolTelemetry") else {
-        return false;
-    };
-    let flag = telemetry
-        .get("properties")
-        .and_then(|p| p.get("wasNamelessToolCall"))
-        .or_else(|| telemetry.get("wasNamelessToolCall"));
-    matches!(flag, Some(Value::Bool(true))) || flag.and_then(Value::as_str) == Some("true")
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::evidence::mcp::McpTool;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use github_copilot_sdk::Client;
 use github_copilot_sdk::session::Session;
+use github_copilot_sdk::session_events::{ToolExecutionCompleteData, ToolExecutionStartData};
 
 use super::ReplayCheck;
 use super::controls::{ControlStop, Controls};
@@ -14,7 +15,7 @@ use super::proxy::{ProxyOptions, RequestProxy};
 use super::resume::RunHome;
 use super::session::Slots;
 use super::state::RunState;
-use crate::evidence::{LoggedEvent, SessionEventType};
+use crate::evidence::{LoggedEvent, SessionEventType, untyped};
 use crate::result::StopReason;
 use crate::runtime;
 
@@ -306,13 +307,19 @@ fn has_open_tool_calls(log: &Mutex<Vec<LoggedEvent>>) -> bool {
     let log = log.lock().expect("log lock");
     let mut open = std::collections::HashSet::new();
     for logged in log.iter() {
-        let id = logged.event.data.get("toolCallId").and_then(|v| v.as_str());
-        match (logged.event.kind(), id) {
-            (SessionEventType::ToolExecutionStart, Some(id)) => {
-                open.insert(id.to_owned());
+        let event = &logged.event;
+        match event.kind() {
+            SessionEventType::ToolExecutionStart => {
+                let start = event.read::<ToolExecutionStartData>();
+                if !untyped::lacks_tool_call_id(&start) {
+                    open.insert(start.data.tool_call_id);
+                }
             }
-            (SessionEventType::ToolExecutionComplete, Some(id)) => {
-                open.remove(id);
+            SessionEventType::ToolExecutionComplete => {
+                let done = event.read::<ToolExecutionCompleteData>();
+                if !untyped::lacks_tool_call_id(&done) {
+                    open.remove(&done.data.tool_call_id);
+                }
             }
             _ => {}
         }

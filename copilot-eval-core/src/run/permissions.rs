@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 
 use crate::eval::CopilotEval;
+use crate::evidence::untyped::{self, PermissionRequest};
 use crate::evidence::{LoggedEvent, Permission, SessionEventType, ToolCall};
 
 /// Who answers the runtime's permission requests in a run.
@@ -59,17 +60,13 @@ pub fn attach_permissions(calls: &mut [ToolCall], log: &[LoggedEvent], layer: Pe
     let mut requests: HashMap<String, (String, String)> = HashMap::new();
     let mut found: HashMap<String, Permission> = HashMap::new();
     for logged in log {
-        let data = &logged.event.data;
-        let text = |v: &serde_json::Value| v.as_str().map(str::to_owned);
         match logged.event.kind() {
             SessionEventType::PermissionRequested => {
-                let request = &data["permissionRequest"];
-                let (Some(id), Some(call)) =
-                    (text(&data["requestId"]), text(&request["toolCallId"]))
+                let Some(PermissionRequest { id, call, kind }) =
+                    untyped::permission_request(&logged.event)
                 else {
                     continue;
                 };
-                let kind = text(&request["kind"]).unwrap_or_default();
                 found.insert(
                     call.clone(),
                     Permission {
@@ -83,17 +80,19 @@ pub fn attach_permissions(calls: &mut [ToolCall], log: &[LoggedEvent], layer: Pe
                 requests.insert(id, (call, kind));
             }
             SessionEventType::PermissionCompleted => {
-                let Some((call, _)) = text(&data["requestId"]).and_then(|id| requests.get(&id))
-                else {
+                let Some(answer) = untyped::permission_answer(&logged.event) else {
+                    continue;
+                };
+                let Some((call, _)) = requests.get(&answer.id) else {
                     continue;
                 };
                 if let Some(permission) = found.get_mut(call) {
-                    let outcome = text(&data["result"]["kind"]);
-                    permission.approved = outcome
+                    permission.approved = answer
+                        .outcome
                         .as_deref()
                         .is_some_and(|o| o.starts_with("approved"));
-                    permission.outcome = outcome;
-                    permission.feedback = text(&data["result"]["feedback"]);
+                    permission.outcome = answer.outcome;
+                    permission.feedback = answer.feedback;
                 }
             }
             _ => {}

@@ -31,6 +31,53 @@ pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// `text` with comment lines and inline `#[cfg(test)] mod NAME { ... }` blocks blanked (their
+/// lines kept empty, so that offsets still give line numbers).
+pub fn code_lines(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let trimmed = lines[i].trim_start();
+        let opens_test_block = trimmed.starts_with("#[cfg(test)]")
+            && lines.get(i + 1).is_some_and(|next| {
+                let next = next.trim();
+                (next.starts_with("mod ") || next.starts_with("pub(crate) mod "))
+                    && next.ends_with('{')
+            });
+        if opens_test_block {
+            // Blank up to the line that closes the block.
+            let mut depth = 0i64;
+            let mut opened = false;
+            while i < lines.len() {
+                for c in lines[i].chars() {
+                    match c {
+                        '{' => {
+                            depth += 1;
+                            opened = true;
+                        }
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                }
+                out.push("");
+                i += 1;
+                if opened && depth <= 0 {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(if trimmed.starts_with("//") {
+            ""
+        } else {
+            lines[i]
+        });
+        i += 1;
+    }
+    out.join("\n")
+}
+
 /// One string literal of a source file: its 1-based line and its text as written between the
 /// quotes.
 pub struct Literal {
