@@ -28,6 +28,8 @@
 
 mod caps;
 mod pricing;
+#[cfg(test)]
+pub(crate) use pricing::test_table;
 mod totals;
 
 pub use caps::{Chargeable, CostControl, CostControlRecord, CostOptions, Spend};

@@ -253,13 +253,12 @@ impl std::fmt::Display for Unpriced {
     }
 }
 
+/// The pricing table the cost and the report's tests price with (currency `EUR`, a priced model
+/// `m` with a cache-read price, a free model `cheap`).
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn table() -> PricingTable {
-        PricingTable::parse(
-            r#"
+pub(crate) fn test_table() -> PricingTable {
+    PricingTable::parse(
+        r#"
 currency = "EUR"
 [models.m]
 input = 10000
@@ -269,10 +268,16 @@ cache_read = 1000
 input = 0
 output = 0
 "#,
-            "t.toml",
-        )
-        .unwrap()
-    }
+        "t.toml",
+    )
+    .unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use super::test_table as table;
 
     #[test]
     fn the_builtin_table_parses_and_prices_the_test_model() {

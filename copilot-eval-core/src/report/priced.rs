@@ -89,22 +89,7 @@ mod tests {
     use crate::report::{Outcome, RunTotals, SuiteTotals};
     use serde_json::Value;
 
-    fn table() -> PricingTable {
-        PricingTable::parse(
-            r#"
-currency = "EUR"
-[models.m]
-input = 10000
-output = 20000
-cache_read = 1000
-[models.cheap]
-input = 0
-output = 0
-"#,
-            "t.toml",
-        )
-        .unwrap()
-    }
+    use crate::cost::test_table as table;
 
     fn usage(model: Option<&str>, input: u64, output: u64, read: u64, write: u64) -> Usage {
         Usage {
@@ -136,31 +121,7 @@ output = 0
     }
 
     fn test_record(runs: Vec<RunRecord>) -> TestRecord {
-        TestRecord {
-            trial: None,
-            model: None,
-            name: "t".into(),
-            test_id: "t::__copilot_eval".into(),
-            binary: "p::evals".into(),
-            outcome: Outcome::Passed,
-            error_kind: None,
-            duration_ms: 1,
-            message: None,
-            properties: vec![],
-            runs,
-            workdir: None,
-            cassette: None,
-            exit: None,
-            output: None,
-            cost: None,
-            comparisons: Vec::new(),
-            triggers: Vec::new(),
-            judges: Vec::new(),
-            source: None,
-            skill_eval: None,
-            trigger_query: None,
-            expectations: Vec::new(),
-        }
+        crate::report::tests::test("t", "p::evals", Outcome::Passed, runs)
     }
 
     #[test]
