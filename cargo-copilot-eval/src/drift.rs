@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use copilot_eval_core::suite::drift::{self, DriftOptions};
-use copilot_eval_core::suite::{SuiteOptions, exit_code, list};
+use copilot_eval_core::suite::{SuiteOptions, exit_code};
 
 /// Arguments of `drift`.
 #[derive(clap::Args)]
@@ -23,20 +23,8 @@ pub(crate) struct DriftArgs {
     /// Print the JSON Schema of the --json drift report and exit.
     #[arg(long, conflicts_with_all = ["json", "filters"])]
     schema: bool,
-    /// Package(s) to test (repeatable).
-    #[arg(
-        short = 'p',
-        long = "package",
-        value_name = "PKG",
-        conflicts_with = "workspace"
-    )]
-    packages: Vec<String>,
-    /// Test every package of the workspace.
-    #[arg(long)]
-    workspace: bool,
-    /// Path to Cargo.toml.
-    #[arg(long, value_name = "PATH")]
-    manifest_path: Option<PathBuf>,
+    #[command(flatten)]
+    packages: crate::packages::PackageArgs,
     /// Run at most N eval tests at a time (in each of the two runs) [default: the number of CPUs].
     #[arg(short = 'j', long, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..))]
@@ -60,26 +48,16 @@ pub(crate) fn run(args: DriftArgs) -> u8 {
         print!("{}", drift::json_schema());
         return exit_code::SUCCESS;
     };
-    let cassette_root = match args.cassette_root {
-        Some(dir) if dir.is_relative() => match std::env::current_dir() {
-            Ok(cwd) => Some(cwd.join(dir)),
-            Err(e) => {
-                eprintln!("error: --cassette-root: cannot read the current directory: {e}");
-                return exit_code::USAGE;
-            }
-        },
-        other => other,
-    };
-    let packages = if args.workspace {
-        list::PackageSelection::Workspace
-    } else if !args.packages.is_empty() {
-        list::PackageSelection::Packages(args.packages)
-    } else {
-        list::PackageSelection::Default
+    let cassette_root = match crate::record::absolute_cassette_root(args.cassette_root) {
+        Ok(root) => root,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return exit_code::USAGE;
+        }
     };
     let options = DriftOptions {
         suite: SuiteOptions {
-            build: list::BuildOptions::new(args.manifest_path, packages),
+            build: args.packages.build_options(),
             filters: args.filters,
             jobs: args
                 .jobs

@@ -8,15 +8,17 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 mod cassette;
+mod compare;
 mod cost;
 mod doctor;
 mod drift;
 mod init;
 mod lint;
 mod merge;
+mod packages;
 mod record;
 use copilot_eval_core::runtime;
-use copilot_eval_core::suite::{self, SuiteOptions, exit_code, list};
+use copilot_eval_core::suite::{self, SuiteOptions, exit_code};
 
 /// Cargo passes its subcommand name as the first argument; accept both
 /// `cargo copilot-eval ...` and `cargo-copilot-eval ...`.
@@ -79,20 +81,8 @@ struct RunArgs {
     /// List the eval tests and exit.
     #[arg(long)]
     list: bool,
-    /// Package(s) to test (repeatable).
-    #[arg(
-        short = 'p',
-        long = "package",
-        value_name = "PKG",
-        conflicts_with = "workspace"
-    )]
-    packages: Vec<String>,
-    /// Test every package of the workspace.
-    #[arg(long)]
-    workspace: bool,
-    /// Path to Cargo.toml.
-    #[arg(long, value_name = "PATH")]
-    manifest_path: Option<PathBuf>,
+    #[command(flatten)]
+    packages: packages::PackageArgs,
     /// Keep launching evals after an infrastructure error (by default the rest are not run).
     #[arg(long)]
     no_fail_fast: bool,
@@ -135,10 +125,23 @@ struct RunArgs {
     /// report sets the models side by side. The test processes get COPILOT_EVAL_MODEL.
     #[arg(long, value_name = "MODEL,...")]
     models: Option<String>,
+    /// Skill lift: run each selected eval also without these inputs (skills, agents,
+    /// instructions, mcp; repeatable or comma-separated), same prompt and trials, as real
+    /// sessions named `EVAL (without skills)`; the report gives each eval's and each skill's
+    /// pass rate with and without, the lift and Fisher's p. The side without is a measurement:
+    /// its failures never change the exit status. Replays read `TEST.ablate-skills.yaml`.
+    #[arg(long, value_name = "KIND", value_delimiter = ',')]
+    ablate: Vec<String>,
+    /// With --ablate skills: write skill-creator's benchmark.json of the skill lift here
+    /// (with_skill and without_skill runs, mean, stddev, min and max, delta).
+    #[arg(long, value_name = "PATH")]
+    benchmark: Option<PathBuf>,
     #[command(flatten)]
     cost: cost::CostArgs,
     #[command(flatten)]
     record: record::RecordArgs,
+    #[command(flatten)]
+    decide: compare::DecideArgs,
 }
 
 #[derive(Subcommand)]
@@ -168,6 +171,12 @@ enum Command {
     /// cassettes) and report, per eval, what drifts and its first difference; exit 0 when
     /// nothing drifts, 1 when some eval drifts.
     Drift(drift::DriftArgs),
+    /// Compare results files (oldest first): per eval the pass rate in each, the change,
+    /// Fisher's exact p-value and a verdict (regressed, improved, underpowered, unchanged, new,
+    /// removed), tokens, time and cost per pass, the inputs whose hashes differ, and the
+    /// suite's runtime, SDK, model or settings changes; with more than two files each eval's
+    /// history. Exit 0, or 1 with --fail-on-regression when an eval regressed significantly.
+    Compare(compare::CompareArgs),
     /// Work on cassette files: `cassette split FILE` splits a cassette that holds several
     /// recorded sessions into one cassette per session.
     Cassette {
@@ -222,6 +231,7 @@ fn main() -> ExitCode {
         Some(Command::Init(args)) => ExitCode::from(init::run(args)),
         Some(Command::Merge(args)) => ExitCode::from(merge::run(args)),
         Some(Command::Drift(args)) => ExitCode::from(drift::run(args)),
+        Some(Command::Compare(args)) => ExitCode::from(compare::run(args)),
         Some(Command::Cassette { action }) => ExitCode::from(cassette::run(action)),
         Some(Command::Schema) => {
             print!("{}", copilot_eval_core::report::json_schema());
@@ -297,15 +307,25 @@ fn run_command(args: RunArgs) -> u8 {
             return exit_code::USAGE;
         }
     };
-    let packages = if args.workspace {
-        list::PackageSelection::Workspace
-    } else if !args.packages.is_empty() {
-        list::PackageSelection::Packages(args.packages)
-    } else {
-        list::PackageSelection::Default
+    let ablate = match copilot_eval_core::eval::Ablate::parse_list(&args.ablate.join(",")) {
+        Ok(kinds) => kinds,
+        Err(e) => {
+            eprintln!("error: --ablate: {e}");
+            return exit_code::USAGE;
+        }
     };
+    if args.benchmark.is_some() && ablate.is_empty() {
+        eprintln!(
+            "error: --benchmark writes the skill lift: give --ablate skills (the side without the skill) too"
+        );
+        return exit_code::USAGE;
+    }
+    let (baseline, fail_on_regression, rerun_failed) = args.decide.options();
     let options = SuiteOptions {
-        build: list::BuildOptions::new(args.manifest_path, packages),
+        baseline,
+        fail_on_regression,
+        rerun_failed,
+        build: args.packages.build_options(),
         filters: args.filters,
         json: args.json,
         junit: args.junit,
@@ -329,6 +349,8 @@ fn run_command(args: RunArgs) -> u8 {
             min_pass_rate: args.min_pass_rate.map(|percent| percent / 100.0),
         },
         models,
+        ablate,
+        benchmark: args.benchmark,
     };
     suite::run_command(&options)
 }

@@ -59,6 +59,7 @@ pub(crate) fn run(args: MergeArgs) -> u8 {
         junit: args.junit,
         html: args.html,
         grading: None,
+        benchmark: None,
     };
     if !write_artifacts(&merged, &paths, &Redactor::from_env()) {
         status = exit_code::SUITE_ERROR;

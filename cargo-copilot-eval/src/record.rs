@@ -80,12 +80,19 @@ impl RecordArgs {
     ///
     /// Errors: the current directory cannot be read.
     pub(crate) fn cassette_root(&self) -> Result<Option<PathBuf>, String> {
-        match &self.cassette_root {
-            None => Ok(None),
-            Some(dir) if dir.is_absolute() => Ok(Some(dir.clone())),
-            Some(dir) => std::env::current_dir()
-                .map(|cwd| Some(cwd.join(dir)))
-                .map_err(|e| format!("--cassette-root: cannot read the current directory: {e}")),
-        }
+        absolute_cassette_root(self.cassette_root.clone())
+    }
+}
+
+/// A `--cassette-root` made absolute against the current directory (the tests run in their
+/// package roots).
+///
+/// Errors: the current directory cannot be read.
+pub(crate) fn absolute_cassette_root(dir: Option<PathBuf>) -> Result<Option<PathBuf>, String> {
+    match dir {
+        Some(dir) if dir.is_relative() => std::env::current_dir()
+            .map(|cwd| Some(cwd.join(dir)))
+            .map_err(|e| format!("--cassette-root: cannot read the current directory: {e}")),
+        other => Ok(other),
     }
 }

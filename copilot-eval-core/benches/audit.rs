@@ -13,8 +13,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use copilot_eval_core::audit::{RequestOrigin, inspect_http};
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
+use copilot_eval_core::run::proxy::audit::{RequestOrigin, inspect_http};
 use copilot_eval_core::tools::function_tool;
 use copilot_eval_core::wire::Route;
 use copilot_eval_core::{CopilotEval, RunOptions, run_with};

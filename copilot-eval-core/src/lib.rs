@@ -43,7 +43,8 @@
 //!   subagent dispatches) and its mapping from the live SDK event stream;
 //! - [`result`]: the [`CopilotResult`], composed from the evidence, and its helpers;
 //! - [`model_server`]: the embedded loopback model server for offline runs;
-//! - [`audit`]: what went on the wire for each model request (checked by the request proxy);
+//! - the request audit: what went on the wire for each model request, inspected by the request
+//!   proxy ([`run::proxy::audit`]), its record in [`evidence::audit`];
 //! - [`cassette`]: replaying recorded conversations through the real runtime, and recording them.
 //!
 //! Around the run, for tests and suites:
@@ -73,7 +74,6 @@
 #![deny(missing_docs)]
 
 pub mod artifact;
-pub mod audit;
 pub mod cassette;
 pub mod cost;
 pub mod customization;

@@ -89,6 +89,73 @@ impl SkillFolder<'_> {
     }
 }
 
+impl<T> OwnFile<T> {
+    /// A warning `rule` per key the file's format does not define: the top-level `unknown`
+    /// keys first (the format's keys of the `file`, e.g. `evals/evals.json`: `top_keys`), then
+    /// each entry's: `(entry, field, keys)`,
+    /// the entry as a message names it, its field path (`evals[0]`, `[0]`) and its unknown
+    /// keys (what an entry is, `an eval entry`, and the keys it may have).
+    fn unknown_keys<'k>(
+        &self,
+        rule: &'static str,
+        file: &str,
+        top_keys: &[&str],
+        unknown: &[String],
+        entries: impl Iterator<Item = (String, String, &'k [String])>,
+        (entry_kind, entry_keys): (&str, &[&str]),
+    ) -> Vec<Problem> {
+        let path = &self.path;
+        let top = unknown.iter().map(|key| {
+            Problem::warning(
+                path,
+                rule,
+                format!(
+                    "is not a top-level key of {file} (known: {}); copilot-eval ignores it: remove it, or fix its spelling",
+                    top_keys.join(", ")
+                ),
+            )
+            .field(key.as_str())
+        });
+        let entries = entries.flat_map(|(entry, field, keys)| {
+            keys.iter().map(move |key| {
+                Problem::warning(
+                    path,
+                    rule,
+                    format!(
+                        "{entry}: `{key}` is not a key of {entry_kind} (known: {}); copilot-eval ignores it: remove it, or fix its spelling",
+                        entry_keys.join(", ")
+                    ),
+                )
+                .field(format!("{field}.{key}"))
+            })
+        });
+        top.chain(entries).collect()
+    }
+
+    /// The error `rule` when the file's `skill_name` (`written`) is not the skill's `name`,
+    /// which `what` describes for the message (`the skill's name "x" (...)`).
+    fn skill_name(
+        &self,
+        rule: &'static str,
+        written: Option<&String>,
+        name: Option<&str>,
+        what: impl Fn(&str) -> String,
+    ) -> Option<Problem> {
+        let (written, name) = (written?, name?);
+        (written != name).then(|| {
+            Problem::error(
+                &self.path,
+                rule,
+                format!(
+                    "{written:?} is not {}: write \"skill_name\": {name:?}, or remove `skill_name`",
+                    what(name)
+                ),
+            )
+            .field("skill_name")
+        })
+    }
+}
+
 /// The checks of the files a skill folder may hold beside `SKILL.md`, one module per file kind;
 /// each reports nothing when its file is absent. Their problems count for the skill.
 const SKILL_FILE_CHECKS: &[fn(&SkillFolder<'_>) -> Vec<Problem>] =

@@ -25,6 +25,16 @@ const ALPHA: f64 = 0.05;
 /// The largest number of trials per side [`trials_needed`] searches.
 const MAX_TRIALS_SEARCHED: u64 = 10_000;
 
+/// The rate `hits / runs` with its 95% Wilson score interval (`[low, high]` fractions);
+/// `(None, None)` for no runs.
+pub fn rate_with_interval(hits: u32, runs: u32) -> (Option<f64>, Option<[f64; 2]>) {
+    if runs == 0 {
+        return (None, None);
+    }
+    let (low, high) = wilson_interval(u64::from(hits), u64::from(runs));
+    (Some(f64::from(hits) / f64::from(runs)), Some([low, high]))
+}
+
 /// The 95% Wilson score interval of a binomial proportion: `passes` successes out of `trials`.
 ///
 /// Returns `(low, high)`, both fractions in [0, 1] with `low <= high`, clamped to [0, 1]. The

@@ -237,14 +237,16 @@ pub fn image_tool(
         "{name} returned an image ({mime_type}, {} bytes)",
         image.len()
     );
-    Tool::new(name)
-        .with_description(description)
-        .with_parameters(serde_json::json!({"type": "object", "properties": {}}))
-        .with_handler(Arc::new(ImageHandler {
+    described(
+        name,
+        description,
+        serde_json::json!({"type": "object", "properties": {}}),
+        Arc::new(ImageHandler {
             data,
             mime_type,
             text,
-        }))
+        }),
+    )
 }
 
 struct ImageHandler {

@@ -1,12 +1,13 @@
 //! How a model request travels, classified once and shared by everything that reads it: the
-//! request audit ([`crate::audit`]), the run's request proxy and the cassette's tap
+//! request audit ([`crate::run::proxy::audit`]), the run's request proxy and the cassette's tap
 //! ([`crate::run::ExchangeTap`]), and the loopback model server ([`crate::model_server`]).
 //!
 //! - [`Api`]: the request's schema, OpenAI Chat Completions or Responses;
 //! - [`Transport`]: an HTTP request, or one message on a WebSocket;
 //! - [`WireApi`]: the wire format a model catalog advertises, which decides both;
 //! - [`Route`]: what an HTTP request of the runtime is, from its method and path (the model
-//!   catalog, a model request of an API, or anything else).
+//!   catalog, a model request of an API, or anything else);
+//! - [`Role`]: who wrote a chat message of a request (`system`, `user`, `assistant`, `tool`).
 //!
 //! A leaf: it imports no other module of the crate.
 
@@ -119,6 +120,66 @@ impl Route {
         } else {
             Route::Other
         }
+    }
+}
+
+/// The interaction type a WebSocket `response.create` message declares: the
+/// `x-interaction-type` entry (any case) of its `headers` member, which the runtime sends with a
+/// connection's first message.
+pub fn declared_interaction_type(message: &serde_json::Value) -> Option<String> {
+    message
+        .get("headers")?
+        .as_object()?
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("x-interaction-type"))?
+        .1
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// Who wrote a chat message: the roles a cassette holds (written in lower case, as in Chat
+/// Completions), and the roles a replay diagnosis names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The system prompt (normally `${system}`).
+    System,
+    /// A user message: the prompt, or context the runtime adds as a user message (skills).
+    User,
+    /// A model reply: text and/or tool calls.
+    Assistant,
+    /// A tool result, answering the tool call `tool_call_id`.
+    Tool,
+}
+
+impl Role {
+    /// The role as written in cassettes and in Chat Completions: `system`, `user`, `assistant`,
+    /// `tool`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    /// The role a Chat Completions message names (`"system"`, ...); `None` for any other text
+    /// (`developer`, ...), which no cassette holds.
+    pub fn from_name(name: &str) -> Option<Role> {
+        Some(match name {
+            "system" => Role::System,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -93,6 +93,8 @@ fn run(stop: StopReason, model: String, prompt: String, response: String) -> Run
 
 fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord {
     TestRecord {
+        provenance: None,
+        attempt: None,
         trial: None,
         model: None,
         test_id: format!("{name}::__copilot_eval"),
@@ -115,15 +117,18 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
         source: None,
         skill_eval: None,
         trigger_query: None,
+        ablated: Vec::new(),
         expectations: Vec::new(),
     }
 }
 
 fn suite(tests: Vec<TestRecord>) -> SuiteReport {
     SuiteReport {
+        provenance: None,
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
+        skill_lift: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

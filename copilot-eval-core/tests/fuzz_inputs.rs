@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 
-use copilot_eval_core::audit::{RequestOrigin, inspect_http, inspect_websocket};
 use copilot_eval_core::cassette::Cassette;
 use copilot_eval_core::cost::{DEFAULT_PRICING, PricingTable};
 use copilot_eval_core::customization::{AgentFile, InstructionsFile, Skill};
@@ -17,6 +16,7 @@ use copilot_eval_core::report::merge::read_shard;
 use copilot_eval_core::report::{
     Outcome, Property, SCHEMA_VERSION, SuiteReport, SuiteTotals, TestRecord, ToolInfo,
 };
+use copilot_eval_core::run::proxy::audit::{RequestOrigin, inspect_http, inspect_websocket};
 use copilot_eval_core::wire::Route;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -99,6 +99,7 @@ fn has_position(message: &str) -> bool {
 
 fn evidence_seed() -> &'static str {
     let evidence = TestEvidence {
+        provenance: None,
         format: EVIDENCE_FORMAT.into(),
         test_id: "t::__copilot_eval".into(),
         name: "t".into(),
@@ -136,6 +137,8 @@ fn evidence_seed() -> &'static str {
 
 fn results_seed() -> &'static str {
     let tests = vec![TestRecord {
+        provenance: None,
+        attempt: None,
         trial: None,
         model: None,
         name: "t".into(),
@@ -158,12 +161,15 @@ fn results_seed() -> &'static str {
         source: None,
         skill_eval: None,
         trigger_query: None,
+        ablated: Vec::new(),
         expectations: Vec::new(),
     }];
     let report = SuiteReport {
+        provenance: None,
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
+        skill_lift: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

@@ -23,6 +23,7 @@ use copilot_eval_core::model_server::{
 use copilot_eval_e2e::runtime_for;
 use serde_json::json;
 
+mod browser;
 mod support;
 
 use support::{command_path, workspace_root};
@@ -172,36 +173,8 @@ async fn each_side_of_a_comparison_records_its_own_cassette_with_a_scripted_mode
 /// shows: the comparison table's rows (each a list of cell texts, the row's class first) and
 /// each run's label with its box (left, top).
 fn rendered(chrome: std::path::PathBuf, html: &Path) -> serde_json::Value {
-    use headless_chrome::{Browser, LaunchOptions};
     let profile = tempfile::tempdir().unwrap();
-    let browser_tmp = profile.path().join("tmp");
-    std::fs::create_dir(&browser_tmp).unwrap();
-    let browser = Browser::new(
-        LaunchOptions::default_builder()
-            .path(Some(chrome))
-            .headless(true)
-            .sandbox(false)
-            .user_data_dir(Some(profile.path().join("data")))
-            .process_envs(Some(
-                [(
-                    "TMPDIR".to_owned(),
-                    browser_tmp.to_str().unwrap().to_owned(),
-                )]
-                .into(),
-            ))
-            .window_size(Some((1280, 1600)))
-            .idle_browser_timeout(std::time::Duration::from_secs(90))
-            .build()
-            .unwrap(),
-    )
-    .expect("Chromium starts headless");
-    let tab = browser.new_tab().unwrap();
-    tab.set_default_timeout(std::time::Duration::from_secs(90));
-    tab.navigate_to(&format!("file://{}", html.display()))
-        .unwrap()
-        .wait_until_navigated()
-        .unwrap();
-    tab.wait_for_element("#shown").unwrap();
+    let (browser, tab) = browser::open(chrome, &profile, html);
     let script = format!(
         r#"JSON.stringify((() => {{
             const eval_ = document.querySelector('details.eval[data-name="{EVAL}"]');
@@ -215,11 +188,10 @@ fn rendered(chrome: std::path::PathBuf, html: &Path) -> serde_json::Value {
             return {{ rows, runs }};
         }})())"#
     );
-    let result = tab.evaluate(&script, false).unwrap();
-    let text = result.value.and_then(|v| v.as_str().map(str::to_owned));
+    let text = browser::eval_str(&tab, &script);
     drop(tab);
     drop(browser);
-    serde_json::from_str(&text.expect("the page script returns a string")).unwrap()
+    serde_json::from_str(&text).unwrap()
 }
 
 #[test]

@@ -144,6 +144,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
     let run = RunRecord::from_result(result, "scripted");
     let failure = (!result.success).then(|| format!("the run failed: {:?}", result.error));
     let evidence = TestEvidence {
+        provenance: None,
         format: EVIDENCE_FORMAT.to_owned(),
         test_id: format!("faults::{row}::__copilot_eval"),
         name: row.to_owned(),
@@ -185,6 +186,8 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         false,
     );
     let test = TestRecord {
+        provenance: None,
+        attempt: None,
         trial: None,
         model: None,
         name: row.to_owned(),
@@ -207,13 +210,16 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         source: None,
         skill_eval: None,
         trigger_query: None,
+        ablated: Vec::new(),
         expectations: Vec::new(),
     };
     let tests = vec![test];
     let report = SuiteReport {
+        provenance: None,
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
+        skill_lift: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".to_owned(),

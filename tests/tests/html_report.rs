@@ -21,36 +21,15 @@ use std::time::{Duration, Instant};
 use copilot_eval_core::report::Outcome;
 use copilot_eval_e2e::runtime_for;
 use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
-use headless_chrome::{Browser, LaunchOptions, Tab};
 use serde_json::Value;
 
+mod browser;
 mod support;
+
+use browser::{eval_json, eval_str, open};
 
 /// The fixture's final answer of `guards_and_delegates` (its `MARKUP_ANSWER`).
 const MARKUP_ANSWER: &str = "Reviewed. <script>document.title = 'injected'</script> and </div><b id=\"injected\">not bold</b>";
-
-/// Waits of the browser (page load, element lookups): generous, as the machine is shared.
-const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// Evaluate `expression` in the page; it must produce a string (the tests wrap objects in
-/// `JSON.stringify`). Panics with the page's exception when it throws.
-fn eval_str(tab: &Tab, expression: &str) -> String {
-    let result = tab
-        .evaluate(expression, false)
-        .unwrap_or_else(|e| panic!("evaluating {expression}: {e}"));
-    match result.value {
-        Some(Value::String(text)) => text,
-        other => panic!(
-            "{expression} gave {other:?} ({:?})",
-            result.description.unwrap_or_default()
-        ),
-    }
-}
-
-/// [`eval_str`] of `JSON.stringify(expression)`, parsed.
-fn eval_json(tab: &Tab, expression: &str) -> Value {
-    serde_json::from_str(&eval_str(tab, &format!("JSON.stringify({expression})"))).unwrap()
-}
 
 /// The selector of the eval section named `name`.
 fn eval_selector(name: &str) -> String {
@@ -73,45 +52,6 @@ fn processes_with(marker: &str) -> Vec<String> {
         }
     }
     found
-}
-
-/// Chromium, headless, with `profile` as its private folder (its profile, and its TMPDIR, where
-/// Chromium leaves its singleton socket folder when killed: both removed with it), showing the
-/// page at `html` once its script ran.
-fn open(
-    chrome: std::path::PathBuf,
-    profile: &tempfile::TempDir,
-    html: &std::path::Path,
-) -> (Browser, std::sync::Arc<Tab>) {
-    let browser_tmp = profile.path().join("tmp");
-    std::fs::create_dir(&browser_tmp).unwrap();
-    let browser = Browser::new(
-        LaunchOptions::default_builder()
-            .path(Some(chrome))
-            .headless(true)
-            .sandbox(false)
-            .user_data_dir(Some(profile.path().join("data")))
-            .process_envs(Some(
-                [(
-                    "TMPDIR".to_owned(),
-                    browser_tmp.to_str().unwrap().to_owned(),
-                )]
-                .into(),
-            ))
-            .window_size(Some((1280, 1600)))
-            .idle_browser_timeout(BROWSER_TIMEOUT)
-            .build()
-            .unwrap(),
-    )
-    .expect("Chromium starts headless");
-    let tab = browser.new_tab().unwrap();
-    tab.set_default_timeout(BROWSER_TIMEOUT);
-    tab.navigate_to(&format!("file://{}", html.display()))
-        .unwrap()
-        .wait_until_navigated()
-        .unwrap();
-    tab.wait_for_element("#shown").unwrap();
-    (browser, tab)
 }
 
 /// The page of a flaky eval run in five trials (the scripted example's
@@ -249,21 +189,37 @@ fn the_html_report_shows_the_model_matrix_comparisons_over_trials_and_skill_trig
     );
     let matrix: Vec<Vec<String>> =
         serde_json::from_value(rows("#model-matrix tr.matrix-cell")).unwrap();
-    let fixed: Vec<[&str; 4]> = matrix
+    let fixed: Vec<[&str; 5]> = matrix
         .iter()
-        .map(|r| [r[0].as_str(), r[1].as_str(), r[3].as_str(), r[4].as_str()])
+        .map(|r| {
+            [
+                r[0].as_str(),
+                r[1].as_str(),
+                r[3].as_str(),
+                r[4].as_str(),
+                r[5].as_str(),
+            ]
+        })
         .collect();
+    // Cost per pass: scripted runs spend nothing, so it does not apply (never 0).
     let claude = [
         "claude-sonnet-4.5",
         "3/3 (100%, 95% CI 44%-100%)",
         "0",
         "0 USD",
+        "n/a (scripted model)",
     ];
-    let gpt = ["gpt-5", "2/3 (67%, 95% CI 21%-94%)", "0", "0 USD"];
+    let gpt = [
+        "gpt-5",
+        "2/3 (67%, 95% CI 21%-94%)",
+        "0",
+        "0 USD",
+        "n/a (scripted model)",
+    ];
     assert_eq!(fixed, [claude, gpt, claude, gpt]);
     for row in &matrix {
         assert!(row[2].parse::<u64>().unwrap() > 0, "tokens: {row:?}");
-        assert!(row[5].ends_with(" s"), "duration: {row:?}");
+        assert!(row[6].ends_with(" s"), "duration: {row:?}");
     }
 
     // The comparison over trials: the tag line 1/3 against 3/3 (Fisher's two-sided p = 0.4),

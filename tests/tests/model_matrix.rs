@@ -148,7 +148,7 @@ fn two_models_by_two_cases_by_three_trials_give_the_side_by_side_figures() {
         assert_eq!(heading, format!("    scripted::evals {MATRIX}::{case}"));
         assert!(
             lines[at + 2 + i * 4].starts_with(
-                "      model              passed                       tokens  premium  est. cost  duration"
+                "      model              passed                       tokens  premium  est. cost  cost/pass             duration"
             ),
             "{}",
             run.stderr
@@ -166,7 +166,7 @@ fn two_models_by_two_cases_by_three_trials_give_the_side_by_side_figures() {
             run.stderr
         );
         assert!(
-            lines[at + 4 + i * 4].contains("  0        0 USD  "),
+            lines[at + 4 + i * 4].contains("  0        0 USD      n/a (scripted model)  "),
             "{}",
             run.stderr
         );

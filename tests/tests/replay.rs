@@ -512,6 +512,26 @@ async fn assert_mismatch(id: &str, tweak: Tweak, first_difference: &str, shown: 
         "{test}: {error}"
     );
     assert!(error.contains(first_difference), "{test}: {error}");
+    // The run keeps the diagnosis typed (what `drift` classifies): its text is the error's, and
+    // one of its conversations departs where the error says.
+    let diagnosis = result
+        .replay_diagnosis
+        .as_ref()
+        .unwrap_or_else(|| panic!("{test}: no typed diagnosis beside {error}"));
+    assert!(
+        error.contains(&diagnosis.to_string()),
+        "{test}: {diagnosis}"
+    );
+    let copilot_eval_core::cassette::ReplayMismatch::Miss { first, .. } = diagnosis else {
+        panic!("{test}: a miss, not {diagnosis:?}");
+    };
+    assert!(
+        first
+            .conversations
+            .iter()
+            .any(|c| c.departure.to_string().starts_with(first_difference)),
+        "{test}: {first:?}"
+    );
     for needle in shown {
         assert!(error.contains(needle), "{test}: {needle:?} not in\n{error}");
     }
@@ -601,6 +621,12 @@ async fn one_prompt_of_a_two_turn_recording_is_reported_unconsumed() {
         error.contains("was fully replayed") && error.contains("conversation 1 of 1"),
         "{error}"
     );
+    match &result.replay_diagnosis {
+        Some(copilot_eval_core::cassette::ReplayMismatch::Unconsumed {
+            never_requested, ..
+        }) => assert_eq!(never_requested, &replayed.unconsumed),
+        other => panic!("an unconsumed cassette, typed: {other:?}"),
+    }
 }
 
 // --- determinism -----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 //! W1 and W2 of the benchmark: the scenario of `copilot_eval_bench::script` as an eval, 24
 //! cases (`weather::w01` alone is W1; all 24 are W2). Scripted, so offline in every mode.
 
-use copilot_eval_bench::{ANSWER, PROMPT, get_weather, script};
+use copilot_eval_bench::weather_eval;
 use copilot_eval_core::copilot_eval;
 use copilot_eval_core::harness::EvalContext;
 
@@ -31,14 +31,5 @@ use copilot_eval_core::harness::EvalContext;
 #[case::w23(23)]
 #[case::w24(24)]
 async fn weather(ctx: EvalContext, n: u32) {
-    ctx.offline(script());
-    let eval = ctx.eval().tool(get_weather()).build().unwrap();
-    let result = ctx.run(&eval, PROMPT).await;
-    assert!(
-        result.success,
-        "case {n}: {:?}: {:?}",
-        result.stop_reason, result.error
-    );
-    assert_eq!(result.final_response.as_deref(), Some(ANSWER));
-    assert_eq!(result.tool_calls.len(), 1);
+    weather_eval(&ctx, n, None).await;
 }

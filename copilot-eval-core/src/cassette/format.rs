@@ -111,32 +111,7 @@ pub struct Conversation {
     pub messages: Vec<Message>,
 }
 
-/// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// The system prompt (normally `${system}`).
-    System,
-    /// A user message: the prompt, or context the runtime adds as a user message (skills).
-    User,
-    /// A model reply: text and/or tool calls.
-    Assistant,
-    /// A tool result, answering the tool call `tool_call_id`.
-    Tool,
-}
-
-impl Role {
-    /// The role as written in cassettes and in Chat Completions: `system`, `user`, `assistant`,
-    /// `tool`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-        }
-    }
-}
+pub use crate::wire::Role;
 
 /// One recorded chat message.
 #[derive(Debug, Clone, PartialEq)]

@@ -204,7 +204,10 @@ pub use format::{
 pub use normalize::{NORMALIZERS, NORMALIZERS_VERSION, Normalizer, NormalizerKind};
 pub use prompt::{PROMPT_PARTS, PromptParts};
 pub use record::{RecordError, RecordedExchange, Recorder};
-pub use replay::{ConversationDiff, InjectedCall, ReplayMiss, ReplayResponder};
+pub use replay::{
+    ConversationDiff, Departure, InjectedCall, LaterMiss, ReplayMismatch, ReplayMiss,
+    ReplayResponder,
+};
 pub use scan::{VolatileKind, VolatileValue, temp_folders, volatile_values};
 
 use crate::model_server::{ModelServer, ServerConfig, WireApi};

@@ -229,10 +229,15 @@ pub(crate) fn spellings(dir: &std::path::Path) -> Vec<String> {
     out
 }
 
+/// A request's message whose `role` (the text here) is none a cassette holds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the role `{0}`, which no cassette holds (system, user, assistant, tool)")]
+pub(crate) struct UnknownRole(pub String);
+
 /// A message in the comparable form: only what the model sees of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NormalMessage {
-    pub role: String,
+    pub role: Role,
     /// `None` for no text (absent, `null` or empty).
     pub content: Option<String>,
     pub tool_calls: Vec<NormalToolCall>,
@@ -255,7 +260,7 @@ impl NormalMessage {
     /// The comparable form of a recorded message (before the normalisers).
     pub fn from_recorded(message: &Message) -> NormalMessage {
         NormalMessage {
-            role: message.role.as_str().to_owned(),
+            role: message.role,
             content: message.content.clone().filter(|c| !c.is_empty()),
             tool_calls: message
                 .tool_calls
@@ -301,12 +306,13 @@ impl NormalMessage {
     /// members (`copilot_cache_control`, `name`, ...) are transport hints the model does not
     /// read as conversation. Content parts are joined: text parts by their text, other parts
     /// (images) by their canonical JSON, separated by newlines.
-    pub fn from_request(message: &Value) -> NormalMessage {
-        let role = message
-            .get("role")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
+    ///
+    /// Errors: [`UnknownRole`] when the message's `role` is not one a cassette holds
+    /// ([`Role`]: a `developer` message, or none), which neither a recording nor a replay can
+    /// match.
+    pub fn from_request(message: &Value) -> Result<NormalMessage, UnknownRole> {
+        let text = message.get("role").and_then(Value::as_str).unwrap_or("");
+        let role = Role::from_name(text).ok_or_else(|| UnknownRole(text.to_owned()))?;
         let content = match message.get("content") {
             Some(Value::String(s)) => Some(s.clone()),
             Some(Value::Array(parts)) => Some(
@@ -356,8 +362,8 @@ impl NormalMessage {
                     .collect()
             })
             .unwrap_or_default();
-        NormalMessage {
-            tool_call_id: (role == "tool")
+        Ok(NormalMessage {
+            tool_call_id: (role == Role::Tool)
                 .then(|| {
                     message
                         .get("tool_call_id")
@@ -369,7 +375,7 @@ impl NormalMessage {
             content,
             tool_calls,
             prompt_parts: None,
-        }
+        })
     }
 
     /// A one-line rendering for diagnoses: `user "text"`, `assistant "text" calls:
@@ -377,7 +383,7 @@ impl NormalMessage {
     pub fn render(&self) -> String {
         let mut out = match &self.tool_call_id {
             Some(id) => format!("{}[{id}]", self.role),
-            None => self.role.clone(),
+            None => self.role.as_str().to_owned(),
         };
         if let Some(content) = &self.content {
             out.push(' ');
@@ -417,7 +423,12 @@ pub(crate) fn workdir_from_system_prompt(messages: &[Value]) -> Option<String> {
     const MARKER: &str = "Current working directory: ";
     messages
         .iter()
-        .filter(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+        .filter(|m| {
+            m.get("role")
+                .and_then(Value::as_str)
+                .and_then(Role::from_name)
+                == Some(Role::System)
+        })
         .filter_map(|m| m.get("content").and_then(Value::as_str))
         .flat_map(str::lines)
         .find_map(|line| {
@@ -472,7 +483,7 @@ fn merge_assistant_messages(messages: &mut Vec<NormalMessage>, _: &Context) {
     let mut merged: Vec<NormalMessage> = Vec::with_capacity(messages.len());
     for message in messages.drain(..) {
         match merged.last_mut() {
-            Some(last) if last.role == "assistant" && message.role == "assistant" => {
+            Some(last) if last.role == Role::Assistant && message.role == Role::Assistant => {
                 if let Some(text) = message.content {
                     last.content = Some(match last.content.take() {
                         Some(before) => before + &text,
@@ -488,7 +499,7 @@ fn merge_assistant_messages(messages: &mut Vec<NormalMessage>, _: &Context) {
 }
 
 fn system_prompt(messages: &mut Vec<NormalMessage>, context: &Context) {
-    for message in messages.iter_mut().filter(|m| m.role == "system") {
+    for message in messages.iter_mut().filter(|m| m.role == Role::System) {
         if context.live && message.prompt_parts.is_none() {
             message.prompt_parts = Some(super::prompt::prompt_parts(
                 message.content.as_deref().unwrap_or(""),
@@ -502,7 +513,7 @@ fn system_prompt(messages: &mut Vec<NormalMessage>, context: &Context) {
 fn datetime_prefix(messages: &mut Vec<NormalMessage>, _: &Context) {
     const OPEN: &str = "<current_datetime>";
     const CLOSE: &str = "</current_datetime>";
-    for message in messages.iter_mut().filter(|m| m.role == "user") {
+    for message in messages.iter_mut().filter(|m| m.role == Role::User) {
         let Some(content) = &message.content else {
             continue;
         };
@@ -543,7 +554,7 @@ fn workdir(messages: &mut Vec<NormalMessage>, context: &Context) {
 }
 
 fn session_folder(messages: &mut Vec<NormalMessage>, _: &Context) {
-    for message in messages.iter_mut().filter(|m| m.role == "user") {
+    for message in messages.iter_mut().filter(|m| m.role == Role::User) {
         if let Some(content) = &message.content
             && content.contains(super::session_folder::MARK)
         {
@@ -553,7 +564,7 @@ fn session_folder(messages: &mut Vec<NormalMessage>, _: &Context) {
 }
 
 fn tool_output_file(messages: &mut Vec<NormalMessage>, _: &Context) {
-    for message in messages.iter_mut().filter(|m| m.role == "tool") {
+    for message in messages.iter_mut().filter(|m| m.role == Role::Tool) {
         if let Some(content) = &message.content
             && content.contains(super::tool_output_file::MARK)
         {
@@ -660,7 +671,7 @@ fn result_tool_names(messages: &[NormalMessage]) -> Vec<Option<String>> {
 fn view_line_numbers(messages: &mut Vec<NormalMessage>, _: &Context) {
     let names = result_tool_names(messages);
     for (message, name) in messages.iter_mut().zip(names) {
-        if message.role != "tool" || name.as_deref() != Some("view") {
+        if message.role != Role::Tool || name.as_deref() != Some("view") {
             continue;
         }
         if let Some(content) = &message.content
@@ -698,7 +709,7 @@ pub(crate) fn strip_line_numbers(text: &str) -> Option<String> {
 
 fn unknown_tool_list(messages: &mut Vec<NormalMessage>, _: &Context) {
     const LIST: &str = " Available tools that can be called are ";
-    for message in messages.iter_mut().filter(|m| m.role == "tool") {
+    for message in messages.iter_mut().filter(|m| m.role == Role::Tool) {
         let Some(content) = &message.content else {
             continue;
         };
@@ -715,7 +726,7 @@ fn unknown_tool_list(messages: &mut Vec<NormalMessage>, _: &Context) {
 }
 
 fn shell_exit_marker(messages: &mut Vec<NormalMessage>, _: &Context) {
-    for message in messages.iter_mut().filter(|m| m.role == "tool") {
+    for message in messages.iter_mut().filter(|m| m.role == Role::Tool) {
         if let Some(content) = &message.content
             && content.contains("<shellId: ")
         {

@@ -8,8 +8,13 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::format::{Cassette, Message, Role};
-use super::normalize::{Context, NORMALIZERS_VERSION, NormalMessage, normalize, shell_name};
+use super::normalize::{
+    Context, NORMALIZERS_VERSION, NormalMessage, UnknownRole, normalize, shell_name,
+};
 use crate::model_server::{ModelRequest, Reply, Responder, ScriptedTurn};
+pub use crate::result::replay::{
+    ConversationDiff, Departure, LaterMiss, ReplayMismatch, ReplayMiss,
+};
 use crate::run::ReplayCheck;
 
 /// HTTP status of the answer to a request that matches nothing: a client error the runtime does
@@ -20,41 +25,6 @@ pub(crate) const MISS_STATUS: u16 = 400;
 const SHOWN_CHARS: usize = 160;
 /// Characters kept before the first differing character when a message is shortened.
 const CONTEXT_CHARS: usize = 50;
-
-/// A model request that could not be answered from the cassette.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReplayMiss {
-    /// The cassette file.
-    pub cassette: PathBuf,
-    /// Which model request of the session it was: 1 for the first the server received.
-    pub request: usize,
-    /// Why it could not be answered, one sentence.
-    pub reason: String,
-    /// The request after normalisation, one rendered line per message, each shortened to about
-    /// 160 characters (messages are numbered from 1 in the texts; the system prompt is 1).
-    pub request_messages: Vec<String>,
-    /// For each recorded conversation, in file order, where the request departs from it.
-    pub conversations: Vec<ConversationDiff>,
-}
-
-/// Where a request departs from one recorded conversation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConversationDiff {
-    /// The conversation's number in the cassette, from 1.
-    pub conversation: usize,
-    /// How many messages it has (after merging consecutive assistant messages).
-    pub recorded_messages: usize,
-    /// The number (from 1) of the first message where the two differ, when both have one
-    /// there; `None` when the request agrees with the whole overlap.
-    pub first_difference: Option<usize>,
-    /// What is wrong, e.g. `first difference at message 2 (user)`.
-    pub explanation: String,
-    /// The recorded message at that point, normalised and shortened around the first differing
-    /// character (`None` when the recording has none there).
-    pub recorded: Option<String>,
-    /// The request's message at that point, normalised and shortened the same way.
-    pub requested: Option<String>,
-}
 
 /// An assistant tool call found in a request whose id the server never issued: the runtime
 /// made it, not the model. Such calls and their results are taken out of the request before it
@@ -71,38 +41,6 @@ pub struct InjectedCall {
     pub arguments: String,
     /// The text of its tool result in that request, if there was one.
     pub result: Option<String>,
-}
-
-impl std::fmt::Display for ReplayMiss {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(
-            f,
-            "model request {} {} (cassette {}; the request has {} messages after normalisation, normalisers v{})",
-            self.request,
-            self.reason,
-            self.cassette.display(),
-            self.request_messages.len(),
-            NORMALIZERS_VERSION,
-        )?;
-        let total = self.conversations.len();
-        for (i, diff) in self.conversations.iter().enumerate() {
-            write!(
-                f,
-                "  conversation {} of {total} ({} messages): {}",
-                diff.conversation, diff.recorded_messages, diff.explanation
-            )?;
-            if let Some(recorded) = &diff.recorded {
-                write!(f, "\n    recorded: {recorded}")?;
-            }
-            if let Some(requested) = &diff.requested {
-                write!(f, "\n    request:  {requested}")?;
-            }
-            if i + 1 < total {
-                writeln!(f)?;
-            }
-        }
-        Ok(())
-    }
 }
 
 /// One recorded conversation prepared for matching.
@@ -260,7 +198,7 @@ impl ReplayResponder {
             .enumerate()
             .filter_map(|(c, stored)| {
                 let replies: Vec<usize> = (0..stored.normal.len())
-                    .filter(|i| stored.normal[*i].role == "assistant")
+                    .filter(|i| stored.normal[*i].role == Role::Assistant)
                     .collect();
                 let missing: Vec<usize> = replies
                     .iter()
@@ -324,23 +262,12 @@ impl ReplayResponder {
         let number = state.requests;
 
         // 1. Runtime-injected calls out, then the comparable, normalised form.
-        let (earlier, issued) = (state.earlier, state.issued);
-        let mut messages: Vec<NormalMessage> = request
-            .messages
-            .iter()
-            .map(NormalMessage::from_request)
-            .collect();
-        let injected = take_injected(&mut messages, earlier, issued, number);
-        for call in injected {
-            if call_number(&call.id).is_some_and(|n| n >= 1 && n <= earlier) {
-                continue;
-            }
-            if !state.injected.iter().any(|known| known.id == call.id) {
-                state.injected.push(call);
-            }
+        let (messages, context, unknown_role) = comparable(&mut state, request, number);
+        if let Some((n, unknown)) = unknown_role {
+            let reason = format!("matches no recorded conversation: message {n} has {unknown}");
+            let miss = self.diagnose(&state, number, reason, &messages);
+            return self.fail(&mut state, miss);
         }
-        let context = Context::for_request(&request.messages, state.workdir.as_deref());
-        normalize(&mut messages, &context);
 
         // 2. Conversations of which the request is a strict prefix, followed by a reply.
         let position = messages.len();
@@ -355,7 +282,7 @@ impl ReplayResponder {
                         &messages,
                         NormalMessage::matches,
                     )
-                    && stored.normal[position].role == "assistant"
+                    && stored.normal[position].role == Role::Assistant
             })
             .map(|(c, _)| c)
             .collect();
@@ -401,7 +328,7 @@ impl ReplayResponder {
             // they were served by earlier requests already; a resumed session's first request
             // carries the earlier session's replies, which this server never served.
             for i in 0..position {
-                if stored.normal[i].role == "assistant" {
+                if stored.normal[i].role == Role::Assistant {
                     stored.served[i] = true;
                 }
             }
@@ -445,10 +372,45 @@ impl ReplayResponder {
             cassette: self.cassette.path.clone(),
             request: number,
             reason,
+            normalizers: NORMALIZERS_VERSION,
             request_messages: request.iter().map(|m| shorten(&m.render())).collect(),
             conversations,
         }
     }
+}
+
+/// The comparable, normalised form of request `number`, with runtime-injected calls taken out
+/// (and kept in `state`), the normalisers' context, and the first message (number from 1, and
+/// role text) whose role no cassette holds: such a message can match nothing, so the request
+/// is a miss that names it, diagnosed without it.
+fn comparable(
+    state: &mut State,
+    request: &ModelRequest,
+    number: usize,
+) -> (Vec<NormalMessage>, Context, Option<(usize, UnknownRole)>) {
+    let (earlier, issued) = (state.earlier, state.issued);
+    let mut unknown_role: Option<(usize, UnknownRole)> = None;
+    let mut messages: Vec<NormalMessage> = Vec::with_capacity(request.messages.len());
+    for (i, message) in request.messages.iter().enumerate() {
+        match NormalMessage::from_request(message) {
+            Ok(message) => messages.push(message),
+            Err(unknown) => {
+                unknown_role.get_or_insert((i + 1, unknown));
+            }
+        }
+    }
+    let injected = take_injected(&mut messages, earlier, issued, number);
+    for call in injected {
+        if call_number(&call.id).is_some_and(|n| n >= 1 && n <= earlier) {
+            continue;
+        }
+        if !state.injected.iter().any(|known| known.id == call.id) {
+            state.injected.push(call);
+        }
+    }
+    let context = Context::for_request(&request.messages, state.workdir.as_deref());
+    normalize(&mut messages, &context);
+    (messages, context, unknown_role)
 }
 
 /// Whether `request` matches `recorded` message for message, by `matches`.
@@ -471,7 +433,7 @@ fn changed_prompt(stored: &[Stored], request: &[NormalMessage]) -> Option<String
                 request,
                 NormalMessage::matches_ignoring_parts,
             )
-            && stored.normal[position].role == "assistant"
+            && stored.normal[position].role == Role::Assistant
     })?;
     let mut changed: Vec<String> = Vec::new();
     for (recorded, requested) in conversation.normal.iter().zip(request) {
@@ -508,7 +470,7 @@ fn take_injected(
 ) -> Vec<InjectedCall> {
     let ours = |id: &str| call_number(id).is_some_and(|n| n > earlier && n <= earlier + issued);
     let mut injected: Vec<InjectedCall> = Vec::new();
-    for message in messages.iter_mut().filter(|m| m.role == "assistant") {
+    for message in messages.iter_mut().filter(|m| m.role == Role::Assistant) {
         message.tool_calls.retain(|call| {
             if ours(&call.id) {
                 return true;
@@ -528,7 +490,7 @@ fn take_injected(
     }
     messages.retain(|m| {
         let Some(id) = m.tool_call_id.as_deref() else {
-            return !(m.role == "assistant" && m.content.is_none() && m.tool_calls.is_empty());
+            return !(m.role == Role::Assistant && m.content.is_none() && m.tool_calls.is_empty());
         };
         match injected.iter_mut().find(|c| c.id == id) {
             Some(call) => {
@@ -607,14 +569,12 @@ fn compare(
     request: &[NormalMessage],
 ) -> ConversationDiff {
     let recorded_messages = recorded.len();
-    let diff = |first_difference: Option<usize>,
-                explanation: String,
+    let diff = |departure: Departure,
                 shown_recorded: Option<String>,
                 shown_request: Option<String>| ConversationDiff {
         conversation,
         recorded_messages,
-        first_difference,
-        explanation,
+        departure,
         recorded: shown_recorded,
         requested: shown_request,
     };
@@ -622,53 +582,39 @@ fn compare(
         (0..recorded.len().min(request.len())).find(|i| !recorded[*i].matches(&request[*i]))
     {
         let (r, q) = shorten_pair(&recorded[i].render(), &request[i].render());
-        let role = if recorded[i].role == request[i].role {
-            recorded[i].role.clone()
-        } else {
-            format!("recorded {}, request {}", recorded[i].role, request[i].role)
-        };
-        let mut explanation = format!("first difference at message {} ({role})", i + 1);
+        let mut changed_parts = Vec::new();
         if recorded[i].matches_ignoring_parts(&request[i])
             && let (Some(r), Some(q)) = (&recorded[i].prompt_parts, &request[i].prompt_parts)
         {
-            let names: Vec<String> = super::prompt::changed(r, q)
+            changed_parts = super::prompt::changed(r, q)
                 .iter()
                 .map(|n| super::prompt::describe(n).to_owned())
                 .collect();
-            explanation.push_str(&format!(": changed since recording: {}", names.join(", ")));
         }
-        return diff(Some(i + 1), explanation, Some(r), Some(q));
+        let departure = Departure::Differs {
+            message: i + 1,
+            recorded_role: recorded[i].role,
+            request_role: request[i].role,
+            changed_parts,
+        };
+        return diff(departure, Some(r), Some(q));
     }
     let n = request.len();
     if n < recorded.len() {
         // The request is a strict prefix, but what follows is not a reply.
-        return diff(
-            None,
-            format!(
-                "the request equals its first {n} messages, but recorded message {} is a {} message, not a reply: the request lacks it",
-                n + 1,
-                recorded[n].role
-            ),
-            Some(shorten(&recorded[n].render())),
-            None,
-        );
+        let departure = Departure::LacksMessage {
+            messages: n,
+            recorded_role: recorded[n].role,
+        };
+        return diff(departure, Some(shorten(&recorded[n].render())), None);
     }
     if n == recorded.len() {
-        return diff(
-            None,
-            format!(
-                "the request equals the whole recording ({n} messages): no reply was recorded after it"
-            ),
-            None,
-            None,
-        );
+        return diff(Departure::WholeRecording { messages: n }, None, None);
     }
     diff(
-        Some(recorded.len() + 1),
-        format!(
-            "the request goes on past the end of the recording: message {} is extra",
-            recorded.len() + 1
-        ),
+        Departure::PastEnd {
+            message: recorded.len() + 1,
+        },
         None,
         Some(shorten(&request[recorded.len()].render())),
     )
@@ -727,38 +673,32 @@ impl ReplayCheck for ReplayResponder {
         self.replies_without_usage() > 0
     }
 
-    fn failure(&self, turns_finished: bool) -> Option<String> {
+    fn mismatch(&self, turns_finished: bool) -> Option<ReplayMismatch> {
         let misses = self.misses();
-        if let Some(first) = misses.first() {
-            let mut text = format!("replay mismatch: {first}");
-            if misses.len() > 1 {
-                text.push_str(&format!(
-                    "\n  {} later model requests could not be answered either (the run's replay record has each diagnosis):",
-                    misses.len() - 1
-                ));
-                for miss in &misses[1..] {
-                    text.push_str(&format!(
-                        "\n    model request {} {}",
-                        miss.request, miss.reason
-                    ));
-                }
-            }
-            return Some(text);
+        if let Some((first, later)) = misses.split_first() {
+            return Some(ReplayMismatch::Miss {
+                first: first.clone(),
+                later: later
+                    .iter()
+                    .map(|miss| LaterMiss {
+                        request: miss.request,
+                        reason: miss.reason.clone(),
+                    })
+                    .collect(),
+            });
         }
         if !turns_finished {
             return None;
         }
-        let unconsumed = self.unconsumed();
-        if unconsumed.is_empty() {
+        let never_requested = self.unconsumed();
+        if never_requested.is_empty() {
             return None;
         }
-        let mut text = format!(
-            "replay mismatch: the session ended before the cassette {} was fully replayed ({} model requests answered); recorded replies never requested:\n  {}",
-            self.cassette.path.display(),
-            self.requests(),
-            unconsumed.join("\n  ")
-        );
-        text.push_str(&self.split_hint());
-        Some(text)
+        Some(ReplayMismatch::Unconsumed {
+            cassette: self.cassette.path.clone(),
+            answered: self.requests(),
+            never_requested,
+            split_hint: self.split_hint(),
+        })
     }
 }

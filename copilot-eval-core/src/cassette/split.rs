@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::format::{Cassette, CassetteError};
+use super::format::{Cassette, CassetteError, Role};
 use super::normalize::NormalMessage;
 use super::replay::merged_and_normal;
 
@@ -214,11 +214,11 @@ fn prepare(cassette: &Cassette) -> Vec<Prepared> {
             let (_, normal) = merged_and_normal(&conversation.messages);
             let opening = normal
                 .iter()
-                .position(|m| m.role == "assistant")
+                .position(|m| m.role == Role::Assistant)
                 .unwrap_or(normal.len());
             let first_user = normal[..opening]
                 .iter()
-                .find(|m| m.role == "user")
+                .find(|m| m.role == Role::User)
                 .and_then(|m| m.content.clone());
             let prompts = normal
                 .iter()

@@ -16,6 +16,11 @@ use crate::run::ReplayCheck;
 
 const WORKDIR: &str = "/ws/replay-work";
 
+/// The run's error text for the replay's failure (`None`: the replay does not fail the run).
+fn failure(r: &ReplayResponder, turns_finished: bool) -> Option<String> {
+    r.mismatch(turns_finished).map(|m| m.to_string())
+}
+
 fn cassettes_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/cassettes/copilot-sdk")
 }
@@ -164,7 +169,10 @@ fn malformed_cassettes_name_file_position_and_problem() {
 // --- normalisers -------------------------------------------------------------------------------
 
 fn normalised(messages: Vec<Value>, workdir: Option<&str>) -> Vec<NormalMessage> {
-    let mut normal: Vec<NormalMessage> = messages.iter().map(NormalMessage::from_request).collect();
+    let mut normal: Vec<NormalMessage> = messages
+        .iter()
+        .map(|m| NormalMessage::from_request(m).unwrap())
+        .collect();
     normalize(
         &mut normal,
         &Context {
@@ -470,7 +478,7 @@ fn a_whole_recording_replays_and_is_consumed() {
     );
     assert!(r.unconsumed().is_empty(), "{:?}", r.unconsumed());
     assert!(r.misses().is_empty());
-    assert_eq!(r.failure(true), None);
+    assert_eq!(failure(&r, true), None);
 }
 
 #[test]
@@ -491,11 +499,14 @@ fn a_miss_is_a_400_with_a_diagnosis_per_conversation() {
     let miss = &misses[0];
     assert_eq!(miss.request, 2);
     assert_eq!(miss.conversations.len(), 2);
-    assert_eq!(miss.conversations[0].first_difference, Some(4));
-    assert!(miss.conversations[0].explanation.contains("past the end"));
-    assert_eq!(miss.conversations[1].first_difference, Some(4));
     assert_eq!(
-        miss.conversations[1].explanation,
+        miss.conversations[0].departure,
+        Departure::PastEnd { message: 4 }
+    );
+    assert_eq!(miss.conversations[0].departure.first_difference(), Some(4));
+    assert_eq!(miss.conversations[1].departure.first_difference(), Some(4));
+    assert_eq!(
+        miss.conversations[1].departure.to_string(),
         "first difference at message 4 (tool)"
     );
     assert_eq!(
@@ -506,7 +517,7 @@ fn a_miss_is_a_400_with_a_diagnosis_per_conversation() {
         miss.conversations[1].requested.as_deref(),
         Some(r#"tool[toolcall_0] "Parent directory does not exist""#)
     );
-    let failure = r.failure(false).expect("a miss fails even after a stop");
+    let failure = failure(&r, false).expect("a miss fails even after a stop");
     assert!(
         failure.starts_with("replay mismatch: model request 2 matches no recorded conversation"),
         "{failure}"
@@ -524,7 +535,19 @@ fn a_different_prompt_or_argument_misses_and_order_is_never_forgiven() {
     req.messages[1] = json!({"role": "user", "content": "Make the files."});
     assert!(matches!(r.answer(&req), Reply::Error { .. }));
     let diff = &r.misses()[0].conversations[0];
-    assert_eq!(diff.explanation, "first difference at message 2 (user)");
+    assert_eq!(
+        diff.departure,
+        Departure::Differs {
+            message: 2,
+            recorded_role: Role::User,
+            request_role: Role::User,
+            changed_parts: Vec::new()
+        }
+    );
+    assert_eq!(
+        diff.departure.to_string(),
+        "first difference at message 2 (user)"
+    );
     assert_eq!(diff.recorded.as_deref(), Some(r#"user "Make the file.""#));
     assert_eq!(diff.requested.as_deref(), Some(r#"user "Make the files.""#));
 
@@ -574,10 +597,12 @@ fn injected_calls_are_taken_out_and_reported() {
 fn unconsumed_conversations_fail_only_a_run_whose_turns_finished() {
     let r = responder();
     turn(r.answer(&request(vec![])));
-    assert_eq!(r.failure(false), None, "a stopped run keeps its own reason");
-    let failure = r
-        .failure(true)
-        .expect("an unfinished replay fails a finished run");
+    assert_eq!(
+        failure(&r, false),
+        None,
+        "a stopped run keeps its own reason"
+    );
+    let failure = failure(&r, true).expect("an unfinished replay fails a finished run");
     assert!(failure.contains("was fully replayed"), "{failure}");
     assert!(
         failure.contains(
@@ -694,7 +719,10 @@ fn every_spelling_of_a_symlinked_working_directory_becomes_the_placeholder() {
     ];
     let context = Context::for_request(&request, Some(&lexical));
     assert_eq!(context.workdir, Some(lexical.display().to_string()));
-    let mut normal: Vec<NormalMessage> = request.iter().map(NormalMessage::from_request).collect();
+    let mut normal: Vec<NormalMessage> = request
+        .iter()
+        .map(|m| NormalMessage::from_request(m).unwrap())
+        .collect();
     normalize(&mut normal, &context);
     assert_eq!(normal[1].content.as_deref(), Some("Work in ${workdir}."));
     assert_eq!(
@@ -742,7 +770,7 @@ fn every_miss_is_named_in_the_failure() {
     second.messages[1] = json!({"role": "user", "content": "Make no file."});
     assert!(matches!(r.answer(&second), Reply::Error { .. }));
     assert_eq!(r.misses().len(), 2);
-    let failure = r.failure(true).unwrap();
+    let failure = failure(&r, true).unwrap();
     assert!(
         failure.starts_with("replay mismatch: model request 1 matches no recorded conversation"),
         "{failure}"
@@ -771,7 +799,7 @@ fn an_unused_session_in_a_cassette_says_how_to_split_the_file() {
         turn(r.answer(&request(vec![]))).text_content(),
         Some("Made.")
     );
-    let failure = r.failure(true).unwrap();
+    let failure = failure(&r, true).unwrap();
     assert!(
         failure.ends_with("\n  conversation 2 of 2 was not used at all: a cassette replays ONE session; if this file holds several recorded sessions, split it: `cargo copilot-eval cassette split dir/greets.yaml --force --session 1 --session 2` keeps the conversations this run used in dir/greets.yaml and moves the unused ones into dir/greets-2.yaml (the cassette of the test's second run); without --session it finds the sessions itself, one file per session (greets-2.yaml, greets-3.yaml, ...)"),
         "{failure}"
@@ -780,7 +808,7 @@ fn an_unused_session_in_a_cassette_says_how_to_split_the_file() {
     let r = ReplayResponder::new(Arc::new(
         Cassette::parse(two_sessions, Path::new("dir/greets.yaml")).unwrap(),
     ));
-    assert!(!r.failure(true).unwrap().contains("split it"));
+    assert!(!self::failure(&r, true).unwrap().contains("split it"));
 }
 
 /// A cassette recorded from a resumed session: the earlier session's conversation is history in
@@ -840,7 +868,7 @@ fn a_resumed_session_replays_with_its_history_served() {
     assert!(r.misses().is_empty(), "{:?}", r.misses());
     assert!(r.unconsumed().is_empty(), "{:?}", r.unconsumed());
     assert!(r.injected_calls().is_empty(), "{:?}", r.injected_calls());
-    assert_eq!(r.failure(true), None);
+    assert_eq!(failure(&r, true), None);
 
     // Without being told, the earlier `call_1` looks like this server's first call once it
     // issued one, and the request no longer matches the recording.
@@ -854,4 +882,54 @@ fn a_resumed_session_replays_with_its_history_served() {
         r.answer(&resumed_request(own)),
         Reply::Error { .. }
     ));
+}
+
+// --- roles -------------------------------------------------------------------------------------
+
+/// A cassette holds the four roles only: another is refused when the file is read, naming the
+/// file, the line and column, the field and the roles it may hold.
+#[test]
+fn an_unknown_role_in_a_cassette_is_refused_naming_the_field() {
+    let (line, column, message, shown) = malformed(
+        "conversations:\n  - messages:\n      - role: user\n        content: hi\n      - role: developer\n        content: be terse\n",
+    );
+    assert_eq!((line, column), (Some(5), Some(15)), "{shown}");
+    assert!(message.contains("developer"), "{message}");
+    assert!(
+        ["system", "user", "assistant", "tool"]
+            .iter()
+            .all(|role| message.contains(role)),
+        "{message}"
+    );
+    assert!(shown.contains("t.yaml"), "{shown}");
+}
+
+/// Each role reads and is written back as the cassette spells it (lower case), unchanged.
+#[test]
+fn roles_are_written_as_they_are_read() {
+    for role in [Role::System, Role::User, Role::Assistant, Role::Tool] {
+        let yaml = serde_saphyr::to_string(&role).unwrap();
+        assert_eq!(yaml.trim(), role.as_str());
+        assert_eq!(serde_saphyr::from_str::<Role>(&yaml).unwrap(), role);
+        assert_eq!(Role::from_name(role.as_str()), Some(role));
+    }
+    assert_eq!(Role::from_name("developer"), None);
+}
+
+/// A request message of a role no cassette holds matches nothing: the replay misses, naming
+/// the role and the message, and diagnoses the rest of the request.
+#[test]
+fn a_request_message_of_an_unknown_role_is_a_miss_naming_it() {
+    let r = responder();
+    let mut req = request(vec![]);
+    req.messages
+        .insert(1, json!({"role": "developer", "content": "Be terse."}));
+    assert!(matches!(r.answer(&req), Reply::Error { .. }));
+    let miss = &r.misses()[0];
+    assert_eq!(
+        miss.reason,
+        "matches no recorded conversation: message 2 has the role `developer`, which no cassette holds (system, user, assistant, tool)"
+    );
+    assert_eq!(miss.request_messages.len(), 2, "{miss}");
+    assert!(failure(&r, true).unwrap().contains("`developer`"));
 }

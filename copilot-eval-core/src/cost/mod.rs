@@ -37,7 +37,10 @@ pub use pricing::{
     DEFAULT_PRICING, DEFAULT_PRICING_SOURCE, ModelPrice, PricingError, PricingTable,
     TOKENS_PER_PRICE_UNIT, Unpriced,
 };
-pub use totals::{CostTotals, PricedRun, SCRIPTED_MODEL, estimate_run, price_runs};
+pub use totals::{
+    CostTotals, PricedRun, SCRIPTED_MODEL, cost_per_pass, cost_per_pass_text, estimate_run,
+    price_runs,
+};
 
 /// A cost or count for people: up to 6 decimals, trailing zeros removed (`0.0012`, `2`).
 pub fn format_amount(value: f64) -> String {

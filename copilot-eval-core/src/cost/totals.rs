@@ -138,6 +138,35 @@ impl CostTotals {
     }
 }
 
+/// The estimated cost per passing trial: `estimated_cost / passes`, rounded as amounts are.
+/// `None` (never 0) when the cost is unknown, when nothing passed, or when pricing does not
+/// apply (the runs were scripted: nothing was spent).
+pub fn cost_per_pass(cost: &CostTotals, passes: u64) -> Option<f64> {
+    let total = cost.estimated_cost?;
+    if passes == 0 || not_applicable(cost) {
+        return None;
+    }
+    Some(round_amount(total / passes as f64))
+}
+
+/// [`cost_per_pass`] as people read it: `0.0012 USD`, else `unknown` (the cost is unknown),
+/// `no pass`, or `n/a (scripted model)`.
+pub fn cost_per_pass_text(cost: &CostTotals, passes: u64, currency: &str) -> String {
+    match cost_per_pass(cost, passes) {
+        Some(value) => format!("{} {currency}", super::format_amount(value))
+            .trim_end()
+            .to_owned(),
+        None if cost.estimated_cost.is_none() => "unknown".to_owned(),
+        None if not_applicable(cost) => format!("n/a ({SCRIPTED_MODEL})"),
+        None => "no pass".to_owned(),
+    }
+}
+
+/// Whether pricing does not apply to these totals: every priced run was scripted.
+fn not_applicable(cost: &CostTotals) -> bool {
+    cost.not_applicable_runs > 0 && cost.estimated_cost == Some(0.0)
+}
+
 /// A money amount as the artifacts keep it: rounded to millionths of the currency unit (the
 /// display's precision), so sums of prices never show float noise such as
 /// `0.005399999999999999`.

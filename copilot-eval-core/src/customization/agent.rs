@@ -36,7 +36,7 @@ use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig};
 use serde_json::Value;
 
 use super::frontmatter::{self, Checker, kind_of};
-use super::{LoadError, Problem, read_text, settle};
+use super::{LoadError, Problem, check_file, settle};
 
 /// The front-matter keys of a `.agent.md` file.
 pub const KNOWN_KEYS: &[&str] = &[
@@ -206,36 +206,15 @@ pub fn agent_name(path: &Path) -> String {
 
 /// Validate the agent file; the agent is `Some` when no error was found.
 pub(crate) fn check(path: &Path) -> (Option<AgentFile>, Vec<Problem>) {
-    let (text, utf8) = match read_text(path) {
-        Ok(read) => read,
-        Err(problem) => return (None, vec![problem]),
-    };
-    let (agent, mut problems) = check_text(path, &text);
-    problems.splice(0..0, utf8);
-    (agent, problems)
+    check_file(path, |text| check_text(path, text))
 }
 
 fn check_text(path: &Path, text: &str) -> (Option<AgentFile>, Vec<Problem>) {
-    let document = match frontmatter::parse(path, text) {
-        Ok(document) => document,
+    let (mut c, document) = match Checker::of_text(path, text, "at least `description`") {
+        Ok(read) => read,
         Err(problem) => return (None, vec![problem]),
     };
-    let Some(fields) = &document.fields else {
-        return (
-            None,
-            vec![
-                Problem::error(
-                    path,
-                    "front-matter-missing",
-                    "must start with a `---` front matter block holding at least `description`",
-                )
-                .at(Some(1)),
-            ],
-        );
-    };
     let stem = agent_name(path);
-    let mut c = Checker::new(path, fields);
-    c.problems.extend(document.problems.iter().cloned());
     let mut keys = AgentKeys::read(&mut c);
     let name = keys.display_name.clone().unwrap_or_else(|| stem.clone());
     let mut problems = name_problems(path, &c, &name, keys.display_name.is_some(), &stem);
@@ -245,14 +224,7 @@ fn check_text(path: &Path, text: &str) -> (Option<AgentFile>, Vec<Problem>) {
             .is_some_and(|f| f.value.as_str().is_some_and(|v| v.trim().is_empty()))
     };
     let (blank_name, blank_description) = (blank("name"), blank("description"));
-    problems.append(&mut c.problems);
-    if problems
-        .iter()
-        .any(|p| p.rule == "front-matter-not-mapping")
-    {
-        // Said once: no key can be read from such a front matter.
-        problems.retain(|p| p.rule != "required");
-    }
+    problems.extend(c.take_problems());
 
     let prompt = document.body.trim().to_owned();
     problems.extend(prompt_problems(path, &prompt, document.body_line));

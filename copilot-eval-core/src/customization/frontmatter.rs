@@ -231,6 +231,38 @@ pub(crate) struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
+    /// The front matter of the file `path` (its `text`) read into a checker holding the
+    /// reading's own problems, with the document (its body). Errors: a front matter that
+    /// cannot be read, or none (`front-matter-missing`: "must start with a `---` front matter
+    /// block holding `holding`").
+    pub fn of_text(path: &'a Path, text: &str, holding: &str) -> Result<(Self, Document), Problem> {
+        let document = parse(path, text)?;
+        let Some(fields) = &document.fields else {
+            return Err(Problem::error(
+                path,
+                "front-matter-missing",
+                format!("must start with a `---` front matter block holding {holding}"),
+            )
+            .at(Some(1)));
+        };
+        let mut checker = Checker::new(path, fields);
+        checker.problems.extend(document.problems.iter().cloned());
+        Ok((checker, document))
+    }
+
+    /// The problems found so far, taken out; when the front matter is not a mapping, without
+    /// the `required` ones (said once: no key can be read from such a front matter).
+    pub fn take_problems(&mut self) -> Vec<Problem> {
+        let mut problems = std::mem::take(&mut self.problems);
+        if problems
+            .iter()
+            .any(|p| p.rule == "front-matter-not-mapping")
+        {
+            problems.retain(|p| p.rule != "required");
+        }
+        problems
+    }
+
     /// A checker over `fields` of the file `path`.
     pub fn new(path: &'a Path, fields: &[Field]) -> Self {
         Self {

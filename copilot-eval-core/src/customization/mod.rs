@@ -243,6 +243,21 @@ pub(crate) fn settle(problems: Vec<Problem>) -> Result<Vec<Problem>, LoadError> 
     }
 }
 
+/// Read the file `path` and check its text with `check_text`: a file that cannot be read gives
+/// its `read` problem only; a `utf8` warning ([`read_text`]) goes before what the check found.
+pub(crate) fn check_file<T>(
+    path: &Path,
+    check_text: impl FnOnce(&str) -> (Option<T>, Vec<Problem>),
+) -> (Option<T>, Vec<Problem>) {
+    let (text, utf8) = match read_text(path) {
+        Ok(read) => read,
+        Err(problem) => return (None, vec![problem]),
+    };
+    let (checked, mut problems) = check_text(&text);
+    problems.splice(0..0, utf8);
+    (checked, problems)
+}
+
 /// Read a file as text, or the `read` problem. A file that is not UTF-8 is read with each
 /// invalid byte replaced by U+FFFD, with a `utf8` warning: the runtime (1.0.102) loads such a
 /// file the same way.

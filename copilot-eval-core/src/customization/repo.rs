@@ -130,23 +130,28 @@ impl RepoConfig {
     ///
     /// Errors: [`ConfigError`] on `custom_agents` when a name names no loaded agent (the message
     /// lists the loaded ones).
-    pub fn only_agents<I, S>(mut self, names: I) -> Result<Self, ConfigError>
+    pub fn only_agents<I, S>(self, names: I) -> Result<Self, ConfigError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let names: Vec<String> = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
-        for name in &names {
-            self.require(name)?;
-        }
-        self.agents.retain(|a| names.contains(&a.config.name));
-        Ok(self)
+        self.keep_agents(names, true)
     }
 
     /// Drop the agents named here.
     ///
     /// Errors: [`ConfigError`] on `custom_agents` when a name names no loaded agent.
-    pub fn without_agents<I, S>(mut self, names: I) -> Result<Self, ConfigError>
+    pub fn without_agents<I, S>(self, names: I) -> Result<Self, ConfigError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.keep_agents(names, false)
+    }
+
+    /// Keep the agents named in `names` (`named`), or the others; every name must name a
+    /// loaded agent.
+    fn keep_agents<I, S>(mut self, names: I, named: bool) -> Result<Self, ConfigError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
@@ -155,7 +160,8 @@ impl RepoConfig {
         for name in &names {
             self.require(name)?;
         }
-        self.agents.retain(|a| !names.contains(&a.config.name));
+        self.agents
+            .retain(|a| names.contains(&a.config.name) == named);
         Ok(self)
     }
 

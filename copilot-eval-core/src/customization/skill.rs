@@ -38,7 +38,7 @@ use std::path::{Component, Path, PathBuf};
 use github_copilot_sdk::IndexMap;
 
 use super::frontmatter::{self, Checker};
-use super::{LoadError, Problem, read_text, settle};
+use super::{LoadError, Problem, check_file, settle};
 
 /// A skill's own eval file, `evals/evals.json` (the skill-creator format), read into plain data.
 ///
@@ -227,36 +227,15 @@ impl Skill {
 
 /// Validate the skill at `directory`/`file`; the skill is `Some` when no error was found.
 pub(crate) fn check(directory: &Path, file: &Path) -> (Option<Skill>, Vec<Problem>) {
-    let (text, utf8) = match read_text(file) {
-        Ok(read) => read,
-        Err(problem) => return (None, vec![problem]),
-    };
-    let (skill, mut problems) = check_text(directory, file, &text);
-    problems.splice(0..0, utf8);
-    (skill, problems)
+    check_file(file, |text| check_text(directory, file, text))
 }
 
 fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<Problem>) {
-    let document = match frontmatter::parse(file, text) {
-        Ok(document) => document,
+    let (mut c, document) = match Checker::of_text(file, text, "`name` and `description`") {
+        Ok(read) => read,
         Err(problem) => return (None, vec![problem]),
     };
-    let Some(fields) = &document.fields else {
-        return (
-            None,
-            vec![
-                Problem::error(
-                    file,
-                    "front-matter-missing",
-                    "must start with a `---` front matter block holding `name` and `description`",
-                )
-                .at(Some(1)),
-            ],
-        );
-    };
     let folder = folder_name(directory);
-    let mut c = Checker::new(file, fields);
-    c.problems.extend(document.problems.iter().cloned());
     let name_present = c.get("name").is_some();
     let mut name = c.string("name", true);
     if let Some(name) = &name {
@@ -271,14 +250,7 @@ fn check_text(directory: &Path, file: &Path, text: &str) -> (Option<Skill>, Vec<
         .is_some_and(|f| f.value.as_str().is_some_and(|d| d.trim().is_empty()));
     let optional = OptionalKeys::read(&mut c);
     c.unknown_keys(KNOWN_KEYS, "SKILL.md");
-    let mut problems = std::mem::take(&mut c.problems);
-    if problems
-        .iter()
-        .any(|p| p.rule == "front-matter-not-mapping")
-    {
-        // Said once: no key can be read from such a front matter.
-        problems.retain(|p| p.rule != "required");
-    }
+    let mut problems = c.take_problems();
     demote_what_loads(&mut problems, blank_description, folder.as_deref());
     let body = document.body.trim().to_owned();
     if body.is_empty() {

@@ -341,7 +341,7 @@ impl CopilotEvalBuilder {
         self.image_detail = Some(detail.into());
         self
     }
-    /// Record what goes on the wire for each model request ([`crate::audit`]); a request that
+    /// Record what goes on the wire for each model request ([`crate::run::proxy::audit`]); a request that
     /// cannot be audited ends the run with `request_audit_error`.
     pub fn audit_requests(mut self, audit: bool) -> Self {
         self.audit_requests = audit;

@@ -32,7 +32,7 @@ mod tests;
 pub use builder::CopilotEvalBuilder;
 pub use guard::{PreToolGuard, guard_fn};
 pub use options::{
-    ClientMode, ImageDetail, ReasoningEffort, SYSTEM_PROMPT_SECTIONS, SectionAction,
+    Ablate, ClientMode, ImageDetail, ReasoningEffort, SYSTEM_PROMPT_SECTIONS, SectionAction,
     SystemMessageMode,
 };
 
@@ -187,5 +187,30 @@ impl CopilotEval {
     /// The configured client mode.
     pub fn client_mode(&self) -> ClientMode {
         self.client_mode
+    }
+
+    /// This eval without the inputs of `kinds` (the ablated side of `cargo copilot-eval
+    /// --ablate`): [`Ablate::Skills`] empties its skill directories; [`Ablate::Agents`] its
+    /// custom agents and active agent; [`Ablate::Instructions`] its `instructions`;
+    /// [`Ablate::Mcp`] its MCP servers. Everything else (the model, the prompt's settings, the
+    /// tools, the budgets, the working directory) stays.
+    pub fn without(&self, kinds: &[Ablate]) -> CopilotEval {
+        let mut eval = self.clone();
+        for kind in kinds {
+            match kind {
+                Ablate::Skills => eval.skill_directories.clear(),
+                Ablate::Agents => {
+                    eval.custom_agents.clear();
+                    eval.file_named_agents.clear();
+                    eval.active_agent = None;
+                }
+                Ablate::Instructions => eval.instructions = None,
+                Ablate::Mcp => {
+                    eval.mcp_servers.clear();
+                    eval.optional_mcp_servers.clear();
+                }
+            }
+        }
+        eval
     }
 }

@@ -292,3 +292,85 @@ pub(crate) fn check_empty_mode(config: &SessionConfig) -> Result<(), ConfigError
     }
     Ok(())
 }
+
+/// A kind of input an ablated run goes without (`cargo copilot-eval --ablate skills`; the
+/// test process gets [`ENV_ABLATE`](crate::harness::ENV_ABLATE)): the eval runs the same prompt
+/// as a real session with none of these inputs, in a runtime home that holds no copy of them
+/// ([`CopilotEval::without`](super::CopilotEval::without)).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Ablate {
+    /// Skills: the eval's skill directories, and `skills/` of the runtime home.
+    Skills,
+    /// Custom agents: the eval's custom agents (and its active agent), and `agents/` of the
+    /// runtime home.
+    Agents,
+    /// Instructions: the eval's `instructions` (where a repository's `copilot-instructions.md`
+    /// goes), and the runtime home's `copilot-instructions.md` and `instructions/`.
+    Instructions,
+    /// MCP servers: the eval's MCP servers, and the runtime home's `mcp-config.json`.
+    Mcp,
+}
+
+impl Ablate {
+    /// Every kind, in the order the runner lists them.
+    pub const ALL: [Ablate; 4] = [Self::Skills, Self::Agents, Self::Instructions, Self::Mcp];
+    const ALLOWED: &'static [&'static str] = &["skills", "agents", "instructions", "mcp"];
+
+    /// The value as written: `skills`, `agents`, `instructions` or `mcp`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Skills => "skills",
+            Self::Agents => "agents",
+            Self::Instructions => "instructions",
+            Self::Mcp => "mcp",
+        }
+    }
+
+    /// Parse one value of `--ablate` (or of [`ENV_ABLATE`](crate::harness::ENV_ABLATE)).
+    ///
+    /// Errors: a value other than `skills`, `agents`, `instructions`, `mcp`, naming them.
+    pub fn parse(value: &str) -> Result<Self, ConfigError> {
+        Self::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == value.trim())
+            .ok_or_else(|| ConfigError::not_one_of("ablate", value, Self::ALLOWED))
+    }
+
+    /// Parse a list separated by commas (`skills,mcp`), sorted, each kind once; an empty text
+    /// is an empty list.
+    ///
+    /// Errors: as [`parse`](Self::parse), for the first unknown entry.
+    pub fn parse_list(text: &str) -> Result<Vec<Self>, ConfigError> {
+        let mut kinds = text
+            .split(',')
+            .filter(|entry| !entry.trim().is_empty())
+            .map(Self::parse)
+            .collect::<Result<Vec<_>, _>>()?;
+        kinds.sort();
+        kinds.dedup();
+        Ok(kinds)
+    }
+
+    /// A list as written in a name, a variable or a cassette: the kinds joined by `-`
+    /// (`skills-mcp`).
+    pub fn join(kinds: &[Ablate]) -> String {
+        kinds
+            .iter()
+            .map(|kind| kind.as_str())
+            .collect::<Vec<_>>()
+            .join("-")
+    }
+}

@@ -36,6 +36,7 @@
 //! for their events. This module depends on no other stage of a run: the result
 //! ([`crate::result`]) composes it, the report mirrors it.
 
+pub mod audit;
 pub mod denial;
 mod events;
 mod map;

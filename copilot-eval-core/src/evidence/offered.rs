@@ -44,10 +44,35 @@ impl ModelOffer {
         Some(Self {
             agent_id: agent_id.filter(|a| !a.is_empty()),
             subagent,
-            tools: crate::audit::tool_names(payload),
+            tools: tool_names(payload),
             skills: super::skills::offered_skills(payload),
         })
     }
+}
+
+/// The names of the tools a model request's JSON offers, in request order (function/custom
+/// tools by name, built-in provider tools by `type`); empty when it has no `tools` list.
+pub fn tool_names(payload: &serde_json::Value) -> Vec<String> {
+    names_of(payload.get("tools"))
+}
+
+/// The names of a `tools` list ([`tool_names`]).
+pub(crate) fn names_of(tools: Option<&serde_json::Value>) -> Vec<String> {
+    tools
+        .and_then(serde_json::Value::as_array)
+        .map(|tools| tools.iter().filter_map(tool_name).collect())
+        .unwrap_or_default()
+}
+
+fn tool_name(tool: &serde_json::Value) -> Option<String> {
+    let kind = tool.get("type").and_then(serde_json::Value::as_str);
+    tool.get("function")
+        .and_then(|f| f.get("name"))
+        .or_else(|| tool.get("custom").and_then(|c| c.get("name")))
+        .or_else(|| tool.get("name"))
+        .and_then(serde_json::Value::as_str)
+        .or(kind)
+        .map(str::to_owned)
 }
 
 /// The names offered to the main agent, over all its requests, each once, in order of first

@@ -46,6 +46,8 @@ struct Inner {
     expected_stop: Mutex<Option<StopReason>>,
     /// Faults later runs inject into their own machinery (test-only).
     faults: Mutex<Option<TestFaults>>,
+    /// The package files and folders the test named with `package_path` (inputs of its runs).
+    package_paths: Mutex<Vec<PathBuf>>,
 }
 
 impl std::fmt::Debug for EvalContext {
@@ -131,6 +133,7 @@ impl EvalContext {
             triggers: Vec::new(),
             expectations: Vec::new(),
             trigger_query: config.trigger_query(),
+            provenance: None,
             skill_eval: config
                 .skill_case_spec()
                 .map(|spec| crate::report::SkillEvalRecord {
@@ -153,6 +156,7 @@ impl EvalContext {
                 homes: super::resume::Homes::new(),
                 expected_stop: Mutex::new(None),
                 faults: Mutex::new(None),
+                package_paths: Mutex::new(Vec::new()),
             }),
         };
         ctx.save();
@@ -208,9 +212,15 @@ impl EvalContext {
 
     /// `path` in the test's package: the package root (the folder of its `Cargo.toml`) joined
     /// with `path`, in place of `concat!(env!("CARGO_MANIFEST_DIR"), "/...")` (an absolute
-    /// `path` stays as it is).
+    /// `path` stays as it is). The file (or every file of the folder) is an input of the test's
+    /// later runs: its hash is in the results' `provenance` (kind `test_file`).
     pub fn package_path(&self, path: impl AsRef<Path>) -> PathBuf {
-        Path::new(self.inner.config.manifest_dir).join(path)
+        let path = Path::new(self.inner.config.manifest_dir).join(path);
+        let mut named = self.inner.package_paths.lock().expect("package paths lock");
+        if !named.contains(&path) {
+            named.push(path.clone());
+        }
+        path
     }
 
     /// The test path (`module::function`).
@@ -491,7 +501,8 @@ impl EvalContext {
         let expected_stop = *self.inner.expected_stop.lock().expect("expected stop lock");
         let faults = self.inner.faults.lock().expect("faults lock").clone();
         let adjust = |options: RunOptions| {
-            let options = super::resume::options_for(options, &home, resume.as_ref());
+            let options = super::resume::options_for(options, &home, resume.as_ref())
+                .ablate(super::ablation_from_env());
             match &faults {
                 Some(faults) => options.test_faults(faults.clone()),
                 None => options,
@@ -533,6 +544,10 @@ impl EvalContext {
         let (mut result, record, recording_failure) = run.into_record(resumed_from, expected_stop);
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
+            let named = self.inner.package_paths.lock().expect("paths lock").clone();
+            let roots = super::provenance::roots(&self.inner.config, self.workdir());
+            let config = &self.inner.config;
+            super::provenance::note_run(&mut evidence, eval, &record, config, &roots, &named);
             evidence.runs.push(record);
             let run = evidence.runs.len();
             self.homes().keep(home, run, &result, earlier_calls);
@@ -702,7 +717,10 @@ impl EvalContext {
 
     /// A copy of the evidence recorded so far.
     pub fn evidence(&self) -> TestEvidence {
-        self.inner.evidence.lock().expect("evidence lock").clone()
+        let mut evidence = self.inner.evidence.lock().expect("evidence lock").clone();
+        let roots = super::provenance::roots(&self.inner.config, self.workdir());
+        super::provenance::refresh(&mut evidence, &roots);
+        evidence
     }
 
     /// The test's configuration, from the attribute.
@@ -724,7 +742,7 @@ impl EvalContext {
         let Some(path) = &self.inner.evidence_file else {
             return;
         };
-        let evidence = self.inner.evidence.lock().expect("evidence lock").clone();
+        let evidence = self.evidence();
         if let Err(e) = evidence.write(path) {
             eprintln!("copilot-eval: cannot write the evidence file: {e}");
         }

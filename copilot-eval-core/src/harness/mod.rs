@@ -55,6 +55,7 @@ pub mod judge;
 mod modes;
 mod offline;
 mod orphan;
+mod provenance;
 mod record;
 mod replay;
 mod resume;
@@ -122,6 +123,25 @@ pub fn trial_from_env() -> Option<crate::report::TrialOf> {
     (1..=trials)
         .contains(&trial)
         .then_some(crate::report::TrialOf { trial, trials })
+}
+
+/// Variable the runner gives each test process of an eval's ablated side (`cargo copilot-eval
+/// --ablate skills`): the kinds of input its runs go without, separated by commas
+/// (`skills,mcp`; [`Ablate::parse_list`](crate::eval::Ablate::parse_list)). Each run of the
+/// test then runs [`CopilotEval::without`](crate::CopilotEval::without) them, in a runtime home
+/// without them, and replays or records its own cassette (`<test>.ablate-skills.yaml`).
+pub const ENV_ABLATE: &str = "COPILOT_EVAL_ABLATE";
+
+/// The kinds of input this test process goes without, from [`ENV_ABLATE`]: empty when it is
+/// unset, empty or names no known kind (an unknown one is left out; the runner only gives known
+/// ones).
+pub fn ablation_from_env() -> Vec<crate::eval::Ablate> {
+    let text = std::env::var(ENV_ABLATE).unwrap_or_default();
+    text.split(',')
+        .filter_map(|entry| crate::eval::Ablate::parse(entry).ok())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 /// Environment variable selecting where model requests go: `live` (default), `replay` or
@@ -537,12 +557,16 @@ impl TestConfig {
     /// place.
     pub fn cassette_path_in(&self, root: Option<&Path>) -> PathBuf {
         let root = root.unwrap_or(Path::new(self.manifest_dir));
-        let suffix = self.model_suffix();
+        let ablated = ablation_from_env();
+        let mut suffix = self.model_suffix();
+        if !ablated.is_empty() {
+            suffix.push_str(&format!(".ablate-{}", crate::eval::Ablate::join(&ablated)));
+        }
         match self.cassette {
             Some(path) => {
                 let path = root.join(path);
-                match (self.model(), path.file_stem(), path.extension()) {
-                    (Some(_), Some(stem), extension) => {
+                match (suffix.is_empty(), path.file_stem(), path.extension()) {
+                    (false, Some(stem), extension) => {
                         let mut name = stem.to_os_string();
                         name.push(&suffix);
                         if let Some(extension) = extension {

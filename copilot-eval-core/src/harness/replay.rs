@@ -54,8 +54,18 @@ pub(crate) fn missing_cassette(
     trial: Option<crate::report::TrialOf>,
 ) -> String {
     let first = config.cassette_path();
-    let recorded = recorded_trials(&first);
     let test = config.test_path();
+    let ablated = super::ablation_from_env();
+    if !ablated.is_empty() && !cassette.is_file() {
+        let kinds: Vec<&str> = ablated.iter().map(|kind| kind.as_str()).collect();
+        return format!(
+            "replay mode: no cassette at {} for the ablated side (without {}): each side records its own; record it with `cargo copilot-eval --record --ablate {} {test}`; no live request was made",
+            cassette.display(),
+            kinds.join(", "),
+            kinds.join(" --ablate "),
+        );
+    }
+    let recorded = recorded_trials(&first);
     let folder = trial_folder(&first);
     // The trials `--trials K` can replay: 1..=K all recorded, K > 1 (one trial is no trials).
     let replayable = (1..).take_while(|k| recorded.contains(k)).count();

@@ -124,6 +124,11 @@ pub struct TestEvidence {
     /// attribute gives neither key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trial_ask: Option<TrialAsk>,
+    /// What the test's sessions were made of (input files and their hashes, models, settings
+    /// digests), updated at each run; absent before the first run and in files written before
+    /// it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::report::EvalProvenance>,
 }
 
 /// What an eval's attribute asks of its trials ([`TestEvidence::trial_ask`]).

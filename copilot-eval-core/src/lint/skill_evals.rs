@@ -42,67 +42,39 @@ pub(crate) const RULES: &[&str] = &[
 
 /// The problems of the skill's `evals/evals.json`; none when the skill has no such file.
 pub(super) fn check(skill: &SkillFolder<'_>) -> Vec<Problem> {
-    let super::OwnFile {
-        path,
-        parsed: file,
-        mut problems,
-    } = match skill.read_own_file(EVALS_FILE, read_evals_file, INVALID, "skill_evals") {
+    let mut read = match skill.read_own_file(EVALS_FILE, read_evals_file, INVALID, "skill_evals") {
         Ok(Some(read)) => read,
         Ok(None) => return Vec::new(),
         Err(problems) => return problems,
     };
+    let mut problems = std::mem::take(&mut read.problems);
+    let (path, file) = (&read.path, &read.parsed);
     problems.extend(
         clashes(&file.evals)
             .into_iter()
-            .map(|message| Problem::error(&path, DUPLICATE_ID, message).field("evals")),
+            .map(|message| Problem::error(path, DUPLICATE_ID, message).field("evals")),
     );
-    problems.extend(unknown_fields(&path, &file));
-    problems.extend(missing_files(&path, skill.directory, &file));
-    if let (Some(written), Some(name)) = (&file.skill_name, skill.name)
-        && written != name
-    {
-        problems.push(
-            Problem::error(
-                &path,
-                SKILL_NAME,
-                format!(
-                    "{written:?} is not the skill's `name` {name:?} (its SKILL.md's front matter): write \"skill_name\": {name:?}, or remove `skill_name`"
-                ),
+    problems.extend(read.unknown_keys(
+        UNKNOWN_FIELD,
+        EVALS_FILE,
+        FILE_KEYS,
+        &file.unknown,
+        file.evals.iter().map(|entry| {
+            (
+                entry.describe(),
+                format!("evals[{}]", entry.index),
+                entry.unknown.as_slice(),
             )
-            .field("skill_name"),
-        );
-    }
+        }),
+        ("an eval entry", ENTRY_KEYS),
+    ));
+    problems.extend(missing_files(path, skill.directory, file));
+    problems.extend(
+        read.skill_name(SKILL_NAME, file.skill_name.as_ref(), skill.name, |name| {
+            format!("the skill's `name` {name:?} (its SKILL.md's front matter)")
+        }),
+    );
     problems
-}
-
-/// A warning per key the format does not define, top level first, then each entry's.
-fn unknown_fields(path: &Path, file: &EvalsFile) -> Vec<Problem> {
-    let top = file.unknown.iter().map(|key| {
-        Problem::warning(
-            path,
-            UNKNOWN_FIELD,
-            format!(
-                "is not a top-level key of {EVALS_FILE} (known: {}); copilot-eval ignores it: remove it, or fix its spelling",
-                FILE_KEYS.join(", ")
-            ),
-        )
-        .field(key.as_str())
-    });
-    let entries = file.evals.iter().flat_map(|entry| {
-        entry.unknown.iter().map(move |key| {
-            Problem::warning(
-                path,
-                UNKNOWN_FIELD,
-                format!(
-                    "{}: `{key}` is not a key of an eval entry (known: {}); copilot-eval ignores it: remove it, or fix its spelling",
-                    entry.describe(),
-                    ENTRY_KEYS.join(", ")
-                ),
-            )
-            .field(format!("evals[{}].{key}", entry.index))
-        })
-    });
-    top.chain(entries).collect()
 }
 
 /// An error per input file (`files`) that leaves the skill folder or does not exist in it.

@@ -33,11 +33,7 @@ pub(crate) const RULES: &[&str] = &[INVALID, DUPLICATE_QUERY, UNKNOWN_FIELD, SKI
 
 /// The problems of the skill's `evals/triggers.json`; none when the skill has no such file.
 pub(super) fn check(skill: &SkillFolder<'_>) -> Vec<Problem> {
-    let super::OwnFile {
-        path,
-        parsed: file,
-        mut problems,
-    } = match skill.read_own_file(
+    let mut read = match skill.read_own_file(
         TRIGGERS_FILE,
         parse_triggers_file,
         INVALID,
@@ -47,29 +43,36 @@ pub(super) fn check(skill: &SkillFolder<'_>) -> Vec<Problem> {
         Ok(None) => return Vec::new(),
         Err(problems) => return problems,
     };
-    problems.extend(duplicates(&path, &file));
-    problems.extend(unknown_fields(&path, &file));
+    let mut problems = std::mem::take(&mut read.problems);
+    let file = &read.parsed;
+    problems.extend(duplicates(&read.path, file));
+    problems.extend(read.unknown_keys(
+        UNKNOWN_FIELD,
+        TRIGGERS_FILE,
+        &["skill_name", "evals"],
+        &file.unknown,
+        file.queries.iter().map(|query| {
+            (
+                query.describe(),
+                format!("[{}]", query.index),
+                query.unknown.as_slice(),
+            )
+        }),
+        ("a query", QUERY_KEYS),
+    ));
     // The attribute compares `skill_name` with the folder's name; the runtime requires the
     // skill's `name` to be that name (`skill-name-folder`).
     let folder = skill
         .directory
         .file_name()
         .map(|n| n.to_string_lossy().into_owned());
-    if let (Some(written), Some(name)) =
-        (&file.skill_name, skill.name.map(str::to_owned).or(folder))
-        && *written != name
-    {
-        problems.push(
-            Problem::error(
-                &path,
-                SKILL_NAME,
-                format!(
-                    "{written:?} is not the skill's name {name:?} (its folder's name and SKILL.md's `name`): write \"skill_name\": {name:?}, or remove `skill_name`"
-                ),
-            )
-            .field("skill_name"),
-        );
-    }
+    let name = skill.name.map(str::to_owned).or(folder);
+    problems.extend(read.skill_name(
+        SKILL_NAME,
+        file.skill_name.as_ref(),
+        name.as_deref(),
+        |name| format!("the skill's name {name:?} (its folder's name and SKILL.md's `name`)"),
+    ));
     problems
 }
 
@@ -98,35 +101,6 @@ fn duplicates(path: &Path, file: &TriggersFile) -> Vec<Problem> {
         }
     }
     problems
-}
-
-/// A warning per key the format does not define, top level first, then each query's.
-fn unknown_fields(path: &Path, file: &TriggersFile) -> Vec<Problem> {
-    let top = file.unknown.iter().map(|key| {
-        Problem::warning(
-            path,
-            UNKNOWN_FIELD,
-            format!(
-                "is not a top-level key of {TRIGGERS_FILE} (known: skill_name, evals); copilot-eval ignores it: remove it, or fix its spelling"
-            ),
-        )
-        .field(key.as_str())
-    });
-    let queries = file.queries.iter().flat_map(|query| {
-        query.unknown.iter().map(move |key| {
-            Problem::warning(
-                path,
-                UNKNOWN_FIELD,
-                format!(
-                    "{}: `{key}` is not a key of a query (known: {}); copilot-eval ignores it: remove it, or fix its spelling",
-                    query.describe(),
-                    QUERY_KEYS.join(", ")
-                ),
-            )
-            .field(format!("[{}].{key}", query.index))
-        })
-    });
-    top.chain(queries).collect()
 }
 
 #[cfg(test)]

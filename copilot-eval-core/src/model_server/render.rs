@@ -362,33 +362,26 @@ fn call_events(call: &IssuedCall, output_index: usize) -> Vec<Value> {
         "output_index": output_index,
         "item": function_call_item(call, "", "in_progress"),
     })];
-    if call.custom {
-        events.push(json!({
-            "type": "response.custom_tool_call_input.delta",
-            "item_id": call.item_id,
-            "output_index": output_index,
-            "delta": call.arguments,
-        }));
-        events.push(json!({
-            "type": "response.custom_tool_call_input.done",
-            "item_id": call.item_id,
-            "output_index": output_index,
-            "input": call.arguments,
-        }));
+    // A custom tool's input streams as `custom_tool_call_input`, a function's arguments as
+    // `function_call_arguments`; the done event names the whole text `input` or `arguments`.
+    let (events_of, whole) = if call.custom {
+        ("response.custom_tool_call_input", "input")
     } else {
-        events.push(json!({
-            "type": "response.function_call_arguments.delta",
-            "item_id": call.item_id,
-            "output_index": output_index,
-            "delta": call.arguments,
-        }));
-        events.push(json!({
-            "type": "response.function_call_arguments.done",
-            "item_id": call.item_id,
-            "output_index": output_index,
-            "arguments": call.arguments,
-        }));
-    }
+        ("response.function_call_arguments", "arguments")
+    };
+    events.push(json!({
+        "type": format!("{events_of}.delta"),
+        "item_id": call.item_id,
+        "output_index": output_index,
+        "delta": call.arguments,
+    }));
+    let mut done = json!({
+        "type": format!("{events_of}.done"),
+        "item_id": call.item_id,
+        "output_index": output_index,
+    });
+    done[whole] = json!(call.arguments);
+    events.push(done);
     events.push(json!({
         "type": "response.output_item.done",
         "output_index": output_index,

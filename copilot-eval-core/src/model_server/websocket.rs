@@ -225,15 +225,7 @@ async fn websocket_turn(shared: &Shared, parsed: Option<Value>, index: usize) ->
             }
         };
     request.initiator = string_member(&message, "initiator");
-    request.interaction_type = message
-        .get("headers")
-        .and_then(Value::as_object)
-        .and_then(|h| {
-            h.iter()
-                .find(|(name, _)| name.eq_ignore_ascii_case("x-interaction-type"))
-        })
-        .and_then(|(_, value)| value.as_str())
-        .map(str::to_owned);
+    request.interaction_type = crate::wire::declared_interaction_type(&message);
     request.body = message.clone();
     let request_model = request.model.clone();
     match shared.run_turn(request).await {

@@ -167,13 +167,7 @@ pub fn aggregate(records: &[&TestRecord]) -> Vec<CriterionOverTrials> {
                     .filter(|c| c.name == criterion.name)
                     .count() as u32;
                 let key = (number, criterion.name.clone(), occurrence);
-                let counts = match tables.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, counts)) => counts,
-                    None => {
-                        tables.push((key, [0; 3]));
-                        &mut tables.last_mut().expect("just pushed").1
-                    }
-                };
+                let counts = counts_of(&mut tables, key);
                 counts[0] += 1;
                 counts[1] += u32::from(criterion.baseline);
                 counts[2] += u32::from(criterion.treatment);
@@ -188,6 +182,22 @@ pub fn aggregate(records: &[&TestRecord]) -> Vec<CriterionOverTrials> {
             CriterionOverTrials::of(comparison, &name, trials, baseline, treatment)
         })
         .collect()
+}
+
+/// The counts kept under `key` in `tables` (in order of first use), a zeroed entry pushed last
+/// when there is none yet.
+pub(super) fn counts_of<K: PartialEq, const N: usize>(
+    tables: &mut Vec<(K, [u32; N])>,
+    key: K,
+) -> &mut [u32; N] {
+    let at = match tables.iter().position(|(k, _)| *k == key) {
+        Some(at) => at,
+        None => {
+            tables.push((key, [0; N]));
+            tables.len() - 1
+        }
+    };
+    &mut tables[at].1
 }
 
 /// `p` for a person: four decimals, `< 0.0001` below that.
@@ -276,6 +286,8 @@ mod tests {
     /// Trial `trial` of 5 with `outcome` and `comparisons`.
     fn trial(trial: u32, outcome: Outcome, comparisons: Vec<ComparisonRecord>) -> TestRecord {
         TestRecord {
+            provenance: None,
+            attempt: None,
             name: "compares".into(),
             test_id: "compares::__copilot_eval".into(),
             binary: "pkg::evals".into(),
@@ -298,6 +310,7 @@ mod tests {
             source: None,
             skill_eval: None,
             trigger_query: None,
+            ablated: Vec::new(),
             expectations: Vec::new(),
         }
     }

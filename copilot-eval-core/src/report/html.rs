@@ -28,7 +28,9 @@
 
 mod compare;
 mod judge;
+mod lift;
 mod matrix;
+mod provenance;
 mod text;
 mod trials;
 mod triggers;

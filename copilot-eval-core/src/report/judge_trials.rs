@@ -14,6 +14,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::compare_trials::counts_of;
 use super::{JudgeKind, JudgeVerdict, Outcome, TestRecord};
 use crate::stats;
 
@@ -59,13 +60,7 @@ pub fn aggregate(records: &[&TestRecord]) -> Vec<JudgeCriterionOverTrials> {
             }
             for criterion in &judge.rubric {
                 let key = (index as u32 + 1, criterion.name.clone());
-                let counts = match tables.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, counts)) => counts,
-                    None => {
-                        tables.push((key, [0; 3]));
-                        &mut tables.last_mut().expect("just pushed").1
-                    }
-                };
+                let counts = counts_of(&mut tables, key);
                 counts[0] += 1;
                 let verdict = judge
                     .verdicts
@@ -83,10 +78,7 @@ pub fn aggregate(records: &[&TestRecord]) -> Vec<JudgeCriterionOverTrials> {
         .into_iter()
         .map(|((judge, criterion), [trials, passed, judge_errors])| {
             let judged = trials - judge_errors;
-            let rate = (judged > 0).then(|| {
-                let (low, high) = stats::wilson_interval(u64::from(passed), u64::from(judged));
-                (f64::from(passed) / f64::from(judged), [low, high])
-            });
+            let (pass_rate, pass_rate_interval) = stats::rate_with_interval(passed, judged);
             JudgeCriterionOverTrials {
                 judge,
                 criterion,
@@ -94,8 +86,8 @@ pub fn aggregate(records: &[&TestRecord]) -> Vec<JudgeCriterionOverTrials> {
                 judged,
                 passed,
                 judge_errors,
-                pass_rate: rate.map(|(rate, _)| rate),
-                pass_rate_interval: rate.map(|(_, interval)| interval),
+                pass_rate,
+                pass_rate_interval,
             }
         })
         .collect()

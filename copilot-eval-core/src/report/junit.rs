@@ -42,6 +42,11 @@
 //! `copilot_eval.trigger.<n>` per check (`release-notes expected=invoke invoked=yes held=yes`),
 //! and the testsuite of such tests carries each checked skill's suite-wide figures as
 //! `copilot_eval.triggers.<skill>.*` (see `suite_trigger_properties`).
+//! A test that recorded its provenance carries `copilot_eval.provenance` (`sha256:<digest of
+//! its inputs, models and settings> (N inputs; models a, b)`), a new attempt of
+//! `--rerun-failed` `copilot_eval.attempt` (`2 (earlier: failed)`), and each testsuite the
+//! suite's `copilot_eval.provenance` (`copilot-eval 0.1.0, SDK 1.0.28, runtime 1.0.102, git
+//! 0123abcd4567`).
 //! Tests that did not pass carry the tail of their output in `<system-out>` / `<system-err>`.
 //!
 //! Every text is valid XML 1.0 whatever the model, a tool or the test put in it: `quick-junit`
@@ -74,6 +79,12 @@ pub fn to_junit(report: &SuiteReport) -> Report {
             tests.iter().map(|t| t.duration_ms).sum(),
         ));
         suite.add_property(Property::new("copilot_eval.mode", xml_text(&report.mode)));
+        if let Some(provenance) = &report.provenance {
+            suite.add_property(Property::new(
+                "copilot_eval.provenance",
+                xml_text(&provenance.line()),
+            ));
+        }
         if let Some(asked) = &report.requested_mode {
             suite.add_property(Property::new(
                 "copilot_eval.requested_mode",
@@ -296,6 +307,11 @@ fn check_properties(test: &TestRecord) -> Vec<(String, String)> {
         ));
     }
     properties.extend(super::judge::junit_properties(&test.judges));
+    properties.extend(
+        super::provenance::junit_properties(test)
+            .into_iter()
+            .map(|(name, value)| (name.to_owned(), value)),
+    );
     if let Some(skill_eval) = &test.skill_eval {
         properties.push((
             "copilot_eval.skill_eval".to_owned(),

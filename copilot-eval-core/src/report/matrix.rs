@@ -50,6 +50,11 @@ pub struct ModelCell {
     /// Tokens, model calls, premium requests and estimated cost summed over the cell's records
     /// that ran (each record's `cost`; the same rules of unknown values).
     pub cost: CostTotals,
+    /// The estimated cost per passing record (`cost.estimated_cost / passed`); `null` when the
+    /// cost is unknown, nothing passed, or pricing does not apply (scripted runs), never 0 for
+    /// an unknown cost.
+    #[serde(default)]
+    pub cost_per_pass: Option<f64>,
     /// Wall time of the cell's test processes, summed, milliseconds.
     pub duration_ms: u64,
 }
@@ -100,6 +105,7 @@ pub fn of(tests: &[TestRecord]) -> Vec<ModelMatrixEval> {
                     pass_rate: None,
                     pass_rate_interval: None,
                     cost: CostTotals::zero(),
+                    cost_per_pass: None,
                     duration_ms: 0,
                 });
                 models.len() - 1
@@ -119,12 +125,9 @@ pub fn of(tests: &[TestRecord]) -> Vec<ModelMatrixEval> {
         cell.duration_ms += test.duration_ms;
     }
     for cell in evals.iter_mut().flat_map(|e| e.models.iter_mut()) {
-        let judged = cell.passed + cell.failed;
-        if judged > 0 {
-            cell.pass_rate = Some(f64::from(cell.passed) / f64::from(judged));
-            let (low, high) = stats::wilson_interval(u64::from(cell.passed), u64::from(judged));
-            cell.pass_rate_interval = Some([low, high]);
-        }
+        cell.cost_per_pass = crate::cost::cost_per_pass(&cell.cost, u64::from(cell.passed));
+        (cell.pass_rate, cell.pass_rate_interval) =
+            stats::rate_with_interval(cell.passed, cell.passed + cell.failed);
     }
     evals
 }
@@ -168,6 +171,12 @@ pub fn premium_text(cell: &ModelCell) -> String {
     amount(cell.cost.premium_requests)
 }
 
+/// The cell's estimated cost per pass in `currency` (`crate::cost::cost_per_pass_text`):
+/// `0.0009 USD`, `unknown`, `no pass` or `n/a (scripted model)`.
+pub fn cost_per_pass_text(cell: &ModelCell, currency: &str) -> String {
+    crate::cost::cost_per_pass_text(&cell.cost, u64::from(cell.passed), currency)
+}
+
 /// The cell's estimated cost in `currency`: `0.0018 USD`, or `unknown`.
 pub fn cost_text(cell: &ModelCell, currency: &str) -> String {
     match cell.cost.estimated_cost {
@@ -185,18 +194,19 @@ pub fn duration_text(cell: &ModelCell) -> String {
 /// model (model, passed with rate and interval, tokens, premium requests, estimated cost in
 /// `currency`, duration), each line indented by `indent`.
 pub fn table(matrix: &[ModelMatrixEval], currency: &str, indent: &str) -> String {
-    const HEADER: [&str; 6] = [
+    const HEADER: [&str; 7] = [
         "model",
         "passed",
         "tokens",
         "premium",
         "est. cost",
+        "cost/pass",
         "duration",
     ];
     let mut out = String::new();
     for eval in matrix {
         out.push_str(&format!("{indent}{} {}\n", eval.binary, eval.eval));
-        let mut rows: Vec<[String; 6]> = vec![HEADER.map(str::to_owned)];
+        let mut rows: Vec<[String; 7]> = vec![HEADER.map(str::to_owned)];
         rows.extend(eval.models.iter().map(|cell| {
             [
                 cell.model.clone(),
@@ -204,10 +214,11 @@ pub fn table(matrix: &[ModelMatrixEval], currency: &str, indent: &str) -> String
                 tokens_text(cell),
                 premium_text(cell),
                 cost_text(cell, currency),
+                cost_per_pass_text(cell, currency),
                 duration_text(cell),
             ]
         }));
-        let widths: Vec<usize> = (0..6)
+        let widths: Vec<usize> = (0..7)
             .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
             .collect();
         for row in rows {

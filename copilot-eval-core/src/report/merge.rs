@@ -349,6 +349,7 @@ pub fn merge(
     merged.trial_summaries = trial_summaries;
     merged.model_matrix = super::matrix::of(&tests);
     merged.skill_triggers = super::triggers::of(&tests);
+    merged.skill_lift = super::lift::of(&tests);
     let requested = merged.requested_mode.clone();
     merged.mode = super::suite_mode(&tests, requested.as_deref().unwrap_or(&merged.mode));
     if let Some(control) = merged.cost_control.as_mut() {
@@ -503,9 +504,11 @@ mod tests {
 
     fn report(started_at: &str, duration_ms: u64, tests: Vec<TestRecord>) -> SuiteReport {
         SuiteReport {
+            provenance: None,
             trial_summaries: Vec::new(),
             model_matrix: Vec::new(),
             skill_triggers: Vec::new(),
+            skill_lift: None,
             schema_version: SCHEMA_VERSION.to_owned(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

@@ -23,7 +23,9 @@ pub use judge::{
     JUDGE, JudgeCriterionVerdict, JudgeKind, JudgeRecord, JudgeSession, JudgeVerdict,
     RubricCriterionRecord,
 };
+pub mod benchmark;
 pub mod grading;
+pub mod lift;
 pub use grading::{ExpectationRecord, SkillEvalRecord};
 #[cfg(feature = "runner")]
 pub mod html;
@@ -41,6 +43,8 @@ pub use triggers::{SkillTriggers, Trigger, TriggerCheck, TriggerQueryRecord};
 mod priced;
 mod suite_info;
 pub use suite_info::{PartitionRecord, PoolRecord, RuntimeInfo, ToolInfo, suite_mode};
+pub mod provenance;
+pub use provenance::{EvalProvenance, InputFile, InputKind, SuiteProvenance};
 mod write;
 
 use std::collections::BTreeMap;
@@ -127,6 +131,16 @@ pub struct SuiteReport {
     /// model): the trigger and false-trigger rates with their intervals; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skill_triggers: Vec<SkillTriggers>,
+    /// What the suite ran with: the copilot-eval, SDK and runtime versions, the package's git
+    /// commit and whether its tree was dirty, the suite's settings. Absent in files written
+    /// before copilot-eval recorded it (their provenance is unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<SuiteProvenance>,
+    /// With `--ablate` (docs/skill-lift.md): each eval's and each skill's pass rate with and
+    /// without the ablated inputs, the lift with Fisher's exact test, tokens, time and cost per
+    /// pass; absent when no eval ran an ablated side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_lift: Option<lift::SkillLiftReport>,
 }
 
 /// Counts and sums over the suite.
@@ -237,6 +251,11 @@ pub struct TestRecord {
     /// absent outside a model matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The kinds of input this record's eval ran without (`cargo copilot-eval --ablate skills`):
+    /// the ablated side of a skill lift, named `<eval> (without skills)`. Its outcome is a
+    /// measurement (`skill_lift`), never the suite's verdict. Absent for the normal side.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ablated: Vec<crate::eval::Ablate>,
     /// Outcome of the test.
     pub outcome: Outcome,
     /// For `error`: which infrastructure failed.
@@ -303,6 +322,28 @@ pub struct TestRecord {
     /// check. Absent for other tests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger_query: Option<TriggerQueryRecord>,
+    /// What the eval's sessions were made of: each input file's path (relative to the package)
+    /// and sha256, the models and a digest of each run's settings, from its evidence; absent
+    /// when the test wrote no evidence, and in files written before copilot-eval recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<EvalProvenance>,
+    /// For a test run by `--rerun-failed`: it is a new attempt of an eval that did not pass in
+    /// an earlier results file (never that attempt's outcome); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<Attempt>,
+}
+
+/// A new attempt of an eval that did not pass in an earlier suite run (`--rerun-failed`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Attempt {
+    /// This attempt's number: 2 for a rerun of a first run, one more than the earlier record's
+    /// attempt otherwise.
+    pub number: u32,
+    /// How the eval ended in the earlier results file (over its trials: `failed` when any trial
+    /// failed): `failed`, `error` or `not_run`.
+    pub previous_outcome: Outcome,
+    /// When the earlier suite started (its `started_at`).
+    pub previous_started_at: String,
 }
 
 /// Where an eval function is written.

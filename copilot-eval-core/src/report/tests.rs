@@ -36,6 +36,8 @@ pub(crate) fn run(stop: StopReason, input: u64) -> RunRecord {
 /// matrix's tests).
 pub(crate) fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunRecord>) -> TestRecord {
     TestRecord {
+        provenance: None,
+        attempt: None,
         trial: None,
         model: None,
         name: name.into(),
@@ -61,6 +63,7 @@ pub(crate) fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunReco
         source: None,
         skill_eval: None,
         trigger_query: None,
+        ablated: Vec::new(),
         expectations: Vec::new(),
     }
 }
@@ -92,9 +95,11 @@ pub(crate) fn report() -> SuiteReport {
         test("d", "pkg", Outcome::NotRun, vec![]),
     ];
     SuiteReport {
+        provenance: None,
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
+        skill_lift: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
@@ -115,23 +120,30 @@ pub(crate) fn report() -> SuiteReport {
 
 #[test]
 fn the_committed_schema_is_the_generated_one() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema/results.schema.json");
-    let generated = json_schema();
-    // Compare before writing: the update mode repairs the file but still fails, so this check
-    // can never pass by updating the file it compares against.
+    check_committed_schema(
+        "results.schema.json",
+        &json_schema(),
+        "cargo copilot-eval schema > docs/schema/results.schema.json",
+    );
+}
+
+/// Fail unless `docs/schema/<file>` is `generated`; with `COPILOT_EVAL_UPDATE_SCHEMA` set, write
+/// it and still fail. It compares before writing, so the check can never pass by updating the
+/// file it compares against. `command` is how a user regenerates the file.
+pub(crate) fn check_committed_schema(file: &str, generated: &str, command: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../docs/schema")
+        .join(file);
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     if committed == generated {
         return;
     }
     if std::env::var_os("COPILOT_EVAL_UPDATE_SCHEMA").is_some() {
-        std::fs::write(&path, &generated).unwrap();
-        panic!(
-            "docs/schema/results.schema.json: schema updated, re-run without COPILOT_EVAL_UPDATE_SCHEMA"
-        );
+        std::fs::write(&path, generated).unwrap();
+        panic!("docs/schema/{file}: schema updated, re-run without COPILOT_EVAL_UPDATE_SCHEMA");
     }
     panic!(
-        "docs/schema/results.schema.json is out of date: run `cargo copilot-eval schema > docs/schema/results.schema.json` (or this test with COPILOT_EVAL_UPDATE_SCHEMA=1, then re-run)"
+        "docs/schema/{file} is out of date: run `{command}` (or this test with COPILOT_EVAL_UPDATE_SCHEMA=1, then re-run)"
     );
 }
 

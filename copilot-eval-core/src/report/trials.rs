@@ -163,11 +163,7 @@ fn summary(
     let (passed, failed) = (count(Outcome::Passed), count(Outcome::Failed));
     let (error, not_run) = (count(Outcome::Error), count(Outcome::NotRun));
     let judged = passed + failed;
-    let pass_rate = (judged > 0).then(|| f64::from(passed) / f64::from(judged));
-    let pass_rate_interval = pass_rate.map(|_| {
-        let (low, high) = stats::wilson_interval(u64::from(passed), u64::from(judged));
-        [low, high]
-    });
+    let (pass_rate, pass_rate_interval) = stats::rate_with_interval(passed, judged);
     let ks: Vec<u32> = if rule.pass_k.is_empty() {
         let mut ks = vec![1, judged];
         ks.dedup();

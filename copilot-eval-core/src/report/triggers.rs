@@ -208,19 +208,11 @@ impl TriggerFigures {
 
     /// Set the rates and intervals from the counts.
     fn finish(&mut self) {
-        (self.trigger_rate, self.trigger_rate_interval) = rate(self.triggered, self.should_trigger);
+        (self.trigger_rate, self.trigger_rate_interval) =
+            stats::rate_with_interval(self.triggered, self.should_trigger);
         (self.false_trigger_rate, self.false_trigger_rate_interval) =
-            rate(self.false_triggers, self.should_not_trigger);
+            stats::rate_with_interval(self.false_triggers, self.should_not_trigger);
     }
-}
-
-/// `hits / runs` and its Wilson interval; `None` for no runs.
-fn rate(hits: u32, runs: u32) -> (Option<f64>, Option<[f64; 2]>) {
-    if runs == 0 {
-        return (None, None);
-    }
-    let (low, high) = stats::wilson_interval(u64::from(hits), u64::from(runs));
-    (Some(f64::from(hits) / f64::from(runs)), Some([low, high]))
 }
 
 /// The checks `test` owes: a (skill, expectation) pair of its trigger-set query, or, for a

@@ -18,6 +18,7 @@ pub use json::{PromptOptionsRecord, PromptsRecord, TurnRecord};
 pub use stop::{StopClass, StopReason};
 
 pub mod json;
+pub mod replay;
 mod stop;
 
 /// Phase timings of one run, in milliseconds (host monotonic clock). Also the JSON report's
@@ -132,6 +133,13 @@ pub struct CopilotResult {
     /// it. Scripted and live runs: `false`.
     #[serde(skip)]
     pub usage_unknown: bool,
+    /// Why the cassette replay failed the run (a `replay_mismatch` cause, its text in `error`),
+    /// typed: the first model request the cassette could not answer and where it departs from
+    /// each recorded conversation, or the recorded replies the session never requested
+    /// ([`replay::ReplayMismatch`]). Absent otherwise, and in results files written before it
+    /// was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_diagnosis: Option<replay::ReplayMismatch>,
     /// What the run noticed that does not fail it by itself, in order: before the prompt, a
     /// custom agent whose `model` the offline catalog lacks ([`EvalContext::offline`](crate::harness::EvalContext::offline));
     /// after the session, a failed `task` dispatch whose `agent_type` is the file name of a
@@ -161,11 +169,11 @@ pub struct CopilotResult {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pooled_runtime: bool,
     /// One record per audited model request, in order, when the eval audited its requests
-    /// (`audit_requests = true`; see [`crate::audit`]): model, tool names, reasoning effort,
+    /// (`audit_requests = true`; see [`crate::run::proxy::audit`]): model, tool names, reasoning effort,
     /// image details and the instructions' hash; never message text or credentials. Written as
     /// `audit`, absent when empty.
     #[serde(rename = "audit", default, skip_serializing_if = "Vec::is_empty")]
-    pub request_audit: Vec<crate::audit::RequestAudit>,
+    pub request_audit: Vec<crate::evidence::audit::RequestAudit>,
     /// Tool calls admitted by the pre-tool-use hook (after caller guards and the budget).
     pub tool_calls_admitted: u32,
     /// Model requests not forwarded because the run had stopped (budget stop, guard failure, a
@@ -203,6 +211,12 @@ pub struct CopilotResult {
     /// `resumed_from` names the run it resumed).
     #[serde(skip)]
     pub resumed: bool,
+    /// The kinds of input this run went without (`cargo copilot-eval --ablate skills`, or
+    /// [`RunOptions::ablate`](crate::RunOptions::ablate)): the ablated side of a skill lift,
+    /// whose outcome is a measurement, not the suite's verdict. Absent for a run with every
+    /// input.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ablated: Vec<crate::eval::Ablate>,
     /// The test context and run that returned this result (set by the harness; `None` for
     /// `run_with`): how `ctx.resume` finds the run's kept runtime home.
     #[serde(skip)]
@@ -625,6 +639,7 @@ mod tests {
             subagent_invocations: vec![],
             usage: vec![],
             usage_unknown: false,
+            replay_diagnosis: None,
             warnings: vec![],
             duration_ms: 0,
             timings: Timings::default(),
@@ -643,6 +658,7 @@ mod tests {
             configuration: crate::CopilotEval::builder().build().unwrap().snapshot(),
             session_id: None,
             resumed: false,
+            ablated: vec![],
             origin: None,
         }
     }

@@ -274,10 +274,11 @@ pub(super) fn settle(
             );
         }
     }
-    if let Some(failure) =
-        replay.and_then(|r| r.failure(turns_finished && controls.stop_requested().is_none()))
+    if let Some(mismatch) =
+        replay.and_then(|r| r.mismatch(turns_finished && controls.stop_requested().is_none()))
     {
-        run.fail(StopReason::ReplayMismatch, failure);
+        run.fail(StopReason::ReplayMismatch, mismatch.to_string());
+        run.replay_diagnosis = Some(mismatch);
     }
     // A handler that panicked after the turns ended (e.g. drained after a timeout) still fails
     // the run (recorded once: the same cause seen earlier is not repeated).

@@ -9,18 +9,20 @@ use std::sync::Arc;
 use github_copilot_sdk::copilot_request_handler::CopilotHttpResponse;
 use serde_json::Value;
 
+use crate::result::replay::ReplayMismatch;
 use crate::wire::Api;
 
 /// What a run asks a model-side replay after its turns, to report a failure the session itself
 /// cannot see (set with [`RunOptions::replay_check`](super::RunOptions::replay_check);
 /// `cassette::ReplaySession::run_options` sets it).
 pub trait ReplayCheck: Send + Sync + std::fmt::Debug {
-    /// The replay failure of the run, as error text, or `None`. `turns_finished` is `true` when
-    /// the session's turns ended on their own (idle, possibly after a `session.error`), `false`
+    /// The replay failure of the run, typed, or `None`. `turns_finished` is `true` when the
+    /// session's turns ended on their own (idle, possibly after a `session.error`), `false`
     /// after a timeout, a budget stop or another stop. A `Some` makes the run's `stop_reason`
-    /// [`StopReason::ReplayMismatch`](crate::StopReason::ReplayMismatch). Called once, after
-    /// cleanup, when no model request can arrive any more.
-    fn failure(&self, turns_finished: bool) -> Option<String>;
+    /// [`StopReason::ReplayMismatch`](crate::StopReason::ReplayMismatch), its text the run's
+    /// `error` and the value its `replay_diagnosis`. Called once, after cleanup, when no model
+    /// request can arrive any more.
+    fn mismatch(&self, turns_finished: bool) -> Option<ReplayMismatch>;
 
     /// The run's working directory, exactly as the run hands it to the runtime (the eval's
     /// `working_directory`, or the temporary directory the run created), called once before the

@@ -39,6 +39,7 @@ use crate::result::CopilotResult;
 #[cfg(doc)]
 use crate::result::StopReason;
 
+mod ablate;
 pub(crate) mod agent_ids;
 mod cleanup;
 pub mod controls;
@@ -94,6 +95,7 @@ pub struct RunOptions {
     replay: Option<Arc<dyn ReplayCheck>>,
     tap: Option<Arc<dyn ExchangeTap>>,
     pool: Option<crate::run::pool::PoolSource>,
+    ablate: Vec<crate::eval::Ablate>,
     faults: TestFaults,
 }
 
@@ -101,8 +103,13 @@ impl RunOptions {
     /// Run against GitHub's Copilot service (live model requests; needs authentication:
     /// `GITHUB_TOKEN`, then `GH_TOKEN`, then the signed-in user).
     pub fn live() -> Self {
+        Self::with_target(Target::Live)
+    }
+
+    /// Options for `target`, everything else at its default.
+    fn with_target(target: Target) -> Self {
         Self {
-            target: Target::Live,
+            target,
             runtime_path: None,
             home_seed: None,
             home: None,
@@ -110,6 +117,7 @@ impl RunOptions {
             replay: None,
             tap: None,
             pool: None,
+            ablate: Vec::new(),
             faults: TestFaults::default(),
         }
     }
@@ -119,19 +127,9 @@ impl RunOptions {
     /// [`ModelServer`](crate::model_server::ModelServer). The runtime gets the server as its
     /// API and GitHub endpoints and a placeholder token.
     pub fn offline(base_url: impl Into<String>) -> Self {
-        Self {
-            target: Target::Offline {
-                base_url: base_url.into().trim_end_matches('/').to_owned(),
-            },
-            runtime_path: None,
-            home_seed: None,
-            home: None,
-            resume: None,
-            replay: None,
-            tap: None,
-            pool: None,
-            faults: TestFaults::default(),
-        }
+        Self::with_target(Target::Offline {
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+        })
     }
 
     /// Copy this folder's contents into the run's private runtime home (`COPILOT_HOME`) before
@@ -201,6 +199,18 @@ impl RunOptions {
     /// leases from the runner's pool ([`crate::run::pool::RunnerPool::from_env`]).
     pub fn pooled(mut self, pool: crate::run::pool::PoolSource) -> Self {
         self.pool = Some(pool);
+        self
+    }
+
+    /// Run the eval without the inputs of `kinds` (the ablated side of `cargo copilot-eval
+    /// --ablate`): the session gets [`CopilotEval::without`] them, the run's runtime home is
+    /// cleared of them after any [`home_seed`](Self::home_seed) (`skills/`, `agents/`,
+    /// `copilot-instructions.md` and `instructions/`, `mcp-config.json`), and a working
+    /// directory that holds a copy of one (a `SKILL.md`, an `*.agent.md`, an instructions file,
+    /// an MCP configuration) ends the run with `execution_error` naming the file before the
+    /// runtime starts. The result's `ablated` lists the kinds. Empty: nothing is removed.
+    pub fn ablate(mut self, kinds: Vec<crate::eval::Ablate>) -> Self {
+        self.ablate = kinds;
         self
     }
 
@@ -287,7 +297,15 @@ async fn run_prompts_unboxed(
     options: &RunOptions,
     started: Instant,
 ) -> CopilotResult {
+    let ablated_eval;
+    let eval = if options.ablate.is_empty() {
+        eval
+    } else {
+        ablated_eval = eval.without(&options.ablate);
+        &ablated_eval
+    };
     let mut run = RunState::new(eval);
+    run.ablated = options.ablate.clone();
     let Prepared {
         working_directory,
         home,

@@ -142,29 +142,7 @@ struct PooledRequest {
 
 #[async_trait]
 impl ModelHttpRequest for PooledRequest {
-    fn method(&self) -> &str {
-        &self.method
-    }
-
-    fn url(&self) -> &str {
-        &self.url
-    }
-
-    fn headers(&self) -> &HeaderMap {
-        &self.headers
-    }
-
-    fn headers_mut(&mut self) -> &mut HeaderMap {
-        &mut self.headers
-    }
-
-    fn body(&self) -> &[u8] {
-        &self.body
-    }
-
-    fn set_body(&mut self, body: Vec<u8>) {
-        self.body = body;
-    }
+    super::proxy::http_request_fields!();
 
     async fn cancelled(&self) {
         // The router drops its request when the runtime cancels; this handler is dropped with

@@ -68,6 +68,11 @@ pub(super) fn prepare(
     let fail = |error: String| {
         SetupFailure::new(StopReason::ExecutionError, error, working_directory.clone())
     };
+    if let Some(error) =
+        super::ablate::copies_in_working_directory(&working_directory, &options.ablate)
+    {
+        return Err(fail(error));
+    }
     // Attachments are checked before the runtime starts.
     let prompts = prompts
         .iter()
@@ -188,6 +193,7 @@ fn home_and_cache(options: &RunOptions) -> Result<(RunHome, PathBuf), String> {
         copy_tree(seed, home.path())
             .map_err(|e| format!("cannot seed the runtime home from {}: {e}", seed.display()))?;
     }
+    super::ablate::clear_home(home.path(), &options.ablate)?;
     Ok((home, cache))
 }
 

@@ -6,10 +6,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::controls::{ControlStop, DeniedCall};
-use crate::audit::RequestAudit;
 use crate::eval::CopilotEval;
+use crate::evidence::audit::RequestAudit;
 use crate::evidence::mcp::{McpServerState, mcp_servers};
 use crate::evidence::{LoggedEvent, map_events};
+use crate::result::replay::ReplayMismatch;
 use crate::result::{CopilotResult, StopReason, Timings};
 
 /// What the event recorder (`session`) has seen so far; the MCP check (`mcp_check`) waits on
@@ -49,6 +50,8 @@ pub(super) struct RunState {
     pub(super) session_id: Option<String>,
     /// Whether the session was resumed ([`RunOptions::resume`](super::RunOptions::resume)).
     pub(super) resumed: bool,
+    /// The kinds of input the run goes without ([`RunOptions::ablate`](super::RunOptions::ablate)).
+    pub(super) ablated: Vec<crate::eval::Ablate>,
     pub(super) skill_discovery: Option<super::skills::SkillDiscovery>,
     /// The eval's `disabled_skills`.
     disabled_skills: Vec<String>,
@@ -66,6 +69,8 @@ pub(super) struct RunState {
     pub(super) mcp_checking: bool,
     /// Whether the replay made the token usage up ([`super::ReplayCheck::usage_unknown`]).
     pub(super) usage_unknown: bool,
+    /// Why the replay failed the run ([`super::ReplayCheck::mismatch`]).
+    pub(super) replay_diagnosis: Option<ReplayMismatch>,
     /// What each model request offered the model, as the request proxy forwarded it; `None`
     /// when the run did not keep offers (no MCP server, no custom agent).
     pub(super) model_offers: Option<Vec<crate::evidence::offered::ModelOffer>>,
@@ -94,6 +99,7 @@ impl RunState {
             prompt_sent: false,
             session_id: None,
             resumed: false,
+            ablated: Vec::new(),
             skill_discovery: None,
             disabled_skills: eval.disabled_skills.clone(),
             mcp_configured: eval.mcp_servers.keys().cloned().collect(),
@@ -106,6 +112,7 @@ impl RunState {
             mcp_checked: Vec::new(),
             mcp_checking: false,
             usage_unknown: false,
+            replay_diagnosis: None,
             model_offers: None,
         }
     }
@@ -173,6 +180,7 @@ impl RunState {
             subagent_invocations: evidence.subagent_invocations,
             usage: evidence.usage,
             usage_unknown: self.usage_unknown,
+            replay_diagnosis: self.replay_diagnosis,
             warnings,
             duration_ms: started.elapsed().as_millis() as u64,
             timings: self.timings,
@@ -191,6 +199,7 @@ impl RunState {
             configuration: self.configuration,
             session_id: self.session_id,
             resumed: self.resumed,
+            ablated: self.ablated,
             origin: None,
         }
     }

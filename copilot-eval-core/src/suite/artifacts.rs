@@ -19,6 +19,9 @@ pub struct ArtifactPaths {
     /// A folder for each skill eval's skill-creator `grading.json` (`--grading`; see
     /// [`grading_json`](crate::report::grading::grading_json)).
     pub grading: Option<PathBuf>,
+    /// skill-creator's `benchmark.json` of the skill lift (`--benchmark`; see
+    /// [`benchmark_json`](crate::report::benchmark::benchmark_json)).
+    pub benchmark: Option<PathBuf>,
 }
 
 /// Write every requested artifact of `report` (each atomically, secrets redacted by `redactor`),
@@ -27,10 +30,11 @@ pub struct ArtifactPaths {
 pub fn write_artifacts(report: &SuiteReport, paths: &ArtifactPaths, redactor: &Redactor) -> bool {
     let mut all_written = true;
     type Writer = fn(&std::path::Path, &SuiteReport, &Redactor) -> std::io::Result<()>;
-    let writers: [(&Option<PathBuf>, Writer); 3] = [
+    let writers: [(&Option<PathBuf>, Writer); 4] = [
         (&paths.json, write_json),
         (&paths.junit, write_junit),
         (&paths.html, write_html),
+        (&paths.benchmark, write_benchmark),
     ];
     if let Some(folder) = &paths.grading {
         all_written &= write_gradings(folder, report, redactor);
@@ -38,21 +42,33 @@ pub fn write_artifacts(report: &SuiteReport, paths: &ArtifactPaths, redactor: &R
     for (path, write) in writers {
         let Some(path) = path else { continue };
         let written = write(path, report, redactor);
-        match written {
-            Ok(()) => eprintln!("  wrote {}", path.display()),
-            Err(error) => {
-                eprintln!(
-                    "error: {}",
-                    super::SuiteError::Artifact {
-                        path: path.clone(),
-                        error
-                    }
-                );
-                all_written = false;
-            }
-        }
+        all_written &= said(path, written);
     }
     all_written
+}
+
+/// Say on stderr whether the artifact `path` was written (`  wrote PATH`, else `error: writing
+/// PATH failed: ...`); `true` when it was.
+pub(crate) fn said(path: &std::path::Path, written: std::io::Result<()>) -> bool {
+    match written {
+        Ok(()) => {
+            eprintln!("  wrote {}", path.display());
+            true
+        }
+        Err(error) => not_written(path, error),
+    }
+}
+
+/// Say on stderr that the artifact `path` could not be written, and why; `false`.
+fn not_written(path: &std::path::Path, error: std::io::Error) -> bool {
+    eprintln!(
+        "error: {}",
+        super::SuiteError::Artifact {
+            path: path.to_path_buf(),
+            error
+        }
+    );
+    false
 }
 
 /// Write `grading.json` under `folder` for each test that ran a skill eval or recorded
@@ -71,18 +87,27 @@ fn write_gradings(folder: &std::path::Path, report: &SuiteReport, redactor: &Red
         let text = serde_json::to_vec_pretty(&value).expect("grading serialises");
         match crate::report::write_atomically(&path, &text) {
             Ok(()) => written += 1,
-            Err(error) => {
-                eprintln!(
-                    "error: {}",
-                    super::SuiteError::Artifact {
-                        path: path.clone(),
-                        error
-                    }
-                );
-                all_written = false;
-            }
+            Err(error) => all_written &= not_written(&path, error),
         }
     }
     eprintln!("  wrote {written} grading.json under {}", folder.display());
     all_written
+}
+
+/// Write skill-creator's `benchmark.json` of `report`'s skill lift at `path` (redacted).
+///
+/// Errors: the report has no skill lift (the suite ran no `--ablate`), or the write failed.
+fn write_benchmark(
+    path: &std::path::Path,
+    report: &SuiteReport,
+    redactor: &Redactor,
+) -> std::io::Result<()> {
+    let Some(mut value) = crate::report::benchmark::benchmark_json(report) else {
+        return Err(std::io::Error::other(
+            "no skill lift to write: no eval ran an ablated side; run the suite with `--ablate skills`",
+        ));
+    };
+    redactor.redact_value(&mut value);
+    let text = serde_json::to_vec_pretty(&value).expect("benchmark serialises");
+    crate::report::write_atomically(path, &text)
 }

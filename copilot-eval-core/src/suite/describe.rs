@@ -94,7 +94,10 @@ async fn describe(
 /// trigger check when missing.
 fn apply(record: &mut TestRecord, description: &TestDescription) {
     if record.model.is_none() && description.model.is_some() {
-        record.name = description.name.clone();
+        record.name = match record.ablated.is_empty() {
+            true => description.name.clone(),
+            false => crate::report::lift::ablated_name(&description.name, &record.ablated),
+        };
         record.model = description.model.clone();
     }
     if record.source.is_none() {
@@ -194,7 +197,7 @@ fn same_as_cell(schedule: &Schedule, records: &mut [Option<TestRecord>], index: 
     let known = (0..schedule.len())
         .filter(|&i| {
             let other = schedule.slot(i);
-            (other.test, other.model) == (slot.test, slot.model)
+            (other.test, other.model, other.ablated) == (slot.test, slot.model, slot.ablated)
         })
         .find_map(|i| {
             let record = records[i].as_ref()?;

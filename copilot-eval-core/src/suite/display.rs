@@ -238,6 +238,16 @@ fn summary_text(report: &SuiteReport, with_messages: bool) -> String {
             "    ",
         ));
     }
+    if let Some(lift) = &report.skill_lift {
+        let currency = report
+            .cost_control
+            .as_ref()
+            .map_or("", |c| c.currency.as_str());
+        out.push_str(
+            "  skill lift (with / without; the side without is a measurement, not the verdict):\n",
+        );
+        out.push_str(&crate::report::lift::table(lift, currency, "    "));
+    }
     out
 }
 
@@ -444,9 +454,11 @@ mod tests {
         clean.runs = vec![whole];
         assert!(!finished_line(&clean).contains("evidence"));
         let report = |tests: Vec<TestRecord>| SuiteReport {
+            provenance: None,
             trial_summaries: Vec::new(),
             model_matrix: Vec::new(),
             skill_triggers: Vec::new(),
+            skill_lift: None,
             schema_version: crate::report::SCHEMA_VERSION.into(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

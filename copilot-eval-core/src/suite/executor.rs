@@ -98,6 +98,9 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
         source: None,
         skill_eval: None,
         trigger_query: None,
+        provenance: None,
+        attempt: None,
+        ablated: Vec::new(),
         expectations: Vec::new(),
         comparisons: Vec::new(),
         triggers: Vec::new(),
@@ -115,10 +118,16 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
 /// the name and model its evidence gives. Launched without a trial and without `--trials`
 /// ([`ExecOptions::trials_given`]), a test whose ask is N > 1 trials is recorded as trial 1 of
 /// N.
+///
+/// With `ablate` (the eval's ablated side, `--ablate`), the test process gets
+/// [`ENV_ABLATE`](crate::harness::ENV_ABLATE) and the record is named
+/// [`ablated_name`](crate::report::lift::ablated_name) with its `ablated` kinds.
+#[allow(clippy::too_many_arguments)]
 pub async fn run_one(
     index: usize,
     trial: Option<crate::report::TrialOf>,
     model: Option<&str>,
+    ablate: &[crate::eval::Ablate],
     test: &EvalTest,
     binary: &TestBinary,
     options: &ExecOptions,
@@ -131,6 +140,10 @@ pub async fn run_one(
     if let Some(model) = model {
         record.name = super::models::cell_name(&test.name, model);
         record.model = Some(model.to_owned());
+    }
+    if !ablate.is_empty() {
+        record.name = crate::report::lift::ablated_name(&record.name, ablate);
+        record.ablated = ablate.to_vec();
     }
     let outputs = std::fs::File::create(&files.stdout)
         .and_then(|out| Ok((out, std::fs::File::create(&files.stderr)?)));
@@ -148,6 +161,7 @@ pub async fn run_one(
         binary,
         trial,
         model,
+        ablate,
     };
     let child = match launch.command(options, &files, outputs).spawn() {
         Ok(child) => child,
@@ -221,6 +235,8 @@ struct Launch<'a> {
     binary: &'a TestBinary,
     trial: Option<crate::report::TrialOf>,
     model: Option<&'a str>,
+    /// The kinds of input the process goes without (`--ablate`); empty for the normal side.
+    ablate: &'a [crate::eval::Ablate],
 }
 
 impl Launch<'_> {
@@ -251,6 +267,12 @@ impl Launch<'_> {
             .stdout(Stdio::from(outputs.0))
             .stderr(Stdio::from(outputs.1))
             .kill_on_drop(true);
+        if self.ablate.is_empty() {
+            command.env_remove(crate::harness::ENV_ABLATE);
+        } else {
+            let kinds: Vec<&str> = self.ablate.iter().map(|kind| kind.as_str()).collect();
+            command.env(crate::harness::ENV_ABLATE, kinds.join(","));
+        }
         match self.trial {
             Some(trial) => command
                 .env(ENV_TRIAL, trial.trial.to_string())
@@ -416,8 +438,12 @@ fn take_evidence(
     record.skill_eval = evidence.skill_eval;
     record.trigger_query = evidence.trigger_query;
     record.expectations = evidence.expectations;
+    record.provenance = evidence.provenance;
     if let Some(model) = evidence.model {
-        record.name = evidence.name;
+        record.name = match record.ablated.is_empty() {
+            true => evidence.name,
+            false => crate::report::lift::ablated_name(&evidence.name, &record.ablated),
+        };
         record.model = Some(model);
     }
     if options.mode != Mode::Live && !scripted_only {

@@ -229,6 +229,33 @@ pub fn report_to_github(report: &SuiteReport, redactor: &Redactor) -> Result<(),
     }
 }
 
+/// A `::warning title=TITLE::MESSAGE` workflow command, escaped as GitHub documents.
+pub fn warning(title: &str, message: &str) -> String {
+    format!(
+        "::warning title={}::{}",
+        escape_property(title),
+        escape_data(message)
+    )
+}
+
+/// In a GitHub Actions step: print `commands` (workflow commands, e.g. [`warning`]) on stdout
+/// and append `summary` to the `GITHUB_STEP_SUMMARY` file (when set). Outside one: nothing.
+/// `compare` reports through it.
+///
+/// Errors: as [`report_to_github`].
+pub fn report_lines_to_github(commands: &[String], summary: &str) -> Result<(), SuiteError> {
+    if !in_github_actions() {
+        return Ok(());
+    }
+    for line in commands {
+        println!("{line}");
+    }
+    match std::env::var_os(ENV_STEP_SUMMARY).filter(|v| !v.is_empty()) {
+        Some(path) => append(Path::new(&path), summary),
+        None => Ok(()),
+    }
+}
+
 fn append(path: &Path, text: &str) -> Result<(), SuiteError> {
     std::fs::OpenOptions::new()
         .create(true)

@@ -18,6 +18,8 @@
 
 pub mod artifacts;
 pub mod banner;
+pub mod compare;
+pub mod decide;
 mod describe;
 pub mod display;
 pub mod drift;
@@ -151,6 +153,21 @@ pub struct SuiteOptions {
     /// Run each eval once per model (`--models a,b`, parsed by [`models::parse_models`]), over
     /// the attribute's `model` and `models`; empty: each eval on its own model.
     pub models: Vec<String>,
+    /// Compare the finished suite with this earlier results file (`--baseline`,
+    /// [`decide::compare_with_baseline`]).
+    pub baseline: Option<PathBuf>,
+    /// With `baseline`: exit 1 when an eval regressed significantly (`--fail-on-regression`).
+    pub fail_on_regression: bool,
+    /// Run only the evals that did not pass in this results file (`--rerun-failed`,
+    /// [`decide::Rerun`]), each a new attempt.
+    pub rerun_failed: Option<PathBuf>,
+    /// Run each eval also without these inputs (`--ablate skills`, repeatable): the ablated
+    /// side, same prompt and trials, its records named `<eval> (without skills)`, its outcome a
+    /// measurement (the report's `skill_lift`), never the exit status. Empty: no ablated side.
+    pub ablate: Vec<crate::eval::Ablate>,
+    /// Where to write skill-creator's `benchmark.json` of the skill lift (`--benchmark PATH`),
+    /// if anywhere.
+    pub benchmark: Option<PathBuf>,
 }
 
 impl SuiteOptions {
@@ -179,6 +196,11 @@ impl SuiteOptions {
             trials: None,
             trial_rule: Default::default(),
             models: Vec::new(),
+            baseline: None,
+            fail_on_regression: false,
+            rerun_failed: None,
+            ablate: Vec::new(),
+            benchmark: None,
         }
     }
 }
@@ -189,20 +211,27 @@ impl Default for SuiteOptions {
     }
 }
 
+/// The command's multi-threaded async runtime; `None` (said on stderr) when it cannot start.
+fn async_runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            None
+        }
+    }
+}
+
 /// Run the whole command: discover, list or run, write the artifacts, print the summary; return
 /// the exit status ([`exit_code`]). Everything for the user goes to stderr, except the `--list`
 /// output (stdout).
 pub fn run_command(options: &SuiteOptions) -> u8 {
     phases::mark("start");
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return exit_code::SUITE_ERROR;
-        }
+    let Some(runtime) = async_runtime() else {
+        return exit_code::SUITE_ERROR;
     };
     // The first warm runtime starts while the tests are built and listed.
     let pool = if options.list_only || options.fresh_runtime {
@@ -217,6 +246,10 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
             eprintln!("error: {e}");
             return exit_code::SUITE_ERROR;
         }
+    };
+    let (rerun, baseline) = match decide::prepare(options, &mut list) {
+        Ok(prepared) => prepared,
+        Err(status) => return status,
     };
     let in_other_shards = options.partition.map_or(0, |p| p.apply(&mut list));
     if let Some(partition) = options.partition {
@@ -241,12 +274,17 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
     if list.tests.is_empty() && in_other_shards == 0 {
         eprintln!("{}", list::no_match_warning(&list, &options.filters));
     }
-    let selected = models::cells(&list, &options.models).len();
+    // With `--ablate`, each cell runs a second side.
+    let sides = if options.ablate.is_empty() { 1 } else { 2 };
+    let selected = models::cells(&list, &options.models).len() * sides;
     if let Some(banner) = live_banner(options, selected) {
         eprintln!("{banner}");
     }
     phases::mark("tests built and listed");
-    let report = runtime.block_on(run_suite_with(&list, options, pool));
+    let mut report = runtime.block_on(run_suite_with(&list, options, pool));
+    if let Some(rerun) = &rerun {
+        rerun.label(&mut report);
+    }
     phases::mark("tests done, pool shut down");
     eprint!("{}", display::summary(&report));
     if let Some(line) = crate::harness::recording_summary(&report) {
@@ -257,20 +295,42 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
     if list.tests.is_empty() && in_other_shards == 0 {
         status = exit_code::NO_TESTS;
     }
+    write_and_decide(options, &report, baseline, status)
+}
+
+/// After the summary: write the artifacts, report to GitHub, compare with `--baseline`; return
+/// the exit status `status` becomes (a write or GitHub failure is a suite error).
+fn write_and_decide(
+    options: &SuiteOptions,
+    report: &SuiteReport,
+    baseline: Option<SuiteReport>,
+    mut status: u8,
+) -> u8 {
     let paths = artifacts::ArtifactPaths {
         json: options.json.clone(),
         junit: options.junit.clone(),
         html: options.html.clone(),
         grading: options.grading.clone(),
+        benchmark: options.benchmark.clone(),
     };
     let redactor = Redactor::from_env();
-    if !artifacts::write_artifacts(&report, &paths, &redactor) {
+    if !artifacts::write_artifacts(report, &paths, &redactor) {
         status = exit_code::SUITE_ERROR;
     }
     phases::mark("artifacts written");
-    if let Err(e) = github::report_to_github(&report, &redactor) {
+    if let Err(e) = github::report_to_github(report, &redactor) {
         eprintln!("error: {e}");
         status = exit_code::SUITE_ERROR;
+    }
+    if let (Some(file), Some(baseline)) = (&options.baseline, baseline) {
+        let report = redactor.redact_report(report);
+        status = decide::compare_with_baseline(
+            file,
+            baseline,
+            &report,
+            options.fail_on_regression,
+            status,
+        );
     }
     status
 }
@@ -279,13 +339,19 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
 /// when any is `failed`, else `0`. With trials, an eval run in trials counts by its verdict
 /// over them ([`TrialSummary::verdict`](crate::report::TrialSummary::verdict)), not by each
 /// trial: with `--min-pass-rate 60`, 3 passing trials of 5 make it pass.
+///
+/// The ablated side of `--ablate` (records with `ablated`) is a measurement: it never counts.
 pub fn exit_status(report: &SuiteReport) -> u8 {
+    let ablated = |binary: &str, name: &str| {
+        (report.tests.iter()).any(|t| !t.ablated.is_empty() && t.binary == binary && t.name == name)
+    };
     if !report.trial_summaries.is_empty() {
         // With trials, each eval's verdict over its trials decides, not each trial.
-        let once = report.tests.iter().filter(|t| t.trial.is_none());
+        let once = (report.tests.iter()).filter(|t| t.trial.is_none() && t.ablated.is_empty());
+        let summaries = (report.trial_summaries.iter()).filter(|s| !ablated(&s.binary, &s.name));
         let verdicts: Vec<Outcome> = once
             .map(|t| t.outcome)
-            .chain(report.trial_summaries.iter().map(|s| s.verdict))
+            .chain(summaries.map(|s| s.verdict))
             .collect();
         return if verdicts
             .iter()
@@ -298,7 +364,16 @@ pub fn exit_status(report: &SuiteReport) -> u8 {
             exit_code::SUCCESS
         };
     }
-    let t = &report.totals;
+    let t = match report.tests.iter().any(|t| !t.ablated.is_empty()) {
+        false => report.totals.clone(),
+        true => {
+            let normal: Vec<TestRecord> = (report.tests.iter())
+                .filter(|t| t.ablated.is_empty())
+                .cloned()
+                .collect();
+            SuiteTotals::of(&normal)
+        }
+    };
     if t.error > 0 || t.not_run > 0 {
         exit_code::INFRASTRUCTURE
     } else if t.failed > 0 {
@@ -330,6 +405,7 @@ async fn run_suite_with(
     let started_at = SystemTime::now();
     let pool = pool_for(list, options, prestarted).await;
     let started = Instant::now();
+    let provenance = decide::provenance_task(options);
     // The report's runtime (asking its version starts it once): found while the tests run.
     let given = options.runtime.clone();
     let runtime = tokio::task::spawn_blocking(move || match given {
@@ -351,6 +427,10 @@ async fn run_suite_with(
         path: None,
         error: Some(format!("finding the runtime failed: {e}")),
     });
+    let provenance = provenance.await.ok().map(|mut provenance| {
+        provenance.runtime_version = runtime.version.clone();
+        provenance
+    });
     let pool = pool.map(|control| {
         let pool = control.pool();
         let record = crate::report::PoolRecord {
@@ -360,7 +440,9 @@ async fn run_suite_with(
         pool.shutdown();
         record
     });
-    suite_report(options, ran, runtime, pool, started_at, started)
+    let mut report = suite_report(options, ran, runtime, pool, started_at, started);
+    report.provenance = provenance;
+    report
 }
 
 /// The pool of warm runtimes the suite's tests lease from, served on its control endpoint:
@@ -400,6 +482,7 @@ fn suite_report(
 ) -> SuiteReport {
     let tests = ran.tests;
     SuiteReport {
+        provenance: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".to_owned(),
@@ -418,6 +501,7 @@ fn suite_report(
         ),
         model_matrix: crate::report::matrix::of(&tests),
         skill_triggers: crate::report::triggers::of(&tests),
+        skill_lift: crate::report::lift::of(&tests),
         cost_control: Some(ran.cost.record()),
         partition: options.partition.map(|p| p.record()),
         pool,
@@ -429,12 +513,17 @@ fn label(binary: &str, name: &str) -> String {
     format!("{binary} {name}")
 }
 
-/// The name of a slot's record: the test's, or `<eval>@<model>` on a model of `--models`.
+/// The name of a slot's record: the test's, or `<eval>@<model>` on a model of `--models`;
+/// on the ablated side, `<name> (without skills)`.
 fn slot_name(list: &TestList, slot: &trials::Slot, options: &SuiteOptions) -> String {
     let test = &list.tests[slot.test];
-    match slot.model {
+    let name = match slot.model {
         Some(model) => models::cell_name(&test.name, &options.models[model]),
         None => test.name.clone(),
+    };
+    match slot.ablated {
+        true => crate::report::lift::ablated_name(&name, &options.ablate),
+        false => name,
     }
 }
 
@@ -461,6 +550,10 @@ fn not_run(
         trial: slot.trial,
         name: slot_name(list, slot, options),
         model: slot.model.map(|m| options.models[m].clone()),
+        ablated: match slot.ablated {
+            true => options.ablate.clone(),
+            false => Vec::new(),
+        },
         ..executor::test_record(test, list.binary(test), Outcome::NotRun)
     }
 }

@@ -106,7 +106,11 @@ struct Scheduler<'a> {
 
 impl<'a> Scheduler<'a> {
     fn new(list: &'a TestList, options: &'a SuiteOptions) -> Self {
-        let schedule = Schedule::new(&models::cells(list, &options.models), options.trials);
+        let schedule = Schedule::new(
+            &models::cells(list, &options.models),
+            options.trials,
+            !options.ablate.is_empty(),
+        );
         Self {
             list,
             options,
@@ -199,11 +203,16 @@ impl<'a> Scheduler<'a> {
             let exec = exec.clone();
             let interrupt = interrupt.clone();
             let model = slot.model.map(|m| options.models[m].clone());
+            let ablate = match slot.ablated {
+                true => options.ablate.clone(),
+                false => Vec::new(),
+            };
             running.spawn(async move {
                 let record = executor::run_one(
                     index,
                     slot.trial,
                     model.as_deref(),
+                    &ablate,
                     &test,
                     &binary,
                     &exec,

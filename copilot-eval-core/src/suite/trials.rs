@@ -18,18 +18,27 @@ pub(crate) struct Slot {
     pub model: Option<usize>,
     /// The trial, when the suite runs trials (N > 1); `None` with one trial.
     pub trial: Option<TrialOf>,
+    /// The ablated side of the eval (`--ablate`): its test process runs without the inputs the
+    /// suite's options name.
+    pub ablated: bool,
 }
 
 /// The slots of `cells` ([`super::models::cells`]) with `trials` trials each: every cell once
-/// when `trials` is 1, else trials 1..=N of the first cell, then of the second, ...
-pub(crate) fn slots(cells: &[Cell], trials: u32) -> Vec<Slot> {
+/// when `trials` is 1, else trials 1..=N of the first cell, then of the second, ... With
+/// `ablate` (`--ablate`), each cell's trials are followed by the same trials of its ablated
+/// side.
+pub(crate) fn slots(cells: &[Cell], trials: u32, ablate: bool) -> Vec<Slot> {
+    let sides: &[bool] = if ablate { &[false, true] } else { &[false] };
     cells
         .iter()
         .flat_map(|cell| {
-            (1..=trials.max(1)).map(move |trial| Slot {
-                test: cell.test,
-                model: cell.model,
-                trial: (trials > 1).then_some(TrialOf { trial, trials }),
+            sides.iter().flat_map(move |&ablated| {
+                (1..=trials.max(1)).map(move |trial| Slot {
+                    test: cell.test,
+                    model: cell.model,
+                    trial: (trials > 1).then_some(TrialOf { trial, trials }),
+                    ablated,
+                })
             })
         })
         .collect()
@@ -55,15 +64,15 @@ pub(crate) struct Schedule {
     added: Vec<Vec<usize>>,
     /// How many slots [`slots`] gave (the added ones come after them).
     initial: usize,
-    /// The cells (test, model) with a slot launched and not ended yet.
-    running: Vec<(usize, Option<usize>)>,
+    /// The cells (test, model, side) with a slot launched and not ended yet.
+    running: Vec<(usize, Option<usize>, bool)>,
 }
 
 impl Schedule {
     /// The slots of `cells` with `trials` trials each (`--trials N`; `None`: one, unless an
-    /// attribute asks for more).
-    pub(crate) fn new(cells: &[Cell], trials: Option<u32>) -> Self {
-        let slots = slots(cells, trials.unwrap_or(1));
+    /// attribute asks for more), and with `ablate` each cell's ablated side too.
+    pub(crate) fn new(cells: &[Cell], trials: Option<u32>, ablate: bool) -> Self {
+        let slots = slots(cells, trials.unwrap_or(1), ablate);
         Self {
             queue: (0..slots.len()).collect(),
             added: vec![Vec::new(); slots.len()],
@@ -94,11 +103,13 @@ impl Schedule {
     pub(crate) fn next(&mut self) -> Option<usize> {
         let at = self.queue.iter().position(|&index| {
             let slot = self.slots[index];
-            !self.running.contains(&(slot.test, slot.model))
+            !self
+                .running
+                .contains(&(slot.test, slot.model, slot.ablated))
         })?;
         let index = self.queue.remove(at)?;
         let slot = self.slots[index];
-        self.running.push((slot.test, slot.model));
+        self.running.push((slot.test, slot.model, slot.ablated));
         Some(index)
     }
 
@@ -106,7 +117,8 @@ impl Schedule {
     /// its cell's next slot may start.
     pub(crate) fn ended(&mut self, index: usize) {
         let slot = self.slots[index];
-        self.running.retain(|&cell| cell != (slot.test, slot.model));
+        self.running
+            .retain(|&cell| cell != (slot.test, slot.model, slot.ablated));
     }
 
     /// Slot `index` (an eval's only slot: launched without a trial) ended as trial 1 of `trials`
@@ -174,17 +186,19 @@ mod tests {
     #[test]
     fn one_trial_is_one_slot_per_test_without_a_trial() {
         assert_eq!(
-            slots(&cells(2), 1),
+            slots(&cells(2), 1, false),
             vec![
                 Slot {
                     test: 0,
                     model: None,
-                    trial: None
+                    trial: None,
+                    ablated: false
                 },
                 Slot {
                     test: 1,
                     model: None,
-                    trial: None
+                    trial: None,
+                    ablated: false
                 }
             ]
         );
@@ -194,7 +208,7 @@ mod tests {
     /// are launched next and reported right after its first trial.
     #[test]
     fn an_attributes_trials_are_added_after_the_evals_first_trial() {
-        let mut schedule = Schedule::new(&cells(2), None);
+        let mut schedule = Schedule::new(&cells(2), None, false);
         assert_eq!(schedule.next(), Some(0));
         assert_eq!(schedule.add_asked_trials(0, 3), 2);
         schedule.ended(0);
@@ -222,10 +236,10 @@ mod tests {
         );
         assert!((0..3).all(|i| schedule.slot(schedule.order()[i]).trial.unwrap().trials == 3));
         // A slot that already is a trial (`--trials N`) asks nothing more, nor does one trial.
-        let mut given = Schedule::new(&cells(1), Some(2));
+        let mut given = Schedule::new(&cells(1), Some(2), false);
         assert_eq!(given.add_asked_trials(0, 5), 0);
         assert_eq!(given.add_asked_trials(1, 5), 0);
-        let mut once = Schedule::new(&cells(1), None);
+        let mut once = Schedule::new(&cells(1), None, false);
         assert_eq!(once.add_asked_trials(0, 1), 0);
         assert_eq!(once.len(), 1);
     }
@@ -234,7 +248,7 @@ mod tests {
     /// report order still keeps the first eval's trials together.
     #[test]
     fn the_report_keeps_an_evals_added_trials_together() {
-        let mut schedule = Schedule::new(&cells(2), None);
+        let mut schedule = Schedule::new(&cells(2), None, false);
         assert_eq!((schedule.next(), schedule.next()), (Some(0), Some(1)));
         schedule.add_asked_trials(1, 2);
         schedule.add_asked_trials(0, 2);
@@ -245,7 +259,7 @@ mod tests {
     /// while the other cell's trial 1 may start beside it.
     #[test]
     fn a_cells_trials_run_one_at_a_time_whatever_the_jobs() {
-        let mut one = Schedule::new(&cells(1), Some(3));
+        let mut one = Schedule::new(&cells(1), Some(3), false);
         assert_eq!(one.next(), Some(0));
         assert_eq!(one.next(), None, "trial 2 waits for trial 1");
         assert!(one.has_next());
@@ -255,7 +269,7 @@ mod tests {
         assert_eq!(one.next(), Some(2));
 
         // Two cells, two trials each: trial 1 of both, then trial 2 of the first that ends.
-        let mut two = Schedule::new(&cells(2), Some(2));
+        let mut two = Schedule::new(&cells(2), Some(2), false);
         assert_eq!(
             (two.next(), two.next(), two.next()),
             (Some(0), Some(2), None)
@@ -276,21 +290,50 @@ mod tests {
                 model: Some(1),
             },
         ];
-        let mut matrix = Schedule::new(&models, Some(2));
+        let mut matrix = Schedule::new(&models, Some(2), false);
         assert_eq!((matrix.next(), matrix.next()), (Some(0), Some(2)));
     }
 
     #[test]
     fn trials_keep_each_tests_trials_together_in_order() {
-        let got: Vec<(usize, u32)> = slots(&cells(2), 3)
+        let got: Vec<(usize, u32)> = slots(&cells(2), 3, false)
             .iter()
             .map(|s| (s.test, s.trial.unwrap().trial))
             .collect();
         assert_eq!(got, vec![(0, 1), (0, 2), (0, 3), (1, 1), (1, 2), (1, 3)]);
         assert!(
-            slots(&cells(2), 3)
+            slots(&cells(2), 3, false)
                 .iter()
                 .all(|s| s.trial.unwrap().trials == 3)
         );
+    }
+
+    /// `--ablate`: each cell's trials, then the same trials of its ablated side; the two sides
+    /// of one cell may run side by side, each side's trials one at a time.
+    #[test]
+    fn the_ablated_side_follows_each_cells_trials() {
+        let got: Vec<(usize, u32, bool)> = slots(&cells(2), 2, true)
+            .iter()
+            .map(|s| (s.test, s.trial.unwrap().trial, s.ablated))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 1, false),
+                (0, 2, false),
+                (0, 1, true),
+                (0, 2, true),
+                (1, 1, false),
+                (1, 2, false),
+                (1, 1, true),
+                (1, 2, true)
+            ]
+        );
+        let mut schedule = Schedule::new(&cells(1), Some(2), true);
+        assert_eq!(
+            (schedule.next(), schedule.next(), schedule.next()),
+            (Some(0), Some(2), None)
+        );
+        assert_eq!(slots(&cells(1), 1, false).len(), 1);
     }
 }

@@ -26,6 +26,9 @@ use copilot_eval_core::harness::{EvalContext, SkillCase, TriggerCase};
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
 use serde_json::json;
 
+/// A line of the body of `skills/changelog/SKILL.md`.
+const SKILL_BODY: &str = "Write the changelog into `CHANGELOG.md`";
+
 /// The scripted model's turns for each entry: it invokes the skill, reads the input file, and
 /// writes `CHANGELOG.md` (entries 1 and 2); it answers in one sentence (entry 3).
 fn script(ctx: &EvalContext, case: &SkillCase) -> Script {
@@ -67,6 +70,15 @@ async fn changelog_skill(ctx: EvalContext, case: SkillCase) {
     let eval = ctx.eval().skill_directory("skills").build().unwrap();
     let result = ctx.run(&eval, case.prompt.as_str()).await;
     result.assert_success();
+    // What reached the scripted model: the skill's body once the skill was invoked. On the side
+    // without the skill (`cargo copilot-eval --ablate skills`) it never does.
+    let body_seen = ctx.model_requests().iter().any(|request| {
+        request
+            .messages
+            .iter()
+            .any(|message| message.to_string().contains(SKILL_BODY))
+    });
+    ctx.record_property("skill_body_reached_the_model", body_seen);
     for expectation in &case.expectations {
         let (passed, evidence) = check(&result, &case, expectation);
         ctx.expect(expectation, passed, evidence);

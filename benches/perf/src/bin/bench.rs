@@ -1,20 +1,22 @@
-//! The performance benchmark of issue 15: W1 (one eval, whole process) and W2 (24 evals, `-j 2`),
-//! run alternately, each `--runs` times: copilot-eval's runner (`cargo copilot-eval`; W2 both on
-//! warm pooled runtimes, the default, and with `--fresh-runtime`), the raw
+//! The performance benchmark of issue 15: W1 (one eval, whole process), W2 (24 evals, `-j 2`)
+//! and W4 of issue 50 (W2's evals given a skill, `--ablate skills --trials 5`: 240 runs;
+//! `bench/w4.rs`), run alternately, each `--runs` times: copilot-eval's runner (`cargo
+//! copilot-eval`; W2 both on warm pooled runtimes, the default, and with `--fresh-runtime`), the raw
 //! SDK program (`raw_session`, W1's floor), and, when given, commands that run the same
 //! workloads with another tool (`--other-w1`, `--other-w2`, e.g. a pytest-skill-engineering
 //! suite). Prints, per workload and side, the median wall time, the median CPU time of the
 //! command and its descendants (user + system, from `wait4`) and the largest resident memory of
-//! any one of those processes, then the ratios. Then the edit loop of issue 34 (`edit_loop.rs`):
-//! edit one eval of examples/quickstart, rebuild and run it, `--edit-runs` times (5), the
-//! rebuild and the run apart, then the runner alone after another edit; `--edit-loop` measures
-//! only that. `--edit-core DIR` and `--edit-runner PATH` time another revision on the same edit
-//! loop instead (its copilot-eval-core folder and its runner, e.g. a `git archive` of main and
+//! any one of those processes, then the ratios, and W4 beside 10 x W2 with W4's CPU per run.
+//! Then the edit loop of issue 34 (`edit_loop.rs`): edit one eval of examples/quickstart,
+//! rebuild and run it, `--edit-runs` times (5), the rebuild and the run apart, then the runner
+//! alone after another edit; `--edit-loop` measures only that, and `--w4` only W2 and W4.
+//! `--edit-core DIR` and `--edit-runner PATH` time another revision on the same edit loop
+//! instead (its copilot-eval-core folder and its runner, e.g. a `git archive` of main and
 //! its `--release` runner; under `edit-loop-other/`). Linux and macOS (it uses `wait4`).
 //!
 //! ```sh
 //! cargo run -p copilot-eval-bench --bin bench -- [--runs N] [--other-w1 CMD] [--other-w2 CMD]
-//!     [--edit-runs N] [--edit-loop] [--edit-core DIR] [--edit-runner PATH]
+//!     [--edit-runs N] [--edit-loop] [--w4] [--edit-core DIR] [--edit-runner PATH]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -24,9 +26,18 @@ use std::time::Instant;
 // Not `src/bin/edit_loop.rs`: cargo would take that for a program of its own.
 #[path = "bench/edit_loop.rs"]
 mod edit_loop;
+#[path = "bench/w4.rs"]
+mod w4;
+
+use w4::{measure_w4, print_w4};
 
 /// The evals of W2 (`weather::w01` .. `weather::w24`).
 const W2_EVALS: usize = 24;
+/// W1, the first eval of W2 (with `--exact`).
+const W1_EVAL: &str = "weather::w01";
+/// The runner's arguments for W2 (after `copilot-eval -p copilot-eval-bench --plain`): the 24
+/// `weather::` evals only (not W4's `weather_skill::`).
+const W2_ARGS: &[&str] = &["-j", "2", "weather::"];
 
 /// One measured run.
 #[derive(Debug, Clone, Copy)]
@@ -40,12 +51,12 @@ struct Sample {
 
 /// Run `command` to its end and measure it with `wait4` (its own and its descendants' usage).
 fn measure(name: &str, command: &mut Command) -> Sample {
-    measure_with_stderr(name, command).0
+    measure_with_output(name, command).0
 }
 
-/// [`measure`], with what the command wrote to stderr.
+/// [`measure`], with what the command wrote to stdout and to stderr.
 #[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
-fn measure_with_stderr(name: &str, command: &mut Command) -> (Sample, String) {
+fn measure_with_output(name: &str, command: &mut Command) -> (Sample, String, String) {
     use std::io::Read;
     let started = Instant::now();
     let mut child = command
@@ -80,7 +91,7 @@ fn measure_with_stderr(name: &str, command: &mut Command) -> (Sample, String) {
         cpu_s: seconds(usage.ru_utime) + seconds(usage.ru_stime),
         peak_kb: usage.ru_maxrss as u64,
     };
-    (sample, stderr)
+    (sample, stdout, stderr)
 }
 
 /// The runner's phase lines (`phase <ms> <what>`, copilot-eval-core's `suite/phases.rs`) in
@@ -106,34 +117,75 @@ fn shell(command: &str) -> Command {
     shell
 }
 
-fn main() {
-    let mut runs = 3usize;
-    let mut other_w1 = None;
-    let mut other_w2 = None;
-    let mut edit_runs = 5usize;
-    let mut edit_loop_only = false;
-    let mut edit_core: Option<PathBuf> = None;
-    let mut edit_runner: Option<PathBuf> = None;
+/// What the command line asks for (see the module's doc comment).
+struct Options {
+    runs: usize,
+    other_w1: Option<String>,
+    other_w2: Option<String>,
+    edit_runs: usize,
+    edit_loop_only: bool,
+    /// `--w4`: only W2 and W4, alternately (W4's figures need W2's beside them).
+    w4_only: bool,
+    edit_core: Option<PathBuf>,
+    edit_runner: Option<PathBuf>,
+}
+
+fn parse_options() -> Options {
+    let mut options = Options {
+        runs: 3,
+        other_w1: None,
+        other_w2: None,
+        edit_runs: 5,
+        edit_loop_only: false,
+        w4_only: false,
+        edit_core: None,
+        edit_runner: None,
+    };
     let mut args = std::env::args().skip(1);
+    let number = |args: &mut dyn Iterator<Item = String>, name: &str| -> usize {
+        args.next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name} N"))
+    };
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
-            "--other-w1" => other_w1 = args.next(),
-            "--other-w2" => other_w2 = args.next(),
-            "--edit-runs" => {
-                edit_runs = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .expect("--edit-runs N")
+            "--runs" => options.runs = number(&mut args, "--runs"),
+            "--other-w1" => options.other_w1 = args.next(),
+            "--other-w2" => options.other_w2 = args.next(),
+            "--edit-runs" => options.edit_runs = number(&mut args, "--edit-runs"),
+            "--edit-loop" => options.edit_loop_only = true,
+            "--w4" => options.w4_only = true,
+            "--edit-core" => {
+                options.edit_core = Some(absolute(args.next().expect("--edit-core DIR")))
             }
-            "--edit-loop" => edit_loop_only = true,
-            "--edit-core" => edit_core = Some(absolute(args.next().expect("--edit-core DIR"))),
             "--edit-runner" => {
-                edit_runner = Some(absolute(args.next().expect("--edit-runner PATH")))
+                options.edit_runner = Some(absolute(args.next().expect("--edit-runner PATH")))
             }
             other => panic!("unknown argument {other:?}; see the doc comment of bench.rs"),
         }
     }
+    options
+}
+
+/// The release runner of this checkout, run on the bench's package in the checkout's root.
+struct Runner {
+    path: PathBuf,
+    root: PathBuf,
+}
+
+impl Runner {
+    fn command(&self, extra: &[&str]) -> Command {
+        let mut command = Command::new(&self.path);
+        command
+            .args(["copilot-eval", "-p", "copilot-eval-bench", "--plain"])
+            .args(extra)
+            .current_dir(&self.root);
+        command
+    }
+}
+
+fn main() {
+    let options = parse_options();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     // The runner as users install it (`cargo install` builds release); the test binaries it
     // builds, and the raw SDK program, in the dev profile, as `cargo test` builds them.
@@ -152,34 +204,74 @@ fn main() {
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
-    let target = target_dir.join("debug");
-    let runner_path = target_dir.join("release").join("cargo-copilot-eval");
-    let runner = |extra: &[&str]| {
-        let mut command = Command::new(&runner_path);
-        command
-            .args(["copilot-eval", "-p", "copilot-eval-bench", "--plain"])
-            .args(extra)
-            .current_dir(&root);
-        command
+    let runner = Runner {
+        path: target_dir.join("release").join("cargo-copilot-eval"),
+        root: root.clone(),
     };
     println!("load average before: {}", load_average());
     // The edit loop's side: this checkout's engine and runner, or another revision's.
     let edit_side = EditSide {
-        folder: if edit_core.is_some() || edit_runner.is_some() {
+        folder: if options.edit_core.is_some() || options.edit_runner.is_some() {
             target_dir.join("edit-loop-other")
         } else {
             target_dir.join("edit-loop")
         },
-        core: edit_core.unwrap_or_else(|| root.join("copilot-eval-core")),
-        runner: edit_runner.unwrap_or_else(|| runner_path.clone()),
+        core: (options.edit_core.clone()).unwrap_or_else(|| root.join("copilot-eval-core")),
+        runner: (options.edit_runner.clone()).unwrap_or_else(|| runner.path.clone()),
     };
-    if edit_loop_only {
-        edit_loop(&root, &edit_side, &cargo, edit_runs);
+    if options.edit_loop_only {
+        edit_loop(&root, &edit_side, &cargo, options.edit_runs);
         return;
     }
     // Warm-up (unpack, build check), not measured.
-    measure("warm-up", &mut runner(&["--exact", "weather::w01"]));
+    measure("warm-up", &mut runner.command(&["--exact", W1_EVAL]));
+    let results = measure_workloads(&options, &runner, &target_dir.join("debug"));
+    let medians = print_medians(&results, options.runs);
+    if options.w4_only {
+        println!("load average after: {}", load_average());
+        return;
+    }
+    // One more W1 run, with the runner's phase marks (copilot_eval_core::suite::phases).
+    let (_, _, stderr) = measure_with_output(
+        "W1 copilot-eval, phases",
+        runner
+            .command(&["--exact", W1_EVAL])
+            .env("COPILOT_EVAL_PHASES", "1"),
+    );
+    println!(
+        "W1 copilot-eval phases (one more run; ms from the runner's start, and since the last mark):"
+    );
+    let mut last = 0;
+    for (ms, what) in &phase_lines(&stderr) {
+        println!("  {ms:>6} {:>+6}  {what}", ms - last);
+        last = *ms;
+    }
+    // CPU per eval: the whole command's CPU (runner, test processes, runtimes) over W2's evals.
+    for (index, name) in [(W2, "pooled"), (W2_FRESH, "fresh")] {
+        if let Some((_, cpu)) = medians[index] {
+            println!("W2 CPU s per eval, {name}: {:.3}", cpu / W2_EVALS as f64);
+        }
+    }
+    edit_loop(&root, &edit_side, &cargo, options.edit_runs);
+}
 
+/// The workloads' rows in [`measure_workloads`]' results, in order.
+const W1: usize = 0;
+const W1_RAW: usize = 1;
+const W1_OTHER: usize = 2;
+const W2: usize = 3;
+const W2_OTHER: usize = 4;
+const W2_FRESH: usize = 5;
+const W4: usize = 6;
+
+/// Measure the workloads alternately, `options.runs` times: all of them, or W2 and W4 alone
+/// with `--w4`. `debug` is the dev profile's folder (the raw SDK program). Returns each row's
+/// name and samples (empty when not measured).
+fn measure_workloads(
+    options: &Options,
+    runner: &Runner,
+    debug: &Path,
+) -> Vec<(&'static str, Vec<Sample>)> {
     let mut results: Vec<(&str, Vec<Sample>)> = vec![
         ("W1 copilot-eval", Vec::new()),
         ("W1 raw SDK", Vec::new()),
@@ -187,86 +279,81 @@ fn main() {
         ("W2 copilot-eval -j 2", Vec::new()),
         ("W2 other", Vec::new()),
         ("W2 --fresh-runtime", Vec::new()),
+        ("W4 --ablate skills", Vec::new()),
     ];
-    for _ in 0..runs {
-        results[0].1.push(measure(
-            "W1 copilot-eval",
-            &mut runner(&["--exact", "weather::w01"]),
-        ));
-        results[1].1.push(measure(
-            "W1 raw SDK",
-            &mut Command::new(target.join("raw_session")),
-        ));
-        if let Some(command) = &other_w1 {
-            results[2].1.push(measure("W1 other", &mut shell(command)));
+    let all = !options.w4_only;
+    for _ in 0..options.runs {
+        if all {
+            let w1 = measure(
+                "W1 copilot-eval",
+                &mut runner.command(&["--exact", W1_EVAL]),
+            );
+            results[W1].1.push(w1);
+            let raw = measure("W1 raw SDK", &mut Command::new(debug.join("raw_session")));
+            results[W1_RAW].1.push(raw);
         }
-        results[3]
-            .1
-            .push(measure("W2 copilot-eval", &mut runner(&["-j", "2"])));
-        if let Some(command) = &other_w2 {
-            results[4].1.push(measure("W2 other", &mut shell(command)));
+        if let Some(command) = options.other_w1.as_ref().filter(|_| all) {
+            results[W1_OTHER]
+                .1
+                .push(measure("W1 other", &mut shell(command)));
         }
-        results[5].1.push(measure(
-            "W2 copilot-eval --fresh-runtime",
-            &mut runner(&["-j", "2", "--fresh-runtime"]),
-        ));
+        let w2 = measure("W2 copilot-eval", &mut runner.command(W2_ARGS));
+        results[W2].1.push(w2);
+        results[W4].1.push(measure_w4(runner));
+        if let Some(command) = options.other_w2.as_ref().filter(|_| all) {
+            results[W2_OTHER]
+                .1
+                .push(measure("W2 other", &mut shell(command)));
+        }
+        if all {
+            let fresh = [W2_ARGS, &["--fresh-runtime"]].concat();
+            let fresh = measure(
+                "W2 copilot-eval --fresh-runtime",
+                &mut runner.command(&fresh),
+            );
+            results[W2_FRESH].1.push(fresh);
+        }
     }
-    // One more W1 run, with the runner's phase marks (copilot_eval_core::suite::phases).
-    let (_, stderr) = measure_with_stderr(
-        "W1 copilot-eval, phases",
-        runner(&["--exact", "weather::w01"]).env("COPILOT_EVAL_PHASES", "1"),
-    );
-    let phases = phase_lines(&stderr);
+    results
+}
 
+/// Print each measured row's medians (and the largest peak) and the ratios between rows, then
+/// W4 beside 10 x W2. Returns each row's median (wall s, CPU s), `None` when not measured.
+fn print_medians(results: &[(&str, Vec<Sample>)], runs: usize) -> Vec<Option<(f64, f64)>> {
     println!("{runs} alternating runs each; medians (peak: the largest of the runs):");
     println!(
         "{:<22} {:>8} {:>8} {:>9}",
         "workload", "wall s", "CPU s", "peak MB"
     );
     let mut medians = Vec::new();
-    let mut cpus = Vec::new();
-    for (name, samples) in &results {
+    for (name, samples) in results {
         if samples.is_empty() {
             medians.push(None);
-            cpus.push(None);
             continue;
         }
         let wall = median(&mut samples.iter().map(|s| s.wall_s).collect::<Vec<_>>());
         let cpu = median(&mut samples.iter().map(|s| s.cpu_s).collect::<Vec<_>>());
         let peak = samples.iter().map(|s| s.peak_kb).max().unwrap_or(0) as f64 / 1024.0;
         println!("{name:<22} {wall:>8.2} {cpu:>8.2} {peak:>9.0}");
-        medians.push(Some(wall));
-        cpus.push(Some(cpu));
+        medians.push(Some((wall, cpu)));
     }
-    if let (Some(ours), Some(raw)) = (medians[0], medians[1]) {
-        println!("W1 copilot-eval / raw SDK: {:.2}", ours / raw);
-    }
-    if let (Some(ours), Some(other)) = (medians[0], medians[2]) {
-        println!("W1 copilot-eval / other: {:.2}", ours / other);
-    }
-    if let (Some(ours), Some(other)) = (medians[3], medians[4]) {
-        println!("W2 copilot-eval / other: {:.2}", ours / other);
-    }
-    if let (Some(pooled), Some(fresh)) = (medians[3], medians[5]) {
-        println!("W2 pooled / fresh: {:.2}", pooled / fresh);
-    }
-    println!(
-        "W1 copilot-eval phases (one more run; ms from the runner's start, and since the last mark):"
-    );
-    let mut last = 0;
-    for (ms, what) in &phases {
-        println!("  {ms:>6} {:>+6}  {what}", ms - last);
-        last = *ms;
-    }
-    // CPU per eval: the whole command's CPU (runner, test processes, runtimes) over W2's evals.
-    for (index, name) in [(3, "pooled"), (5, "fresh")] {
-        if let Some(cpu) = cpus[index] {
-            println!("W2 CPU s per eval, {name}: {:.3}", cpu / W2_EVALS as f64);
+    let wall = |index: usize| medians[index].map(|(wall, _)| wall);
+    let ratios = [
+        (W1, W1_RAW, "W1 copilot-eval / raw SDK"),
+        (W1, W1_OTHER, "W1 copilot-eval / other"),
+        (W2, W2_OTHER, "W2 copilot-eval / other"),
+        (W2, W2_FRESH, "W2 pooled / fresh"),
+    ];
+    for (ours, theirs, name) in ratios {
+        if let (Some(ours), Some(theirs)) = (wall(ours), wall(theirs)) {
+            println!("{name}: {:.2}", ours / theirs);
         }
     }
-    edit_loop(&root, &edit_side, &cargo, edit_runs);
+    if let (Some((w2_wall, w2_cpu)), Some((w4_wall, w4_cpu))) = (medians[W2], medians[W4]) {
+        print_w4(w2_wall, w2_cpu, w4_wall, w4_cpu);
+    }
+    medians
 }
-
 /// What the edit loop times: the copy's folder, the copilot-eval-core folder it depends on, and
 /// the runner.
 struct EditSide {

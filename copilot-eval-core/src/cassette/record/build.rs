@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::super::format::{
     Cassette, CassetteHeader, Conversation, Message, RecordedToolCall, Role,
 };
-use super::super::normalize::{Context, NormalMessage, normalize};
+use super::super::normalize::{Context, NormalMessage, UnknownRole, normalize};
 use super::{RecordError, RecordedExchange, Recorder};
 use crate::artifact::Redactor;
 use crate::model_server::ScriptedUsage;
@@ -86,35 +86,34 @@ fn conversations(
     let issued: HashSet<String> = answered
         .iter()
         .flat_map(|(_, _, reply)| reply.iter())
-        .flat_map(|m| NormalMessage::from_request(m).tool_calls)
+        .filter_map(|m| NormalMessage::from_request(m).ok())
+        .flat_map(|m| m.tool_calls)
         .map(|c| c.id)
         .collect();
     let mut conversations: Vec<Vec<NormalMessage>> = Vec::new();
     let mut usages: Vec<ReplyUsage> = Vec::new();
     for (i, exchange, reply) in answered {
+        let unrecordable = |UnknownRole(role)| RecordError::Unrecordable {
+            request: i + 1,
+            reason: format!("it has a `{role}` message, which the cassette format cannot hold"),
+        };
         let mut messages: Vec<NormalMessage> = exchange
             .request
             .iter()
             .map(NormalMessage::from_request)
-            .collect();
+            .collect::<Result<_, _>>()
+            .map_err(unrecordable)?;
         take_injected(&mut messages, &issued);
-        messages.extend(reply.iter().map(NormalMessage::from_request));
+        for message in reply.iter() {
+            messages.push(NormalMessage::from_request(message).map_err(unrecordable)?);
+        }
         let context = Context::for_request(&exchange.request, workdir);
         normalize(&mut messages, &context);
-        if let Some(bad) = messages.iter().find(|m| role(&m.role).is_none()) {
-            return Err(RecordError::Unrecordable {
-                request: i + 1,
-                reason: format!(
-                    "it has a `{}` message, which the cassette format cannot hold",
-                    bad.role
-                ),
-            });
-        }
         // After normalisation the reply (its choices merged) is the last message.
         usages.push(
             exchange
                 .usage
-                .filter(|_| messages.last().is_some_and(|m| m.role == "assistant"))
+                .filter(|_| messages.last().is_some_and(|m| m.role == Role::Assistant))
                 .map(|usage| (messages.len() - 1, usage)),
         );
         conversations.push(messages);
@@ -187,23 +186,13 @@ fn filled_header(
     (header, models)
 }
 
-fn role(name: &str) -> Option<Role> {
-    Some(match name {
-        "system" => Role::System,
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        "tool" => Role::Tool,
-        _ => return None,
-    })
-}
-
 fn to_message(
     message: &NormalMessage,
     usage: Option<ScriptedUsage>,
     redactor: &Redactor,
 ) -> Message {
     Message {
-        role: role(&message.role).expect("roles are checked before"),
+        role: message.role,
         content: message.content.as_deref().map(|t| redactor.redact_str(t)),
         tool_calls: message
             .tool_calls
@@ -215,11 +204,11 @@ fn to_message(
             })
             .collect(),
         tool_call_id: message.tool_call_id.clone(),
-        usage: usage.filter(|_| message.role == "assistant"),
+        usage: usage.filter(|_| message.role == Role::Assistant),
         prompt_parts: message
             .prompt_parts
             .clone()
-            .filter(|_| message.role == "system"),
+            .filter(|_| message.role == Role::System),
         line: 0,
         column: 0,
     }
@@ -229,7 +218,7 @@ fn to_message(
 /// and assistant messages left with neither text nor calls.
 fn take_injected(messages: &mut Vec<NormalMessage>, issued: &HashSet<String>) {
     let mut injected: HashSet<String> = HashSet::new();
-    for message in messages.iter_mut().filter(|m| m.role == "assistant") {
+    for message in messages.iter_mut().filter(|m| m.role == Role::Assistant) {
         message.tool_calls.retain(|call| {
             let ours = issued.contains(&call.id);
             if !ours {
@@ -243,6 +232,6 @@ fn take_injected(messages: &mut Vec<NormalMessage>, issued: &HashSet<String>) {
     }
     messages.retain(|m| match m.tool_call_id.as_deref() {
         Some(id) => !injected.contains(id),
-        None => !(m.role == "assistant" && m.content.is_none() && m.tool_calls.is_empty()),
+        None => !(m.role == Role::Assistant && m.content.is_none() && m.tool_calls.is_empty()),
     });
 }

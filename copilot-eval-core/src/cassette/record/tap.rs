@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::{RecordedExchange, Recorder};
 use crate::model_server::ScriptedUsage;
 use crate::model_server::convert;
-use crate::wire::{Api, Transport, WireApi};
+use crate::wire::{Api, Role, Transport, WireApi};
 
 impl Recorder {
     /// An HTTP model request of `api` about to be forwarded, with its body's JSON (`None`: not
@@ -252,7 +252,12 @@ impl Recorder {
             Ok((id, output, usage)) => {
                 let reply: Vec<Value> = convert::responses_items_to_messages(None, &output)
                     .into_iter()
-                    .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+                    .filter(|m| {
+                        m.get("role")
+                            .and_then(Value::as_str)
+                            .and_then(Role::from_name)
+                            == Some(Role::Assistant)
+                    })
                     .collect();
                 self.set_reply(index, reply, usage, Some((id, output)));
             }

@@ -4,7 +4,9 @@
 use serde::Serialize;
 
 use crate::report::ModelMatrixEval;
-use crate::report::matrix::{cost_text, duration_text, premium_text, rate_text, tokens_text};
+use crate::report::matrix::{
+    cost_per_pass_text, cost_text, duration_text, premium_text, rate_text, tokens_text,
+};
 
 /// One eval of a model matrix and its models' rows.
 #[derive(Debug, Serialize)]
@@ -23,6 +25,7 @@ pub(crate) struct MatrixRow {
     pub tokens: String,
     pub premium: String,
     pub cost: String,
+    pub cost_per_pass: String,
     pub duration: String,
 }
 
@@ -40,6 +43,7 @@ impl MatrixView {
                     tokens: tokens_text(cell),
                     premium: premium_text(cell),
                     cost: cost_text(cell, currency),
+                    cost_per_pass: cost_per_pass_text(cell, currency),
                     duration: duration_text(cell),
                 })
                 .collect(),

@@ -14,6 +14,8 @@ use crate::{Denial, StopReason};
 
 fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> TestRecord {
     TestRecord {
+        provenance: None,
+        attempt: None,
         trial: None,
         model: None,
         name: name.into(),
@@ -43,15 +45,18 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
         source: None,
         skill_eval: None,
         trigger_query: None,
+        ablated: Vec::new(),
         expectations: Vec::new(),
     }
 }
 
 fn report(tests: Vec<TestRecord>) -> SuiteReport {
     SuiteReport {
+        provenance: None,
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
+        skill_lift: None,
         schema_version: crate::report::SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
@@ -462,20 +467,21 @@ fn a_model_matrix_is_a_table_per_eval_with_a_row_per_model() {
         html.contains("<caption>greets <span class=\"ids\">pkg::evals</span></caption>"),
         "{html}"
     );
-    let row = |model: &str, passed: &str| {
+    let row = |model: &str, passed: &str, per_pass: &str| {
         format!(
-            "<tr class=\"matrix-cell\" data-model=\"{model}\">\n      <td class=\"model\">{model}</td>\n      <td class=\"passed\">{passed}</td>\n      <td class=\"tokens\">200</td>\n      <td class=\"premium\">0</td>\n      <td class=\"cost\">1</td>\n      <td class=\"duration\">0.2 s</td>"
+            "<tr class=\"matrix-cell\" data-model=\"{model}\">\n      <td class=\"model\">{model}</td>\n      <td class=\"passed\">{passed}</td>\n      <td class=\"tokens\">200</td>\n      <td class=\"premium\">0</td>\n      <td class=\"cost\">1</td>\n      <td class=\"cost-per-pass\">{per_pass}</td>\n      <td class=\"duration\">0.2 s</td>"
         )
     };
     assert!(
         html.contains(&row(
             "claude-sonnet-4.5",
-            "2&#x2f;2 (100%, 95% CI 34%-100%)"
+            "2&#x2f;2 (100%, 95% CI 34%-100%)",
+            "0.5"
         )),
         "{html}"
     );
     assert!(
-        html.contains(&row("gpt-5", "1&#x2f;2 (50%, 95% CI 9%-91%)")),
+        html.contains(&row("gpt-5", "1&#x2f;2 (50%, 95% CI 9%-91%)", "1")),
         "{html}"
     );
 }
@@ -531,7 +537,7 @@ fn skill_triggers_are_a_table_with_a_row_per_skill_and_model() {
 fn the_audit_skills_and_subagents_are_read_from_their_records() {
     let mut tested = test("dispatched", Outcome::Passed, None, 5);
     let record = &mut tested.runs[0];
-    record.request_audit = vec![crate::audit::RequestAudit {
+    record.request_audit = vec![crate::evidence::audit::RequestAudit {
         request_id: "r1".into(),
         transport: crate::wire::Transport::Http,
         api: crate::wire::Api::Responses,

@@ -26,7 +26,13 @@ pub(super) struct Page<'a> {
     pub matrix: Vec<super::matrix::MatrixView>,
     /// The Skill triggers table's rows (`ctx.expect_trigger`), per skill and model.
     pub triggers: Vec<super::triggers::TriggerRow>,
+    /// The Skill lift table's rows (`--ablate`), per eval and per skill.
+    pub lift: Vec<super::lift::LiftRow>,
+    /// What the ablated side went without: `skills`, `skills, mcp`.
+    pub lift_without: String,
     pub tests: Vec<TestView<'a>>,
+    /// The suite's provenance, folded under the header.
+    pub provenance: Option<super::provenance::SuiteView>,
 }
 
 /// The numbers at the top.
@@ -113,6 +119,8 @@ pub(super) struct TestView<'a> {
     pub skill_eval: Option<String>,
     /// Each expectation's verdict (`ctx.expect`), in order.
     pub expectations: Vec<crate::report::ExpectationRecord>,
+    /// The eval's provenance and attempt, folded in its section.
+    pub provenance: super::provenance::EvalView,
 }
 
 /// One eval run of a test: its record as the JSON writes it, its number in the test, and its
@@ -220,6 +228,17 @@ impl<'a> Page<'a> {
                 .map(|e| super::matrix::MatrixView::of(e, &currency))
                 .collect(),
             triggers: super::triggers::TriggerRow::rows(&report.skill_triggers),
+            provenance: report
+                .provenance
+                .as_ref()
+                .map(super::provenance::SuiteView::of),
+            lift: super::lift::LiftRow::rows(report.skill_lift.as_ref(), &currency),
+            lift_without: (report.skill_lift.iter())
+                .flat_map(|l| l.evals.first())
+                .flat_map(|e| &e.ablated)
+                .map(|kind| kind.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
             tests: report
                 .tests
                 .iter()
@@ -413,6 +432,7 @@ impl<'a> TestView<'a> {
                 .collect(),
             skill_eval: (test.skill_eval.as_ref()).map(|s| format!("{} id {}", s.skill, s.id)),
             expectations: test.expectations.clone(),
+            provenance: super::provenance::EvalView::of(test),
         }
     }
 }

@@ -85,14 +85,16 @@ fn cells_group_by_eval_then_model_and_sum_their_records() {
         assert_eq!(rate_text(claude), "3/3 (100%, 95% CI 44%-100%)");
         assert_eq!(tokens_text(gpt), "315");
         assert_eq!(cost_text(gpt, "USD"), "0.75 USD");
+        assert_eq!(gpt.cost_per_pass, Some(0.375));
+        assert_eq!(claude.cost_per_pass, Some(0.25));
     }
     let table = table(&matrix[..1], "USD", "  ");
     assert_eq!(
         table,
         "  scripted::evals capital::france\n\
-         \x20   model              passed                       tokens  premium  est. cost  duration\n\
-         \x20   claude-sonnet-4.5  3/3 (100%, 95% CI 44%-100%)  315     3        0.75 USD   4.5 s\n\
-         \x20   gpt-5              2/3 (67%, 95% CI 21%-94%)    315     3        0.75 USD   4.5 s\n"
+         \x20   model              passed                       tokens  premium  est. cost  cost/pass  duration\n\
+         \x20   claude-sonnet-4.5  3/3 (100%, 95% CI 44%-100%)  315     3        0.75 USD   0.25 USD   4.5 s\n\
+         \x20   gpt-5              2/3 (67%, 95% CI 21%-94%)    315     3        0.75 USD   0.375 USD  4.5 s\n"
     );
 }
 

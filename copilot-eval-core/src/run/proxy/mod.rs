@@ -11,7 +11,7 @@
 //! - WebSocket connections are forwarded by our own forwarder (tokio-tungstenite), so that a
 //!   transport failure is seen: an upstream that refuses the connection, a send that fails, or a
 //!   connection that closes while a response is in flight.
-//! - With the audit on ([`crate::audit`]), every model request is checked (and image details
+//! - With the audit on ([`audit`]), every model request is checked (and image details
 //!   rewritten) before it is forwarded, and a record is kept. A request that cannot be audited,
 //!   or a WebSocket transport failure, fails the run (`request_audit_error`) and closes the gate:
 //!   nothing is forwarded after it, over WebSocket or HTTP (no fallback).
@@ -42,12 +42,13 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use super::ExchangeTap;
 use super::controls::{ControlStop, Controls, Gate};
-use crate::audit::{self, HttpVerdict, RequestAudit, RequestOrigin};
 use crate::eval::ImageDetail;
 use crate::evidence::denial::after_stop;
 use crate::evidence::offered::ModelOffer;
 use crate::wire::Route;
+use audit::{HttpVerdict, RequestAudit, RequestOrigin};
 
+pub mod audit;
 mod sdk;
 
 /// Where a model request comes from, as the runtime described it (the SDK's request context,
@@ -94,6 +95,38 @@ pub trait ModelHttpRequest: Send + Sized {
     /// Forward it upstream and stream the answer back.
     async fn forward(self) -> Result<CopilotHttpResponse, CopilotRequestError>;
 }
+
+/// The accessors of [`ModelHttpRequest`] for a request type with the fields `method`, `url`,
+/// `headers` and `body` (the SDK's `CopilotHttpRequest`, the pooled endpoint's request): one
+/// body for both implementations.
+macro_rules! http_request_fields {
+    () => {
+        fn method(&self) -> &str {
+            &self.method
+        }
+
+        fn url(&self) -> &str {
+            &self.url
+        }
+
+        fn headers(&self) -> &axum::http::HeaderMap {
+            &self.headers
+        }
+
+        fn headers_mut(&mut self) -> &mut axum::http::HeaderMap {
+            &mut self.headers
+        }
+
+        fn body(&self) -> &[u8] {
+            &self.body
+        }
+
+        fn set_body(&mut self, body: Vec<u8>) {
+            self.body = body;
+        }
+    };
+}
+pub(crate) use http_request_fields;
 
 /// The runtime-facing side of a proxied WebSocket: where upstream messages are written.
 #[async_trait]

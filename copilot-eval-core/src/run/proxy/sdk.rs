@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use axum::http::HeaderMap;
 use github_copilot_sdk::copilot_request_handler::{
     CopilotHttpRequest, CopilotHttpResponse, CopilotRequestContext, CopilotRequestError,
     CopilotRequestHandler, CopilotWebSocketHandler, CopilotWebSocketMessage,
@@ -30,29 +29,7 @@ impl From<&CopilotRequestContext> for ProxyContext {
 
 #[async_trait]
 impl ModelHttpRequest for CopilotHttpRequest {
-    fn method(&self) -> &str {
-        &self.method
-    }
-
-    fn url(&self) -> &str {
-        &self.url
-    }
-
-    fn headers(&self) -> &HeaderMap {
-        &self.headers
-    }
-
-    fn headers_mut(&mut self) -> &mut HeaderMap {
-        &mut self.headers
-    }
-
-    fn body(&self) -> &[u8] {
-        &self.body
-    }
-
-    fn set_body(&mut self, body: Vec<u8>) {
-        self.body = body;
-    }
+    super::http_request_fields!();
 
     async fn cancelled(&self) {
         self.cancel.cancelled().await;

@@ -1,4 +1,5 @@
-//! Classifying a first difference: from a replay diagnosis's text, or from two runs' evidence.
+//! Classifying a first difference: from a run's typed replay diagnosis, or from two runs'
+//! evidence.
 
 use std::collections::HashMap;
 
@@ -6,147 +7,112 @@ use serde_json::Value;
 
 use super::{Difference, DriftKind, shorten};
 use crate::report::TestRecord;
+use crate::result::replay::{ConversationDiff, Departure, ReplayMismatch};
+use crate::wire::Role;
 
 /// The marker of a runtime notification in a user message (runtime 1.0.102:
 /// `<system_notification>...</system_notification>`).
 const NOTIFICATION_MARKER: &str = "system_notification";
 
-/// Classify a run's `replay_mismatch` error text (as [`crate::cassette::ReplayMiss`] and the
-/// unconsumed-cassette check write it; other errors joined with `; ` around it are ignored).
+/// Classify a run's replay failure from its typed diagnosis ([`ReplayMismatch`], the run
+/// record's `replay_diagnosis`, as the cassette's replay built it).
 ///
-/// The recorded conversation whose first difference comes latest is the one the session
-/// followed; where the request departs from it decides the kind:
+/// The recorded conversation that the request followed furthest ([`Departure::reach`]) is the
+/// one the session followed; where the request departs from it decides the kind:
 /// - the session ended with recorded replies never requested: [`DriftKind::MissingRequest`];
 /// - the request goes past the end of the conversation (or equals it whole):
 ///   [`DriftKind::NewRequest`];
 /// - the differing text holds an id-like token that changed (a UUID, or `agent-0`):
 ///   [`DriftKind::AgentId`];
-/// - either side holds `system_notification`: [`DriftKind::Notification`];
+/// - either side's message holds `system_notification`: [`DriftKind::Notification`];
 /// - a `system` message: [`DriftKind::SystemPrompt`];
-/// - a `tool` message: [`DriftKind::ToolSet`] when a side says a tool `does not exist`, else
-///   [`DriftKind::ToolResult`];
+/// - a `tool` message: [`DriftKind::ToolSet`] when a side's message says a tool `does not
+///   exist`, else [`DriftKind::ToolResult`];
 /// - else [`DriftKind::Other`], with the diagnosis line.
 ///
 /// `run` is left `None` (the caller knows the run).
-pub fn classify_mismatch(text: &str) -> Difference {
-    let text = text.find("replay mismatch:").map_or(text, |at| &text[at..]);
-    let mut lines = text.lines();
-    let head = lines.next().unwrap_or_default().trim().to_owned();
-    if head.contains("the session ended before the cassette") {
-        let first = text.lines().nth(1).map(|l| shorten(l.trim()));
-        return Difference {
-            kind: DriftKind::MissingRequest,
-            run: None,
-            detail: shorten(&head),
-            pinned: first,
-            candidate: None,
-        };
-    }
-    // Each conversation: its explanation and the recorded/request lines under it.
-    let mut best: Option<(usize, Conversation)> = None;
-    let mut current: Option<Conversation> = None;
-    let mut all: Vec<Conversation> = Vec::new();
-    for line in text.lines().skip(1) {
-        let trimmed = line.trim_start();
-        if let Some(rest) = trimmed.strip_prefix("conversation ")
-            && let Some((_, explanation)) = rest.split_once("): ")
-        {
-            all.extend(current.take());
-            current = Some(Conversation {
-                explanation: explanation.to_owned(),
-                recorded: None,
-                request: None,
-            });
-        } else if let Some(c) = current.as_mut() {
-            if let Some(recorded) = trimmed.strip_prefix("recorded: ") {
-                c.recorded = Some(recorded.to_owned());
-            } else if let Some(request) = trimmed.strip_prefix("request:") {
-                c.request = Some(request.trim_start().to_owned());
-            }
+pub fn classify_mismatch(mismatch: &ReplayMismatch) -> Difference {
+    let head = shorten(&mismatch.headline());
+    let first = match mismatch {
+        ReplayMismatch::Unconsumed {
+            never_requested, ..
+        } => {
+            return Difference {
+                kind: DriftKind::MissingRequest,
+                run: None,
+                detail: head,
+                pinned: never_requested.first().map(|l| shorten(l.trim())),
+                candidate: None,
+            };
+        }
+        ReplayMismatch::Miss { first, .. } => first,
+    };
+    // The first of the conversations that reach furthest.
+    let mut best: Option<&ConversationDiff> = None;
+    for diff in &first.conversations {
+        if best.is_none_or(|b| diff.departure.reach() > b.departure.reach()) {
+            best = Some(diff);
         }
     }
-    all.extend(current.take());
-    for conversation in all {
-        let reach = conversation.reach();
-        if best.as_ref().is_none_or(|(r, _)| reach > *r) {
-            best = Some((reach, conversation));
-        }
-    }
-    let Some((_, conversation)) = best else {
+    let Some(diff) = best else {
         return Difference {
             kind: DriftKind::Other,
             run: None,
-            detail: shorten(&head),
+            detail: head,
             pinned: None,
             candidate: None,
         };
     };
-    let kind = conversation.kind();
     Difference {
-        kind,
+        kind: kind(diff),
         run: None,
-        detail: format!("{}; {}", shorten(&head), conversation.explanation),
-        pinned: conversation.recorded,
-        candidate: conversation.request,
+        detail: format!("{head}; {}", diff.departure),
+        pinned: diff.recorded.clone(),
+        candidate: diff.requested.clone(),
     }
 }
 
-struct Conversation {
-    explanation: String,
-    recorded: Option<String>,
-    request: Option<String>,
+/// A replay failure of a run whose record has no typed diagnosis (a results file written
+/// before `replay_diagnosis` was recorded): [`DriftKind::Other`], with the error's first line.
+pub fn unclassified_mismatch(error: &str) -> Difference {
+    let head = error.lines().next().unwrap_or_default().trim();
+    Difference {
+        kind: DriftKind::Other,
+        run: None,
+        detail: shorten(head),
+        pinned: None,
+        candidate: None,
+    }
 }
 
-impl Conversation {
-    /// How far the request agreed with this conversation: the message number of the first
-    /// difference, or the number just past the agreeing prefix.
-    fn reach(&self) -> usize {
-        let e = &self.explanation;
-        let number_after = |marker: &str| -> Option<usize> {
-            let rest = &e[e.find(marker)? + marker.len()..];
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            digits.parse().ok()
-        };
-        number_after("first difference at message ")
-            .or_else(|| number_after("message "))
-            .or_else(|| number_after("equals the whole recording ("))
-            .or_else(|| number_after("equals its first ").map(|n| n + 1))
-            .unwrap_or(0)
-    }
-
-    fn kind(&self) -> DriftKind {
-        let e = &self.explanation;
-        let sides = [self.recorded.as_deref(), self.request.as_deref()];
-        let any = |needle: &str| sides.iter().flatten().any(|s| s.contains(needle));
-        if e.contains("goes on past the end") || e.contains("equals the whole recording") {
+/// The kind of the difference where the request departs from the conversation `diff`.
+fn kind(diff: &ConversationDiff) -> DriftKind {
+    let sides = [diff.recorded.as_deref(), diff.requested.as_deref()];
+    let any = |needle: &str| sides.iter().flatten().any(|s| s.contains(needle));
+    let (recorded_role, request_role) = match &diff.departure {
+        Departure::PastEnd { .. } | Departure::WholeRecording { .. } => {
             return DriftKind::NewRequest;
         }
-        if let (Some(recorded), Some(request)) = (&self.recorded, &self.request)
-            && changed_id(recorded, request)
-        {
-            return DriftKind::AgentId;
-        }
-        if any(NOTIFICATION_MARKER) {
-            return DriftKind::Notification;
-        }
-        let role = e
-            .split_once('(')
-            .map(|(_, r)| r.trim_end_matches(')'))
-            .unwrap_or_default();
-        if !e.contains("first difference at message") {
-            return DriftKind::Other;
-        }
-        if role.contains("system") {
-            DriftKind::SystemPrompt
-        } else if role == "tool" {
-            if any("does not exist") {
-                DriftKind::ToolSet
-            } else {
-                DriftKind::ToolResult
-            }
-        } else {
-            DriftKind::Other
-        }
+        Departure::Differs {
+            recorded_role,
+            request_role,
+            ..
+        } => (Some(*recorded_role), Some(*request_role)),
+        Departure::LacksMessage { .. } => (None, None),
+    };
+    if let (Some(recorded), Some(request)) = (&diff.recorded, &diff.requested)
+        && changed_id(recorded, request)
+    {
+        return DriftKind::AgentId;
+    }
+    if any(NOTIFICATION_MARKER) {
+        return DriftKind::Notification;
+    }
+    match (recorded_role, request_role) {
+        (Some(Role::System), _) | (_, Some(Role::System)) => DriftKind::SystemPrompt,
+        (Some(Role::Tool), Some(Role::Tool)) if any("does not exist") => DriftKind::ToolSet,
+        (Some(Role::Tool), Some(Role::Tool)) => DriftKind::ToolResult,
+        _ => DriftKind::Other,
     }
 }
 

@@ -9,8 +9,9 @@
 //!
 //! An eval **drifts** when its outcome or the stop reason of one of its runs differs between the
 //! two versions. For a drifting eval the report names the first difference ([`Difference`]):
-//! - when the candidate's run ended in `replay_mismatch`, from the replay diagnosis (the text
-//!   [`crate::cassette::ReplayMiss`] displays; [`classify_mismatch`]): the recorded conversation
+//! - when the candidate's run ended in `replay_mismatch`, from the run's typed replay diagnosis
+//!   (its record's `replay_diagnosis`, [`crate::cassette::ReplayMismatch`]; [`classify_mismatch`];
+//!   a results file without it: `other`, with the error's first line): the recorded conversation
 //!   that matched furthest, and where the request departs from it, classified as a changed
 //!   system prompt, tool result, tool set (a recorded tool the runtime no longer has),
 //!   notification (`<system_notification>` text), agent id, a new or a missing model request,
@@ -252,15 +253,8 @@ pub fn run_drift(options: &DriftOptions) -> u8 {
         );
         return exit_code::NO_TESTS;
     }
-    let async_runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return exit_code::SUITE_ERROR;
-        }
+    let Some(async_runtime) = super::async_runtime() else {
+        return exit_code::SUITE_ERROR;
     };
     let replay = |label: &str, path: PathBuf| {
         let suite = SuiteOptions {
@@ -327,22 +321,7 @@ fn runtimes(version: &str) -> Result<(PathBuf, PathBuf), String> {
 fn write_report(report: &DriftReport, path: &std::path::Path) -> bool {
     let mut text = serde_json::to_string_pretty(report).expect("a drift report serialises");
     text.push('\n');
-    match crate::report::write_atomically(path, text.as_bytes()) {
-        Ok(()) => {
-            eprintln!("  wrote {}", path.display());
-            true
-        }
-        Err(error) => {
-            eprintln!(
-                "error: {}",
-                super::SuiteError::Artifact {
-                    path: path.to_path_buf(),
-                    error
-                }
-            );
-            false
-        }
-    }
+    super::artifacts::said(path, crate::report::write_atomically(path, text.as_bytes()))
 }
 
 /// Pair the records of two suite runs over the same list (by binary, name and trial) and build
@@ -434,34 +413,24 @@ fn compare_one(before: &TestRecord, after: Option<&TestRecord>) -> EvalDrift {
 /// The first difference of a drifting eval: the candidate's replay mismatch when it has one the
 /// pinned run lacks, else the first differing evidence field, else the candidate's message.
 pub fn first_difference(before: &TestRecord, after: &TestRecord) -> Difference {
-    let mismatch = |record: &TestRecord| -> Vec<Option<String>> {
-        record
-            .runs
-            .iter()
-            .map(|r| {
-                (r.stop_reason == StopReason::ReplayMismatch)
-                    .then(|| r.error.clone().unwrap_or_default())
-            })
-            .collect()
-    };
-    let (was, now) = (mismatch(before), mismatch(after));
-    for (i, text) in now.iter().enumerate() {
-        if let Some(text) = text
-            && was.get(i).and_then(Option::as_ref) != Some(text)
+    let (was, now) = (Mismatch::of_runs(before), Mismatch::of_runs(after));
+    for (i, m) in now.iter().enumerate() {
+        if let Some(m) = m
+            && was.get(i).and_then(Option::as_ref) != Some(m)
         {
             return Difference {
                 run: Some(i + 1),
-                ..classify_mismatch(text)
+                ..m.classify()
             };
         }
     }
     // The pinned run mismatched where the candidate replays: the candidate stopped sending what
     // the pinned runtime sent beyond the recording, classified the same way.
-    for (i, text) in was.iter().enumerate() {
-        if let Some(text) = text
+    for (i, m) in was.iter().enumerate() {
+        if let Some(m) = m
             && now.get(i).is_none_or(Option::is_none)
         {
-            let mut difference = classify_mismatch(text);
+            let mut difference = m.classify();
             difference.run = Some(i + 1);
             difference.detail = format!(
                 "the pinned runtime's replay failed and the candidate's did not; pinned: {}",
@@ -492,7 +461,38 @@ pub fn first_difference(before: &TestRecord, after: &TestRecord) -> Difference {
 }
 
 mod classify;
-pub use classify::{classify_mismatch, first_evidence_difference};
+pub use classify::{classify_mismatch, first_evidence_difference, unclassified_mismatch};
+
+/// A run's replay failure: its typed diagnosis (`None` in a results file written before it was
+/// recorded) and its error text.
+#[derive(PartialEq)]
+struct Mismatch<'a> {
+    typed: Option<&'a crate::result::replay::ReplayMismatch>,
+    error: &'a str,
+}
+
+impl<'a> Mismatch<'a> {
+    /// Per run of `record`: its replay failure, when its stop reason is `replay_mismatch`.
+    fn of_runs(record: &'a TestRecord) -> Vec<Option<Self>> {
+        record
+            .runs
+            .iter()
+            .map(|r| {
+                (r.stop_reason == StopReason::ReplayMismatch).then(|| Mismatch {
+                    typed: r.replay_diagnosis.as_ref(),
+                    error: r.error.as_deref().unwrap_or_default(),
+                })
+            })
+            .collect()
+    }
+
+    fn classify(&self) -> Difference {
+        match self.typed {
+            Some(typed) => classify_mismatch(typed),
+            None => unclassified_mismatch(self.error),
+        }
+    }
+}
 
 fn shorten(text: &str) -> String {
     const SHOWN: usize = 200;

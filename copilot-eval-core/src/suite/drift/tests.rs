@@ -1,35 +1,42 @@
-//! The classifier on the replay engine's own diagnosis texts, and the comparison's verdicts.
+//! The classifier on the replay engine's typed diagnoses, and the comparison's verdicts.
 
 use std::path::PathBuf;
 
 use super::*;
-use crate::cassette::{ConversationDiff, ReplayMiss};
+use crate::cassette::{ConversationDiff, Departure, ReplayMismatch, ReplayMiss, Role};
 use crate::report::{SCHEMA_VERSION, SuiteTotals, ToolInfo};
 
-/// The text a run's error holds for `miss` (as `ReplayCheck::failure` writes it).
-fn mismatch_text(conversations: Vec<ConversationDiff>) -> String {
-    let miss = ReplayMiss {
-        cassette: PathBuf::from("/repo/tests/cassettes/evals/x.yaml"),
-        request: 2,
-        reason: "matches no recorded conversation".to_owned(),
-        request_messages: vec!["system \"${system}\"".to_owned()],
-        conversations,
-    };
-    format!("run failed; replay mismatch: {miss}")
+/// A replay failure whose first miss departs from each of `conversations`.
+fn mismatch(conversations: Vec<ConversationDiff>) -> ReplayMismatch {
+    ReplayMismatch::Miss {
+        first: ReplayMiss {
+            cassette: PathBuf::from("/repo/tests/cassettes/evals/x.yaml"),
+            request: 2,
+            reason: "matches no recorded conversation".to_owned(),
+            normalizers: 4,
+            request_messages: vec!["system \"${system}\"".to_owned()],
+            conversations,
+        },
+        later: Vec::new(),
+    }
 }
 
 fn at(
     conversation: usize,
     message: usize,
-    role: &str,
+    role: Role,
     recorded: &str,
     request: &str,
 ) -> ConversationDiff {
     ConversationDiff {
         conversation,
         recorded_messages: 6,
-        first_difference: Some(message),
-        explanation: format!("first difference at message {message} ({role})"),
+        departure: Departure::Differs {
+            message,
+            recorded_role: role,
+            request_role: role,
+            changed_parts: Vec::new(),
+        },
         recorded: Some(recorded.to_owned()),
         requested: Some(request.to_owned()),
     }
@@ -37,12 +44,12 @@ fn at(
 
 #[test]
 fn a_changed_tool_result_is_named_with_both_texts() {
-    let text = mismatch_text(vec![
-        at(1, 2, "user", "user \"Say hello.\"", "user \"Say bye.\""),
+    let text = mismatch(vec![
+        at(1, 2, Role::User, "user \"Say hello.\"", "user \"Say bye.\""),
         at(
             2,
             4,
-            "tool",
+            Role::Tool,
             "tool[toolcall_0] \"Created file a.txt\"",
             "tool[toolcall_0] \"Created a.txt\"",
         ),
@@ -74,14 +81,20 @@ fn a_changed_tool_result_is_named_with_both_texts() {
 fn each_kind_of_difference_is_recognised() {
     let cases = [
         (
-            at(1, 1, "system", "system \"${system}\"", "system \"other\""),
+            at(
+                1,
+                1,
+                Role::System,
+                "system \"${system}\"",
+                "system \"other\"",
+            ),
             DriftKind::SystemPrompt,
         ),
         (
             at(
                 1,
                 5,
-                "tool",
+                Role::Tool,
                 "tool[toolcall_1] \"Tool 'grep' does not exist.\"",
                 "tool[toolcall_1] \"3 matches\"",
             ),
@@ -91,7 +104,7 @@ fn each_kind_of_difference_is_recognised() {
             at(
                 1,
                 5,
-                "user",
+                Role::User,
                 "user \"<system_notification>Agent done</system_notification>\"",
                 "user \"<system_notification>Background agent finished</system_notification>\"",
             ),
@@ -101,24 +114,21 @@ fn each_kind_of_difference_is_recognised() {
             at(
                 1,
                 5,
-                "tool",
+                Role::Tool,
                 "tool[toolcall_1] \"started agent-0\"",
                 "tool[toolcall_1] \"started 6e1af1f1-5ca4-464f-96d3-b157c868d887\"",
             ),
             DriftKind::AgentId,
         ),
         (
-            at(1, 3, "user", "user \"a\"", "user \"b\""),
+            at(1, 3, Role::User, "user \"a\"", "user \"b\""),
             DriftKind::Other,
         ),
         (
             ConversationDiff {
                 conversation: 1,
                 recorded_messages: 4,
-                first_difference: Some(5),
-                explanation:
-                    "the request goes on past the end of the recording: message 5 is extra"
-                        .to_owned(),
+                departure: Departure::PastEnd { message: 5 },
                 recorded: None,
                 requested: Some("user \"more\"".to_owned()),
             },
@@ -126,11 +136,16 @@ fn each_kind_of_difference_is_recognised() {
         ),
     ];
     for (diff, kind) in cases {
-        let text = mismatch_text(vec![diff.clone()]);
+        let text = mismatch(vec![diff.clone()]);
         assert_eq!(classify_mismatch(&text).kind, kind, "{text}");
     }
-    let unconsumed = "replay mismatch: the session ended before the cassette /x.yaml was fully replayed (1 model requests answered); recorded replies never requested:\n  conversation 1 of 1 (4 messages): 1 of 2 replies not served; the first is message 4: assistant \"done\"";
-    let d = classify_mismatch(unconsumed);
+    let unconsumed = ReplayMismatch::Unconsumed {
+        cassette: PathBuf::from("/x.yaml"),
+        answered: 1,
+        never_requested: vec!["conversation 1 of 1 (4 messages): 1 of 2 replies not served; the first is message 4: assistant \"done\"".to_owned()],
+        split_hint: String::new(),
+    };
+    let d = classify_mismatch(&unconsumed);
     assert_eq!(d.kind, DriftKind::MissingRequest);
     assert!(d.pinned.unwrap().contains("1 of 2 replies not served"));
 }
@@ -139,12 +154,12 @@ fn each_kind_of_difference_is_recognised() {
 fn the_conversation_followed_furthest_decides() {
     // Conversation 1 departs at the system prompt (the session did not follow it); 2 at a tool
     // result.
-    let text = mismatch_text(vec![
-        at(1, 1, "system", "system \"a\"", "system \"b\""),
+    let text = mismatch(vec![
+        at(1, 1, Role::System, "system \"a\"", "system \"b\""),
         at(
             2,
             6,
-            "tool",
+            Role::Tool,
             "tool[toolcall_2] \"x\"",
             "tool[toolcall_2] \"y\"",
         ),
@@ -154,6 +169,8 @@ fn the_conversation_followed_furthest_decides() {
 
 fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
     TestRecord {
+        provenance: None,
+        attempt: None,
         trial: None,
         model: None,
         name: name.to_owned(),
@@ -176,15 +193,18 @@ fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
         source: None,
         skill_eval: None,
         trigger_query: None,
+        ablated: Vec::new(),
         expectations: Vec::new(),
     }
 }
 
 fn suite(version: &str, tests: Vec<TestRecord>) -> SuiteReport {
     SuiteReport {
+        provenance: None,
         trial_summaries: Vec::new(),
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
+        skill_lift: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
@@ -361,3 +381,52 @@ fn the_schema_describes_the_report() {
 }
 
 use super::classify as classify_tests;
+
+/// A test record whose one run ended in `replay_mismatch` with `diagnosis` (the typed value the
+/// run keeps, `None` as in a results file written before it was recorded) and its error text.
+fn mismatched(diagnosis: Option<ReplayMismatch>, error: &str) -> TestRecord {
+    let mut run = crate::report::tests::run(StopReason::ReplayMismatch, 1);
+    run.error = Some(error.to_owned());
+    run.replay_diagnosis = diagnosis;
+    TestRecord {
+        runs: vec![run],
+        ..record("a", Outcome::Error, Some("replay mismatch"))
+    }
+}
+
+/// Drift classifies a run's replay failure from the typed diagnosis its record keeps, read back
+/// from the JSON results as written; a record without one (an older results file) is `other`
+/// with the error's first line.
+#[test]
+fn the_typed_diagnosis_of_a_run_record_decides_the_kind() {
+    let diagnosis = mismatch(vec![at(
+        1,
+        4,
+        Role::Tool,
+        "tool[toolcall_0] \"Tool 'grep' does not exist.\"",
+        "tool[toolcall_0] \"3 matches\"",
+    )]);
+    let passed = TestRecord {
+        runs: vec![crate::report::tests::run(StopReason::Completed, 1)],
+        ..record("a", Outcome::Passed, None)
+    };
+    // The error text says nothing a text probe could classify: the kind comes from the value.
+    let written = mismatched(Some(diagnosis.clone()), "replay mismatch: (text)");
+    let read: TestRecord = serde_json::from_value(serde_json::to_value(&written).unwrap()).unwrap();
+    assert_eq!(read.runs[0].replay_diagnosis.as_ref(), Some(&diagnosis));
+    let d = first_difference(&passed, &read);
+    assert_eq!((d.kind, d.run), (DriftKind::ToolSet, Some(1)), "{d:?}");
+    assert!(
+        d.detail.ends_with("first difference at message 4 (tool)"),
+        "{}",
+        d.detail
+    );
+
+    let older = mismatched(
+        None,
+        "replay mismatch: model request 2 matches nothing\n  more",
+    );
+    let d = first_difference(&passed, &older);
+    assert_eq!(d.kind, DriftKind::Other, "{d:?}");
+    assert_eq!(d.detail, "replay mismatch: model request 2 matches nothing");
+}

@@ -24,6 +24,7 @@ pub(crate) fn record(name: &str, outcome: Outcome) -> TestRecord {
 
 fn evidence(status: EvidenceStatus) -> TestEvidence {
     TestEvidence {
+        provenance: None,
         format: EVIDENCE_FORMAT.to_owned(),
         test_id: "t::__copilot_eval".to_owned(),
         name: "t".to_owned(),

@@ -5,76 +5,24 @@
 //! once, rewritten in place: the proxy forwards it and hands it to the cassette's tap) together
 //! with a [`RequestAudit`] record. The request's API and transport are [`crate::wire`]'s, the
 //! one classification the proxy, the tap and the model server share. They are pure: the
-//! request proxy ([`crate::run::proxy`]) calls them before forwarding and fails the run on an
+//! request proxy ([`super`]) calls them before forwarding and fails the run on an
 //! error.
 //!
-//! What a record holds, per request: the runtime's request id, the transport, the API (Chat
-//! Completions or Responses), the model, the advertised tool names, the reasoning effort, the
-//! image count and each image part's `detail` as sent, the SHA-256 of the instructions, whether
-//! it is a continuation (`previous_response_id`), and the agent that sent it (main agent or a
-//! subagent, from the proxy's request context). It never holds message text, image bytes,
-//! credentials, URLs or headers.
-//!
-//! The instructions hash is the lowercase hex SHA-256 of the UTF-8 text made of, in order:
-//! - Responses: the `instructions` string, then the text of every `input` item whose role is
-//!   `system` or `developer`;
-//! - Chat Completions: the text of every message whose role is `system` or `developer`;
-//!
-//! where a message's text is its string `content`, or the `text` of its text parts concatenated
-//! without separator, and the pieces are joined with `"\n\n"`. No instructions at all: `None`.
+//! What a record holds, and how its instructions hash is computed: [`crate::evidence::audit`]
+//! (the record sits below the result, which stores it; the inspection is the proxy's).
 //!
 //! Supported: HTTP `POST …/chat/completions` and `POST …/responses` with identity-encoded JSON
 //! bodies, and WebSocket `response.create` text messages (continuations included). A
 //! `GET …/models` (the model catalog) is the only request that passes unaudited. Everything else
 //! is an [`AuditError`], which ends the run with `stop_reason = request_audit_error`.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::eval::ImageDetail;
+pub use crate::evidence::audit::RequestAudit;
+use crate::evidence::offered::names_of;
 use crate::wire::{Api, Route, Transport};
-
-/// One audited model request. Holds no message text, image bytes, credentials, URLs or headers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct RequestAudit {
-    /// The runtime's request id (from the seam's request context).
-    pub request_id: String,
-    /// HTTP or WebSocket (`http`, `web_socket`).
-    pub transport: Transport,
-    /// Chat Completions or Responses (`chat_completions`, `responses`).
-    pub api: Api,
-    /// The `model` field sent.
-    pub model: String,
-    /// The advertised tool names, in request order (function/custom tools by name, built-in
-    /// provider tools by `type`).
-    pub tools: Vec<String>,
-    /// `reasoning_effort` (Chat Completions) or `reasoning.effort` (Responses), when sent.
-    pub reasoning_effort: Option<String>,
-    /// How many image parts the request carries.
-    pub image_count: usize,
-    /// Each image part's `detail` as sent (after any rewrite), in order; `None` when absent.
-    pub image_details: Vec<Option<String>>,
-    /// SHA-256 (lowercase hex) of the instructions, as defined in the module docs.
-    pub instructions_sha256: Option<String>,
-    /// Whether the request continues an earlier response (`previous_response_id`).
-    pub continuation: bool,
-    /// Whether a subagent sent it (the request context names a parent agent, or the interaction
-    /// type is `conversation-subagent`); `false` for the main agent.
-    pub subagent: bool,
-    /// The runtime's id of the agent instance that sent it (the main agent has one too).
-    pub agent_id: Option<String>,
-    /// The parent agent's id for a subagent request.
-    pub parent_agent_id: Option<String>,
-    /// The interaction type the request declares: its `X-Interaction-Type` header (HTTP) or
-    /// its `headers` member (WebSocket, sent with a connection's first message), e.g.
-    /// `conversation-user` for the request that answers a prompt and `conversation-agent` for
-    /// one that goes on after tool results; else the SDK request context's
-    /// (`conversation-agent`, `conversation-subagent`), which runtime 1.0.102 gives every main
-    /// request alike.
-    pub interaction_type: Option<String>,
-}
 
 /// Why a request cannot be audited. The message never contains request content.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -202,15 +150,7 @@ pub fn inspect_websocket(
         return fail("unsupported WebSocket request: expected a Responses request with input");
     }
     // The interaction type the message declares (its `headers` member) wins over the context's.
-    let declared = object
-        .get("headers")
-        .and_then(Value::as_object)
-        .and_then(|h| {
-            h.iter()
-                .find(|(name, _)| name.eq_ignore_ascii_case("x-interaction-type"))
-        })
-        .and_then(|(_, value)| value.as_str())
-        .map(str::to_owned);
+    let declared = crate::wire::declared_interaction_type(&payload);
     let origin = RequestOrigin {
         interaction_type: declared.or_else(|| origin.interaction_type.clone()),
         ..origin.clone()
@@ -315,31 +255,6 @@ pub fn inspect_payload(
         parent_agent_id: origin.parent_agent_id.clone(),
         interaction_type: origin.interaction_type.clone(),
     })
-}
-
-/// The names of the tools a model request's JSON offers, in request order (function/custom
-/// tools by name, built-in provider tools by `type`); empty when it has no `tools` list.
-pub fn tool_names(payload: &Value) -> Vec<String> {
-    names_of(payload.get("tools"))
-}
-
-/// The names of a `tools` list ([`tool_names`]).
-fn names_of(tools: Option<&Value>) -> Vec<String> {
-    tools
-        .and_then(Value::as_array)
-        .map(|tools| tools.iter().filter_map(tool_name).collect())
-        .unwrap_or_default()
-}
-
-fn tool_name(tool: &Value) -> Option<String> {
-    let kind = tool.get("type").and_then(Value::as_str);
-    tool.get("function")
-        .and_then(|f| f.get("name"))
-        .or_else(|| tool.get("custom").and_then(|c| c.get("name")))
-        .or_else(|| tool.get("name"))
-        .and_then(Value::as_str)
-        .or(kind)
-        .map(str::to_owned)
 }
 
 fn message_text(content: Option<&Value>) -> String {
@@ -696,7 +611,7 @@ mod tests {
                 "a_websocket_send_that_fails_fails_the_audit",
             ),
         ];
-        let docs = include_str!("../../docs/audit.md");
+        let docs = include_str!("../../../../docs/audit.md");
         let table = docs
             .split("| failure | error text starts with |")
             .nth(1)
