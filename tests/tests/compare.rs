@@ -544,7 +544,13 @@ fn over_trials_a_criterion_both_sides_always_meet_does_not_discriminate() {
 
     // JSON: each criterion with each side's count and its verdict.
     let report = run.report.discrimination.as_ref().expect("discrimination");
-    let entries: Vec<(&str, Surface, Option<u32>, Vec<(&str, u32, u32)>, Discrimination)> = report
+    let entries: Vec<(
+        &str,
+        Surface,
+        Option<u32>,
+        Vec<(&str, u32, u32)>,
+        Discrimination,
+    )> = report
         .entries
         .iter()
         .map(|e| {

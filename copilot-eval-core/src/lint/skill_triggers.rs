@@ -229,13 +229,22 @@ mod tests {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/scripted/skills/changelog");
         assert!(example.join(TRIGGERS_FILE).is_file());
         let report = lint(std::slice::from_ref(&example));
-        let rules: Vec<(Severity, &str)> =
-            report.problems.iter().map(|p| (p.severity, p.rule)).collect();
+        let rules: Vec<(Severity, &str)> = report
+            .problems
+            .iter()
+            .map(|p| (p.severity, p.rule))
+            .collect();
         assert_eq!(
             rules,
             [
-                (Severity::Warning, crate::lint::trigger_coverage::NO_NEAR_MISS),
-                (Severity::Warning, crate::lint::trigger_coverage::NAMES_SKILL),
+                (
+                    Severity::Warning,
+                    crate::lint::trigger_coverage::NO_NEAR_MISS
+                ),
+                (
+                    Severity::Warning,
+                    crate::lint::trigger_coverage::NAMES_SKILL
+                ),
             ],
             "{:#?}",
             report.problems

@@ -67,7 +67,10 @@ pub(super) fn check(
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut topic: Vec<String> = Vec::new();
-    for word in words(name).into_iter().chain(words(description.unwrap_or_default())) {
+    for word in words(name)
+        .into_iter()
+        .chain(words(description.unwrap_or_default()))
+    {
         if !topic.contains(&word) {
             topic.push(word);
         }
@@ -120,10 +123,15 @@ mod tests {
 
     fn rules(triggers: &str, description: &str) -> Vec<&'static str> {
         let file = parse_triggers_file(triggers).unwrap();
-        check(Path::new("t.json"), &file, "release-notes", Some(description))
-            .iter()
-            .map(|p| p.rule)
-            .collect()
+        check(
+            Path::new("t.json"),
+            &file,
+            "release-notes",
+            Some(description),
+        )
+        .iter()
+        .map(|p| p.rule)
+        .collect()
     }
 
     const DESCRIPTION: &str = "Writes release notes for a version in the house style";
@@ -155,13 +163,23 @@ mod tests {
         ]"#;
         assert_eq!(rules(named, DESCRIPTION), [NAMES_SKILL]);
         let file = parse_triggers_file(off_topic).unwrap();
-        let problems = check(Path::new("t.json"), &file, "release-notes", Some(DESCRIPTION));
+        let problems = check(
+            Path::new("t.json"),
+            &file,
+            "release-notes",
+            Some(DESCRIPTION),
+        );
         assert_eq!(
             problems[0].message,
             "none of the 1 queries that should not trigger the skill is a near miss (none shares a word with its name or description): the set cannot show that the description tells the skill from a neighbouring task; add a query with `\"should_trigger\": false` on a nearby task (one that uses a word such as \"release\", \"note\", \"write\", but asks for something the skill does not do)"
         );
         let file = parse_triggers_file(named).unwrap();
-        let problems = check(Path::new("t.json"), &file, "release-notes", Some(DESCRIPTION));
+        let problems = check(
+            Path::new("t.json"),
+            &file,
+            "release-notes",
+            Some(DESCRIPTION),
+        );
         assert_eq!(
             problems[0].message,
             "every query that should trigger the skill names it (\"release-notes\"): the model can pick the skill by its name alone, so the set says nothing about its description; add a should-trigger query that asks for the skill's work without naming it"

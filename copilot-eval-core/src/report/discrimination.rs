@@ -212,9 +212,7 @@ fn judge_outcomes(judge: &JudgeRecord) -> impl Iterator<Item = (&str, bool)> {
 
 /// The occurrence of `name` at `position` among `names` (0 for its first).
 fn occurrence<'a>(mut names: impl Iterator<Item = &'a str>, position: usize, name: &str) -> u32 {
-    (0..position)
-        .filter(|_| names.next() == Some(name))
-        .count() as u32
+    (0..position).filter(|_| names.next() == Some(name)).count() as u32
 }
 
 /// The criteria of one comparison eval's records (its trials, or its one record).
@@ -372,14 +370,16 @@ pub fn of(tests: &[TestRecord]) -> Option<DiscriminationReport> {
     ));
     let matrix = groups(tests, |t| {
         let model = t.model.as_deref().filter(|_| t.ablated.is_empty())?;
-        Some((super::matrix::eval_of(&t.name, model).to_owned(), model.to_owned()))
+        Some((
+            super::matrix::eval_of(&t.name, model).to_owned(),
+            model.to_owned(),
+        ))
     });
     entries.extend(sided_entries(Surface::ModelMatrix, matrix));
     if entries.is_empty() {
         return None;
     }
-    let classified =
-        |verdict: Discrimination| entries.iter().filter(move |e| e.verdict == verdict);
+    let classified = |verdict: Discrimination| entries.iter().filter(move |e| e.verdict == verdict);
     let discriminating = classified(Discrimination::Discriminates).count() as u32;
     let criteria = discriminating + classified(Discrimination::DoesNotDiscriminate).count() as u32;
     Some(DiscriminationReport {

@@ -239,7 +239,8 @@ impl TriggerFigures {
     /// `triggered / should_trigger` from the counts (`recall`); `None` when `should_trigger` is
     /// 0.
     pub fn recall_of_counts(&self) -> Option<f64> {
-        (self.should_trigger > 0).then(|| f64::from(self.triggered) / f64::from(self.should_trigger))
+        (self.should_trigger > 0)
+            .then(|| f64::from(self.triggered) / f64::from(self.should_trigger))
     }
 }
 

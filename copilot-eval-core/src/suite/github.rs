@@ -433,7 +433,12 @@ mod tests {
     fn the_summary_names_the_criteria_that_do_not_discriminate() {
         use crate::report::ExpectationRecord;
         let cell = |model: &str, oslo: bool| {
-            let mut record = test(&format!("capital@{model}"), "pkg::evals", Outcome::Passed, vec![]);
+            let mut record = test(
+                &format!("capital@{model}"),
+                "pkg::evals",
+                Outcome::Passed,
+                vec![],
+            );
             record.model = Some(model.into());
             record.expectations = [("names Oslo", oslo), ("answers | briefly", true)]
                 .map(|(text, passed)| ExpectationRecord {

@@ -142,7 +142,10 @@ fn a_comparisons_criteria_over_trials_are_classified_by_each_sides_counts() {
     records[2].comparisons = vec![comparison(&[("completed", true, false)])];
     let report = of(&records).unwrap();
     assert_eq!(report.entries[0].verdict, Discrimination::Discriminates);
-    assert_eq!(sides_text(&report.entries[0]), "baseline 3/3, treatment 2/3");
+    assert_eq!(
+        sides_text(&report.entries[0]),
+        "baseline 3/3, treatment 2/3"
+    );
     // A record without comparisons, ablations or models has no criteria to classify.
     assert!(of(&[test("a", "pkg::evals", Outcome::Passed, Vec::new())]).is_none());
 }
@@ -209,7 +212,12 @@ fn an_ablations_expectations_are_classified_with_and_without() {
             ),
         ]
     );
-    assert!(report.entries.iter().all(|e| e.surface == Surface::Ablation));
+    assert!(
+        report
+            .entries
+            .iter()
+            .all(|e| e.surface == Surface::Ablation)
+    );
     assert!(report.entries.iter().all(|e| e.eval == "eval_1"));
     assert_eq!(
         count_text(&report),

@@ -278,5 +278,10 @@ fn precision_and_recall_per_skill_are_computed_from_the_counted_checks() {
     let json = serde_json::to_value(notes).unwrap();
     assert!(close(json["precision"].as_f64().unwrap(), 0.6667));
     assert_eq!(json["recall"], 0.8);
-    assert!(serde_json::to_value(quiet).unwrap().get("precision").is_none());
+    assert!(
+        serde_json::to_value(quiet)
+            .unwrap()
+            .get("precision")
+            .is_none()
+    );
 }
