@@ -544,13 +544,15 @@ fn over_trials_a_criterion_both_sides_always_meet_does_not_discriminate() {
 
     // JSON: each criterion with each side's count and its verdict.
     let report = run.report.discrimination.as_ref().expect("discrimination");
-    let entries: Vec<(
-        &str,
+    /// A criterion, its runs, its comparison, each side's `(side, held, trials)`, its verdict.
+    type Entry<'a> = (
+        &'a str,
         Surface,
         Option<u32>,
-        Vec<(&str, u32, u32)>,
+        Vec<(&'a str, u32, u32)>,
         Discrimination,
-    )> = report
+    );
+    let entries: Vec<Entry> = report
         .entries
         .iter()
         .map(|e| {

@@ -284,13 +284,16 @@ fn add_record(tally: &mut Tally, record: &TestRecord, side: usize) {
     }
 }
 
+/// Records grouped by `(binary, eval)`, each with its side.
+type Groups<'a> = Vec<((String, String), Vec<(String, &'a TestRecord)>)>;
+
 /// The records of `tests` grouped by `(binary, eval)` as `group` names them (records it gives
 /// `None` are left out), in the order of each group's first record, each with its side.
 fn groups<'a>(
     tests: &'a [TestRecord],
     group: impl Fn(&'a TestRecord) -> Option<(String, String)>,
-) -> Vec<((String, String), Vec<(String, &'a TestRecord)>)> {
-    let mut groups: Vec<((String, String), Vec<(String, &TestRecord)>)> = Vec::new();
+) -> Groups<'a> {
+    let mut groups: Groups<'a> = Vec::new();
     for test in tests {
         let Some((eval, side)) = group(test) else {
             continue;
@@ -306,10 +309,7 @@ fn groups<'a>(
 
 /// The entries of groups whose records are sides (ablations and model matrices): a side per
 /// distinct side name in the order first seen; groups with one side are left out.
-fn sided_entries(
-    surface: Surface,
-    groups: Vec<((String, String), Vec<(String, &TestRecord)>)>,
-) -> Vec<CriterionDiscrimination> {
+fn sided_entries(surface: Surface, groups: Groups<'_>) -> Vec<CriterionDiscrimination> {
     let mut entries = Vec::new();
     for ((binary, eval), records) in groups {
         let mut sides: Vec<String> = Vec::new();
