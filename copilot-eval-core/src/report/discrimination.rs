@@ -466,7 +466,7 @@ pub fn count_text(report: &DiscriminationReport) -> String {
     text
 }
 
-/// The terminal's lines: one per criterion ([`line`]), then [`count_text`], each indented by
+/// The terminal's lines: one per criterion ([`line()`]), then [`count_text`], each indented by
 /// `indent`.
 pub fn lines(report: &DiscriminationReport, indent: &str) -> String {
     let mut out = String::new();
