@@ -31,6 +31,7 @@ use crate::customization::{Problem, Severity, agent, skill};
 
 mod skill_evals;
 mod skill_triggers;
+mod trigger_coverage;
 
 /// Folder names never descended into.
 const SKIPPED_DIRS: &[&str] = &[".git", "node_modules", "target"];
@@ -41,6 +42,8 @@ struct SkillFolder<'a> {
     directory: &'a Path,
     /// The skill's `name` when its `SKILL.md` loaded (no error), else `None`.
     name: Option<&'a str>,
+    /// The skill's `description` when its `SKILL.md` loaded (no error), else `None`.
+    description: Option<&'a str>,
 }
 
 /// A skill's own file, read and parsed ([`SkillFolder::read_own_file`]).
@@ -376,6 +379,7 @@ fn check_file(path: &Path, report: &mut LintReport, seen: &mut HashSet<PathBuf>)
             let folder = SkillFolder {
                 directory,
                 name: skill.as_ref().map(|s| s.name.as_str()),
+                description: skill.as_ref().map(|s| s.description.as_str()),
             };
             for check in SKILL_FILE_CHECKS {
                 problems.extend(check(&folder));

@@ -506,3 +506,167 @@ async fn a_baseline_that_reads_the_treatments_skill_is_a_warning_not_a_silent_no
         record.summary
     );
 }
+
+/// The quick-start's comparison over 3 trials, each replaying the same two cassettes: the
+/// criterion "completed" holds on both sides in every trial, so it does not discriminate; the
+/// house tag line holds only on the treatment, so it does. The terminal, the JSON (valid
+/// against the committed schema), the GitHub job summary and the HTML page (in Chromium, when
+/// there is one) all say so, with each side's counts and "1 of 2 criteria discriminate".
+#[test]
+fn over_trials_a_criterion_both_sides_always_meet_does_not_discriminate() {
+    use copilot_eval_core::report::discrimination::{Discrimination, Surface};
+    let test = "over_trials_a_criterion_both_sides_always_meet_does_not_discriminate";
+    if runtime_for(test).is_none() {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
+    let step_summary = out.path().join("step-summary.md");
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &[
+            "-p",
+            "quickstart",
+            "--trials",
+            "3",
+            "--html",
+            html.to_str().unwrap(),
+            "--exact",
+            EVAL,
+        ],
+        &[
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_STEP_SUMMARY", step_summary.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.report.tests.len(), 3, "{}", run.stderr);
+
+    // JSON: each criterion with each side's count and its verdict.
+    let report = run.report.discrimination.as_ref().expect("discrimination");
+    /// A criterion, its runs, its comparison, each side's `(side, held, trials)`, its verdict.
+    type Entry<'a> = (
+        &'a str,
+        Surface,
+        Option<u32>,
+        Vec<(&'a str, u32, u32)>,
+        Discrimination,
+    );
+    let entries: Vec<Entry> = report
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.criterion.as_str(),
+                e.surface,
+                e.comparison,
+                e.sides
+                    .iter()
+                    .map(|s| (s.side.as_str(), s.held, s.trials))
+                    .collect(),
+                e.verdict,
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            (
+                "completed",
+                Surface::Comparison,
+                Some(1),
+                vec![("baseline", 3, 3), ("treatment", 3, 3)],
+                Discrimination::DoesNotDiscriminate
+            ),
+            (
+                "starts with the house tag line",
+                Surface::Comparison,
+                Some(1),
+                vec![("baseline", 0, 3), ("treatment", 3, 3)],
+                Discrimination::Discriminates
+            ),
+        ]
+    );
+    assert_eq!((report.discriminating, report.criteria), (1, 2));
+    let json: serde_json::Value = serde_json::from_str(&run.json).unwrap();
+    assert_eq!(
+        json["discrimination"]["entries"][0]["verdict"],
+        "does_not_discriminate"
+    );
+    assert_eq!(
+        json["discrimination"]["entries"][1]["verdict"],
+        "discriminates"
+    );
+
+    // The terminal summary.
+    let lines = [
+        "  criteria (does each tell the sides apart? not when it holds, or fails, on every side in every trial):".to_owned(),
+        format!("    quickstart::evals {EVAL}, comparison 1, completed: baseline 3/3, treatment 3/3 -> does not discriminate (holds on every side in every trial)"),
+        format!("    quickstart::evals {EVAL}, comparison 1, starts with the house tag line: baseline 0/3, treatment 3/3 -> discriminates"),
+        "    1 of 2 criteria discriminate".to_owned(),
+    ];
+    assert!(
+        run.stderr.contains(&(lines.join("\n") + "\n")),
+        "{}",
+        run.stderr
+    );
+
+    // The GitHub job summary: the count, and the criterion that does not discriminate.
+    let summary = std::fs::read_to_string(&step_summary).unwrap();
+    assert!(
+        summary.contains("**1 of 2 criteria discriminate**"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!(
+            "| `quickstart::evals` {EVAL} | comparison 1, completed | baseline 3/3, treatment 3/3 | does not discriminate (holds on every side in every trial) |"
+        )),
+        "{summary}"
+    );
+    assert!(!summary.contains("house tag line |"), "{summary}");
+
+    // The page: the Criteria table's rows and its count.
+    let Some(chrome) = copilot_eval_e2e::chromium_for(&format!("{test} (its page check)")) else {
+        return;
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let (browser, tab) = browser::open(chrome, &profile, &html);
+    let page = browser::eval_json(
+        &tab,
+        r#"{
+            count: document.querySelector('#criteria .discrimination-count').innerText,
+            rows: [...document.querySelectorAll('#criteria tr.criterion-row')].map(tr =>
+                [tr.dataset.verdict, ...[...tr.children].map(c => c.innerText.trim())]),
+        }"#,
+    );
+    drop(tab);
+    drop(browser);
+    assert!(
+        page["count"]
+            .as_str()
+            .unwrap()
+            .starts_with("1 of 2 criteria discriminate."),
+        "{page}"
+    );
+    assert_eq!(
+        page["rows"],
+        json!([
+            [
+                "does_not_discriminate",
+                format!("{EVAL}\nquickstart::evals"),
+                "comparison",
+                "comparison 1, completed",
+                "baseline 3/3, treatment 3/3",
+                "does not discriminate (holds on every side in every trial)"
+            ],
+            [
+                "discriminates",
+                format!("{EVAL}\nquickstart::evals"),
+                "comparison",
+                "comparison 1, starts with the house tag line",
+                "baseline 0/3, treatment 3/3",
+                "discriminates"
+            ]
+        ])
+    );
+}

@@ -259,6 +259,8 @@ fn the_html_report_shows_the_model_matrix_comparisons_over_trials_and_skill_trig
             "all",
             "5/6 (83%, 95% CI 44%-97%)",
             "1/6 (17%, 95% CI 3%-56%)",
+            "5/6 (83%)",
+            "5/6 (83%)",
             "0"
         ]])
     );

@@ -134,7 +134,7 @@ fn a_trigger_matrix_over_three_trials_gives_the_trigger_and_false_trigger_rates(
         .unwrap_or_else(|| panic!("{}", run.stderr));
     assert_eq!(
         lines[at + 1],
-        "    release-notes: triggered 5/6 (83%, 95% CI 44%-97%), false triggers 1/6 (17%, 95% CI 3%-56%)"
+        "    release-notes: triggered 5/6 (83%, 95% CI 44%-97%), false triggers 1/6 (17%, 95% CI 3%-56%), precision 5/6 (83%), recall 5/6 (83%)"
     );
 
     // JUnit: the figures on the testsuite, each check on its test case.
@@ -158,6 +158,8 @@ fn a_trigger_matrix_over_three_trials_gives_the_trigger_and_false_trigger_rates(
         ("false_triggers", "1"),
         ("false_trigger_rate", "0.1667"),
         ("false_trigger_rate_interval", "0.0301-0.5635"),
+        ("precision", "0.8333"),
+        ("recall", "0.8333"),
     ] {
         assert_eq!(property(name), value, "{name}");
     }
@@ -259,7 +261,7 @@ fn a_trigger_set_query_that_times_out_before_its_check_is_counted() {
     );
     assert!(
         run.stderr.contains(
-            "    counted-greeting: triggered 1/1 (100%, 95% CI 21%-100%), false triggers 0/1 (0%, 95% CI 0%-79%), 1 checks not counted (error, not run or never made)"
+            "    counted-greeting: triggered 1/1 (100%, 95% CI 21%-100%), false triggers 0/1 (0%, 95% CI 0%-79%), precision 1/1 (100%), recall 1/1 (100%), 1 checks not counted (error, not run or never made)"
         ),
         "{}",
         run.stderr

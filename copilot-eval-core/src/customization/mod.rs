@@ -76,6 +76,8 @@
 //! | `triggers-duplicate-query` | warning | lint (a skill's `evals/triggers.json`) | no query repeats an earlier one; the message names both |
 //! | `triggers-unknown-field` | warning | lint (a skill's `evals/triggers.json`) | every key, top level and per query, is one the format defines; the message lists them |
 //! | `triggers-skill-name` | error | lint (a skill's `evals/triggers.json`) | `skill_name`, when given, is the skill's name (its folder's name) |
+//! | `triggers-no-near-miss` | warning | lint (a skill's `evals/triggers.json`) | some query that should not trigger is a near miss: it shares a word with the skill's name or description (a neighbouring task the description must tell apart) |
+//! | `triggers-names-skill` | warning | lint (a skill's `evals/triggers.json`) | not every query that should trigger names the skill (else the model can pick it by its name alone) |
 //!
 //! The `evals-*` and `triggers-*` rules are copilot-eval's own (the runtime never reads
 //! `evals/evals.json` or `evals/triggers.json`): an error is what the `skill_evals` or

@@ -9,6 +9,8 @@
 //! | `triggers-duplicate-query` | warning | no query repeats an earlier one (the repeat adds runs, not information) |
 //! | `triggers-unknown-field` | warning | every key (top level and per query) is one the format defines |
 //! | `triggers-skill-name` | error | `skill_name`, when given, is the skill's folder name (its `name`) |
+//! | `triggers-no-near-miss` | warning | some should-not-trigger query is a near miss (shares a word with the skill's name or description: `trigger_coverage`) |
+//! | `triggers-names-skill` | warning | not every should-trigger query names the skill (`trigger_coverage`) |
 
 use std::path::Path;
 
@@ -29,7 +31,14 @@ pub(crate) const SKILL_NAME: &str = "triggers-skill-name";
 
 /// Every rule of this module, for the rule tables' test.
 #[cfg(test)]
-pub(crate) const RULES: &[&str] = &[INVALID, DUPLICATE_QUERY, UNKNOWN_FIELD, SKILL_NAME];
+pub(crate) const RULES: &[&str] = &[
+    INVALID,
+    DUPLICATE_QUERY,
+    UNKNOWN_FIELD,
+    SKILL_NAME,
+    super::trigger_coverage::NO_NEAR_MISS,
+    super::trigger_coverage::NAMES_SKILL,
+];
 
 /// The problems of the skill's `evals/triggers.json`; none when the skill has no such file.
 pub(super) fn check(skill: &SkillFolder<'_>) -> Vec<Problem> {
@@ -73,6 +82,14 @@ pub(super) fn check(skill: &SkillFolder<'_>) -> Vec<Problem> {
         name.as_deref(),
         |name| format!("the skill's name {name:?} (its folder's name and SKILL.md's `name`)"),
     ));
+    if let Some(name) = name.as_deref() {
+        problems.extend(super::trigger_coverage::check(
+            &read.path,
+            file,
+            name,
+            skill.description,
+        ));
+    }
     problems
 }
 
@@ -129,9 +146,9 @@ mod tests {
     fn each_problem_of_a_trigger_set_is_reported_with_its_field_and_fix() {
         let (_dir, folder) = skill(
             r#"{"skill_name": "changelogs", "owner": "docs", "evals": [
-                {"prompt": "Write the changelog.", "should_trigger": true},
-                {"prompt": "What is the capital of Norway?", "should_trigger": false, "why": "off topic"},
-                {"query": " Write the changelog. ", "should_trigger": true}]}"#,
+                {"prompt": "Write up what changed in 1.2.", "should_trigger": true},
+                {"prompt": "Explain what a CHANGELOG.md section is for.", "should_trigger": false, "why": "near miss"},
+                {"query": " Write up what changed in 1.2. ", "should_trigger": true}]}"#,
         );
         let report = lint(std::slice::from_ref(&folder));
         let found: Vec<(Severity, &str, Option<&str>)> = report
@@ -166,7 +183,7 @@ mod tests {
         };
         assert_eq!(
             message(DUPLICATE_QUERY),
-            "[2]: the query \" Write the changelog. \" is also [0]: remove the repeat (to run a query several times, use trials: `--trials N`)"
+            "[2]: the query \" Write up what changed in 1.2. \" is also [0]: remove the repeat (to run a query several times, use trials: `--trials N`)"
         );
         assert_eq!(
             message(SKILL_NAME),
@@ -203,13 +220,35 @@ mod tests {
         );
     }
 
+    /// The scripted example's set parses cleanly; its coverage is what its scripted model
+    /// needs (the model invokes the skill when a query names a changelog), and lint says so:
+    /// both should-trigger queries name the skill, and both should-not queries are off topic.
     #[test]
-    fn the_examples_trigger_set_has_no_problem() {
+    fn the_examples_trigger_set_has_only_its_coverage_warnings() {
         let example =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/scripted/skills/changelog");
         assert!(example.join(TRIGGERS_FILE).is_file());
         let report = lint(std::slice::from_ref(&example));
-        assert!(report.problems.is_empty(), "{:#?}", report.problems);
+        let rules: Vec<(Severity, &str)> = report
+            .problems
+            .iter()
+            .map(|p| (p.severity, p.rule))
+            .collect();
+        assert_eq!(
+            rules,
+            [
+                (
+                    Severity::Warning,
+                    crate::lint::trigger_coverage::NO_NEAR_MISS
+                ),
+                (
+                    Severity::Warning,
+                    crate::lint::trigger_coverage::NAMES_SKILL
+                ),
+            ],
+            "{:#?}",
+            report.problems
+        );
     }
 
     /// Each rule of this module has its row in the rule tables.

@@ -27,6 +27,7 @@
 //! (Feature `runner`.)
 
 mod compare;
+mod discrimination;
 mod judge;
 mod lift;
 mod matrix;

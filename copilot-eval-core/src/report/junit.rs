@@ -342,7 +342,8 @@ fn check_properties(test: &TestRecord) -> Vec<(String, String)> {
 /// `should_trigger`, `triggered`, `should_not_trigger`, `false_triggers`, `not_counted`
 /// (counts) and, when their runs are not 0,
 /// `trigger_rate`, `false_trigger_rate` (fractions, 4 decimals) and `trigger_rate_interval`,
-/// `false_trigger_rate_interval` (`low-high`, the 95% Wilson interval).
+/// `false_trigger_rate_interval` (`low-high`, the 95% Wilson interval), and when defined
+/// `precision` and `recall` (fractions, 4 decimals).
 fn suite_trigger_properties(report: &SuiteReport, tests: &[&TestRecord]) -> Vec<(String, String)> {
     let mut properties = Vec::new();
     let checked = |skill: &str| {
@@ -384,6 +385,12 @@ fn suite_trigger_properties(report: &SuiteReport, tests: &[&TestRecord]) -> Vec<
                         p(&format!("{figure}_interval")),
                         format!("{low:.4}-{high:.4}"),
                     ));
+                }
+            }
+            let (precision, recall) = (f.precision_of_counts(), f.recall_of_counts());
+            for (figure, value) in [("precision", precision), ("recall", recall)] {
+                if let Some(value) = value {
+                    properties.push((p(figure), format!("{value:.4}")));
                 }
             }
         }

@@ -24,6 +24,7 @@ pub use judge::{
     RubricCriterionRecord,
 };
 pub mod benchmark;
+pub mod discrimination;
 pub mod grading;
 pub mod lift;
 pub use grading::{ExpectationRecord, SkillEvalRecord};
@@ -141,6 +142,14 @@ pub struct SuiteReport {
     /// pass; absent when no eval ran an ablated side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill_lift: Option<lift::SkillLiftReport>,
+    /// Whether each criterion of the suite's comparisons (`ctx.compare`), ablations
+    /// (`--ablate`) and model matrices tells the sides apart: per criterion each side's
+    /// `held / trials` over the trials that reached a verdict, and `does_not_discriminate` when
+    /// it held on every side in every trial, or failed on every side in every trial
+    /// (docs/can-this-eval-tell.md); and "N of M criteria discriminate". Absent when no such
+    /// run recorded a criterion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discrimination: Option<discrimination::DiscriminationReport>,
 }
 
 /// Counts and sums over the suite.

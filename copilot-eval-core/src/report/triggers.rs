@@ -3,7 +3,8 @@
 //! kept in the test's evidence and its record's `triggers`), and the suite's figures per skill
 //! over every eval, case and trial ([`SkillTriggers`]: the trigger rate of the runs that should
 //! invoke the skill and the false-trigger rate of the runs that should not, each with its 95%
-//! Wilson interval; per model too when a model matrix ran).
+//! Wilson interval, and the precision and recall of the skill's invocations; per model too when
+//! a model matrix ran).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -155,6 +156,17 @@ pub struct TriggerFigures {
     /// check.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub not_counted: u32,
+    /// Of the counted runs that invoked the skill, the fraction that should have:
+    /// `triggered / (triggered + false_triggers)`, in [0, 1]; absent when no counted run invoked
+    /// it. Like any precision it depends on the set's mix: more should-not queries give more
+    /// chances of a false trigger.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
+    /// Of the counted runs that should invoke the skill, the fraction that did:
+    /// `triggered / should_trigger`, in [0, 1] (the trigger rate, by its retrieval name); absent
+    /// when `should_trigger` is 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall: Option<f64>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -212,6 +224,23 @@ impl TriggerFigures {
             stats::rate_with_interval(self.triggered, self.should_trigger);
         (self.false_trigger_rate, self.false_trigger_rate_interval) =
             stats::rate_with_interval(self.false_triggers, self.should_not_trigger);
+        self.precision = self.precision_of_counts();
+        self.recall = self.recall_of_counts();
+    }
+
+    /// `triggered / (triggered + false_triggers)` from the counts (`precision`, also for a
+    /// results file written before the field existed); `None` when no counted run invoked the
+    /// skill.
+    pub fn precision_of_counts(&self) -> Option<f64> {
+        let invoked = self.triggered + self.false_triggers;
+        (invoked > 0).then(|| f64::from(self.triggered) / f64::from(invoked))
+    }
+
+    /// `triggered / should_trigger` from the counts (`recall`); `None` when `should_trigger` is
+    /// 0.
+    pub fn recall_of_counts(&self) -> Option<f64> {
+        (self.should_trigger > 0)
+            .then(|| f64::from(self.triggered) / f64::from(self.should_trigger))
     }
 }
 
@@ -352,13 +381,44 @@ pub fn false_triggers_text(figures: &TriggerFigures) -> String {
     )
 }
 
+/// The precision as the terminal and the HTML page write it: `5/6 (83%)`, the skill's
+/// invocations that should have happened; `n/a (never invoked)` when no counted run invoked it.
+pub fn precision_text(figures: &TriggerFigures) -> String {
+    match figures.precision_of_counts() {
+        Some(precision) => format!(
+            "{}/{} ({})",
+            figures.triggered,
+            figures.triggered + figures.false_triggers,
+            percent(precision)
+        ),
+        None => "n/a (never invoked)".to_owned(),
+    }
+}
+
+/// The recall as the terminal and the HTML page write it: `5/6 (83%)`, the should-trigger runs
+/// that invoked the skill; `n/a (no should-trigger run)` when there is none.
+pub fn recall_text(figures: &TriggerFigures) -> String {
+    match figures.recall_of_counts() {
+        Some(recall) => format!(
+            "{}/{} ({})",
+            figures.triggered,
+            figures.should_trigger,
+            percent(recall)
+        ),
+        None => "n/a (no should-trigger run)".to_owned(),
+    }
+}
+
 /// One line of figures: `triggered 5/6 (83%, 95% CI 44%-97%), false triggers 1/6 (17%, 95% CI
-/// 3%-56%)`, then `, 2 checks not counted (error, not run or never made)` when there are such.
+/// 3%-56%), precision 5/6 (83%), recall 5/6 (83%)`, then `, 2 checks not counted (error, not
+/// run or never made)` when there are such.
 pub fn figures_text(figures: &TriggerFigures) -> String {
     let mut text = format!(
-        "triggered {}, false triggers {}",
+        "triggered {}, false triggers {}, precision {}, recall {}",
         triggered_text(figures),
-        false_triggers_text(figures)
+        false_triggers_text(figures),
+        precision_text(figures),
+        recall_text(figures)
     );
     if figures.not_counted > 0 {
         text.push_str(&format!(

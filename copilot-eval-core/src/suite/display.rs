@@ -194,7 +194,8 @@ pub fn incomplete_evidence_summary(report: &SuiteReport) -> String {
 /// The summary printed at the end of a suite run: counts, stop reasons, tokens, the runs with
 /// incomplete evidence ([`incomplete_evidence_summary`]), cost, each comparison (`ctx.compare`:
 /// [`comparison_lines`]), one line per test that did not pass, the trials' figures and the model
-/// matrix ([`crate::report::matrix::table`]).
+/// matrix ([`crate::report::matrix::table`]), then whether each criterion of the comparisons,
+/// ablations and model matrices discriminates ([`crate::report::discrimination::lines`]).
 ///
 /// A test that did not pass is named with `(its message is above)`, e.g.
 /// `    ERROR pkg::evals replay_mismatch (its message is above)`: its message was printed once,
@@ -247,6 +248,15 @@ fn summary_text(report: &SuiteReport, with_messages: bool) -> String {
             "  skill lift (with / without; the side without is a measurement, not the verdict):\n",
         );
         out.push_str(&crate::report::lift::table(lift, currency, "    "));
+    }
+    if let Some(discrimination) = &report.discrimination {
+        out.push_str(
+            "  criteria (does each tell the sides apart? not when it holds, or fails, on every side in every trial):\n",
+        );
+        out.push_str(&crate::report::discrimination::lines(
+            discrimination,
+            "    ",
+        ));
     }
     out
 }
@@ -459,6 +469,7 @@ mod tests {
             model_matrix: Vec::new(),
             skill_triggers: Vec::new(),
             skill_lift: None,
+            discrimination: None,
             schema_version: crate::report::SCHEMA_VERSION.into(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

@@ -31,7 +31,9 @@ pub fn in_github_actions() -> bool {
 /// over their trials, a table of what did not pass (an eval run once whose outcome is not
 /// `passed`, an eval run in trials whose verdict is not `passed`: outcome or verdict, binary,
 /// name with its `file:line`, the first line of the message or the trials' figures), and the
-/// cost line of the terminal summary.
+/// cost line of the terminal summary. With comparisons, ablations or model matrices, before the
+/// table: "N of M criteria discriminate" and a table of the criteria that do not
+/// (`report::discrimination`).
 pub fn job_summary(report: &SuiteReport) -> String {
     let t = &report.totals;
     let mut out = String::from("## copilot-eval\n\n");
@@ -67,6 +69,7 @@ pub fn job_summary(report: &SuiteReport) -> String {
             count(Outcome::Error),
         ));
     }
+    out.push_str(&discrimination(report));
     let rows = not_passed(report);
     if !rows.is_empty() {
         out.push_str("| outcome | eval | message |\n|---|---|---|\n");
@@ -87,6 +90,36 @@ pub fn job_summary(report: &SuiteReport) -> String {
     }
     for line in super::display::cost_summary_line(report).lines() {
         out.push_str(line.trim());
+        out.push('\n');
+    }
+    out
+}
+
+/// The criteria of the suite's comparisons, ablations and model matrices: `**1 of 2 criteria
+/// discriminate**`, then a table of those that do not (eval, criterion, each side's count, why);
+/// empty when there is no such criterion.
+fn discrimination(report: &SuiteReport) -> String {
+    use crate::report::discrimination::{self, Discrimination};
+    let Some(criteria) = &report.discrimination else {
+        return String::new();
+    };
+    let mut out = format!("**{}**\n\n", discrimination::count_text(criteria));
+    let rows: Vec<String> = (criteria.entries.iter())
+        .filter(|e| e.verdict == Discrimination::DoesNotDiscriminate)
+        .map(|e| {
+            format!(
+                "| `{}` {} | {} | {} | {} |\n",
+                e.binary,
+                table_cell(&e.eval),
+                table_cell(&discrimination::label(e)),
+                table_cell(&discrimination::sides_text(e)),
+                table_cell(&discrimination::verdict_text(e)),
+            )
+        })
+        .collect();
+    if !rows.is_empty() {
+        out.push_str("| eval | criterion | sides | verdict |\n|---|---|---|---|\n");
+        out.extend(rows);
         out.push('\n');
     }
     out
@@ -391,6 +424,45 @@ mod tests {
             "{summary}"
         );
         assert!(annotations(&report).is_empty());
+    }
+
+    /// A model matrix whose expectation every model meets every time: the summary gives the
+    /// count and names it in the table of criteria that do not discriminate; the one that
+    /// discriminates is not in that table.
+    #[test]
+    fn the_summary_names_the_criteria_that_do_not_discriminate() {
+        use crate::report::ExpectationRecord;
+        let cell = |model: &str, oslo: bool| {
+            let mut record = test(
+                &format!("capital@{model}"),
+                "pkg::evals",
+                Outcome::Passed,
+                vec![],
+            );
+            record.model = Some(model.into());
+            record.expectations = [("names Oslo", oslo), ("answers | briefly", true)]
+                .map(|(text, passed)| ExpectationRecord {
+                    text: text.into(),
+                    passed,
+                    evidence: String::new(),
+                })
+                .to_vec();
+            record
+        };
+        let tests = vec![cell("a", true), cell("b", false)];
+        let mut report = report_of(tests, &TrialRule::default());
+        report.discrimination = crate::report::discrimination::of(&report.tests);
+        let summary = job_summary(&report);
+        assert!(
+            summary.contains(
+                "**1 of 2 criteria discriminate**\n\n| eval | criterion | sides | verdict |\n|---|---|---|---|\n\
+                 | `pkg::evals` capital | expectation \"answers \\| briefly\" | a 1/1, b 1/1 | does not discriminate (holds on every side in every trial) |\n\n"
+            ),
+            "{summary}"
+        );
+        assert!(!summary.contains("names Oslo"), "{summary}");
+        // Without such runs, no line.
+        assert!(!job_summary(&crate::report::tests::report()).contains("discriminate"));
     }
 
     #[test]

@@ -502,6 +502,7 @@ fn suite_report(
         model_matrix: crate::report::matrix::of(&tests),
         skill_triggers: crate::report::triggers::of(&tests),
         skill_lift: crate::report::lift::of(&tests),
+        discrimination: crate::report::discrimination::of(&tests),
         cost_control: Some(ran.cost.record()),
         partition: options.partition.map(|p| p.record()),
         pool,

@@ -57,6 +57,7 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
         skill_lift: None,
+        discrimination: None,
         schema_version: crate::report::SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
@@ -516,17 +517,36 @@ fn skill_triggers_are_a_table_with_a_row_per_skill_and_model() {
         .find("<section id=\"skill-triggers\">")
         .expect("the section");
     assert!(table < html.find("<section id=\"evals\">").unwrap());
-    let row = |model: &str, shown: &str, triggered: &str, false_triggers: &str| {
+    let row = |model: &str, shown: &str, rates: (&str, &str), precision: &str, recall: &str| {
         format!(
-            "<tr class=\"skill-trigger\" data-skill=\"release-notes\" data-model=\"{model}\">\n      <td class=\"skill\">release-notes</td>\n      <td class=\"model\">{shown}</td>\n      <td class=\"triggered\">{triggered}</td>\n      <td class=\"false-triggers\">{false_triggers}</td>\n      <td class=\"not-counted\">0</td>"
+            "<tr class=\"skill-trigger\" data-skill=\"release-notes\" data-model=\"{model}\">\n      <td class=\"skill\">release-notes</td>\n      <td class=\"model\">{shown}</td>\n      <td class=\"triggered\">{}</td>\n      <td class=\"false-triggers\">{}</td>\n      <td class=\"precision\">{precision}</td>\n      <td class=\"recall\">{recall}</td>\n      <td class=\"not-counted\">0</td>",
+            rates.0, rates.1
         )
     };
+    // Over both models: 1 of 2 should-trigger runs invoked it, and 1 of 2 should-not runs:
+    // precision 1 / (1 + 1), recall 1 / 2.
     let half = "1&#x2f;2 (50%, 95% CI 9%-91%)";
-    assert!(html.contains(&row("", "all", half, half)), "{html}");
+    let (half_share, one_share) = ("1&#x2f;2 (50%)", "1&#x2f;1 (100%)");
+    assert!(
+        html.contains(&row("", "all", (half, half), half_share, half_share)),
+        "{html}"
+    );
     let one = "1&#x2f;1 (100%, 95% CI 21%-100%)";
-    assert!(html.contains(&row("gpt-5", "gpt-5", one, one)), "{html}");
+    assert!(
+        html.contains(&row("gpt-5", "gpt-5", (one, one), half_share, one_share)),
+        "{html}"
+    );
     let none = "0&#x2f;1 (0%, 95% CI 0%-79%)";
-    assert!(html.contains(&row("o3", "o3", none, none)), "{html}");
+    assert!(
+        html.contains(&row(
+            "o3",
+            "o3",
+            (none, none),
+            "n&#x2f;a (never invoked)",
+            "0&#x2f;1 (0%)"
+        )),
+        "{html}"
+    );
 }
 
 /// The audit table, the skill invocations and a subagent dispatch are read from the run
@@ -663,4 +683,50 @@ fn the_header_gives_the_runs_mode_and_the_asked_one() {
     scripted.requested_mode = Some("scripted".into());
     let html = to_html(&scripted).unwrap();
     assert!(html.contains("mode <b id=\"mode\">scripted</b>"), "{html}");
+}
+
+/// The Criteria section: the suite's count, then a row per criterion with its sides' counts and
+/// its verdict (class and `data-verdict`), before the evals.
+#[test]
+fn the_criteria_section_marks_what_does_not_discriminate() {
+    use crate::report::{ComparisonRecord, CriterionRecord};
+    let side = run(StopReason::Completed, 10);
+    let mut tests = Vec::new();
+    for trial in 1..=2 {
+        let mut record = test("compares", Outcome::Passed, None, 10);
+        record.trial = Some(crate::report::TrialOf { trial, trials: 2 });
+        let mut comparison = ComparisonRecord::new("p", (1, &side, vec![]), (2, &side, vec![]));
+        for (name, baseline, treatment) in [("completed", true, true), ("tag <line>", false, true)]
+        {
+            comparison.add_criterion(CriterionRecord {
+                name: name.into(),
+                baseline,
+                treatment,
+            });
+        }
+        record.comparisons = vec![comparison];
+        tests.push(record);
+    }
+    let mut suite = report(tests);
+    suite.discrimination = crate::report::discrimination::of(&suite.tests);
+    let html = to_html(&suite).unwrap();
+    let section = html.find("<section id=\"criteria\">").expect("the section");
+    assert!(section < html.find("<section id=\"evals\">").unwrap());
+    assert!(
+        html.contains("<p class=\"note discrimination-count\">1 of 2 criteria discriminate."),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            "<tr class=\"criterion-row does_not_discriminate\" data-name=\"compares\" data-verdict=\"does_not_discriminate\">\n      <td class=\"name\">compares<div class=\"ids\">pkg::evals</div></td>\n      <td class=\"surface\">comparison</td>\n      <td class=\"criterion\">comparison 1, completed</td>\n      <td class=\"sides\">baseline 2&#x2f;2, treatment 2&#x2f;2</td>\n      <td class=\"verdict\"><span class=\"badge does_not_discriminate\">does not discriminate (holds on every side in every trial)</span></td>"
+        ),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td class=\"criterion\">comparison 1, tag &lt;line&gt;</td>"),
+        "{html}"
+    );
+    // No comparison, ablation or model matrix: no section.
+    let plain = to_html(&report(vec![test("a", Outcome::Passed, None, 1)])).unwrap();
+    assert!(!plain.contains("<section id=\"criteria\">"));
 }

@@ -4,7 +4,9 @@
 use serde::Serialize;
 
 use crate::report::SkillTriggers;
-use crate::report::triggers::{TriggerFigures, false_triggers_text, triggered_text};
+use crate::report::triggers::{
+    TriggerFigures, false_triggers_text, precision_text, recall_text, triggered_text,
+};
 
 /// One row of the Skill triggers table.
 #[derive(Debug, Serialize)]
@@ -16,6 +18,10 @@ pub(crate) struct TriggerRow {
     pub triggered: String,
     /// `1/6 (17%, 95% CI 3%-56%)`.
     pub false_triggers: String,
+    /// `5/6 (83%)`: the invocations that should have happened.
+    pub precision: String,
+    /// `5/6 (83%)`: the should-trigger runs that invoked the skill.
+    pub recall: String,
     /// Checks not counted in the rates (their record ended `error` or `not_run`, or never made
     /// a check it owed).
     pub not_counted: u32,
@@ -28,6 +34,8 @@ impl TriggerRow {
             model: model.map(str::to_owned),
             triggered: triggered_text(figures),
             false_triggers: false_triggers_text(figures),
+            precision: precision_text(figures),
+            recall: recall_text(figures),
             not_counted: figures.not_counted,
         }
     }

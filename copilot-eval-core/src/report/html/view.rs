@@ -30,6 +30,9 @@ pub(super) struct Page<'a> {
     pub lift: Vec<super::lift::LiftRow>,
     /// What the ablated side went without: `skills`, `skills, mcp`.
     pub lift_without: String,
+    /// The Criteria section: whether each criterion of the comparisons, ablations and model
+    /// matrices discriminates.
+    pub discrimination: Option<super::discrimination::DiscriminationView>,
     pub tests: Vec<TestView<'a>>,
     /// The suite's provenance, folded under the header.
     pub provenance: Option<super::provenance::SuiteView>,
@@ -239,6 +242,9 @@ impl<'a> Page<'a> {
                 .map(|kind| kind.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
+            discrimination: super::discrimination::DiscriminationView::of(
+                report.discrimination.as_ref(),
+            ),
             tests: report
                 .tests
                 .iter()

@@ -112,11 +112,11 @@ fn figures_count_should_trigger_and_dormant_checks_per_skill_and_model() {
     );
     assert_eq!(
         lines(&skills, "  "),
-        "  notes: triggered 1/2 (50%, 95% CI 9%-91%), false triggers 1/2 (50%, 95% CI 9%-91%), 1 checks not counted (error, not run or never made)\n\
-         \x20   notes@a: triggered 1/1 (100%, 95% CI 21%-100%), false triggers 1/1 (100%, 95% CI 21%-100%), 1 checks not counted (error, not run or never made)\n\
-         \x20   notes@b: triggered 0/1 (0%, 95% CI 0%-79%), false triggers 0/1 (0%, 95% CI 0%-79%)\n\
-         \x20 other: triggered 0/0, false triggers 0/1 (0%, 95% CI 0%-79%)\n\
-         \x20   other@a: triggered 0/0, false triggers 0/1 (0%, 95% CI 0%-79%)\n"
+        "  notes: triggered 1/2 (50%, 95% CI 9%-91%), false triggers 1/2 (50%, 95% CI 9%-91%), precision 1/2 (50%), recall 1/2 (50%), 1 checks not counted (error, not run or never made)\n\
+         \x20   notes@a: triggered 1/1 (100%, 95% CI 21%-100%), false triggers 1/1 (100%, 95% CI 21%-100%), precision 1/2 (50%), recall 1/1 (100%), 1 checks not counted (error, not run or never made)\n\
+         \x20   notes@b: triggered 0/1 (0%, 95% CI 0%-79%), false triggers 0/1 (0%, 95% CI 0%-79%), precision n/a (never invoked), recall 0/1 (0%)\n\
+         \x20 other: triggered 0/0, false triggers 0/1 (0%, 95% CI 0%-79%), precision n/a (never invoked), recall n/a (no should-trigger run)\n\
+         \x20   other@a: triggered 0/0, false triggers 0/1 (0%, 95% CI 0%-79%), precision n/a (never invoked), recall n/a (no should-trigger run)\n"
     );
     assert!(of(&[record(Outcome::Passed, None, Vec::new())]).is_empty());
 }
@@ -183,7 +183,7 @@ fn an_owed_check_never_made_is_not_counted_never_dropped() {
     );
     assert_eq!(
         lines(&skills, ""),
-        "greeting: triggered 1/1 (100%, 95% CI 21%-100%), false triggers 0/0, 2 checks not counted (error, not run or never made)\n"
+        "greeting: triggered 1/1 (100%, 95% CI 21%-100%), false triggers 0/0, precision 1/1 (100%), recall 1/1 (100%), 2 checks not counted (error, not run or never made)\n"
     );
 
     // Trials of an eval that checks by hand (`ctx.expect_trigger`, no query): trial 2 died
@@ -222,4 +222,66 @@ fn an_owed_check_never_made_is_not_counted_never_dropped() {
     let mut with_others = trials.clone();
     with_others.extend([other, once]);
     assert_eq!(of(&with_others)[0].figures.not_counted, 1);
+}
+
+/// Precision and recall per skill, by hand: 5 should-trigger runs of which 4 invoked the skill,
+/// 6 should-not runs of which 2 invoked it (a `failed` record counts; an `error` one does not).
+/// Recall = 4 / 5 = 0.8 (the trigger rate); precision = 4 / (4 + 2) = 0.6667: a third of the
+/// skill's invocations were false triggers. A skill never invoked has no precision.
+#[test]
+fn precision_and_recall_per_skill_are_computed_from_the_counted_checks() {
+    let mut tests = Vec::new();
+    for invoked in [true, true, true, true, false] {
+        let outcome = if invoked {
+            Outcome::Passed
+        } else {
+            Outcome::Failed
+        };
+        tests.push(record(
+            outcome,
+            None,
+            vec![check("notes", Trigger::Invoke, invoked)],
+        ));
+    }
+    for invoked in [true, true, false, false, false, false] {
+        let outcome = if invoked {
+            Outcome::Failed
+        } else {
+            Outcome::Passed
+        };
+        tests.push(record(
+            outcome,
+            None,
+            vec![check("notes", Trigger::Dormant, invoked)],
+        ));
+    }
+    // Not counted: says nothing about the skill.
+    tests.push(record(
+        Outcome::Error,
+        None,
+        vec![check("notes", Trigger::Dormant, true)],
+    ));
+    tests.push(record(
+        Outcome::Passed,
+        None,
+        vec![check("quiet", Trigger::Dormant, false)],
+    ));
+    let skills = of(&tests);
+    let notes = &skills[0].figures;
+    assert_eq!(notes.recall, Some(0.8));
+    assert_eq!(notes.recall, notes.trigger_rate);
+    assert!(close(notes.precision.unwrap(), 4.0 / 6.0));
+    assert_eq!(precision_text(notes), "4/6 (67%)");
+    assert_eq!(recall_text(notes), "4/5 (80%)");
+    let quiet = &skills[1].figures;
+    assert_eq!((quiet.precision, quiet.recall), (None, None));
+    let json = serde_json::to_value(notes).unwrap();
+    assert!(close(json["precision"].as_f64().unwrap(), 0.6667));
+    assert_eq!(json["recall"], 0.8);
+    assert!(
+        serde_json::to_value(quiet)
+            .unwrap()
+            .get("precision")
+            .is_none()
+    );
 }
