@@ -68,6 +68,10 @@ impl CopilotEval {
             image_detail: self.image_detail.map(|d| d.as_str().to_owned()),
             audit_requests: self.audit_requests,
             fresh_runtime: self.fresh_runtime,
+            sandbox: Some(self.sandbox.mode.as_str().to_owned()),
+            sandbox_allow_read: self.sandbox.allow_read.clone(),
+            sandbox_allow_write: self.sandbox.allow_write.clone(),
+            sandbox_allow_connect: self.sandbox.allow_connect.iter().map(|p| u32::from(*p)).collect(),
             streaming: self.streaming,
             tools: self.tools.clone(),
             permission_handler: self.permission_handler.clone(),
@@ -114,6 +118,10 @@ pub struct CopilotEvalBuilder {
     image_detail: Option<String>,
     audit_requests: bool,
     fresh_runtime: bool,
+    sandbox: Option<String>,
+    sandbox_allow_read: Vec<PathBuf>,
+    sandbox_allow_write: Vec<PathBuf>,
+    sandbox_allow_connect: Vec<u32>,
     streaming: bool,
     tools: Vec<Tool>,
     permission_handler: Option<Arc<dyn PermissionHandler>>,
@@ -354,6 +362,35 @@ impl CopilotEvalBuilder {
         self.fresh_runtime = fresh;
         self
     }
+    /// The session's sandbox (docs/sandbox.md): `"on"` (default: the runtime and everything it
+    /// starts run under a Landlock domain where the kernel has one, else unconfined with the
+    /// warning `unsandboxed: <why>`), `"off"` (also `false`: never confined) or `"required"`
+    /// (confined, or the run fails before its session starts). Takes a `bool` or a text.
+    pub fn sandbox(mut self, mode: impl SandboxValue) -> Self {
+        self.sandbox = Some(mode.sandbox_text());
+        self
+    }
+    /// A folder (or file) the sandboxed session may read besides the defaults; relative paths
+    /// are resolved against the package root; one that does not exist when the run starts
+    /// grants nothing. Repeat for more.
+    pub fn sandbox_allow_read(mut self, path: impl Into<PathBuf>) -> Self {
+        self.sandbox_allow_read.push(path.into());
+        self
+    }
+    /// A folder (or file) the sandboxed session may write (and read) besides its working
+    /// directory and its private home; relative paths are resolved against the package root;
+    /// one that does not exist when the run starts grants nothing. Repeat for more.
+    pub fn sandbox_allow_write(mut self, path: impl Into<PathBuf>) -> Self {
+        self.sandbox_allow_write.push(path.into());
+        self
+    }
+    /// A TCP port (1 to 65535) the sandboxed session may connect to besides the ports it needs
+    /// (its model server's, its MCP HTTP servers'). Landlock rules name ports, not hosts: the
+    /// port is allowed on every address. Repeat for more.
+    pub fn sandbox_allow_connect(mut self, port: u32) -> Self {
+        self.sandbox_allow_connect.push(port);
+        self
+    }
     /// Stream token deltas (`assistant.message_delta` events; Chat Completions requests carry
     /// `stream: true`). Default `false`.
     pub fn streaming(mut self, streaming: bool) -> Self {
@@ -458,6 +495,7 @@ impl CopilotEvalBuilder {
             }
         }
         self.check_lists(&custom_agents)?;
+        let sandbox = self.sandbox_settings(&base)?;
         Ok(CopilotEval {
             name,
             model: self.model,
@@ -485,6 +523,7 @@ impl CopilotEvalBuilder {
             image_detail,
             audit_requests: self.audit_requests,
             fresh_runtime: self.fresh_runtime,
+            sandbox,
             streaming: self.streaming,
             tools: self.tools,
             permission_handler: self.permission_handler,
@@ -691,4 +730,74 @@ fn check_sections(
         }
     }
     Ok(())
+}
+
+/// A value [`CopilotEvalBuilder::sandbox`] takes: a `bool` (`false`: off, `true`: on) or a text
+/// (`"on"`, `"off"`, `"required"`).
+pub trait SandboxValue {
+    /// The value as configuration writes it.
+    fn sandbox_text(self) -> String;
+}
+
+impl SandboxValue for bool {
+    fn sandbox_text(self) -> String {
+        if self { "on" } else { "off" }.to_owned()
+    }
+}
+
+impl SandboxValue for &str {
+    fn sandbox_text(self) -> String {
+        self.to_owned()
+    }
+}
+
+impl CopilotEvalBuilder {
+    /// `build()`'s check of the sandbox settings: the mode, each declared path (not blank,
+    /// resolved against `base`; one that does not exist when the run starts grants nothing)
+    /// and each port (1 to 65535).
+    fn sandbox_settings(
+        &self,
+        base: &Base,
+    ) -> Result<crate::eval::SandboxSettings, ConfigError> {
+        let mode = self
+            .sandbox
+            .as_deref()
+            .map(crate::eval::SandboxMode::parse)
+            .transpose()?
+            .unwrap_or_default();
+        let resolved = |field: &'static str, paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|path| {
+                    if path.as_os_str().to_string_lossy().trim().is_empty() {
+                        Err(ConfigError::new(
+                            field,
+                            "an empty path allows nothing: give a folder or a file",
+                        ))
+                    } else {
+                        Ok(base.resolve(path))
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let allow_connect = self
+            .sandbox_allow_connect
+            .iter()
+            .map(|port| {
+                u16::try_from(*port).ok().filter(|p| *p > 0).ok_or_else(|| {
+                    ConfigError::new(
+                        "sandbox_allow_connect",
+                        format!("{port} is not a TCP port: give a number from 1 to 65535"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(crate::eval::SandboxSettings {
+            mode,
+            allow_read: resolved("sandbox_allow_read", &self.sandbox_allow_read)?,
+            allow_write: resolved("sandbox_allow_write", &self.sandbox_allow_write)?,
+            allow_connect,
+            package: base.dir().to_path_buf(),
+        })
+    }
 }

@@ -374,3 +374,85 @@ impl Ablate {
             .join("-")
     }
 }
+
+/// Whether a run's runtime (and everything it starts) runs confined by Landlock
+/// (docs/sandbox.md).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxMode {
+    /// Confined where the kernel allows it; elsewhere the run goes on unconfined with the
+    /// warning `unsandboxed: <why>` (default).
+    #[default]
+    On,
+    /// Never confined (`sandbox = false`, the runner's `--no-sandbox`).
+    Off,
+    /// Confined, or an error before the session starts (`sandbox = "required"`, the runner's
+    /// `--sandbox required`).
+    Required,
+}
+
+impl SandboxMode {
+    const ALLOWED: &'static [&'static str] = &["on", "off", "required"];
+
+    /// The value as written in configuration: `on`, `off` or `required`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::On => "on",
+            Self::Off => "off",
+            Self::Required => "required",
+        }
+    }
+
+    /// Parse `on`, `off`, `required` (also `true` and `false`, as `sandbox = false` writes).
+    ///
+    /// # Errors
+    /// Any other text: a [`ConfigError`] naming `sandbox` and the values allowed.
+    pub fn parse(value: &str) -> Result<Self, ConfigError> {
+        match value {
+            "on" | "true" => Ok(Self::On),
+            "off" | "false" => Ok(Self::Off),
+            "required" => Ok(Self::Required),
+            other => Err(ConfigError::not_one_of("sandbox", other, Self::ALLOWED)),
+        }
+    }
+
+    /// The mode of a run whose eval asked for `self` under a runner that asked for `runner`
+    /// (`--no-sandbox`: `Off`; `--sandbox required`: `Required`): the runner's `Off` turns every
+    /// eval's sandbox off, its `Required` makes the default `On` required; an eval's own `Off`
+    /// or `Required` stays.
+    pub fn under_runner(self, runner: Option<SandboxMode>) -> SandboxMode {
+        match (runner, self) {
+            (Some(Self::Off), _) => Self::Off,
+            (Some(Self::Required), Self::On) => Self::Required,
+            (_, mode) => mode,
+        }
+    }
+}
+
+/// What the eval declares to its sandbox besides its mode: folders its session may also read,
+/// folders it may also write, TCP ports it may also connect to. Paths are absolute (resolved
+/// against the package root by `build()`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// `sandbox`: on (default), off or required.
+    pub mode: SandboxMode,
+    /// `sandbox_allow_read`: folders or files the session may read besides the defaults.
+    pub allow_read: Vec<std::path::PathBuf>,
+    /// `sandbox_allow_write`: folders or files the session may write besides the defaults.
+    pub allow_write: Vec<std::path::PathBuf>,
+    /// `sandbox_allow_connect`: TCP ports the session may connect to besides the defaults.
+    pub allow_connect: Vec<u16>,
+    /// The package the eval belongs to (its base folder: skills, agents, instructions,
+    /// fixtures), readable by the session.
+    pub package: std::path::PathBuf,
+}

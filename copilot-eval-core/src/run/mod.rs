@@ -51,6 +51,7 @@ mod pooled;
 mod prepare;
 pub mod proxy;
 mod resume;
+pub mod sandbox;
 mod session;
 pub mod skills;
 mod state;
@@ -336,6 +337,9 @@ async fn run_prompts_unboxed(
         }
     };
     let lease = lease.as_ref();
+    if let Some(lease) = lease {
+        sandbox::pooled_record(&mut run, lease.sandbox.as_ref());
+    }
     let (proxy_options, proxy) = request_proxy(eval, options, lease.is_some(), &controls);
     let Some((client_options, pooled_session, endpoint)) = session_client(
         client_options,
