@@ -366,7 +366,7 @@ impl CopilotEvalBuilder {
     /// starts run under a Landlock domain where the kernel has one, else unconfined with the
     /// warning `unsandboxed: <why>`), `"off"` (also `false`: never confined) or `"required"`
     /// (confined, or the run fails before its session starts). Takes a `bool` or a text.
-    pub fn sandbox(mut self, mode: impl SandboxValue) -> Self {
+    pub fn sandbox(mut self, mode: impl super::SandboxValue) -> Self {
         self.sandbox = Some(mode.sandbox_text());
         self
     }
@@ -495,7 +495,12 @@ impl CopilotEvalBuilder {
             }
         }
         self.check_lists(&custom_agents)?;
-        let sandbox = self.sandbox_settings(&base)?;
+        let sandbox = super::options::sandbox_settings(
+            self.sandbox.as_deref(),
+            [&self.sandbox_allow_read, &self.sandbox_allow_write],
+            &self.sandbox_allow_connect,
+            &base,
+        )?;
         Ok(CopilotEval {
             name,
             model: self.model,
@@ -730,74 +735,4 @@ fn check_sections(
         }
     }
     Ok(())
-}
-
-/// A value [`CopilotEvalBuilder::sandbox`] takes: a `bool` (`false`: off, `true`: on) or a text
-/// (`"on"`, `"off"`, `"required"`).
-pub trait SandboxValue {
-    /// The value as configuration writes it.
-    fn sandbox_text(self) -> String;
-}
-
-impl SandboxValue for bool {
-    fn sandbox_text(self) -> String {
-        if self { "on" } else { "off" }.to_owned()
-    }
-}
-
-impl SandboxValue for &str {
-    fn sandbox_text(self) -> String {
-        self.to_owned()
-    }
-}
-
-impl CopilotEvalBuilder {
-    /// `build()`'s check of the sandbox settings: the mode, each declared path (not blank,
-    /// resolved against `base`; one that does not exist when the run starts grants nothing)
-    /// and each port (1 to 65535).
-    fn sandbox_settings(
-        &self,
-        base: &Base,
-    ) -> Result<crate::eval::SandboxSettings, ConfigError> {
-        let mode = self
-            .sandbox
-            .as_deref()
-            .map(crate::eval::SandboxMode::parse)
-            .transpose()?
-            .unwrap_or_default();
-        let resolved = |field: &'static str, paths: &[PathBuf]| {
-            paths
-                .iter()
-                .map(|path| {
-                    if path.as_os_str().to_string_lossy().trim().is_empty() {
-                        Err(ConfigError::new(
-                            field,
-                            "an empty path allows nothing: give a folder or a file",
-                        ))
-                    } else {
-                        Ok(base.resolve(path))
-                    }
-                })
-                .collect::<Result<Vec<_>, _>>()
-        };
-        let allow_connect = self
-            .sandbox_allow_connect
-            .iter()
-            .map(|port| {
-                u16::try_from(*port).ok().filter(|p| *p > 0).ok_or_else(|| {
-                    ConfigError::new(
-                        "sandbox_allow_connect",
-                        format!("{port} is not a TCP port: give a number from 1 to 65535"),
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(crate::eval::SandboxSettings {
-            mode,
-            allow_read: resolved("sandbox_allow_read", &self.sandbox_allow_read)?,
-            allow_write: resolved("sandbox_allow_write", &self.sandbox_allow_write)?,
-            allow_connect,
-            package: base.dir().to_path_buf(),
-        })
-    }
 }

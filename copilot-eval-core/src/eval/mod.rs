@@ -29,11 +29,11 @@ mod snapshot;
 #[cfg(test)]
 mod tests;
 
-pub use builder::{CopilotEvalBuilder, SandboxValue};
+pub use builder::CopilotEvalBuilder;
 pub use guard::{PreToolGuard, guard_fn};
 pub use options::{
     Ablate, ClientMode, ImageDetail, ReasoningEffort, SYSTEM_PROMPT_SECTIONS, SandboxMode,
-    SandboxSettings, SectionAction, SystemMessageMode,
+    SandboxSettings, SandboxValue, SectionAction, SystemMessageMode,
 };
 
 pub(crate) use options::{EMPTY_MODE_SETTINGS, check_empty_mode};

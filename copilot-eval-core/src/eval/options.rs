@@ -1,5 +1,6 @@
-//! The closed-set options of an eval: [`SystemMessageMode`], [`ReasoningEffort`], [`ClientMode`]
-//! and [`ImageDetail`], each with the values written in configuration; and the session settings
+//! The closed-set options of an eval: [`SystemMessageMode`], [`ReasoningEffort`], [`ClientMode`],
+//! [`ImageDetail`] and [`SandboxMode`], each with the values written in configuration (and the
+//! sandbox's declarations, [`SandboxSettings`], checked by `sandbox_settings`); and the session settings
 //! that `client_mode = "empty"` forces (`check_empty_mode`, used both by the builder's
 //! validation and by the run's session configuration).
 
@@ -455,4 +456,68 @@ pub struct SandboxSettings {
     /// The package the eval belongs to (its base folder: skills, agents, instructions,
     /// fixtures), readable by the session.
     pub package: std::path::PathBuf,
+}
+
+/// A value [`CopilotEvalBuilder::sandbox`](crate::eval::CopilotEvalBuilder::sandbox) takes: a
+/// `bool` (`false`: off, `true`: on) or a text (`"on"`, `"off"`, `"required"`).
+pub trait SandboxValue {
+    /// The value as configuration writes it.
+    fn sandbox_text(self) -> String;
+}
+
+impl SandboxValue for bool {
+    fn sandbox_text(self) -> String {
+        if self { "on" } else { "off" }.to_owned()
+    }
+}
+
+impl SandboxValue for &str {
+    fn sandbox_text(self) -> String {
+        self.to_owned()
+    }
+}
+
+/// `build()`'s check of the sandbox settings: the `mode` (default `on`), each declared path of
+/// `[allow_read, allow_write]` (not blank, resolved against `base`; one that does not exist
+/// when the run starts grants nothing) and each port of `allow_connect` (1 to 65535).
+pub(crate) fn sandbox_settings(
+    mode: Option<&str>,
+    [allow_read, allow_write]: [&[std::path::PathBuf]; 2],
+    allow_connect: &[u32],
+    base: &super::paths::Base,
+) -> Result<SandboxSettings, ConfigError> {
+    let mode = mode.map(SandboxMode::parse).transpose()?.unwrap_or_default();
+    let resolved = |field: &'static str, paths: &[std::path::PathBuf]| {
+        paths
+            .iter()
+            .map(|path| {
+                if path.as_os_str().to_string_lossy().trim().is_empty() {
+                    Err(ConfigError::new(
+                        field,
+                        "an empty path allows nothing: give a folder or a file",
+                    ))
+                } else {
+                    Ok(base.resolve(path))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let allow_connect = allow_connect
+        .iter()
+        .map(|port| {
+            u16::try_from(*port).ok().filter(|p| *p > 0).ok_or_else(|| {
+                ConfigError::new(
+                    "sandbox_allow_connect",
+                    format!("{port} is not a TCP port: give a number from 1 to 65535"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(SandboxSettings {
+        mode,
+        allow_read: resolved("sandbox_allow_read", allow_read)?,
+        allow_write: resolved("sandbox_allow_write", allow_write)?,
+        allow_connect,
+        package: base.dir().to_path_buf(),
+    })
 }

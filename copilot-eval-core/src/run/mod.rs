@@ -337,8 +337,13 @@ async fn run_prompts_unboxed(
         }
     };
     let lease = lease.as_ref();
+    // On a pooled runtime the record says what the pool's domain allowed: it covers the run's
+    // own and is wider (the pool folder holds every lease's folders).
     if let Some(lease) = lease {
-        sandbox::pooled_record(&mut run, lease.sandbox.as_ref());
+        if let (Some(record), Some(policy)) = (run.sandbox.as_mut(), &lease.sandbox) {
+            *record = policy.record(record.mode, record.abi);
+        }
+        run.confine = None;
     }
     let (proxy_options, proxy) = request_proxy(eval, options, lease.is_some(), &controls);
     let Some((client_options, pooled_session, endpoint)) = session_client(

@@ -274,7 +274,7 @@ impl Policy {
     /// # Errors
     /// The kernel refused the ruleset or a rule; the text says which. A path that does not
     /// exist is left out, not an error.
-    pub fn restrict_current_thread(&self) -> Result<(), String> {
+    pub(crate) fn restrict_current_thread(&self) -> Result<(), String> {
         self.ruleset()?
             .restrict_self()
             .map(|_| ())
@@ -328,7 +328,7 @@ impl Policy {
     ///
     /// # Errors
     /// The ruleset could not be created.
-    pub fn pre_exec(&self, command: &mut std::process::Command) -> Result<(), String> {
+    pub(crate) fn pre_exec(&self, command: &mut std::process::Command) -> Result<(), String> {
         use std::os::fd::AsRawFd;
         use std::os::unix::process::CommandExt;
         let ruleset = self.ruleset()?;
@@ -424,16 +424,6 @@ pub(crate) fn decide(
             Ok((Decision::Confine(policy), record))
         }
     }
-}
-
-/// On a pooled runtime, the run's record says what the pool's domain allowed (`policy`), which
-/// covers the run's own ([`Policy::covers`]) and is wider: the pool folder holds every lease's
-/// folders.
-pub(super) fn pooled_record(run: &mut super::state::RunState, policy: Option<&Policy>) {
-    if let (Some(record), Some(policy)) = (run.sandbox.as_mut(), policy) {
-        *record = policy.record(record.mode, record.abi);
-    }
-    run.confine = None;
 }
 
 /// The warning a result carries when its sandbox was asked for but could not be had.
