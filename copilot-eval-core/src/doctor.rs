@@ -717,7 +717,10 @@ mod tests {
     #[test]
     fn a_kernel_without_landlock_is_a_sandbox_warning() {
         let none = sandbox_check(&crate::run::sandbox::kernel_for(0));
-        assert_eq!((none.name.as_str(), none.status), ("sandbox", CheckStatus::Warn));
+        assert_eq!(
+            (none.name.as_str(), none.status),
+            ("sandbox", CheckStatus::Warn)
+        );
         assert!(
             none.detail
                 .starts_with("unsandboxed: the kernel has no Landlock"),
@@ -727,7 +730,11 @@ mod tests {
         assert!(none.fix.is_some());
         let old = sandbox_check(&crate::run::sandbox::kernel_for(3));
         assert_eq!(old.status, CheckStatus::Warn);
-        assert!(old.detail.contains("does not confine TCP"), "{}", old.detail);
+        assert!(
+            old.detail.contains("does not confine TCP"),
+            "{}",
+            old.detail
+        );
         let confines = sandbox_check(&crate::run::sandbox::kernel_for(7));
         assert_eq!(confines.status, CheckStatus::Ok);
         assert!(confines.detail.contains("Landlock ABI 7"));

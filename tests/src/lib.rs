@@ -287,7 +287,8 @@ fn scrub(value: &mut serde_json::Value, workdir: &str, agents: &mut Vec<String>)
                 if key == "sandbox"
                     && let Some(sandbox) = v.as_object_mut()
                 {
-                    sandbox.retain(|field, _| !matches!(field.as_str(), "read" | "write" | "connect"));
+                    sandbox
+                        .retain(|field, _| !matches!(field.as_str(), "read" | "write" | "connect"));
                 }
                 // The runtime picks a new session id for every session it creates.
                 if key == "session_id" && v.is_string() {

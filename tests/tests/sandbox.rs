@@ -137,11 +137,28 @@ async fn probe(runtime: &Path, sandbox: bool, pool: Option<&Arc<Pool>>) -> Probe
 fn assert_confined(probed: &Probed, label: &str) {
     let sandbox = probed.result.sandbox.as_ref().expect("a sandbox record");
     assert_eq!(sandbox.state, SandboxState::Confined, "{label}");
-    assert!(!probed.read.contains(SECRET), "{label}: read {}", probed.read);
-    assert!(probed.read.contains("Permission denied"), "{label}: {}", probed.read);
-    assert!(!probed.created, "{label}: created a file outside its working directory");
-    assert_eq!(probed.connections, 0, "{label}: the listener saw a connection");
-    assert!(probed.wrote_inside, "{label}: its own working directory is writable");
+    assert!(
+        !probed.read.contains(SECRET),
+        "{label}: read {}",
+        probed.read
+    );
+    assert!(
+        probed.read.contains("Permission denied"),
+        "{label}: {}",
+        probed.read
+    );
+    assert!(
+        !probed.created,
+        "{label}: created a file outside its working directory"
+    );
+    assert_eq!(
+        probed.connections, 0,
+        "{label}: the listener saw a connection"
+    );
+    assert!(
+        probed.wrote_inside,
+        "{label}: its own working directory is writable"
+    );
     // The refusals the tool output shows: the first three calls, in order.
     let ids: Vec<&str> = probed.result.tool_calls[..3]
         .iter()
@@ -153,15 +170,28 @@ fn assert_confined(probed: &Probed, label: &str) {
         .map(|r| r.tool_call_id.as_str())
         .collect();
     assert_eq!(refused, ids, "{label}: {:?}", sandbox.refusals);
-    assert!(probed.result.warnings.iter().all(|w| !w.starts_with("unsandboxed")));
+    assert!(
+        probed
+            .result
+            .warnings
+            .iter()
+            .all(|w| !w.starts_with("unsandboxed"))
+    );
 }
 
 fn assert_free(probed: &Probed, label: &str) {
     let sandbox = probed.result.sandbox.as_ref().expect("a sandbox record");
     assert_eq!(sandbox.state, SandboxState::Off, "{label}");
-    assert!(probed.read.contains(SECRET), "{label}: read {}", probed.read);
+    assert!(
+        probed.read.contains(SECRET),
+        "{label}: read {}",
+        probed.read
+    );
     assert!(probed.created, "{label}: created nothing");
-    assert_eq!(probed.connections, 1, "{label}: the listener saw no connection");
+    assert_eq!(
+        probed.connections, 1,
+        "{label}: the listener saw no connection"
+    );
     assert!(sandbox.refusals.is_empty());
     assert_eq!(probed.result.configuration.sandbox.as_str(), "off");
 }
@@ -188,9 +218,15 @@ async fn the_agents_shell_is_confined_by_default_on_a_pooled_runtime() {
         return;
     };
     let pool = Pool::new(&runtime.path, 10);
-    assert!(pool.sandbox().is_some(), "the pool confines where the kernel can");
+    assert!(
+        pool.sandbox().is_some(),
+        "the pool confines where the kernel can"
+    );
     let confined = probe(&runtime.path, true, Some(&pool)).await;
-    assert!(confined.result.pooled_runtime, "the confined run leased a pooled runtime");
+    assert!(
+        confined.result.pooled_runtime,
+        "the confined run leased a pooled runtime"
+    );
     assert_confined(&confined, "pooled");
     // A second lease of the same runtime is confined as well.
     let again = probe(&runtime.path, true, Some(&pool)).await;

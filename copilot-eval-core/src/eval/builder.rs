@@ -71,7 +71,12 @@ impl CopilotEval {
             sandbox: Some(self.sandbox.mode.as_str().to_owned()),
             sandbox_allow_read: self.sandbox.allow_read.clone(),
             sandbox_allow_write: self.sandbox.allow_write.clone(),
-            sandbox_allow_connect: self.sandbox.allow_connect.iter().map(|p| u32::from(*p)).collect(),
+            sandbox_allow_connect: self
+                .sandbox
+                .allow_connect
+                .iter()
+                .map(|p| u32::from(*p))
+                .collect(),
             streaming: self.streaming,
             tools: self.tools.clone(),
             permission_handler: self.permission_handler.clone(),

@@ -486,7 +486,10 @@ pub(crate) fn sandbox_settings(
     allow_connect: &[u32],
     base: &super::paths::Base,
 ) -> Result<SandboxSettings, ConfigError> {
-    let mode = mode.map(SandboxMode::parse).transpose()?.unwrap_or_default();
+    let mode = mode
+        .map(SandboxMode::parse)
+        .transpose()?
+        .unwrap_or_default();
     let resolved = |field: &'static str, paths: &[std::path::PathBuf]| {
         paths
             .iter()

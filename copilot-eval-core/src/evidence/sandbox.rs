@@ -116,8 +116,16 @@ mod tests {
                 Some("start\ncat: /root/.ssh/id: Permission denied\nbash: x: Permission denied"),
                 None,
             ),
-            call("c", None, Some("Error: EACCES: permission denied, open '/x'")),
-            call("d", Some("touch: cannot touch '/y': Operation not permitted"), None),
+            call(
+                "c",
+                None,
+                Some("Error: EACCES: permission denied, open '/x'"),
+            ),
+            call(
+                "d",
+                Some("touch: cannot touch '/y': Operation not permitted"),
+                None,
+            ),
         ];
         let found = refusals(&calls);
         let ids: Vec<&str> = found.iter().map(|r| r.tool_call_id.as_str()).collect();

@@ -95,7 +95,15 @@ pub(super) fn prepare(
             .with_mode(github_copilot_sdk::ClientMode::Empty)
             .with_base_directory(home.path().to_path_buf());
     }
-    sandbox(eval, options, &runtime_path, &working_directory, home.path(), run).map_err(fail)?;
+    sandbox(
+        eval,
+        options,
+        &runtime_path,
+        &working_directory,
+        home.path(),
+        run,
+    )
+    .map_err(fail)?;
     if run.confine.is_some() {
         // The run's temporary files go to its private home, which the sandbox lets it write,
         // and so does `HOME`: the user's home is not readable (git, for one, refuses to run
@@ -103,7 +111,9 @@ pub(super) fn prepare(
         let temp = home.path().join("tmp");
         std::fs::create_dir_all(&temp)
             .map_err(|e| fail(format!("cannot create {}: {e}", temp.display())))?;
-        client_options.env.push(("TMPDIR".into(), temp.into_os_string()));
+        client_options
+            .env
+            .push(("TMPDIR".into(), temp.into_os_string()));
         client_options
             .env
             .push(("HOME".into(), home.path().as_os_str().to_owned()));

@@ -207,7 +207,8 @@ impl Policy {
     /// reads lies under one this reads or writes, each it writes under one this writes, each
     /// port is one of this policy's.
     pub fn covers(&self, needs: &Policy) -> bool {
-        let canonical = |path: &PathBuf| std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        let canonical =
+            |path: &PathBuf| std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         let reads: Vec<PathBuf> = self.read.iter().chain(&self.write).map(canonical).collect();
         let writes: Vec<PathBuf> = self.write.iter().map(canonical).collect();
         let under = |roots: &[PathBuf], path: &PathBuf| {
@@ -239,11 +240,7 @@ impl Policy {
     }
 
     /// The policy as the run record writes it: its paths that exist, sorted, without repeats.
-    pub(crate) fn record(
-        &self,
-        mode: SandboxMode,
-        abi: Option<u32>,
-    ) -> SandboxRecord {
+    pub(crate) fn record(&self, mode: SandboxMode, abi: Option<u32>) -> SandboxRecord {
         let texts = |paths: &[PathBuf]| {
             let mut texts: Vec<String> = paths
                 .iter()
@@ -409,9 +406,10 @@ pub(crate) fn decide(
         refusals: Vec::new(),
     };
     match (mode, kernel) {
-        (SandboxMode::Off, _) => {
-            Ok((Decision::Unconfined, unconfined(SandboxState::Off, None, None)))
-        }
+        (SandboxMode::Off, _) => Ok((
+            Decision::Unconfined,
+            unconfined(SandboxState::Off, None, None),
+        )),
         (SandboxMode::Required, Kernel::Cannot { why, .. }) => Err(format!(
             "the sandbox is required (sandbox = \"required\" or --sandbox required) but cannot be had: {why}; run on a Linux kernel with Landlock ABI {NET_ABI} or later, or drop the requirement"
         )),
@@ -428,8 +426,12 @@ pub(crate) fn decide(
 
 /// The warning a result carries when its sandbox was asked for but could not be had.
 pub(crate) fn unsandboxed_warning(record: &SandboxRecord) -> Option<String> {
-    (record.state == SandboxState::Unsandboxed)
-        .then(|| format!("unsandboxed: {}", record.why.as_deref().unwrap_or("unknown")))
+    (record.state == SandboxState::Unsandboxed).then(|| {
+        format!(
+            "unsandboxed: {}",
+            record.why.as_deref().unwrap_or("unknown")
+        )
+    })
 }
 
 /// Start the SDK client with its runtime confined to `policy`: `Client::start` is polled on a
@@ -493,9 +495,12 @@ mod tests {
         let (_, off) = decide(SandboxMode::Off, &none, Policy::default()).unwrap();
         assert_eq!(off.state, SandboxState::Off);
         assert_eq!(unsandboxed_warning(&off), None);
-        let (decision, confined) =
-            decide(SandboxMode::Required, &kernel_for(7), Policy::default().with_port(8080))
-                .unwrap();
+        let (decision, confined) = decide(
+            SandboxMode::Required,
+            &kernel_for(7),
+            Policy::default().with_port(8080),
+        )
+        .unwrap();
         assert!(matches!(decision, Decision::Confine(_)));
         assert_eq!(confined.state, SandboxState::Confined);
         assert_eq!(confined.connect, [8080]);
@@ -511,7 +516,11 @@ mod tests {
         };
         let inside = temp.path().join("work");
         let run = Policy {
-            read: vec![PathBuf::from("/usr/bin"), PathBuf::from("/work/ws/pkg"), inside.clone()],
+            read: vec![
+                PathBuf::from("/usr/bin"),
+                PathBuf::from("/work/ws/pkg"),
+                inside.clone(),
+            ],
             write: vec![inside.clone()],
             connect: vec![8080],
         };
@@ -540,7 +549,10 @@ mod tests {
             )),
             Path::new("/c/runtime/1.0")
         );
-        assert_eq!(runtime_install(Path::new("/opt/copilot/copilot")), Path::new("/opt/copilot"));
+        assert_eq!(
+            runtime_install(Path::new("/opt/copilot/copilot")),
+            Path::new("/opt/copilot")
+        );
     }
 
     #[test]
@@ -561,7 +573,10 @@ mod tests {
         let (read, child, write) = std::thread::spawn(move || {
             policy.restrict_current_thread().unwrap();
             let read = std::fs::read_to_string(&secret);
-            let child = std::process::Command::new("cat").arg(&secret).output().unwrap();
+            let child = std::process::Command::new("cat")
+                .arg(&secret)
+                .output()
+                .unwrap();
             (read, child, std::fs::write(&written, "ok"))
         })
         .join()
