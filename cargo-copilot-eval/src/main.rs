@@ -96,6 +96,15 @@ struct RunArgs {
     /// runtimes (one eval at a time each; see docs/performance.md).
     #[arg(long)]
     fresh_runtime: bool,
+    /// Run no session sandboxed (docs/sandbox.md): every eval's runtime runs unconfined, and
+    /// each result says so (`sandbox.state = off`).
+    #[arg(long, conflicts_with = "sandbox")]
+    no_sandbox: bool,
+    /// `required`: every eval's session must run sandboxed (Landlock); where the kernel cannot
+    /// confine, the suite fails before any session starts. `on` (the default): sandboxed where
+    /// the kernel can, else a warning "unsandboxed: <why>" on each result.
+    #[arg(long, value_name = "MODE", value_parser = ["on", "required"])]
+    sandbox: Option<String>,
     /// Run under this installed runtime version instead of the pinned one (install it first with
     /// `runtime install --version X`); sets COPILOT_EVAL_RUNTIME_VERSION for the test processes.
     #[arg(long, value_name = "X")]
@@ -343,6 +352,13 @@ fn run_command(args: RunArgs) -> u8 {
         cassette_root,
         runtime: None,
         fresh_runtime: args.fresh_runtime,
+        sandbox: if args.no_sandbox {
+            Some(copilot_eval_core::eval::SandboxMode::Off)
+        } else {
+            args.sandbox
+                .as_deref()
+                .and_then(|mode| copilot_eval_core::eval::SandboxMode::parse(mode).ok())
+        },
         trials: args.trials,
         trial_rule: copilot_eval_core::report::trials::TrialRule {
             pass_k: args.pass_k,

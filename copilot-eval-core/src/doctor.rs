@@ -47,7 +47,7 @@ impl CheckStatus {
 /// One check's line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// What was checked: `runtime`, `runtime cache`, `runtime unpack`, `npm`, `authentication`, `model catalog`,
+    /// What was checked: `runtime`, `runtime cache`, `runtime unpack`, `npm`, `authentication`, `sandbox`, `model catalog`,
     /// or `model <id>`.
     pub name: String,
     /// The outcome.
@@ -187,6 +187,7 @@ async fn doctor_unboxed(options: &DoctorOptions) -> Vec<Check> {
     // A newer runtime in the npm registry (asked, never installed).
     checks.push(update_check(latest_published(REGISTRY_BOUND)));
     checks.push(auth_check(&options.run.target));
+    checks.push(sandbox_check(&crate::run::sandbox::kernel()));
     // The model catalog, through the runtime: this also proves the protocol handshake.
     if let (Some(path), true) = (&runtime_path, version_ok) {
         catalog_checks(path, options, &mut checks).await;
@@ -240,6 +241,24 @@ fn cache_check() -> Check {
             format!("{} is not writable: {e}", cache.display()),
         )
         .fix("set COPILOT_EVAL_CACHE_DIR to a writable folder"),
+    }
+}
+
+/// Whether sessions run sandboxed here (docs/sandbox.md): Landlock with an ABI that confines
+/// TCP connections, or a warning saying why every result will carry "unsandboxed: <why>".
+fn sandbox_check(kernel: &crate::run::sandbox::Kernel) -> Check {
+    match kernel {
+        crate::run::sandbox::Kernel::Confines { abi } => Check::new(
+            "sandbox",
+            CheckStatus::Ok,
+            format!("Landlock ABI {abi}: sessions run sandboxed (files and TCP connections)"),
+        ),
+        crate::run::sandbox::Kernel::Cannot { why, .. } => Check::new(
+            "sandbox",
+            CheckStatus::Warn,
+            format!("unsandboxed: {why}; every result says so, and `sandbox = \"required\"` / `--sandbox required` fail before any session"),
+        )
+        .fix("run on Linux 6.7 or later with Landlock enabled (`lsm=landlock,...` on the kernel command line)"),
     }
 }
 
@@ -694,6 +713,32 @@ pub fn render(checks: &[Check]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kernel_without_landlock_is_a_sandbox_warning() {
+        let none = sandbox_check(&crate::run::sandbox::kernel_for(0));
+        assert_eq!(
+            (none.name.as_str(), none.status),
+            ("sandbox", CheckStatus::Warn)
+        );
+        assert!(
+            none.detail
+                .starts_with("unsandboxed: the kernel has no Landlock"),
+            "{}",
+            none.detail
+        );
+        assert!(none.fix.is_some());
+        let old = sandbox_check(&crate::run::sandbox::kernel_for(3));
+        assert_eq!(old.status, CheckStatus::Warn);
+        assert!(
+            old.detail.contains("does not confine TCP"),
+            "{}",
+            old.detail
+        );
+        let confines = sandbox_check(&crate::run::sandbox::kernel_for(7));
+        assert_eq!(confines.status, CheckStatus::Ok);
+        assert!(confines.detail.contains("Landlock ABI 7"));
+    }
 
     #[test]
     fn a_newer_published_runtime_is_a_warning_with_the_drift_steps() {

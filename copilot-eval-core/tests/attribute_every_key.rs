@@ -2,7 +2,7 @@
 //! `CopilotEvalBuilder` method in the generated configure function, so a key whose method is
 //! missing or takes another type fails to compile here), and each value reaches the eval.
 
-use copilot_eval_core::eval::{ImageDetail, ReasoningEffort};
+use copilot_eval_core::eval::{ImageDetail, ReasoningEffort, SandboxMode};
 use copilot_eval_core::harness::EvalContext;
 use copilot_eval_core::{ClientMode, CopilotEval, copilot_eval};
 
@@ -15,6 +15,10 @@ use copilot_eval_core::{ClientMode, CopilotEval, copilot_eval};
     client_mode = "empty",
     image_detail = "low",
     audit_requests = true,
+    sandbox = "required",
+    sandbox_allow_read = "tests",
+    sandbox_allow_write = "/var/tmp",
+    sandbox_allow_connect = 5432,
     cassette = "tests/cassettes/every_key.yaml",
     trials = 3,
     min_pass_rate = 0.8,
@@ -50,6 +54,30 @@ fn every_key_reaches_the_eval() {
         "{snapshot:#?}"
     );
     assert!(snapshot.audit_requests, "{snapshot:#?}");
+    let sandbox = eval.sandbox();
+    assert_eq!(sandbox.mode, SandboxMode::Required);
+    // Relative to the package root, as every path of the eval.
+    assert_eq!(
+        sandbox.allow_read,
+        [std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")]
+    );
+    assert_eq!(sandbox.allow_write, [std::path::PathBuf::from("/var/tmp")]);
+    assert_eq!(sandbox.allow_connect, [5432]);
+}
+
+/// `sandbox = false` (a bool, where other values are text).
+#[copilot_eval(sandbox = false, crate = "::copilot_eval_core")]
+async fn unsandboxed(ctx: EvalContext) {
+    let _ = ctx;
+}
+
+#[test]
+fn sandbox_false_turns_it_off() {
+    let eval = unsandboxed::__CONFIGURE(CopilotEval::builder())
+        .build()
+        .unwrap();
+    assert_eq!(eval.sandbox().mode, SandboxMode::Off);
+    assert_eq!(eval.snapshot().sandbox, SandboxMode::Off);
 }
 
 /// A model matrix: one test per model, in the module core's `model_segment` names (the `use`

@@ -18,6 +18,8 @@
 //     Fraction  a number in (0, 1], integer or float     -> `N f64`
 //     OneOf[..] a string literal among the listed values -> the `&'static str`
 //     Bool      `true` or `false`                        -> the `bool`
+//     Switch[..] `true`, `false` or a string literal among the listed values -> the `bool` or
+//               the `&'static str` as written
 //     CratePath a string literal naming a path           -> (read by the macro itself)
 //     Models    a list of distinct non-empty string literals -> (read by the macro itself: one
 //               test per model, each passing it to `TestConfig::matrix_model`)
@@ -52,6 +54,10 @@ key_table! {
     image_detail: OneOf["auto", "low", "high"] => Builder.image_detail;
     audit_requests: Bool => Builder.audit_requests;
     fresh_runtime: Bool => Builder.fresh_runtime;
+    sandbox: Switch["on", "off", "required"] => Builder.sandbox;
+    sandbox_allow_read: Text => Builder.sandbox_allow_read;
+    sandbox_allow_write: Text => Builder.sandbox_allow_write;
+    sandbox_allow_connect: Positive => Builder.sandbox_allow_connect;
     cassette: Text => TestConfig.cassette;
     trials: Positive => TestConfig.trials;
     min_pass_rate: Fraction => TestConfig.min_pass_rate;

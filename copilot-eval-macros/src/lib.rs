@@ -85,6 +85,9 @@ enum Kind {
     OneOf,
     /// `true` or `false`.
     Bool,
+    /// `true`, `false`, or a string literal among the key's `allowed` values; the literal is
+    /// passed as it is (`bool` or `&'static str`).
+    Switch,
     /// A string literal naming a path; read by the macro itself.
     CratePath,
     /// A non-empty list of distinct non-empty string literals (model ids); read by the macro
@@ -469,6 +472,30 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
                     None => unreachable!("a numeric kind"),
                 }
             }
+            Kind::Switch => match &value {
+                Some(Value::Bool(b)) => b.to_token_stream(),
+                Some(Value::Str(s)) if key.allowed.contains(&s.value().as_str()) => {
+                    s.to_token_stream()
+                }
+                Some(Value::Str(s)) => {
+                    push(syn::Error::new(
+                        s.span(),
+                        format!(
+                            "`{name}` = {:?} is not one of: {}",
+                            s.value(),
+                            key.allowed.join(", ")
+                        ),
+                    ));
+                    continue;
+                }
+                _ => {
+                    push(wrong_type(&format!(
+                        "`true`, `false` or a string literal, one of: {}",
+                        key.allowed.join(", ")
+                    )));
+                    continue;
+                }
+            },
             Kind::Bool => match &value {
                 Some(Value::Bool(b)) => b.to_token_stream(),
                 _ => {

@@ -265,8 +265,9 @@ pub fn comparable_evidence(result: &CopilotResult, workdir: &std::path::Path) ->
 
 /// Takes out of an artifact value (a run record as JSON) what legitimately differs between two
 /// runs of one eval: keys ending in `_ms`, `timings`, `started_at`, the session id (as
-/// `${session_id}`), the working directory `workdir` (as `${workdir}`), and generated agent ids
-/// (as `agent-N`, numbered by first appearance).
+/// `${session_id}`), the working directory `workdir` (as `${workdir}`), generated agent ids
+/// (as `agent-N`, numbered by first appearance), and what the sandbox's domain allowed (it
+/// names the run's own home and model server port; a pooled run's is the pool's).
 pub fn scrub_evidence(value: &mut serde_json::Value, workdir: &str) {
     let mut agents: Vec<String> = Vec::new();
     scrub(value, workdir, &mut agents);
@@ -282,6 +283,12 @@ fn scrub(value: &mut serde_json::Value, workdir: &str, agents: &mut Vec<String>)
             for (key, mut v) in entries {
                 if key.ends_with("_ms") || key == "timings" || key == "started_at" {
                     continue;
+                }
+                if key == "sandbox"
+                    && let Some(sandbox) = v.as_object_mut()
+                {
+                    sandbox
+                        .retain(|field, _| !matches!(field.as_str(), "read" | "write" | "connect"));
                 }
                 // The runtime picks a new session id for every session it creates.
                 if key == "session_id" && v.is_string() {

@@ -79,6 +79,19 @@ fn lookup_script_on(server: &str) -> Script {
         .turn(ScriptedTurn::text("done"))
 }
 
+/// The folder of a stdio fixture's log (`MCP_FIXTURE_LOG`), which its session must be let write
+/// (docs/sandbox.md); the temporary folder for another server.
+fn log_dir(config: &McpServerConfig) -> std::path::PathBuf {
+    match config {
+        McpServerConfig::Stdio(stdio) => stdio
+            .env
+            .get("MCP_FIXTURE_LOG")
+            .and_then(|log| Path::new(log).parent().map(Path::to_path_buf))
+            .unwrap_or_else(std::env::temp_dir),
+        _ => std::env::temp_dir(),
+    }
+}
+
 /// The fixture log's lines (empty when the server never started).
 fn fixture_log(log: &Path) -> Vec<String> {
     std::fs::read_to_string(log)
@@ -153,6 +166,7 @@ async fn an_offline_eval_calls_a_stdio_mcp_tool_and_gets_its_answer() {
     let eval = offline
         .eval()
         .mcp_server("fixture", fixture_server(&log, &[]))
+        .sandbox_allow_write(log.parent().unwrap())
         .build()
         .unwrap();
     let result = offline.run(&eval, "Look up k1.").await;
@@ -206,6 +220,7 @@ async fn a_zero_tool_budget_denies_the_mcp_call_before_it_reaches_the_server() {
     let eval = offline
         .eval()
         .mcp_server("fixture", fixture_server(&log, &[]))
+        .sandbox_allow_write(log.parent().unwrap())
         .max_tool_calls(0)
         .build()
         .unwrap();
@@ -254,6 +269,7 @@ async fn a_server_that_cannot_start_ends_the_run_as_a_setup_error_naming_it() {
         .eval()
         .mcp_server("fixture", fixture_server(&log, &[]))
         .mcp_server("broken", fixture_server(&log, &["--fail-start"]))
+        .sandbox_allow_write(log.parent().unwrap())
         .build()
         .unwrap();
     let result = offline.run(&eval, "Look up k1.").await;
@@ -311,7 +327,8 @@ async fn record_then_replay(
     let eval = copilot_eval_core::CopilotEval::builder()
         .model(MODEL)
         .working_directory(recording_dir.path())
-        .mcp_server(server_name, record)
+        .mcp_server(server_name, record.clone())
+        .sandbox_allow_write(log_dir(&record))
         .build()
         .unwrap();
     let recorded = run_with(
@@ -337,7 +354,8 @@ async fn record_then_replay(
     let eval = copilot_eval_core::CopilotEval::builder()
         .model(session.model())
         .working_directory(replay_dir.path())
-        .mcp_server(server_name, replay)
+        .mcp_server(server_name, replay.clone())
+        .sandbox_allow_write(log_dir(&replay))
         .build()
         .unwrap();
     let replayed = run_with(
@@ -412,6 +430,7 @@ async fn a_server_that_never_finishes_starting_ends_the_run_at_the_timeout_namin
         .eval()
         .mcp_server("fixture", fixture_server(&log, &[]))
         .mcp_server("slow", fixture_server(&log, &["--never-initialize"]))
+        .sandbox_allow_write(log.parent().unwrap())
         .build()
         .unwrap();
     let result = offline.run(&eval, "Look up k1.").await;
@@ -633,6 +652,7 @@ async fn a_tool_name_over_64_characters_is_shown_cut_and_a_full_name_call_is_a_r
     let eval = offline
         .eval()
         .mcp_server("fixture", fixture_server_with_tool(&log, &[], LONG_TOOL))
+        .sandbox_allow_write(log.parent().unwrap())
         .build()
         .unwrap();
     let result = offline.run(&eval, "Look up k1.").await;
@@ -707,6 +727,7 @@ async fn a_tool_name_over_64_characters_is_shown_cut_and_a_full_name_call_is_a_r
     let eval = offline
         .eval()
         .mcp_server("fixture", fixture_server_with_tool(&log, &[], LONG_TOOL))
+        .sandbox_allow_write(log.parent().unwrap())
         .build()
         .unwrap();
     let result = offline.run(&eval, "Look up k2.").await;
@@ -740,6 +761,7 @@ async fn an_optional_server_that_cannot_start_is_recorded_and_the_run_goes_on() 
         .eval()
         .mcp_server("fixture", fixture_server(&log, &[]))
         .optional_mcp_server("broken", fixture_server(&log, &["--fail-start"]))
+        .sandbox_allow_write(log.parent().unwrap())
         .build()
         .unwrap();
     let result = offline.run(&eval, "Look up k1.").await;
@@ -793,6 +815,7 @@ async fn an_mcp_tools_structured_content_is_in_the_evidence() {
     let eval = offline
         .eval()
         .mcp_server("fixture", server)
+        .sandbox_allow_write(log.parent().unwrap())
         .build()
         .unwrap();
     let result = offline.run(&eval, "Look up k1.").await;
@@ -871,6 +894,7 @@ async fn a_required_server_that_gives_the_model_no_tool_is_a_setup_error_naming_
         let eval = offline
             .eval()
             .mcp_server("fixture", filtered_server(&log, filter, no_tools))
+            .sandbox_allow_write(log.parent().unwrap())
             .build()
             .unwrap();
         let result = offline.run(&eval, "Look up k1.").await;
@@ -908,6 +932,7 @@ async fn a_required_server_that_gives_the_model_no_tool_is_a_setup_error_naming_
     let eval = offline
         .eval()
         .mcp_server("fixture", filtered_server(&log, Some(&["lookup"]), false))
+        .sandbox_allow_write(log.parent().unwrap())
         .build()
         .unwrap();
     let result = offline.run(&eval, "Look up k1.").await;
@@ -934,6 +959,7 @@ async fn an_optional_server_that_gives_the_model_no_tool_is_a_warning() {
     let eval = offline
         .eval()
         .optional_mcp_server("fixture", filtered_server(&log, Some(&["nomatch"]), false))
+        .sandbox_allow_write(log.parent().unwrap())
         .build()
         .unwrap();
     let result = offline.run(&eval, "Look up k1.").await;

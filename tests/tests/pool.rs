@@ -400,7 +400,7 @@ async fn a_pooled_runtime_asks_its_account_once_before_it_listens() {
     };
     let mut counts = Vec::new();
     while counts.len() < 10 && !counts.contains(&1) {
-        let pooled = copilot_eval_core::pool::PooledRuntime::start(&runtime.path)
+        let pooled = copilot_eval_core::pool::PooledRuntime::start(&runtime.path, None)
             .await
             .expect("a pooled runtime starts");
         let asked = pooled.router().unleased_answers();
@@ -479,6 +479,7 @@ async fn mcp_servers_of_sessions_on_one_pooled_runtime() {
             .working_directory(work.path())
             .timeout_s(90.0)
             .mcp_server("fixture", mcp_fixture(&log))
+            .sandbox_allow_write(log.parent().unwrap())
             .build()
             .unwrap();
         let faults = copilot_eval_core::run::TestFaults {

@@ -68,6 +68,15 @@ impl CopilotEval {
             image_detail: self.image_detail.map(|d| d.as_str().to_owned()),
             audit_requests: self.audit_requests,
             fresh_runtime: self.fresh_runtime,
+            sandbox: Some(self.sandbox.mode.as_str().to_owned()),
+            sandbox_allow_read: self.sandbox.allow_read.clone(),
+            sandbox_allow_write: self.sandbox.allow_write.clone(),
+            sandbox_allow_connect: self
+                .sandbox
+                .allow_connect
+                .iter()
+                .map(|p| u32::from(*p))
+                .collect(),
             streaming: self.streaming,
             tools: self.tools.clone(),
             permission_handler: self.permission_handler.clone(),
@@ -114,6 +123,10 @@ pub struct CopilotEvalBuilder {
     image_detail: Option<String>,
     audit_requests: bool,
     fresh_runtime: bool,
+    sandbox: Option<String>,
+    sandbox_allow_read: Vec<PathBuf>,
+    sandbox_allow_write: Vec<PathBuf>,
+    sandbox_allow_connect: Vec<u32>,
     streaming: bool,
     tools: Vec<Tool>,
     permission_handler: Option<Arc<dyn PermissionHandler>>,
@@ -354,6 +367,35 @@ impl CopilotEvalBuilder {
         self.fresh_runtime = fresh;
         self
     }
+    /// The session's sandbox (docs/sandbox.md): `"on"` (default: the runtime and everything it
+    /// starts run under a Landlock domain where the kernel has one, else unconfined with the
+    /// warning `unsandboxed: <why>`), `"off"` (also `false`: never confined) or `"required"`
+    /// (confined, or the run fails before its session starts). Takes a `bool` or a text.
+    pub fn sandbox(mut self, mode: impl super::SandboxValue) -> Self {
+        self.sandbox = Some(mode.sandbox_text());
+        self
+    }
+    /// A folder (or file) the sandboxed session may read besides the defaults; relative paths
+    /// are resolved against the package root; one that does not exist when the run starts
+    /// grants nothing. Repeat for more.
+    pub fn sandbox_allow_read(mut self, path: impl Into<PathBuf>) -> Self {
+        self.sandbox_allow_read.push(path.into());
+        self
+    }
+    /// A folder (or file) the sandboxed session may write (and read) besides its working
+    /// directory and its private home; relative paths are resolved against the package root;
+    /// one that does not exist when the run starts grants nothing. Repeat for more.
+    pub fn sandbox_allow_write(mut self, path: impl Into<PathBuf>) -> Self {
+        self.sandbox_allow_write.push(path.into());
+        self
+    }
+    /// A TCP port (1 to 65535) the sandboxed session may connect to besides the ports it needs
+    /// (its model server's, its MCP HTTP servers'). Landlock rules name ports, not hosts: the
+    /// port is allowed on every address. Repeat for more.
+    pub fn sandbox_allow_connect(mut self, port: u32) -> Self {
+        self.sandbox_allow_connect.push(port);
+        self
+    }
     /// Stream token deltas (`assistant.message_delta` events; Chat Completions requests carry
     /// `stream: true`). Default `false`.
     pub fn streaming(mut self, streaming: bool) -> Self {
@@ -458,6 +500,12 @@ impl CopilotEvalBuilder {
             }
         }
         self.check_lists(&custom_agents)?;
+        let sandbox = super::options::sandbox_settings(
+            self.sandbox.as_deref(),
+            [&self.sandbox_allow_read, &self.sandbox_allow_write],
+            &self.sandbox_allow_connect,
+            &base,
+        )?;
         Ok(CopilotEval {
             name,
             model: self.model,
@@ -485,6 +533,7 @@ impl CopilotEvalBuilder {
             image_detail,
             audit_requests: self.audit_requests,
             fresh_runtime: self.fresh_runtime,
+            sandbox,
             streaming: self.streaming,
             tools: self.tools,
             permission_handler: self.permission_handler,

@@ -32,8 +32,8 @@ mod tests;
 pub use builder::CopilotEvalBuilder;
 pub use guard::{PreToolGuard, guard_fn};
 pub use options::{
-    Ablate, ClientMode, ImageDetail, ReasoningEffort, SYSTEM_PROMPT_SECTIONS, SectionAction,
-    SystemMessageMode,
+    Ablate, ClientMode, ImageDetail, ReasoningEffort, SYSTEM_PROMPT_SECTIONS, SandboxMode,
+    SandboxSettings, SandboxValue, SectionAction, SystemMessageMode,
 };
 
 pub(crate) use options::{EMPTY_MODE_SETTINGS, check_empty_mode};
@@ -103,6 +103,9 @@ pub struct CopilotEval {
     pub(crate) audit_requests: bool,
     /// Never run on a pooled runtime ([`CopilotEvalBuilder::fresh_runtime`]).
     pub(crate) fresh_runtime: bool,
+    /// The session's confinement ([`CopilotEvalBuilder::sandbox`]): its mode, the folders and
+    /// ports the eval declares, the package it may read.
+    pub(crate) sandbox: SandboxSettings,
     pub(crate) streaming: bool,
     pub(crate) tools: Vec<Tool>,
     pub(crate) permission_handler: Option<Arc<dyn PermissionHandler>>,
@@ -148,6 +151,7 @@ impl fmt::Debug for CopilotEval {
             .field("image_detail", &self.image_detail)
             .field("audit_requests", &self.audit_requests)
             .field("fresh_runtime", &self.fresh_runtime)
+            .field("sandbox", &self.sandbox)
             .field("streaming", &self.streaming)
             .field(
                 "tools",
@@ -187,6 +191,10 @@ impl CopilotEval {
     /// The configured client mode.
     pub fn client_mode(&self) -> ClientMode {
         self.client_mode
+    }
+    /// The sandbox settings: the mode and what the eval declares (docs/sandbox.md).
+    pub fn sandbox(&self) -> &SandboxSettings {
+        &self.sandbox
     }
 
     /// This eval without the inputs of `kinds` (the ablated side of `cargo copilot-eval

@@ -1,5 +1,6 @@
-//! The closed-set options of an eval: [`SystemMessageMode`], [`ReasoningEffort`], [`ClientMode`]
-//! and [`ImageDetail`], each with the values written in configuration; and the session settings
+//! The closed-set options of an eval: [`SystemMessageMode`], [`ReasoningEffort`], [`ClientMode`],
+//! [`ImageDetail`] and [`SandboxMode`], each with the values written in configuration (and the
+//! sandbox's declarations, [`SandboxSettings`], checked by `sandbox_settings`); and the session settings
 //! that `client_mode = "empty"` forces (`check_empty_mode`, used both by the builder's
 //! validation and by the run's session configuration).
 
@@ -373,4 +374,153 @@ impl Ablate {
             .collect::<Vec<_>>()
             .join("-")
     }
+}
+
+/// Whether a run's runtime (and everything it starts) runs confined by Landlock
+/// (docs/sandbox.md).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxMode {
+    /// Confined where the kernel allows it; elsewhere the run goes on unconfined with the
+    /// warning `unsandboxed: <why>` (default).
+    #[default]
+    On,
+    /// Never confined (`sandbox = false`, the runner's `--no-sandbox`).
+    Off,
+    /// Confined, or an error before the session starts (`sandbox = "required"`, the runner's
+    /// `--sandbox required`).
+    Required,
+}
+
+impl SandboxMode {
+    const ALLOWED: &'static [&'static str] = &["on", "off", "required"];
+
+    /// The value as written in configuration: `on`, `off` or `required`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::On => "on",
+            Self::Off => "off",
+            Self::Required => "required",
+        }
+    }
+
+    /// Parse `on`, `off`, `required` (also `true` and `false`, as `sandbox = false` writes).
+    ///
+    /// # Errors
+    /// Any other text: a [`ConfigError`] naming `sandbox` and the values allowed.
+    pub fn parse(value: &str) -> Result<Self, ConfigError> {
+        match value {
+            "on" | "true" => Ok(Self::On),
+            "off" | "false" => Ok(Self::Off),
+            "required" => Ok(Self::Required),
+            other => Err(ConfigError::not_one_of("sandbox", other, Self::ALLOWED)),
+        }
+    }
+
+    /// The mode of a run whose eval asked for `self` under a runner that asked for `runner`
+    /// (`--no-sandbox`: `Off`; `--sandbox required`: `Required`): the runner's `Off` turns every
+    /// eval's sandbox off, its `Required` makes the default `On` required; an eval's own `Off`
+    /// or `Required` stays.
+    pub fn under_runner(self, runner: Option<SandboxMode>) -> SandboxMode {
+        match (runner, self) {
+            (Some(Self::Off), _) => Self::Off,
+            (Some(Self::Required), Self::On) => Self::Required,
+            (_, mode) => mode,
+        }
+    }
+}
+
+/// What the eval declares to its sandbox besides its mode: folders its session may also read,
+/// folders it may also write, TCP ports it may also connect to. Paths are absolute (resolved
+/// against the package root by `build()`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// `sandbox`: on (default), off or required.
+    pub mode: SandboxMode,
+    /// `sandbox_allow_read`: folders or files the session may read besides the defaults.
+    pub allow_read: Vec<std::path::PathBuf>,
+    /// `sandbox_allow_write`: folders or files the session may write besides the defaults.
+    pub allow_write: Vec<std::path::PathBuf>,
+    /// `sandbox_allow_connect`: TCP ports the session may connect to besides the defaults.
+    pub allow_connect: Vec<u16>,
+    /// The package the eval belongs to (its base folder: skills, agents, instructions,
+    /// fixtures), readable by the session.
+    pub package: std::path::PathBuf,
+}
+
+/// A value [`CopilotEvalBuilder::sandbox`](crate::eval::CopilotEvalBuilder::sandbox) takes: a
+/// `bool` (`false`: off, `true`: on) or a text (`"on"`, `"off"`, `"required"`).
+pub trait SandboxValue {
+    /// The value as configuration writes it.
+    fn sandbox_text(self) -> String;
+}
+
+impl SandboxValue for bool {
+    fn sandbox_text(self) -> String {
+        if self { "on" } else { "off" }.to_owned()
+    }
+}
+
+impl SandboxValue for &str {
+    fn sandbox_text(self) -> String {
+        self.to_owned()
+    }
+}
+
+/// `build()`'s check of the sandbox settings: the `mode` (default `on`), each declared path of
+/// `[allow_read, allow_write]` (not blank, resolved against `base`; one that does not exist
+/// when the run starts grants nothing) and each port of `allow_connect` (1 to 65535).
+pub(crate) fn sandbox_settings(
+    mode: Option<&str>,
+    [allow_read, allow_write]: [&[std::path::PathBuf]; 2],
+    allow_connect: &[u32],
+    base: &super::paths::Base,
+) -> Result<SandboxSettings, ConfigError> {
+    let mode = mode
+        .map(SandboxMode::parse)
+        .transpose()?
+        .unwrap_or_default();
+    let resolved = |field: &'static str, paths: &[std::path::PathBuf]| {
+        paths
+            .iter()
+            .map(|path| {
+                if path.as_os_str().to_string_lossy().trim().is_empty() {
+                    Err(ConfigError::new(
+                        field,
+                        "an empty path allows nothing: give a folder or a file",
+                    ))
+                } else {
+                    Ok(base.resolve(path))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let allow_connect = allow_connect
+        .iter()
+        .map(|port| {
+            u16::try_from(*port).ok().filter(|p| *p > 0).ok_or_else(|| {
+                ConfigError::new(
+                    "sandbox_allow_connect",
+                    format!("{port} is not a TCP port: give a number from 1 to 65535"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(SandboxSettings {
+        mode,
+        allow_read: resolved("sandbox_allow_read", allow_read)?,
+        allow_write: resolved("sandbox_allow_write", allow_write)?,
+        allow_connect,
+        package: base.dir().to_path_buf(),
+    })
 }

@@ -32,6 +32,11 @@ impl Base {
         }
     }
 
+    /// The folder itself.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// The process's current directory (`.` when it cannot be read).
     pub(crate) fn current() -> Base {
         Base::new(

@@ -71,6 +71,10 @@ pub struct EvalSnapshot {
     /// Whether the run never uses a warm runtime of the runner's pool.
     #[serde(default)]
     pub fresh_runtime: bool,
+    /// The sandbox the eval asked for (`on`, `off`, `required`; docs/sandbox.md); the run
+    /// record's `sandbox` says what the run got.
+    #[serde(default)]
+    pub sandbox: crate::eval::SandboxMode,
     /// Whether the session streams token deltas.
     pub streaming: bool,
     /// The names of the eval's own tools, in order.
@@ -137,6 +141,7 @@ impl CopilotEval {
             image_detail: self.image_detail,
             audit_requests: self.audit_requests,
             fresh_runtime: self.fresh_runtime,
+            sandbox: self.sandbox.mode,
             streaming: self.streaming,
             tools: self.tools.iter().map(|t| t.name.clone()).collect(),
             permission_handler: self.permission_handler.is_some(),

@@ -43,6 +43,7 @@ mod map;
 pub mod mcp;
 pub mod offered;
 mod premium;
+pub mod sandbox;
 pub mod skills;
 pub mod subagents;
 pub mod substitutions;

@@ -578,6 +578,7 @@ mod attribute_keys {
         (@sample Fraction []) => { 0.75f64 };
         (@sample Seconds []) => { 2.5f64 };
         (@sample Bool []) => { true };
+        (@sample Switch [$($value:literal),*]) => { false };
         (@sample OneOf [$first:literal $(, $rest:literal)*]) => { $first };
         (@values $key:ident OneOf [$($value:literal),*] Builder $method:ident) => {
             for value in [$($value),*] {
@@ -596,6 +597,12 @@ mod attribute_keys {
                 "`{}`: the macro allows {allowed}; core says: {error}",
                 stringify!($key)
             );
+        };
+        (@values $key:ident Switch [$($value:literal),*] Builder $method:ident) => {
+            key_table!(@values $key OneOf [$($value),*] Builder $method);
+            for value in [true, false] {
+                assert!(CopilotEval::builder().$method(value).build().is_ok());
+            }
         };
         (@values $key:ident Seconds [] Builder $method:ident) => {
             let error = CopilotEval::builder().$method(0.0).build().err();

@@ -217,6 +217,11 @@ pub struct CopilotResult {
     /// input.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ablated: Vec<crate::eval::Ablate>,
+    /// What confined the session's runtime and everything it started (docs/sandbox.md):
+    /// `confined`, `off` or `unsandboxed` with why, what the domain allowed, and the tool calls
+    /// whose output shows a refusal. `None` for a run that stopped before it was decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::evidence::sandbox::SandboxRecord>,
     /// The test context and run that returned this result (set by the harness; `None` for
     /// `run_with`): how `ctx.resume` finds the run's kept runtime home.
     #[serde(skip)]
@@ -659,6 +664,7 @@ mod tests {
             session_id: None,
             resumed: false,
             ablated: vec![],
+            sandbox: None,
             origin: None,
         }
     }

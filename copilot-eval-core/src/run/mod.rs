@@ -51,6 +51,7 @@ mod pooled;
 mod prepare;
 pub mod proxy;
 mod resume;
+pub mod sandbox;
 mod session;
 pub mod skills;
 mod state;
@@ -336,6 +337,14 @@ async fn run_prompts_unboxed(
         }
     };
     let lease = lease.as_ref();
+    // On a pooled runtime the record says what the pool's domain allowed: it covers the run's
+    // own and is wider (the pool folder holds every lease's folders).
+    if let Some(lease) = lease {
+        if let (Some(record), Some(policy)) = (run.sandbox.as_mut(), &lease.sandbox) {
+            *record = policy.record(record.mode, record.abi);
+        }
+        run.confine = None;
+    }
     let (proxy_options, proxy) = request_proxy(eval, options, lease.is_some(), &controls);
     let Some((client_options, pooled_session, endpoint)) = session_client(
         client_options,

@@ -53,7 +53,15 @@ pub(super) async fn lease(
         return Ok(None);
     };
     let key = crate::run::pool::pool_key(runtime_path, eval.client_mode.as_str(), base_url).await?;
-    source.lease(&key, runtime_path).await
+    // A pooled runtime reaches the model server through the pool's router, not by its port.
+    let sandbox = run
+        .confine
+        .clone()
+        .map(|policy| match super::sandbox::url_port(base_url) {
+            Some(port) => policy.without_port(port),
+            None => policy,
+        });
+    source.lease(&key, runtime_path, sandbox.as_ref()).await
 }
 
 /// Whether `eval` may run on a pooled runtime (see [`super::RunOptions::pooled`]).

@@ -95,12 +95,75 @@ pub(super) fn prepare(
             .with_mode(github_copilot_sdk::ClientMode::Empty)
             .with_base_directory(home.path().to_path_buf());
     }
+    sandbox(
+        eval,
+        options,
+        &runtime_path,
+        &working_directory,
+        home.path(),
+        run,
+    )
+    .map_err(fail)?;
+    if run.confine.is_some() {
+        // The run's temporary files go to its private home, which the sandbox lets it write,
+        // and so does `HOME`: the user's home is not readable (git, for one, refuses to run
+        // when it cannot read `~/.gitconfig`; a missing one is fine).
+        let temp = home.path().join("tmp");
+        std::fs::create_dir_all(&temp)
+            .map_err(|e| fail(format!("cannot create {}: {e}", temp.display())))?;
+        client_options
+            .env
+            .push(("TMPDIR".into(), temp.into_os_string()));
+        client_options
+            .env
+            .push(("HOME".into(), home.path().as_os_str().to_owned()));
+    }
     Ok(Prepared {
         working_directory,
         home,
         client_options,
         prompts,
     })
+}
+
+/// Decide the run's sandbox ([`super::sandbox::decide`]): its record goes on `run`, and the
+/// policy to confine the runtime with when there is one. The policy lets the session write its
+/// working directory and private home and connect to its model server's port (live: 443).
+///
+/// # Errors
+/// The sandbox is required and the kernel cannot confine (nothing has started yet).
+fn sandbox(
+    eval: &CopilotEval,
+    options: &RunOptions,
+    runtime_path: &std::path::Path,
+    working_directory: &std::path::Path,
+    home: &std::path::Path,
+    run: &mut RunState,
+) -> Result<(), String> {
+    let mode = eval
+        .sandbox
+        .mode
+        .under_runner(super::sandbox::runner_mode());
+    let port = match &options.target {
+        Target::Offline { base_url } => super::sandbox::url_port(base_url),
+        Target::Live => Some(443),
+    };
+    let mut policy = super::sandbox::Policy::base(runtime_path)
+        .with_eval(eval)
+        .with_writable([working_directory.to_path_buf(), home.to_path_buf()]);
+    if let Some(port) = port {
+        policy = policy.with_port(port);
+    }
+    let kernel = match options.faults.landlock_abi {
+        Some(abi) => super::sandbox::kernel_for(abi),
+        None => super::sandbox::kernel(),
+    };
+    let (decision, record) = super::sandbox::decide(mode, &kernel, policy)?;
+    run.sandbox = Some(record);
+    if let super::sandbox::Decision::Confine(policy) = decision {
+        run.confine = Some(policy);
+    }
+    Ok(())
 }
 
 /// Requested skills are validated before anything starts (super::skills); the discovery is

@@ -485,9 +485,14 @@ async fn start_client(
     run: &mut RunState,
 ) -> Result<Client, String> {
     let t = Instant::now();
-    let client = Client::start(client_options)
-        .await
-        .map_err(|e| format!("starting the runtime failed: {e}"))?;
+    // A pooled runtime was confined by the pool when it started; a private one is confined
+    // here, as it starts.
+    let client = match (pooled, run.confine.take()) {
+        (None, Some(policy)) => super::sandbox::start_confined(client_options, policy).await?,
+        _ => Client::start(client_options)
+            .await
+            .map_err(|e| format!("starting the runtime failed: {e}"))?,
+    };
     run.timings.runtime_start_ms = Some(t.elapsed().as_millis() as u64);
     if let Some(pooled) = pooled {
         crate::run::pool::nodelay::to_port(pooled.port);

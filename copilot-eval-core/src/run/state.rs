@@ -74,6 +74,10 @@ pub(super) struct RunState {
     /// What each model request offered the model, as the request proxy forwarded it; `None`
     /// when the run did not keep offers (no MCP server, no custom agent).
     pub(super) model_offers: Option<Vec<crate::evidence::offered::ModelOffer>>,
+    /// What the run's sandbox was, once decided (`super::sandbox::decide`).
+    pub(super) sandbox: Option<crate::evidence::sandbox::SandboxRecord>,
+    /// The policy to confine a private runtime with; taken when it starts.
+    pub(super) confine: Option<super::sandbox::Policy>,
 }
 
 impl RunState {
@@ -114,6 +118,8 @@ impl RunState {
             usage_unknown: false,
             replay_diagnosis: None,
             model_offers: None,
+            sandbox: None,
+            confine: None,
         }
     }
 
@@ -154,8 +160,15 @@ impl RunState {
         );
         let mut capture_errors = self.capture_errors.lock().expect("errors lock").clone();
         capture_errors.extend(evidence.capture_errors.iter().cloned());
-        let (causes, warnings) =
+        let (causes, mut warnings) =
             self.causes(&evidence, substitutions, gave_nothing, skill_warnings);
+        let sandbox = self.sandbox.take().map(|mut record| {
+            if record.state == crate::evidence::sandbox::SandboxState::Confined {
+                record.refusals = crate::evidence::sandbox::refusals(&evidence.tool_calls);
+            }
+            warnings.extend(super::sandbox::unsandboxed_warning(&record));
+            record
+        });
         let Causes {
             stop_reason,
             errors,
@@ -200,6 +213,7 @@ impl RunState {
             session_id: self.session_id,
             resumed: self.resumed,
             ablated: self.ablated,
+            sandbox,
             origin: None,
         }
     }

@@ -45,6 +45,10 @@ pub struct TestFaults {
     /// An eval with MCP servers may lease a pooled runtime too (they never do otherwise): for
     /// measuring what MCP servers of sessions on one runtime share (tests/tests/pool.rs).
     pub pool_mcp_servers: bool,
+    /// The kernel's Landlock ABI version as the run's sandbox sees it (`0`: no Landlock),
+    /// instead of asking the kernel: a machine without Landlock, for the sandbox's warning and
+    /// its `required` error (tests/tests/sandbox.rs).
+    pub landlock_abi: Option<u32>,
 }
 
 /// Where a run with [`TestFaults::clock_starts_at_session`] records the moment its clock started

@@ -57,6 +57,9 @@ pub struct ExecOptions {
     /// trial 1 of 1 ([`ENV_TRIAL`], [`ENV_TRIALS`]), so that its attribute's `trials` asks for
     /// no more; otherwise such a process is trial 1 of what its attribute asks.
     pub trials_given: bool,
+    /// The runner's sandbox mode (`--no-sandbox`, `--sandbox required`): the tests get
+    /// `COPILOT_EVAL_SANDBOX`; `None`: each eval's own.
+    pub sandbox: Option<crate::eval::SandboxMode>,
 }
 
 /// Set when the user interrupts the suite (Ctrl-C); running tests are killed and reported as
@@ -290,6 +293,10 @@ impl Launch<'_> {
         if let Some(root) = &options.cassette_root {
             command.env(ENV_CASSETTE_ROOT, root);
         }
+        match options.sandbox {
+            Some(mode) => command.env(crate::run::sandbox::RUNNER_SANDBOX_ENV, mode.as_str()),
+            None => command.env_remove(crate::run::sandbox::RUNNER_SANDBOX_ENV),
+        };
         match &options.pool {
             Some(pool) => command
                 .env(crate::run::pool::remote::ENV_POOL_URL, pool.url())

@@ -141,6 +141,9 @@ pub struct SuiteOptions {
     /// Start a runtime for every eval (`--fresh-runtime`) instead of running offline evals on
     /// warm pooled runtimes (docs/performance.md, "Warm runtimes").
     pub fresh_runtime: bool,
+    /// The runner's sandbox mode (`--no-sandbox`: `Off`, `--sandbox required`: `Required`;
+    /// docs/sandbox.md); `None`: each eval's own. The tests get `COPILOT_EVAL_SANDBOX`.
+    pub sandbox: Option<crate::eval::SandboxMode>,
     /// Run each eval this many times (`--trials N`, >= 1), each trial its own test process and
     /// attempt with a fresh working directory, over the attribute's `trials`; `Some(1)`: once,
     /// whatever the attribute asks. `None`: once, unless an eval's attribute asks for N > 1
@@ -193,6 +196,7 @@ impl SuiteOptions {
             cost: crate::cost::CostOptions::default(),
             runtime: None,
             fresh_runtime: false,
+            sandbox: None,
             trials: None,
             trial_rule: Default::default(),
             models: Vec::new(),
@@ -230,6 +234,14 @@ fn async_runtime() -> Option<tokio::runtime::Runtime> {
 /// output (stdout).
 pub fn run_command(options: &SuiteOptions) -> u8 {
     phases::mark("start");
+    if options.sandbox == Some(crate::eval::SandboxMode::Required)
+        && let crate::run::sandbox::Kernel::Cannot { why, .. } = crate::run::sandbox::kernel()
+    {
+        eprintln!(
+            "error: --sandbox required, but no session can be sandboxed here: {why} (`cargo copilot-eval doctor` says so too)"
+        );
+        return exit_code::SUITE_ERROR;
+    }
     let Some(runtime) = async_runtime() else {
         return exit_code::SUITE_ERROR;
     };
@@ -467,7 +479,7 @@ async fn pool_for(
     if options.fresh_runtime {
         return None;
     }
-    serve_pool(suite_pool(&path, options.jobs)).await
+    serve_pool(suite_pool(&path, options.jobs, options.sandbox)).await
 }
 
 /// The suite's report: the scheduler's records (`ran`) with their totals, trials, model
@@ -570,9 +582,21 @@ pub fn default_jobs() -> usize {
 pub const POOL_MAX_SESSIONS: usize = 50;
 
 /// The suite's pool of warm runtimes of `path`: each retired after [`POOL_MAX_SESSIONS`]
-/// leases, and at most `jobs` (`-j`) idle.
-fn suite_pool(path: &std::path::Path, jobs: usize) -> Arc<crate::run::pool::Pool> {
-    crate::run::pool::Pool::with_idle_limit(path, POOL_MAX_SESSIONS, jobs.max(1))
+/// leases, and at most `jobs` (`-j`) idle; confined to
+/// [`Policy::pool`](crate::run::sandbox::Policy::pool) where the kernel can confine, unless
+/// `sandbox` is `Off` (`--no-sandbox`).
+fn suite_pool(
+    path: &std::path::Path,
+    jobs: usize,
+    sandbox: Option<crate::eval::SandboxMode>,
+) -> Arc<crate::run::pool::Pool> {
+    let confines = matches!(
+        crate::run::sandbox::kernel(),
+        crate::run::sandbox::Kernel::Confines { .. }
+    );
+    let policy = (confines && sandbox != Some(crate::eval::SandboxMode::Off))
+        .then(|| crate::run::sandbox::Policy::pool(path));
+    crate::run::pool::Pool::with_sandbox(path, POOL_MAX_SESSIONS, jobs.max(1), policy)
 }
 
 /// The control endpoint of the suite's pool of warm runtimes; `None` (every eval starts its
@@ -603,7 +627,7 @@ fn prestarted_pool(options: &SuiteOptions) -> Option<Arc<crate::run::pool::Pool>
         None => crate::runtime::resolve().ok()?.path,
     };
     warm_runtime(&path);
-    let pool = suite_pool(&path, options.jobs);
+    let pool = suite_pool(&path, options.jobs, options.sandbox);
     pool.prestart(1);
     Some(pool)
 }
@@ -662,10 +686,10 @@ mod pool_tests {
     /// more than `-j` would be idle (the pool's own retirement: tests/tests/pool.rs).
     #[test]
     fn the_suites_pool_retires_after_50_sessions_and_keeps_j_idle() {
-        let pool = super::suite_pool(std::path::Path::new("copilot"), 3);
+        let pool = super::suite_pool(std::path::Path::new("copilot"), 3, None);
         assert_eq!((pool.max_sessions(), pool.max_idle()), (50, 3));
         assert_eq!(
-            super::suite_pool(std::path::Path::new("copilot"), 0).max_idle(),
+            super::suite_pool(std::path::Path::new("copilot"), 0, None).max_idle(),
             1
         );
     }

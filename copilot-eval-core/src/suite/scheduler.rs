@@ -65,6 +65,7 @@ pub(super) async fn run_all(
                 runtime: options.runtime.clone(),
                 pool,
                 trials_given: options.trials.is_some(),
+                sandbox: options.sandbox,
             });
             run.launch_all(exec).await;
             run.rest_not_run();

@@ -124,7 +124,7 @@ impl Control {
 }
 
 async fn lease(State(shared): State<Arc<Shared>>, Json(ask): Json<LeaseAsk>) -> Response {
-    if ask.runtime_path != shared.pool.runtime_path() {
+    if ask.runtime_path != shared.pool.runtime_path() || !shared.pool.serves(ask.sandbox.as_ref()) {
         return StatusCode::NO_CONTENT.into_response();
     }
     // A runtime this process released earlier, of the same key, first.
@@ -150,6 +150,7 @@ async fn lease(State(shared): State<Arc<Shared>>, Json(ask): Json<LeaseAsk>) -> 
                 port: lease.port,
                 token: lease.token.clone(),
                 pid: lease.pid,
+                sandbox: lease.sandbox.clone(),
             };
             shared
                 .leases

@@ -36,6 +36,9 @@ pub enum PoolError {
         /// Its exit status, or `no exit status`.
         status: String,
     },
+    /// The runtime's sandbox (its Landlock ruleset) could not be made: the message says why.
+    #[error("cannot confine the pooled runtime: {0}")]
+    Sandbox(String),
     /// The runtime did not announce its port within 120 s.
     #[error("the pooled runtime did not listen within 120 s")]
     NoListen,

@@ -64,17 +64,21 @@ impl PoolSource {
     /// # Errors
     /// The pool could not start a runtime, or the runner's control endpoint failed; the text
     /// says which.
+    ///
+    /// `sandbox` is the run's own sandbox policy (`None`: the run is not confined): a pool
+    /// whose runtimes' domain does not cover it exactly so ([`Pool::serves`]) gives none.
     pub async fn lease(
         &self,
         key: &str,
         runtime_path: &std::path::Path,
+        sandbox: Option<&crate::run::sandbox::Policy>,
     ) -> Result<Option<Lease>, PoolError> {
         match self {
-            Self::Local(pool) if pool.runtime_path == runtime_path => {
+            Self::Local(pool) if pool.runtime_path == runtime_path && pool.serves(sandbox) => {
                 pool.lease(key).await.map(Some)
             }
             Self::Local(_) => Ok(None),
-            Self::Runner(runner) => runner.lease(key, runtime_path).await,
+            Self::Runner(runner) => runner.lease(key, runtime_path, sandbox).await,
         }
     }
 }
@@ -93,6 +97,8 @@ pub struct Pool {
     prestarted: tokio::sync::Notify,
     started: std::sync::atomic::AtomicUsize,
     retired: std::sync::atomic::AtomicUsize,
+    /// The Landlock policy every runtime of the pool starts under (`None`: unconfined).
+    sandbox: Option<crate::run::sandbox::Policy>,
 }
 
 impl Pool {
@@ -103,12 +109,34 @@ impl Pool {
 
     /// [`Pool::new`], keeping at most `max_idle` idle runtimes (the oldest idle one is stopped
     /// when another would exceed it); the runner gives its `-j`.
+    ///
+    /// Its runtimes start confined to [`Policy::pool`](crate::run::sandbox::Policy::pool)
+    /// when the kernel can confine them, unless this process runs under `--no-sandbox`
+    /// ([`Pool::with_sandbox`] chooses).
     pub fn with_idle_limit(
         runtime_path: impl Into<PathBuf>,
         max_sessions: usize,
         max_idle: usize,
     ) -> Arc<Self> {
+        let runtime_path = runtime_path.into();
+        let confines = matches!(
+            crate::run::sandbox::kernel(),
+            crate::run::sandbox::Kernel::Confines { .. }
+        );
+        let off = crate::run::sandbox::runner_mode() == Some(crate::eval::SandboxMode::Off);
+        let sandbox = (confines && !off).then(|| crate::run::sandbox::Policy::pool(&runtime_path));
+        Self::with_sandbox(runtime_path, max_sessions, max_idle, sandbox)
+    }
+
+    /// [`Pool::with_idle_limit`], its runtimes started under `sandbox` (`None`: unconfined).
+    pub fn with_sandbox(
+        runtime_path: impl Into<PathBuf>,
+        max_sessions: usize,
+        max_idle: usize,
+        sandbox: Option<crate::run::sandbox::Policy>,
+    ) -> Arc<Self> {
         Arc::new(Self {
+            sandbox,
             runtime_path: runtime_path.into(),
             max_sessions: max_sessions.max(1),
             max_idle: max_idle.max(1),
@@ -156,7 +184,7 @@ impl Pool {
                 None => break,
             }
         }
-        let runtime = PooledRuntime::start(&self.runtime_path).await?;
+        let runtime = PooledRuntime::start(&self.runtime_path, self.sandbox.as_ref()).await?;
         self.started
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(self.lease_of(key, runtime))
@@ -169,6 +197,7 @@ impl Pool {
             port: runtime.port(),
             token: runtime.token().to_owned(),
             pid: runtime.pid(),
+            sandbox: self.sandbox.clone(),
             binding: Binding::InProcess(Arc::new(InProcess {
                 pool: self.clone(),
                 key: key.to_owned(),
@@ -188,7 +217,7 @@ impl Pool {
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let pool = self.clone();
             tokio::spawn(async move {
-                match PooledRuntime::start(&pool.runtime_path).await {
+                match PooledRuntime::start(&pool.runtime_path, pool.sandbox.as_ref()).await {
                     Ok(runtime) => {
                         pool.started
                             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -201,6 +230,23 @@ impl Pool {
                 pool.prestarted.notify_waiters();
             });
         }
+    }
+
+    /// Whether this pool's runtimes may serve a run whose own sandbox policy is `needs`
+    /// (`None`: unconfined): both unconfined, or both confined and the pool's domain covers
+    /// the run's ([`Policy::covers`](crate::run::sandbox::Policy::covers)). A run the pool
+    /// cannot serve starts its private runtime.
+    pub fn serves(&self, needs: Option<&crate::run::sandbox::Policy>) -> bool {
+        match (&self.sandbox, needs) {
+            (None, None) => true,
+            (Some(pool), Some(needs)) => pool.covers(needs),
+            _ => false,
+        }
+    }
+
+    /// The Landlock policy its runtimes start under (`None`: unconfined).
+    pub fn sandbox(&self) -> Option<&crate::run::sandbox::Policy> {
+        self.sandbox.as_ref()
     }
 
     /// The runtime executable this pool starts.
@@ -271,6 +317,8 @@ pub struct Lease {
     pub token: String,
     /// The runtime's process id (a process of the pool's owner, not of the run).
     pub pid: u32,
+    /// The Landlock policy the runtime runs under (`None`: unconfined).
+    pub sandbox: Option<crate::run::sandbox::Policy>,
     binding: Binding,
 }
 

@@ -7,7 +7,7 @@
 //!
 //! | path | body | answer |
 //! |---|---|---|
-//! | `/lease` | `client`, `key` (the pool key), `runtime_path` | `200` `lease`, `port`, `token`, `pid`; `204`: the runner pools another runtime executable; `500`: text |
+//! | `/lease` | `client`, `key` (the pool key), `runtime_path`, `sandbox` (the run's policy) | `200` `lease`, `port`, `token`, `pid`; `204`: the runner pools another runtime executable, or its runtimes' sandbox does not serve the run's; `500`: text |
 //! | `/bind` | `lease`, `endpoint` (the run's 127.0.0.1 port), `base_url` (its model server) | `200`; `404` unknown lease |
 //! | `/release` | `lease`, `clean` | `200` with what the lease left on the runtime, undone (`leftovers`: `pid`, `command`; `errors`) |
 //!
@@ -37,6 +37,10 @@ pub(crate) struct LeaseAsk {
     pub(crate) client: String,
     pub(crate) key: String,
     pub(crate) runtime_path: std::path::PathBuf,
+    /// The run's own sandbox policy (`None`: unconfined); the runner gives no runtime
+    /// (`204`) when its pool's domain does not serve it ([`super::Pool::serves`]).
+    #[serde(default)]
+    pub(crate) sandbox: Option<crate::run::sandbox::Policy>,
 }
 
 /// Answer of `/lease`.
@@ -46,6 +50,9 @@ pub(crate) struct LeaseGiven {
     pub(crate) port: u16,
     pub(crate) token: String,
     pub(crate) pid: u32,
+    /// The Landlock policy the runtime runs under (`None`: unconfined).
+    #[serde(default)]
+    pub(crate) sandbox: Option<crate::run::sandbox::Policy>,
 }
 
 /// Body of `/bind`.
@@ -95,11 +102,13 @@ impl RunnerPool {
         &self,
         key: &str,
         runtime_path: &std::path::Path,
+        sandbox: Option<&crate::run::sandbox::Policy>,
     ) -> Result<Option<Lease>, PoolError> {
         let ask = LeaseAsk {
             client: self.client.clone(),
             key: key.to_owned(),
             runtime_path: runtime_path.to_path_buf(),
+            sandbox: sandbox.cloned(),
         };
         let answer = post(&self.http, &self.url, "lease", &ask).await?;
         if answer.0 == 204 {
@@ -115,6 +124,7 @@ impl RunnerPool {
             port: given.port,
             token: given.token,
             pid: given.pid,
+            sandbox: given.sandbox,
             binding: Binding::Runner(RunnerLease {
                 pool: self.clone(),
                 lease: given.lease,

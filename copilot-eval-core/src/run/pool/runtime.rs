@@ -55,7 +55,13 @@ impl PooledRuntime {
     /// # Errors
     /// The process cannot start, does not announce its port within 120 s, or the client
     /// cannot connect; the text says which.
-    pub async fn start(runtime_path: &Path) -> Result<Self, PoolError> {
+    ///
+    /// With `sandbox`, the runtime (and everything it starts) runs under a Landlock domain of
+    /// that policy, which also lets it connect to the router's front.
+    pub async fn start(
+        runtime_path: &Path,
+        sandbox: Option<&crate::run::sandbox::Policy>,
+    ) -> Result<Self, PoolError> {
         let folder = |what| move |source| PoolError::Folder { what, source };
         let home = tempfile::Builder::new()
             .prefix("copilot-eval-pool-home-")
@@ -74,6 +80,15 @@ impl PooledRuntime {
             base_url: format!("http://127.0.0.1:{front_port}"),
         };
         let mut command = server_command(runtime_path, home.path(), cwd.path(), &target, &token);
+        if let Some(policy) = sandbox {
+            let policy = policy
+                .clone()
+                .with_writable([home.path().to_path_buf(), cwd.path().to_path_buf()])
+                .with_port(front_port);
+            policy.pre_exec(&mut command).map_err(PoolError::Sandbox)?;
+            // The user's home is not readable inside: the runtime's own is `HOME`.
+            command.env("HOME", home.path());
+        }
         let mut child = command.spawn().map_err(|source| PoolError::Spawn {
             path: runtime_path.to_path_buf(),
             source,
