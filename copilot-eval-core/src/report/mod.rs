@@ -26,7 +26,7 @@ pub use judge::{
 pub mod benchmark;
 pub mod grading;
 pub mod lift;
-pub use grading::{ExpectationRecord, SkillEvalRecord};
+pub use grading::{CheckKind, ExpectationRecord, SkillEvalRecord};
 #[cfg(feature = "runner")]
 pub mod html;
 #[cfg(feature = "runner")]
