@@ -423,18 +423,27 @@ fn init_skill_scaffolds_a_skill_evals_test_that_compiles() {
     let mut placeholders = 0;
     for entry in &evals.evals {
         assert!(
-            test.contains(&format!("        {:?} => {{\n", entry.id)),
+            test.contains(&format!("        {:?} => vec![\n", entry.id)),
             "no arm for {}:\n{test}",
             entry.describe()
         );
         for expectation in &entry.expectations {
-            let line = format!("ctx.expect({expectation:?}, false, \"no check written yet\");");
+            let line = format!("Check::predicate({expectation:?}, |_result| false),");
             assert!(test.contains(&line), "no {line} in:\n{test}");
             placeholders += 1;
         }
     }
-    // Every `ctx.expect` of the file is one of those failing placeholders.
-    assert_eq!(test.matches("ctx.expect(").count(), placeholders, "{test}");
+    // Every check of the file is one of those failing placeholders, each held to an
+    // empty-answer control before the session.
+    assert_eq!(
+        test.matches("Check::predicate(").count(),
+        placeholders,
+        "{test}"
+    );
+    assert!(
+        test.contains("ctx.check_controls(check, &[Control::empty_answer()])"),
+        "{test}"
+    );
     assert!(placeholders >= 7, "{placeholders}");
 
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
@@ -515,6 +524,6 @@ fn init_skill_refuses_and_changes_nothing() {
     assert_eq!(out.status, 0, "{}", out.stderr);
     assert!(
         read(dir.path(), "tests/notes_evals.rs")
-            .contains("ctx.expect(\"notes exist\", false, \"no check written yet\");")
+            .contains("Check::predicate(\"notes exist\", |_result| false),")
     );
 }

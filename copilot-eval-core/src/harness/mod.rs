@@ -48,6 +48,7 @@
 //! `--exact <test id> --ignored`; `cargo nextest run --run-ignored only` and
 //! `cargo test -- --ignored` run them too (live unless `COPILOT_EVAL_MODE=replay`).
 
+pub mod checks;
 pub mod compare;
 mod context;
 mod describe;
@@ -74,6 +75,7 @@ use futures::FutureExt;
 use crate::eval::{CopilotEval, CopilotEvalBuilder};
 
 pub use crate::report::Trigger;
+pub use checks::{Check, Control, Finding, Times};
 pub use compare::{Comparison, Side, Verdict};
 pub use context::EvalContext;
 pub use describe::{ENV_DESCRIBE_FILE, TestDescription};

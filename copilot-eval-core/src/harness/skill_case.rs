@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::EvalContext;
-use crate::report::ExpectationRecord;
+use crate::report::{CheckKind, ExpectationRecord};
 
 /// One entry of a skill's `evals/evals.json`, as the attribute writes it into its test (all
 /// texts as the file gives them). See
@@ -83,6 +83,7 @@ impl EvalContext {
             text: text.into(),
             passed,
             evidence: evidence.into(),
+            kind: CheckKind::Expectation,
         };
         self.update_evidence(|e| e.expectations.push(record));
         passed
@@ -95,7 +96,15 @@ impl EvalContext {
         let mut lines: Vec<String> = recorded
             .iter()
             .filter(|x| !x.passed)
-            .map(|x| format!("expectation failed: {} (evidence: {})", x.text, x.evidence))
+            .map(|x| match x.kind {
+                CheckKind::Control => format!("control failed: {}", x.evidence),
+                CheckKind::Trajectory => {
+                    format!("trajectory check failed: {} ({})", x.text, x.evidence)
+                }
+                CheckKind::Expectation => {
+                    format!("expectation failed: {} (evidence: {})", x.text, x.evidence)
+                }
+            })
             .collect();
         if let Some(spec) = self.test_config().skill_case_spec() {
             for wanted in spec.expectations {

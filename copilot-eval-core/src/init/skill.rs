@@ -161,28 +161,28 @@ impl SkillEvals {
             if let Some(expected) = &entry.expected_output {
                 let _ = writeln!(arms, "        // expected output: {expected:?}");
             }
-            let _ = writeln!(arms, "        {:?} => {{", entry.id);
+            let _ = writeln!(arms, "        {:?} => vec![", entry.id);
             if entry.expectations.is_empty() {
                 let _ = writeln!(
                     arms,
-                    "            // No expectations in {EVALS_FILE}: add some there, or check the result here with ctx.expect."
+                    "            // No expectations in {EVALS_FILE}: add some there, or a Check here."
                 );
             }
             for expectation in &entry.expectations {
                 let _ = writeln!(
                     arms,
-                    "            // TODO: replace `false` with your check of `result`, and say what it saw."
+                    "            // TODO: replace `false` with your check of `result`."
                 );
                 let _ = writeln!(
                     arms,
-                    "            ctx.expect({expectation:?}, false, \"no check written yet\");"
+                    "            Check::predicate({expectation:?}, |_result| false),"
                 );
             }
-            let _ = writeln!(arms, "        }}");
+            let _ = writeln!(arms, "        ],");
         }
         let (imports, triggers) = if self.triggers {
             (
-                "EvalContext, SkillCase, TriggerCase",
+                "Check, Control, EvalContext, SkillCase, TriggerCase",
                 format!(
                     r#"
 /// One test per query of `{folder}/{TRIGGERS_FILE}` (`{name}_triggers::invoke_<n>_<slug>` for a
@@ -201,7 +201,7 @@ async fn {name}_triggers(ctx: EvalContext, case: TriggerCase) {{
                 ),
             )
         } else {
-            ("EvalContext, SkillCase", String::new())
+            ("Check, Control, EvalContext, SkillCase", String::new())
         };
         format!(
             r#"//! The `{name}` skill's own test cases as evals, scaffolded by `cargo copilot-eval init --skill`
@@ -209,10 +209,12 @@ async fn {name}_triggers(ctx: EvalContext, case: TriggerCase) {{
 //! entry at compile time (`{function}::eval_<id>_<slug>`), copies each entry's `files` into its
 //! working directory and hands the test its `SkillCase`.
 //!
-//! Every expectation below FAILS until you replace its `false` with a check of what the session
-//! really did (`result.file(..)`, `result.skill_was_invoked({name:?})`,
+//! Every expectation below is a `Check` that FAILS until you replace its `false` with a check of
+//! what the session really did (`result.file(..)`, `result.skill_was_invoked({name:?})`,
 //! `result.tool_calls_for(..)`, `result.final_response`), so the scaffold never passes on its own.
-//! An expectation that is never recorded fails the test too.
+//! An expectation that is never recorded fails the test too. Before the session, each check is
+//! held to an empty-answer control: a check that accepts an empty answer fails the test, naming
+//! it, without spending a session (add good and bad controls of your own beside it).
 //!
 //! Run the entries live and record their cassettes, then replay them offline:
 //!
@@ -227,13 +229,23 @@ use copilot_eval_core::harness::{{{imports}}};
 /// One test per entry of `{folder}/{EVALS_FILE}`.
 #[copilot_eval(skill_evals = {folder:?}, model = {MODEL:?}, timeout_s = 300)]
 async fn {function}(ctx: EvalContext, case: SkillCase) {{
+    // One check per expectation of the entry, named as the expectation.
+    let checks: Vec<Check> = match case.id.as_str() {{
+{arms}        // An entry added to {EVALS_FILE} later: its expectations fail as unchecked until
+        // you add its arm.
+        _ => vec![],
+    }};
+    // Check the checks before spending a session: each must reject an empty answer.
+    for check in &checks {{
+        if !ctx.check_controls(check, &[Control::empty_answer()]) {{
+            return;
+        }}
+    }}
     let eval = ctx.eval().skill_directory({folder:?}).build().unwrap();
     let result = ctx.run(&eval, case.prompt.as_str()).await;
     result.assert_success();
-    match case.id.as_str() {{
-{arms}        // An entry added to {EVALS_FILE} later: its expectations fail as unchecked until
-        // you add its arm.
-        _ => {{}}
+    for check in &checks {{
+        ctx.check(&result, check);
     }}
 }}
 {triggers}"#
@@ -274,7 +286,9 @@ mod tests {
         let with = read(Path::new("skills/release-notes"), dir.path()).unwrap();
         let text = with.render("skills/release-notes");
         assert!(
-            text.contains("use copilot_eval_core::harness::{EvalContext, SkillCase, TriggerCase};"),
+            text.contains(
+                "use copilot_eval_core::harness::{Check, Control, EvalContext, SkillCase, TriggerCase};"
+            ),
             "{text}"
         );
         assert!(
@@ -314,10 +328,11 @@ mod tests {
             "{text}"
         );
         for line in [
-            "        \"1\" => {",
-            "            ctx.expect(\"a \\\"quoted\\\" one\", false, \"no check written yet\");",
-            "            ctx.expect(\"b\", false, \"no check written yet\");",
-            "        \"x-2\" => {",
+            "        \"1\" => vec![",
+            "            Check::predicate(\"a \\\"quoted\\\" one\", |_result| false),",
+            "            Check::predicate(\"b\", |_result| false),",
+            "        \"x-2\" => vec![",
+            "        if !ctx.check_controls(check, &[Control::empty_answer()]) {",
             "        // expected output: \"text\"",
         ] {
             assert!(
@@ -326,11 +341,8 @@ mod tests {
             );
         }
         // Every placeholder verdict is a failure.
-        assert_eq!(text.matches("ctx.expect(").count(), 2);
-        assert_eq!(
-            text.matches(", false, \"no check written yet\");").count(),
-            2
-        );
+        assert_eq!(text.matches("Check::predicate(").count(), 2);
+        assert_eq!(text.matches(", |_result| false),").count(), 2);
     }
 
     #[test]

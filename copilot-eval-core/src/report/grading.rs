@@ -19,6 +19,35 @@ pub struct ExpectationRecord {
     pub passed: bool,
     /// What the verdict rests on, in the test's words (what its check saw).
     pub evidence: String,
+    /// What recorded it: an expectation (`ctx.expect`, `ctx.check` with a test's own check;
+    /// absent from JSON), a trajectory check (`trajectory`) or a control of a check
+    /// (`control`).
+    #[serde(default, skip_serializing_if = "CheckKind::is_expectation")]
+    pub kind: CheckKind,
+}
+
+/// What an [`ExpectationRecord`] records: a test's expectation, a trajectory check from the
+/// evidence, or a control a check was run against before any session
+/// ([`crate::harness::checks`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// A verdict of the test's own check of the run (`ctx.expect`, `ctx.check`).
+    #[default]
+    Expectation,
+    /// A trajectory check (`harness::checks::trajectory`): tools in order, never called, a
+    /// number of calls or of model turns.
+    Trajectory,
+    /// A control: whether a check accepted a known-good material or rejected a known-bad one
+    /// (`ctx.check_controls`). Not an expectation of the run: `grading.json` leaves it out.
+    Control,
+}
+
+impl CheckKind {
+    /// Whether this is [`CheckKind::Expectation`] (the JSON leaves the default out).
+    pub fn is_expectation(&self) -> bool {
+        *self == CheckKind::Expectation
+    }
 }
 
 /// The entry of a skill's `evals/evals.json` a test ran (`skill_evals = ".."`).
@@ -37,7 +66,8 @@ pub struct SkillEvalRecord {
 
 /// The skill-creator `grading.json` of one test (one trial with `--trials`), from its record:
 ///
-/// - `expectations`: `[{text, passed, evidence}]`, the test's verdicts in order;
+/// - `expectations`: `[{text, passed, evidence}]`, the test's verdicts in order (expectations
+///   and trajectory checks; a check's controls are not about the run and are left out);
 /// - `summary`: `{passed, failed, total, pass_rate}` over them (`pass_rate` in 0..=1, 0 when
 ///   there are none);
 /// - `execution_metrics`: from the evidence of the test's runs: `tool_calls` (calls per tool
@@ -47,8 +77,12 @@ pub struct SkillEvalRecord {
 /// - `timing`: `{total_duration_seconds}` of the test process;
 /// - `eval`: `{name, skill, id, prompt, expected_output, trial, trials}`: which entry and trial.
 pub fn grading_json(test: &TestRecord) -> Value {
-    let passed = test.expectations.iter().filter(|x| x.passed).count();
-    let total = test.expectations.len();
+    let expectations: Vec<Value> = (test.expectations.iter())
+        .filter(|x| x.kind != CheckKind::Control)
+        .map(|x| json!({"text": x.text, "passed": x.passed, "evidence": x.evidence}))
+        .collect();
+    let passed = expectations.iter().filter(|x| x["passed"] == true).count();
+    let total = expectations.len();
     let mut tool_calls: BTreeMap<&str, u64> = BTreeMap::new();
     let mut errors = 0u64;
     let mut steps = 0usize;
@@ -79,7 +113,7 @@ pub fn grading_json(test: &TestRecord) -> Value {
             "trial": test.trial.map(|t| t.trial),
             "trials": test.trial.map(|t| t.trials),
         },
-        "expectations": test.expectations,
+        "expectations": expectations,
         "summary": {
             "passed": passed,
             "failed": total - passed,

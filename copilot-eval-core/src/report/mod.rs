@@ -27,7 +27,7 @@ pub mod benchmark;
 pub mod discrimination;
 pub mod grading;
 pub mod lift;
-pub use grading::{ExpectationRecord, SkillEvalRecord};
+pub use grading::{CheckKind, ExpectationRecord, SkillEvalRecord};
 #[cfg(feature = "runner")]
 pub mod html;
 #[cfg(feature = "runner")]

@@ -623,8 +623,17 @@ fn add_auth_hint(result: &mut CopilotResult) {
     }
 }
 
+/// The result of a run that never started (no session, no events) in `working_directory`:
+/// the base of a check's control (`harness::checks::controls`) and of unit tests.
+pub(crate) fn result_without_session(
+    eval: &CopilotEval,
+    working_directory: PathBuf,
+) -> CopilotResult {
+    RunState::new(eval).finish(working_directory, Instant::now())
+}
+
 /// Test-only: the result of a run that never started (no session, no events).
 #[cfg(test)]
 pub(crate) fn result_for_tests(eval: &CopilotEval) -> CopilotResult {
-    RunState::new(eval).finish(PathBuf::new(), Instant::now())
+    result_without_session(eval, PathBuf::new())
 }
