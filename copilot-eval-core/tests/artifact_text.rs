@@ -129,6 +129,7 @@ fn suite(tests: Vec<TestRecord>) -> SuiteReport {
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
         skill_lift: None,
+        judge_labels: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

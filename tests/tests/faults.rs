@@ -220,6 +220,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
         skill_lift: None,
+        judge_labels: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".to_owned(),

@@ -217,6 +217,9 @@ fn summary_text(report: &SuiteReport, with_messages: bool) -> String {
     out.push_str(&cost_summary_line(report));
     out.push_str(&comparison_lines(report));
     out.push_str(&crate::report::judge::summary_lines(&report.tests));
+    if let Some(labels) = &report.judge_labels {
+        out.push_str(&crate::report::judge_labels::summary_lines(labels));
+    }
     out.push_str(&not_passed_lines(report, with_messages));
     out.push_str(&trials_lines(report));
     if !report.model_matrix.is_empty() {
@@ -346,6 +349,12 @@ fn trials_lines(report: &SuiteReport) -> String {
                 crate::report::judge_trials::line(criterion)
             ));
         }
+        for criterion in &summary.pair_criteria {
+            out.push_str(&format!(
+                "      {}\n",
+                crate::report::judge_trials::pair_line(criterion)
+            ));
+        }
     }
     out
 }
@@ -459,6 +468,7 @@ mod tests {
             model_matrix: Vec::new(),
             skill_triggers: Vec::new(),
             skill_lift: None,
+            judge_labels: None,
             schema_version: crate::report::SCHEMA_VERSION.into(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

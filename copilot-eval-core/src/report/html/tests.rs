@@ -57,6 +57,7 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
         skill_lift: None,
+        judge_labels: None,
         schema_version: crate::report::SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

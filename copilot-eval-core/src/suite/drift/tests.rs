@@ -205,6 +205,7 @@ fn suite(version: &str, tests: Vec<TestRecord>) -> SuiteReport {
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
         skill_lift: None,
+        judge_labels: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
