@@ -41,6 +41,14 @@ pub struct JudgeLabel {
     pub pass: bool,
 }
 
+/// Why a labels file cannot be used: its message names the file, the field and the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct JudgeLabelsError {
+    /// `labels.json: labels[2].label: "yes" is not "pass" or "fail"; write "pass" or "fail"`.
+    pub message: String,
+}
+
 /// A labels file read and checked ([`JudgeLabels::read`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JudgeLabels {
@@ -53,15 +61,21 @@ pub struct JudgeLabels {
 impl JudgeLabels {
     /// Read and check the labels file at `path`. Errors name the file, the field
     /// (`labels[2].label`) and the fix.
-    pub fn read(path: &Path) -> Result<Self, String> {
+    pub fn read(path: &Path) -> Result<Self, JudgeLabelsError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{file}: cannot read the judge labels file: {e}"))?;
+        let text = std::fs::read_to_string(path).map_err(|e| JudgeLabelsError {
+            message: format!("{file}: cannot read the judge labels file: {e}"),
+        })?;
         Self::parse(&file, &text)
     }
 
     /// Check `text`, the content of the labels file `file` (see the module documentation).
-    pub fn parse(file: &str, text: &str) -> Result<Self, String> {
+    pub fn parse(file: &str, text: &str) -> Result<Self, JudgeLabelsError> {
+        Self::parse_text(file, text).map_err(|message| JudgeLabelsError { message })
+    }
+
+    /// [`JudgeLabels::parse`] with its error as text.
+    fn parse_text(file: &str, text: &str) -> Result<Self, String> {
         let value: Value = serde_json::from_str(text).map_err(|e| {
             format!("{file}: not JSON ({e}); write {{\"labels\": [{{\"eval\": ..., \"trial\": 1, \"criterion\": ..., \"label\": \"pass\"}}]}}")
         })?;
@@ -521,15 +535,22 @@ mod tests {
             ),
         ];
         for (text, expected) in cases {
-            assert_eq!(JudgeLabels::parse("f.json", text).unwrap_err(), expected);
+            assert_eq!(
+                JudgeLabels::parse("f.json", text).unwrap_err().to_string(),
+                expected
+            );
         }
         assert_eq!(
-            JudgeLabels::parse("f.json", r#"{"labels": [1]}"#).unwrap_err(),
+            JudgeLabels::parse("f.json", r#"{"labels": [1]}"#)
+                .unwrap_err()
+                .to_string(),
             "f.json: labels[0]: not an object; each entry is {\"eval\": .., \"trial\": 1, \"criterion\": .., \"label\": \"pass\"}"
         );
-        let not_json = JudgeLabels::parse("f.json", "{").unwrap_err();
+        let not_json = JudgeLabels::parse("f.json", "{").unwrap_err().to_string();
         assert!(not_json.starts_with("f.json: not JSON ("), "{not_json}");
-        let missing = JudgeLabels::read(Path::new("/nonexistent/labels.json")).unwrap_err();
+        let missing = JudgeLabels::read(Path::new("/nonexistent/labels.json"))
+            .unwrap_err()
+            .to_string();
         assert!(
             missing.starts_with("/nonexistent/labels.json: cannot read the judge labels file:"),
             "{missing}"
