@@ -145,6 +145,12 @@ struct RunArgs {
     /// (with_skill and without_skill runs, mean, stddev, min and max, delta).
     #[arg(long, value_name = "PATH")]
     benchmark: Option<PathBuf>,
+    /// Compare the rubric judges' verdicts with a person's labels in FILE (JSON: {"labels":
+    /// [{"eval": NAME, "trial": 1, "criterion": NAME, "label": "pass" or "fail"}]}): the report
+    /// gives per eval, judge and criterion the agreement and Cohen's kappa with n
+    /// (docs/judges.md, "Judges against human labels").
+    #[arg(long, value_name = "FILE")]
+    judge_labels: Option<PathBuf>,
     #[command(flatten)]
     cost: cost::CostArgs,
     #[command(flatten)]
@@ -329,6 +335,18 @@ fn run_command(args: RunArgs) -> u8 {
         );
         return exit_code::USAGE;
     }
+    let judge_labels = match args
+        .judge_labels
+        .as_deref()
+        .map(copilot_eval_core::report::judge_labels::JudgeLabels::read)
+    {
+        None => None,
+        Some(Ok(labels)) => Some(labels),
+        Some(Err(message)) => {
+            eprintln!("error: --judge-labels: {message}");
+            return exit_code::USAGE;
+        }
+    };
     let (baseline, fail_on_regression, rerun_failed) = args.decide.options();
     let options = SuiteOptions {
         baseline,
@@ -367,6 +385,7 @@ fn run_command(args: RunArgs) -> u8 {
         models,
         ablate,
         benchmark: args.benchmark,
+        judge_labels,
     };
     suite::run_command(&options)
 }

@@ -1,4 +1,4 @@
-//! The recording and sharding options of a suite run: `--record[=missing|all]`,
+//! The recording and sharding options of a suite run: `--record[=missing|all|judges]`,
 //! `--partition hash:K/N|count:K/N`, `--cassette-root DIR`.
 
 use std::path::PathBuf;
@@ -13,14 +13,17 @@ pub(crate) enum RecordWhen {
     Missing,
     /// Record every run again, replacing existing cassettes.
     All,
+    /// Record every judge session again (re-judging), replaying the other runs' cassettes.
+    Judges,
 }
 
 /// Recording and sharding arguments of the run command (flattened into its options).
 #[derive(clap::Args)]
 pub(crate) struct RecordArgs {
     /// Run live and write each run's cassette: `missing` (also a bare --record) records only
-    /// runs without a cassette and replays the others; `all` records every run again. Refused
-    /// when CI is set: cassettes are read-only in CI.
+    /// runs without a cassette and replays the others; `all` records every run again; `judges`
+    /// records every judge session again (after a rubric changed) while the agent's runs replay
+    /// their cassettes. Refused when CI is set: cassettes are read-only in CI.
     #[arg(
         long,
         value_name = "WHEN",
@@ -59,6 +62,7 @@ impl RecordArgs {
                 Ok(Mode::Record(match when {
                     RecordWhen::Missing => RecordPolicy::Missing,
                     RecordWhen::All => RecordPolicy::All,
+                    RecordWhen::Judges => RecordPolicy::Judges,
                 }))
             }
             None if replay => Ok(Mode::Replay),

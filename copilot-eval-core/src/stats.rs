@@ -7,7 +7,9 @@
 //! - [`fisher_exact`]: the two-sided p-value of Fisher's exact test comparing a baseline's
 //!   trials with a treatment's;
 //! - [`most_extreme_p`] and [`trials_needed`]: how many trials a comparison needs before it can
-//!   say anything.
+//!   say anything;
+//! - [`cohen_kappa`]: the agreement of two raters (a judge and a person's labels) on pass/fail,
+//!   beyond the agreement chance alone would give.
 //!
 //! Every rate, probability and p-value is an `f64` fraction in [0, 1] (not a percentage).
 
@@ -205,6 +207,37 @@ pub fn trials_needed(p_baseline: f64, p_treatment: f64) -> u64 {
             ) < ALPHA
         })
         .unwrap_or(0)
+}
+
+/// Cohen's kappa of two raters on pass/fail items, from the 2x2 table of their ratings:
+/// `both_pass` items both rated pass, `first_only` items only the first rater passed,
+/// `second_only` items only the second passed, `both_fail` items both failed; n is their sum.
+///
+/// - observed agreement: p_o = (both_pass + both_fail) / n
+/// - chance agreement: p_e = p1 * p2 + (1 - p1) * (1 - p2), where p1 = (both_pass +
+///   first_only) / n and p2 = (both_pass + second_only) / n are each rater's pass rate
+/// - kappa = (p_o - p_e) / (1 - p_e)
+///
+/// 1 is perfect agreement, 0 what chance gives, below 0 worse than chance. `None` when n is 0
+/// or p_e is 1 (both raters gave every item the same one rating: kappa is 0/0, undefined).
+pub fn cohen_kappa(
+    both_pass: u64,
+    first_only: u64,
+    second_only: u64,
+    both_fail: u64,
+) -> Option<f64> {
+    let n = (both_pass + first_only + second_only + both_fail) as f64;
+    if n == 0.0 {
+        return None;
+    }
+    let p_o = (both_pass + both_fail) as f64 / n;
+    let p1 = (both_pass + first_only) as f64 / n;
+    let p2 = (both_pass + second_only) as f64 / n;
+    let p_e = p1 * p2 + (1.0 - p1) * (1.0 - p2);
+    if (1.0 - p_e).abs() < f64::EPSILON {
+        return None;
+    }
+    Some((p_o - p_e) / (1.0 - p_e))
 }
 
 /// `ln(i!)` for `i` in `0..=max`: entry `i` is `ln(1) + ln(2) + ... + ln(i)`.
@@ -456,5 +489,19 @@ mod tests {
         // 1.0 against 0.0: most_extreme_p(3, 3) = 0.1 and most_extreme_p(4, 4) = 2 / C(8, 4)
         // = 2/70 = 0.0286 < 0.05, so n = 4.
         assert_eq!(trials_needed(1.0, 0.0), 4);
+    }
+
+    /// Cohen's kappa by hand: 10 items, both pass 4, only the first 1, only the second 1, both
+    /// fail 4. p_o = 8/10 = 0.8; p1 = p2 = 5/10, p_e = 0.5*0.5 + 0.5*0.5 = 0.5;
+    /// kappa = (0.8 - 0.5) / (1 - 0.5) = 0.6. Perfect agreement is 1, one rating throughout
+    /// is undefined, and always disagreeing on a balanced table is -1.
+    #[test]
+    fn cohen_kappa_is_agreement_beyond_chance() {
+        let kappa = cohen_kappa(4, 1, 1, 4).unwrap();
+        assert!((kappa - 0.6).abs() < 1e-12, "{kappa}");
+        assert_eq!(cohen_kappa(3, 0, 0, 2), Some(1.0));
+        assert_eq!(cohen_kappa(5, 0, 0, 0), None);
+        assert_eq!(cohen_kappa(0, 0, 0, 0), None);
+        assert_eq!(cohen_kappa(0, 2, 2, 0), Some(-1.0));
     }
 }

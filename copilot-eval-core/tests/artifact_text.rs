@@ -130,6 +130,7 @@ fn suite(tests: Vec<TestRecord>) -> SuiteReport {
         skill_triggers: Vec::new(),
         skill_lift: None,
         discrimination: None,
+        judge_labels: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

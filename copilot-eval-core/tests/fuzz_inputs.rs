@@ -171,6 +171,7 @@ fn results_seed() -> &'static str {
         skill_triggers: Vec::new(),
         skill_lift: None,
         discrimination: None,
+        judge_labels: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

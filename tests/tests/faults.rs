@@ -221,6 +221,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         skill_triggers: Vec::new(),
         skill_lift: None,
         discrimination: None,
+        judge_labels: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".to_owned(),

@@ -66,6 +66,10 @@ fn judges_appear_in_every_report_with_their_verdicts_reasons_and_cost() {
                 "a_judge_answer_that_is_not_json_is_an_error",
                 Outcome::Passed
             ),
+            (
+                "a_judge_sampled_three_times_reports_its_agreement",
+                Outcome::Passed
+            ),
             ("judges_the_release_notes", Outcome::Passed),
             ("prefers_an_answer_in_both_orders", Outcome::Passed),
         ]
@@ -222,6 +226,41 @@ fn judges_appear_in_every_report_with_their_verdicts_reasons_and_cost() {
         "verdict=inconsistent reason=Answer 1 comes first. | Answer 1 comes first."
     );
 
+    // A judge sampled three times that disagrees with itself once: the majority verdict with
+    // 2/3 agreement, in the JSON, the JUnit, the terminal and the page.
+    let sampled_name = "a_judge_sampled_three_times_reports_its_agreement";
+    let sampled = &run.test(sampled_name).judges[0];
+    assert_eq!(sampled.samples, Some(3));
+    assert_eq!(
+        (sampled.sessions.iter().map(|s| s.run)).collect::<Vec<_>>(),
+        [2, 3, 4]
+    );
+    let verdict = &sampled.verdicts[0];
+    assert_eq!(verdict.verdict, JudgeVerdict::Pass);
+    let agreement = verdict.agreement.expect("an agreement");
+    assert_eq!((agreement.agreeing, agreement.samples), (2, 3));
+    assert_eq!(
+        run.junit_property(
+            sampled_name,
+            "copilot_eval.judge.1.criterion.names the version"
+        ),
+        "verdict=pass agreement=2/3 reason=It names 2.4.1. | No version is named. | 2.4.1 is there."
+    );
+    let sampled_line = sampled.line();
+    assert!(
+        sampled_line.contains(
+            "(final response): names the version: pass (2/3 samples agree); 3 sessions (runs 2, 3, 4)"
+        ),
+        "{sampled_line}"
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "\n  judge scripted::judges {sampled_name}: {sampled_line}\n"
+        )),
+        "{}",
+        run.stderr
+    );
+
     // The page: a judge table per judge, with each criterion's verdict, and the cost.
     let page = std::fs::read_to_string(&html).unwrap();
     for expected in [
@@ -233,6 +272,8 @@ fn judges_appear_in_every_report_with_their_verdicts_reasons_and_cost() {
         "data-criterion=\"informative\" data-verdict=\"inconsistent\"",
         "1 session (run 2), 1 model call, 960 tokens, premium requests 0, estimated cost not priced",
         "data-label=\"judge\"",
+        "3 samples, verdict by majority",
+        "<td class=\"agreement\">2/3</td>",
     ] {
         assert!(page.contains(expected), "the page lacks {expected:?}");
     }
@@ -469,6 +510,111 @@ async fn a_judge_session_records_its_own_cassette_with_a_scripted_model() {
     }
 }
 
+/// Re-judging without running the agent again: the quick-start's cassettes copied, the
+/// judge's recorded prompt changed (as a changed rubric changes the prompt), then
+/// `--record=judges` with a scripted model standing in for the model service that holds ONLY
+/// the judge's new answer. The agent's run replays its cassette (had it gone live, it would
+/// have taken the judge's answer and the judge would have found its script exhausted); the
+/// judge session runs live and records its cassette again; the summary marks its verdicts new.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_judges_re_runs_only_the_judge_sessions() {
+    if runtime_for("record_judges_re_runs_only_the_judge_sessions").is_none() {
+        return;
+    }
+    let script = Script::new([]).turn(
+        ScriptedTurn::text(
+            json!({"criteria": [
+                {"name": "names the version", "verdict": "pass", "score": null,
+                 "reason": "Judged again: it names 2.4.1."},
+                {"name": "one line", "verdict": "pass", "score": 4,
+                 "reason": "Judged again: one line."}
+            ]})
+            .to_string(),
+        )
+        .with_usage(usage(610, 52)),
+    );
+    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model("claude-sonnet-4.5"))
+        .await
+        .unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("cassette-root");
+    let folder = root.join("tests/cassettes/evals");
+    std::fs::create_dir_all(&folder).unwrap();
+    let committed = workspace_root().join("examples/quickstart/tests/cassettes/evals");
+    for file in [format!("{QUICKSTART}.yaml"), format!("{QUICKSTART}-2.yaml")] {
+        let mut text = std::fs::read_to_string(committed.join(&file)).unwrap();
+        if file.ends_with("-2.yaml") {
+            let criterion = "The announcement names the released version.";
+            assert!(text.contains(criterion), "the judge's prompt is recorded");
+            text = text.replace(criterion, "The announcement names the new version.");
+        }
+        std::fs::write(folder.join(&file), text).unwrap();
+    }
+    let agent_cassette =
+        std::fs::read_to_string(folder.join(format!("{QUICKSTART}.yaml"))).unwrap();
+    let json = scratch.path().join("record.json");
+    let mut command = std::process::Command::new(command_path());
+    command
+        .args([
+            "copilot-eval",
+            "-p",
+            "quickstart",
+            "--plain",
+            "--record=judges",
+        ])
+        .arg("--cassette-root")
+        .arg(&root)
+        .arg("--json")
+        .arg(&json)
+        .args(["--exact", QUICKSTART])
+        .current_dir(workspace_root())
+        .env("TMPDIR", scratch.path())
+        .env_remove("CI")
+        .env_remove("COPILOT_EVAL_MODE")
+        .env(
+            copilot_eval_core::harness::ENV_LIVE_BASE_URL,
+            server.base_url(),
+        );
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    server.shutdown().await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("cassettes: 1 recorded, 1 kept (replayed), 0 not written"),
+        "{stderr}"
+    );
+    let report: copilot_eval_core::report::SuiteReport =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let test = &report.tests[0];
+    let modes: Vec<(&str, Option<&str>)> = (test.runs.iter())
+        .map(|r| (r.mode.as_str(), r.label.as_deref()))
+        .collect();
+    assert_eq!(modes, [("replay", None), ("live", Some("judge"))]);
+    let judge = &test.judges[0];
+    assert!(judge.all_passed(), "{judge:#?}");
+    assert_eq!(judge.verdicts[1].reasons, ["Judged again: one line."]);
+    assert!(judge.rejudged(&test.runs));
+    assert!(
+        stderr.contains(&format!(
+            "  judge quickstart::evals {QUICKSTART}: {} [new verdicts: judged again over replayed runs]\n",
+            judge.line()
+        )),
+        "{stderr}"
+    );
+    // The judge's cassette now holds the current prompt and the new answer; the agent's is
+    // untouched.
+    let judge_cassette =
+        std::fs::read_to_string(folder.join(format!("{QUICKSTART}-2.yaml"))).unwrap();
+    assert!(judge_cassette.contains("The announcement names the released version."));
+    assert!(judge_cassette.contains("Judged again: one line."));
+    assert_eq!(
+        std::fs::read_to_string(folder.join(format!("{QUICKSTART}.yaml"))).unwrap(),
+        agent_cassette
+    );
+}
+
 #[test]
 fn the_quickstart_judge_replays_offline_with_its_verdicts() {
     if runtime_for("the_quickstart_judge_replays_offline_with_its_verdicts").is_none() {
@@ -598,6 +744,20 @@ async fn each_judge_error_is_returned_and_recorded_never_a_pass() {
         matches!(&error, JudgeError::Rubric(why) if why.contains("not Material::Text")),
         "{error}"
     );
+    // Rubric: an even number of samples (a majority could tie); samples on judge_pair.
+    let error = ctx.judge(&result, &version().samples(2)).await.unwrap_err();
+    assert!(
+        matches!(&error, JudgeError::Rubric(why) if why.starts_with("samples(2) is not odd")),
+        "{error}"
+    );
+    let error = ctx
+        .judge_pair(&result, &other, &version().samples(3))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, JudgeError::Rubric(why) if why.starts_with("samples(3) is for ctx.judge")),
+        "{error}"
+    );
     // Material: a file the judged run never wrote; no judge session is run.
     let files = Rubric::new(Material::Files(vec!["NOTES.md".into()])).criterion("c", "x");
     let error = ctx.judge(&result, &files).await.unwrap_err();
@@ -623,11 +783,13 @@ async fn each_judge_error_is_returned_and_recorded_never_a_pass() {
 
     // Each is recorded as the judge's error, with no verdict.
     let judges = ctx.evidence().judges;
-    assert_eq!(judges.len(), 6);
+    assert_eq!(judges.len(), 8);
     for (judge, error) in judges.iter().zip([
         "the rubric cannot be used: it has no criterion",
         "the rubric cannot be used: criterion `clear` has the score range 5 to 1",
         "the rubric cannot be used: ctx.judge_pair compares two results' material",
+        "the rubric cannot be used: samples(2) is not odd",
+        "the rubric cannot be used: samples(3) is for ctx.judge",
         "the judged material: cannot read the file NOTES.md",
         "the judge's answer (run 3) for criterion `names the version` is malformed",
         "the judge session (run 4) ended with script_exhausted",
@@ -719,6 +881,178 @@ async fn a_judge_runs_on_its_judge_model_with_exactly_its_tools() {
             (Some(JUDGE_MODEL), vec![]),
             (Some(JUDGE_MODEL), vec!["grep", "view"]),
         ]
+    );
+}
+
+/// `--judge-labels FILE` over trials: a person's labels against the rubric judge's verdicts,
+/// per criterion the agreement and Cohen's kappa with n, in the JSON, the terminal and the
+/// page; and the pairwise judges' position consistency over the same trials.
+///
+/// `judges_the_release_notes` in 3 trials: the judge says `clear` pass, fail, pass; the labels
+/// say pass, fail, fail. By hand: n = 3, both pass 1, judge pass and label fail 1, both fail 1;
+/// p_o = 2/3; the judge passes 2/3, the labels 1/3, p_e = 2/3 * 1/3 + 1/3 * 2/3 = 4/9; kappa =
+/// (6/9 - 4/9) / (1 - 4/9) = (2/9) / (5/9) = 0.4. `names the version`: judge and labels pass
+/// all 3: agreement 3/3 but kappa undefined (p_e = 1). A label for a criterion no judge has is
+/// listed unmatched. `prefers_an_answer_in_both_orders` in 3 trials: its first pairwise judge's
+/// orders agree in 3/3, its second's (always answer 1) in 0/3.
+#[test]
+fn judge_labels_give_agreement_and_kappa_and_pairs_their_position_consistency() {
+    let test = "judge_labels_give_agreement_and_kappa_and_pairs_their_position_consistency";
+    if runtime_for(test).is_none() {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
+    let labels = out.path().join("labels.json");
+    let name = "judges_the_release_notes";
+    let label = |trial: u32, criterion: &str, label: &str| json!({"eval": name, "trial": trial, "criterion": criterion, "label": label});
+    std::fs::write(
+        &labels,
+        json!({"labels": [
+            label(1, "clear", "pass"), label(2, "clear", "fail"), label(3, "clear", "fail"),
+            label(1, "names the version", "pass"), label(2, "names the version", "pass"),
+            label(3, "names the version", "pass"), label(1, "tone", "pass"),
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let run = support::copilot_eval(
+        &workspace_root(),
+        &[
+            "-p",
+            "scripted",
+            "--exact",
+            name,
+            "prefers_an_answer_in_both_orders",
+            "--trials",
+            "3",
+            "-j",
+            "2",
+            "--judge-labels",
+            labels.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let report = run.report.judge_labels.as_ref().expect("judge_labels");
+    assert_eq!(report.labels, 7);
+    assert_eq!(report.unmatched, [format!("{name}, trial 1, tone")]);
+    let rows: Vec<(&str, u32, [u32; 4], Option<f64>)> = (report.criteria.iter())
+        .map(|r| {
+            (
+                r.criterion.as_str(),
+                r.n,
+                [
+                    r.both_pass,
+                    r.judge_pass_label_fail,
+                    r.judge_fail_label_pass,
+                    r.both_fail,
+                ],
+                r.agreement,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("names the version", 3, [3, 0, 0, 0], Some(1.0)),
+            ("clear", 3, [1, 1, 0, 1], Some(2.0 / 3.0)),
+        ]
+    );
+    let (p_o, p_e) = (2.0 / 3.0, 2.0 / 3.0 * (1.0 / 3.0) + 1.0 / 3.0 * (2.0 / 3.0));
+    let kappa = report.criteria[1].kappa.expect("a kappa");
+    assert!((kappa - (p_o - p_e) / (1.0 - p_e)).abs() < 1e-12 && (kappa - 0.4).abs() < 1e-12);
+    assert_eq!(report.criteria[0].kappa, None);
+    for line in [
+        format!(
+            "    scripted::judges {name} judge 1, clear: agreed 2/3 (67%), Cohen's kappa 0.40 (n = 3)\n"
+        ),
+        format!(
+            "    scripted::judges {name} judge 1, names the version: agreed 3/3 (100%), Cohen's kappa undefined (one rating throughout) (n = 3)\n"
+        ),
+    ] {
+        assert!(
+            run.stderr.contains(&line),
+            "{line:?} not in:\n{}",
+            run.stderr
+        );
+    }
+    assert!(
+        run.stderr.contains(&format!(
+            "  judge labels ({}, 7 labels):\n",
+            labels.display()
+        )),
+        "{}",
+        run.stderr
+    );
+
+    // The pairwise judges' position consistency over the 3 trials.
+    let pairs = &(run.report.trial_summaries.iter())
+        .find(|s| s.name == "prefers_an_answer_in_both_orders")
+        .expect("the pairwise eval's summary")
+        .pair_criteria;
+    let consistency: Vec<(u32, u32, u32)> = pairs
+        .iter()
+        .map(|c| (c.judge, c.consistent, c.judged))
+        .collect();
+    assert_eq!(consistency, [(1, 3, 3), (2, 0, 3)]);
+    let line = copilot_eval_core::report::judge_trials::pair_line(&pairs[1]);
+    assert_eq!(
+        line,
+        "judge 2 (pairwise), informative: both orders agreed in 0/3 (0%, 95% CI 0%-56%)"
+    );
+    assert!(
+        run.stderr.contains(&format!("\n      {line}\n")),
+        "{}",
+        run.stderr
+    );
+
+    let page = std::fs::read_to_string(&html).unwrap();
+    for expected in [
+        "<table class=\"judge-labels\">",
+        "data-criterion=\"clear\">",
+        "<td class=\"kappa\">0.40</td>",
+        "<td class=\"kappa\">undefined</td>",
+        "<table class=\"trial-pairs\">",
+        "<td class=\"consistent\">0&#x2f;3</td>",
+    ] {
+        assert!(page.contains(expected), "the page lacks {expected:?}");
+    }
+}
+
+/// A labels file that is wrong: the command stops before building, naming the file, the
+/// entry's field and the fix.
+#[test]
+fn a_bad_judge_labels_file_is_a_usage_error_naming_file_and_field() {
+    let out = tempfile::tempdir().unwrap();
+    let labels = out.path().join("labels.json");
+    std::fs::write(
+        &labels,
+        r#"{"labels": [{"eval": "e", "trial": 1, "criterion": "clear", "label": "yes"}]}"#,
+    )
+    .unwrap();
+    let output = std::process::Command::new(command_path())
+        .args([
+            "copilot-eval",
+            "--replay",
+            "-p",
+            "scripted",
+            "--judge-labels",
+        ])
+        .arg(&labels)
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "error: --judge-labels: {}: labels[0].label: \"yes\" is not \"pass\" or \"fail\"; write \"pass\" or \"fail\"",
+            labels.display()
+        )
     );
 }
 

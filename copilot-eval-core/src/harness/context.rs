@@ -48,6 +48,8 @@ struct Inner {
     faults: Mutex<Option<TestFaults>>,
     /// The package files and folders the test named with `package_path` (inputs of its runs).
     package_paths: Mutex<Vec<PathBuf>>,
+    /// Set while a judge session runs ([`EvalContext::run_judge_session`]).
+    judging: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for EvalContext {
@@ -157,6 +159,7 @@ impl EvalContext {
                 expected_stop: Mutex::new(None),
                 faults: Mutex::new(None),
                 package_paths: Mutex::new(Vec::new()),
+                judging: std::sync::atomic::AtomicBool::new(false),
             }),
         };
         ctx.save();
@@ -408,6 +411,20 @@ impl EvalContext {
         self.run_prompts(eval, vec![prompt.into()]).await
     }
 
+    /// [`run`](Self::run) as a judge session: record mode's `judges` policy records it again
+    /// (`--record=judges`).
+    pub(super) async fn run_judge_session(
+        &self,
+        eval: &CopilotEval,
+        prompt: String,
+    ) -> CopilotResult {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.inner.judging.store(true, SeqCst);
+        let result = self.run(eval, prompt).await;
+        self.inner.judging.store(false, SeqCst);
+        result
+    }
+
     /// Run `eval` on several prompts in ONE session (a conversation): each prompt is sent once
     /// the previous turn went idle; after a `session.error` no further prompt is sent (see
     /// [`run_turns`](crate::run_turns)). The whole conversation is one run: one result (read
@@ -521,6 +538,7 @@ impl EvalContext {
             trial: self.trial(),
             test: self.test_name(),
             index: self.runs_so_far(),
+            judge: self.inner.judging.load(std::sync::atomic::Ordering::SeqCst),
         };
         let clock = faults
             .as_ref()

@@ -171,8 +171,8 @@ pub enum ModeError {
         /// The variable's value, trimmed.
         value: String,
     },
-    /// [`ENV_RECORD`] holds something other than `missing` or `all`.
-    #[error("{ENV_RECORD}={value:?} is not one of: missing, all")]
+    /// [`ENV_RECORD`] holds something other than `missing`, `all` or `judges`.
+    #[error("{ENV_RECORD}={value:?} is not one of: missing, all, judges")]
     UnknownRecordPolicy {
         /// The variable's value, trimmed.
         value: String,

@@ -39,6 +39,9 @@ pub(super) struct ModeInput<'a> {
     pub(super) test: String,
     /// The runs the test made before this one.
     pub(super) index: usize,
+    /// The run is a judge session (`ctx.judge`, `ctx.judge_pair`): `--record=judges` records
+    /// it again.
+    pub(super) judge: bool,
 }
 
 impl ModeInput<'_> {
@@ -158,7 +161,7 @@ pub(super) async fn live(input: &ModeInput<'_>) -> Result<ModeRun, String> {
 /// Errors: the existing cassette cannot be loaded; the live run's options cannot be made or
 /// its recording cannot be written (see `record::record_run`).
 pub(super) async fn record(input: &ModeInput<'_>, policy: RecordPolicy) -> Result<ModeRun, String> {
-    match super::record::plan(policy, input.cassette(Mode::Record(policy))) {
+    match super::record::plan(policy, input.cassette(Mode::Record(policy)), input.judge) {
         super::record::Plan::Replay(cassette) => replayed(input, &cassette).await,
         super::record::Plan::Record(cassette) => {
             let (result, recording, fatal) = super::record::record_run(

@@ -58,27 +58,33 @@ pub enum RecordPolicy {
     Missing,
     /// Record every run live, replacing existing cassettes (`--record=all`).
     All,
+    /// Record every judge session live again (replacing its cassette) while the other runs
+    /// replay theirs, recording only those that have none (`--record=judges`): re-judging
+    /// recorded agent runs after a rubric changed, without running the agent again.
+    Judges,
 }
 
 impl RecordPolicy {
     /// The policy named by [`ENV_RECORD`]: unset or empty is `missing`.
     ///
-    /// Errors: any value other than `missing` or `all` (the message names both).
+    /// Errors: any value other than `missing`, `all` or `judges` (the message names them).
     pub fn from_env() -> Result<RecordPolicy, ModeError> {
         match std::env::var(ENV_RECORD).ok().as_deref().map(str::trim) {
             None | Some("") | Some("missing") => Ok(RecordPolicy::Missing),
             Some("all") => Ok(RecordPolicy::All),
+            Some("judges") => Ok(RecordPolicy::Judges),
             Some(other) => Err(ModeError::UnknownRecordPolicy {
                 value: other.to_owned(),
             }),
         }
     }
 
-    /// `missing` or `all`.
+    /// `missing`, `all` or `judges`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Missing => "missing",
             Self::All => "all",
+            Self::Judges => "judges",
         }
     }
 }
@@ -152,9 +158,15 @@ pub(crate) enum Plan {
     Record(PathBuf),
 }
 
-/// The plan of a record-mode run whose cassette is `cassette`.
-pub(crate) fn plan(policy: RecordPolicy, cassette: PathBuf) -> Plan {
-    if policy == RecordPolicy::Missing && cassette.is_file() {
+/// The plan of a record-mode run whose cassette is `cassette`; `judge`: the run is a judge
+/// session (`ctx.judge`, `ctx.judge_pair`).
+pub(crate) fn plan(policy: RecordPolicy, cassette: PathBuf, judge: bool) -> Plan {
+    let keep = match policy {
+        RecordPolicy::Missing => true,
+        RecordPolicy::All => false,
+        RecordPolicy::Judges => !judge,
+    };
+    if keep && cassette.is_file() {
         Plan::Replay(cassette)
     } else {
         Plan::Record(cassette)
@@ -459,16 +471,30 @@ mod tests {
         std::fs::write(&existing, "conversations: []").unwrap();
         let absent = dir.path().join("b.yaml");
         assert_eq!(
-            plan(RecordPolicy::Missing, existing.clone()),
+            plan(RecordPolicy::Missing, existing.clone(), false),
             Plan::Replay(existing.clone())
         );
         assert_eq!(
-            plan(RecordPolicy::Missing, absent.clone()),
-            Plan::Record(absent)
+            plan(RecordPolicy::Missing, absent.clone(), false),
+            Plan::Record(absent.clone())
         );
         assert_eq!(
-            plan(RecordPolicy::All, existing.clone()),
-            Plan::Record(existing)
+            plan(RecordPolicy::All, existing.clone(), false),
+            Plan::Record(existing.clone())
+        );
+        // `judges`: a judge session records again; any other run replays its cassette, or
+        // records when it has none.
+        assert_eq!(
+            plan(RecordPolicy::Judges, existing.clone(), true),
+            Plan::Record(existing.clone())
+        );
+        assert_eq!(
+            plan(RecordPolicy::Judges, existing.clone(), false),
+            Plan::Replay(existing)
+        );
+        assert_eq!(
+            plan(RecordPolicy::Judges, absent.clone(), false),
+            Plan::Record(absent)
         );
     }
 }

@@ -146,8 +146,30 @@ pub struct JudgeCriterionVerdict {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<i64>,
     /// The judge's reason, one per session (a pairwise judge: the `a_b` order's, then the
-    /// `b_a` order's).
+    /// `b_a` order's; a sampled rubric judge: each sample's, in order).
     pub reasons: Vec<String>,
+    /// A rubric judge sampled N times (`Rubric::samples`, N > 1): how many of the N samples
+    /// gave the majority verdict (`verdict`), e.g. 2 of 3; absent with one sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<SampleAgreement>,
+}
+
+/// How many of a sampled judge's samples gave the majority verdict on a criterion: the judge's
+/// agreement with itself on the same material.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SampleAgreement {
+    /// Samples whose verdict is the majority verdict (more than half of `samples`).
+    pub agreeing: u32,
+    /// Samples judged (the rubric's `samples`, an odd number; every one gave a verdict, or
+    /// the judge has an `error` and no verdicts).
+    pub samples: u32,
+}
+
+impl SampleAgreement {
+    /// `2/3`.
+    pub fn fraction(self) -> String {
+        format!("{}/{}", self.agreeing, self.samples)
+    }
 }
 
 /// One `ctx.judge(..)` or `ctx.judge_pair(..)` of a test ([`super::TestRecord::judges`]).
@@ -167,6 +189,11 @@ pub struct JudgeRecord {
     pub model: Option<String>,
     /// The tools the judge sessions were allowed (empty: none).
     pub tools: Vec<String>,
+    /// How many times the judge judged the same material (`Rubric::samples`, an odd number
+    /// above 1): one session per sample, each criterion's verdict by majority with its
+    /// `agreement`; absent for one sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u32>,
     /// The rubric's criteria, in order.
     pub rubric: Vec<RubricCriterionRecord>,
     /// Each judge session, in order (a pairwise judge: `a_b` then `b_a`).
@@ -190,6 +217,20 @@ impl JudgeRecord {
         }
     }
 
+    /// Whether the judge's verdicts are new over recorded runs: some judge session of it ran
+    /// live (recorded again, `cargo copilot-eval --record=judges`) while a run it judged
+    /// replayed its cassette. `runs` are the test's runs.
+    pub fn rejudged(&self, runs: &[RunRecord]) -> bool {
+        let mode = |number: u64| {
+            (number as usize)
+                .checked_sub(1)
+                .and_then(|i| runs.get(i))
+                .map(|r| r.mode.as_str())
+        };
+        self.sessions.iter().any(|s| mode(s.run) == Some("live"))
+            && self.judged_runs.iter().any(|&r| mode(r) == Some("replay"))
+    }
+
     /// Whether every criterion's verdict is `pass` (a rubric judge without an error).
     pub fn all_passed(&self) -> bool {
         self.error.is_none()
@@ -199,16 +240,28 @@ impl JudgeRecord {
                 .all(|v| v.verdict == JudgeVerdict::Pass)
     }
 
-    /// The verdicts in one line: `clear: pass (score 4), names the risk: fail`, or the error.
+    /// The verdicts in one line: `clear: pass (score 4), names the risk: fail`, or the error;
+    /// a sampled judge adds each criterion's agreement: `clear: pass (score 4, 2/3 samples
+    /// agree)`.
     pub fn verdicts_line(&self) -> String {
         if let Some(error) = &self.error {
             return format!("error: {error}");
         }
         self.verdicts
             .iter()
-            .map(|v| match v.score {
-                Some(score) => format!("{}: {} (score {score})", v.criterion, v.verdict),
-                None => format!("{}: {}", v.criterion, v.verdict),
+            .map(|v| {
+                let notes: Vec<String> = [
+                    v.score.map(|score| format!("score {score}")),
+                    v.agreement
+                        .map(|a| format!("{} samples agree", a.fraction())),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                match notes.is_empty() {
+                    true => format!("{}: {}", v.criterion, v.verdict),
+                    false => format!("{}: {} ({})", v.criterion, v.verdict, notes.join(", ")),
+                }
             })
             .collect::<Vec<_>>()
             .join(", ")
@@ -269,7 +322,8 @@ impl JudgeRecord {
 /// `copilot_eval.judge.N.summary` ([`JudgeRecord::line`]), `copilot_eval.judge.N.cost`
 /// ([`JudgeRecord::cost_line`]), `copilot_eval.judge.N.error` (when the judge gave no
 /// verdicts) and `copilot_eval.judge.N.criterion.<name>` = `verdict=pass score=4 reason=...`
-/// (a pairwise judge: both orders' reasons, joined with ` | `).
+/// (a pairwise judge: both orders' reasons, joined with ` | `; a sampled judge:
+/// `verdict=pass agreement=2/3 reason=...`, each sample's reason).
 pub fn junit_properties(judges: &[JudgeRecord]) -> Vec<(String, String)> {
     let mut properties = Vec::new();
     for (index, judge) in judges.iter().enumerate() {
@@ -280,10 +334,15 @@ pub fn junit_properties(judges: &[JudgeRecord]) -> Vec<(String, String)> {
             properties.push((format!("{prefix}.error"), error.clone()));
         }
         for verdict in &judge.verdicts {
-            let score = verdict
-                .score
-                .map(|s| format!(" score={s}"))
-                .unwrap_or_default();
+            let score = [
+                verdict.score.map(|s| format!(" score={s}")),
+                verdict
+                    .agreement
+                    .map(|a| format!(" agreement={}", a.fraction())),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<String>();
             properties.push((
                 format!("{prefix}.criterion.{}", verdict.criterion),
                 format!(
@@ -298,22 +357,38 @@ pub fn junit_properties(judges: &[JudgeRecord]) -> Vec<(String, String)> {
 }
 
 /// One line per judge of the suite's tests, in test order: `  judge BINARY TEST: LINE` (see
-/// [`JudgeRecord::line`]); empty when no test judged.
+/// [`JudgeRecord::line`]), ending with ` [new verdicts: judged again over replayed runs]` when
+/// the judge was re-judged ([`JudgeRecord::rejudged`]); then, when some judge gave no verdict, `  judge errors: 1 of 4
+/// judges gave no verdict (neither a pass nor a fail of the agent)`; empty when no test judged.
 pub fn summary_lines(tests: &[super::TestRecord]) -> String {
     let mut out = String::new();
+    let all = tests.iter().map(|t| t.judges.len()).sum::<usize>();
+    let errors = (tests.iter().flat_map(|t| &t.judges))
+        .filter(|j| j.error.is_some())
+        .count();
     for test in tests {
         let trial = test
             .trial
             .map(|t| format!(" {}", t.label()))
             .unwrap_or_default();
         for judge in &test.judges {
+            let new = match judge.rejudged(&test.runs) {
+                true => " [new verdicts: judged again over replayed runs]",
+                false => "",
+            };
             out.push_str(&format!(
-                "  judge {} {}{trial}: {}\n",
+                "  judge {} {}{trial}: {}{new}\n",
                 test.binary,
                 test.name,
                 judge.line()
             ));
         }
+    }
+    if errors > 0 {
+        out.push_str(&format!(
+            "  judge errors: {errors} of {all} {} gave no verdict (neither a pass nor a fail of the agent)\n",
+            if all == 1 { "judge" } else { "judges" }
+        ));
     }
     out
 }
@@ -329,6 +404,7 @@ mod tests {
             judged_runs: vec![1],
             model: Some("m".into()),
             tools: Vec::new(),
+            samples: None,
             rubric: Vec::new(),
             sessions: vec![JudgeSession {
                 run: 2,
@@ -351,12 +427,14 @@ mod tests {
                         verdict: JudgeVerdict::Pass,
                         score: Some(4),
                         reasons: vec!["short".into()],
+                        agreement: None,
                     },
                     JudgeCriterionVerdict {
                         criterion: "risk".into(),
                         verdict: JudgeVerdict::Fail,
                         score: None,
                         reasons: vec!["none named".into()],
+                        agreement: None,
                     },
                 ]
             },

@@ -452,6 +452,11 @@ fn trial_properties(
             .iter()
             .map(super::judge_trials::junit_property),
     );
+    properties.extend(
+        s.pair_criteria
+            .iter()
+            .map(super::judge_trials::pair_junit_property),
+    );
     properties
 }
 

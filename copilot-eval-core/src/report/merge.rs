@@ -351,6 +351,8 @@ pub fn merge(
     merged.skill_triggers = super::triggers::of(&tests);
     merged.skill_lift = super::lift::of(&tests);
     merged.discrimination = super::discrimination::of(&tests);
+    // Each shard compared its own records with the labels: none is the whole suite's.
+    merged.judge_labels = None;
     let requested = merged.requested_mode.clone();
     merged.mode = super::suite_mode(&tests, requested.as_deref().unwrap_or(&merged.mode));
     if let Some(control) = merged.cost_control.as_mut() {
@@ -511,6 +513,7 @@ mod tests {
             skill_triggers: Vec::new(),
             skill_lift: None,
             discrimination: None,
+            judge_labels: None,
             schema_version: SCHEMA_VERSION.to_owned(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

@@ -17,11 +17,12 @@ mod compare;
 pub mod compare_trials;
 mod from_result;
 pub mod judge;
+pub mod judge_labels;
 pub mod judge_trials;
 pub use crate::result::PromptOptionsRecord;
 pub use judge::{
     JUDGE, JudgeCriterionVerdict, JudgeKind, JudgeRecord, JudgeSession, JudgeVerdict,
-    RubricCriterionRecord,
+    RubricCriterionRecord, SampleAgreement,
 };
 pub mod benchmark;
 pub mod discrimination;
@@ -150,6 +151,11 @@ pub struct SuiteReport {
     /// run recorded a criterion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discrimination: Option<discrimination::DiscriminationReport>,
+    /// With `--judge-labels FILE`: the suite's rubric judges against a person's labels, per
+    /// eval, judge and criterion the agreement and Cohen's kappa with n; absent without the
+    /// option (and in a report `merge` writes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_labels: Option<judge_labels::JudgeLabelsReport>,
 }
 
 /// Counts and sums over the suite.
@@ -174,6 +180,10 @@ pub struct SuiteTotals {
     pub output_tokens: u64,
     /// Tool calls over all runs.
     pub tool_calls: u64,
+    /// Judges (`ctx.judge`, `ctx.judge_pair`) over all tests that gave no verdict (their
+    /// record's `error` is set): neither a pass nor a fail; absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub judge_errors: u64,
     /// How many runs ended with each stop reason (`completed`, `timeout`, ...).
     pub stop_reasons: BTreeMap<String, u64>,
     /// Tokens, model calls, reported cost, premium requests and estimated cost over every run
@@ -237,6 +247,13 @@ pub enum ErrorKind {
     /// process exited; the runner killed them. The message names each one's pid and command
     /// line. A test that did not pass keeps its own outcome, with the same note appended.
     LeftoverProcesses,
+    /// A judge (`ctx.judge`, `ctx.judge_pair`) gave no verdict (its answer did not parse, its
+    /// session did not complete, its rubric could not be used) and the test then failed: the
+    /// failure may be the missing verdict rather than the agent's work, so it is neither a pass
+    /// nor a fail of the agent. The message names each judge's error and the test's failure.
+    /// Unlike the other kinds, it does not stop the suite launching tests nor the eval's
+    /// further trials.
+    Judge,
 }
 
 /// One eval test (one `#[copilot_eval]` function), run once in its own process.
@@ -583,6 +600,7 @@ impl SuiteTotals {
                 Outcome::Error => totals.error += 1,
                 Outcome::NotRun => totals.not_run += 1,
             }
+            totals.judge_errors += test.judges.iter().filter(|j| j.error.is_some()).count() as u64;
             for run in &test.runs {
                 totals.runs += 1;
                 totals.input_tokens += run.totals.input_tokens;
@@ -609,6 +627,11 @@ pub fn json_schema() -> String {
     let mut text = serde_json::to_string_pretty(&schema).expect("a schema serialises");
     text.push('\n');
     text
+}
+
+/// Whether a count is 0 (serde leaves such a count out).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -250,13 +250,17 @@ impl EvalProvenance {
             }
         }
         for (index, judge) in judges.iter().enumerate() {
-            let rubric = serde_json::json!({
+            let mut rubric = serde_json::json!({
                 "kind": judge.kind,
                 "material": judge.material,
                 "model": judge.model,
                 "tools": judge.tools,
                 "rubric": judge.rubric,
             });
+            // A sampled judge measures differently; one sample keeps the earlier hash.
+            if let Some(samples) = judge.samples {
+                rubric["samples"] = samples.into();
+            }
             let path = format!("judges[{}].rubric", index + 1);
             self.inputs.retain(|f| f.path != path);
             self.add(InputFile {

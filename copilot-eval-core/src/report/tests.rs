@@ -101,6 +101,7 @@ pub(crate) fn report() -> SuiteReport {
         skill_triggers: Vec::new(),
         skill_lift: None,
         discrimination: None,
+        judge_labels: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

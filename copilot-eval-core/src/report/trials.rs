@@ -99,6 +99,12 @@ pub struct TrialSummary {
     /// of the judges, then of the rubric. Absent when no such trial judged anything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub judge_criteria: Vec<super::judge_trials::JudgeCriterionOverTrials>,
+    /// When the eval runs pairwise judges (`ctx.judge_pair`): each criterion of each pairwise
+    /// judge over the trials that reached a verdict, with its position consistency (the share
+    /// of judged trials whose two orders agreed) and interval; in the order of the judges,
+    /// then of the rubric. Absent when no such trial ran one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pair_criteria: Vec<super::judge_trials::PairCriterionOverTrials>,
 }
 
 /// How trials are judged: the ks to estimate and the pass rate needed.
@@ -214,6 +220,7 @@ fn summary(
         failed_trials,
         comparison_criteria: compare_trials::aggregate(records),
         judge_criteria: super::judge_trials::aggregate(records),
+        pair_criteria: super::judge_trials::aggregate_pairs(records),
     }
 }
 

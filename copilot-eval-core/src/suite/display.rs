@@ -218,6 +218,9 @@ fn summary_text(report: &SuiteReport, with_messages: bool) -> String {
     out.push_str(&cost_summary_line(report));
     out.push_str(&comparison_lines(report));
     out.push_str(&crate::report::judge::summary_lines(&report.tests));
+    if let Some(labels) = &report.judge_labels {
+        out.push_str(&crate::report::judge_labels::summary_lines(labels));
+    }
     out.push_str(&not_passed_lines(report, with_messages));
     out.push_str(&trials_lines(report));
     if !report.model_matrix.is_empty() {
@@ -356,6 +359,12 @@ fn trials_lines(report: &SuiteReport) -> String {
                 crate::report::judge_trials::line(criterion)
             ));
         }
+        for criterion in &summary.pair_criteria {
+            out.push_str(&format!(
+                "      {}\n",
+                crate::report::judge_trials::pair_line(criterion)
+            ));
+        }
     }
     out
 }
@@ -470,6 +479,7 @@ mod tests {
             skill_triggers: Vec::new(),
             skill_lift: None,
             discrimination: None,
+            judge_labels: None,
             schema_version: crate::report::SCHEMA_VERSION.into(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

@@ -615,8 +615,9 @@ fn passed(evidence: &TestEvidence) -> Verdict {
 }
 
 /// The verdict of a test whose process exited 101 with its evidence `failed`: an `error`
-/// (`run`) when a run ended on an undeclared infrastructure stop, else `failed`, its message
-/// led by the runs whose script ran out of turns.
+/// (`run`) when a run ended on an undeclared infrastructure stop, an `error` (`judge`) when a
+/// judge gave no verdict, else `failed`, its message led by the runs whose script ran out of
+/// turns.
 fn failed(evidence: &TestEvidence) -> Verdict {
     let failure = evidence
         .failure
@@ -630,6 +631,22 @@ fn failed(evidence: &TestEvidence) -> Verdict {
                 "{}\nthe test then failed: {}",
                 infrastructure.join("\n"),
                 without_run_errors(&failure, evidence)
+            ),
+        );
+    }
+    // A judge that gave no verdict, then a failed test: the failure may be the missing
+    // verdict (`ctx.judge(..).await.unwrap()`), not the agent's work; never a fail of it.
+    let judge_errors: Vec<String> = (evidence.judges.iter().enumerate())
+        .filter_map(|(i, j)| j.error.as_ref().map(|e| format!("judge {}: {e}", i + 1)))
+        .collect();
+    if !judge_errors.is_empty() {
+        return Verdict::error(
+            ErrorKind::Judge,
+            format!(
+                "{}
+the test then failed: {failure}
+(a judge that gave no verdict says nothing about the agent: the test is neither a pass nor a fail; handle the JudgeError in the test to keep its own checks' verdict)",
+                judge_errors.join("\n")
             ),
         );
     }

@@ -171,6 +171,10 @@ pub struct SuiteOptions {
     /// Where to write skill-creator's `benchmark.json` of the skill lift (`--benchmark PATH`),
     /// if anywhere.
     pub benchmark: Option<PathBuf>,
+    /// A person's labels to compare the rubric judges with (`--judge-labels FILE`, read and
+    /// checked by [`crate::report::judge_labels::JudgeLabels::read`]): the report's
+    /// `judge_labels`. `None`: no comparison.
+    pub judge_labels: Option<crate::report::judge_labels::JudgeLabels>,
 }
 
 impl SuiteOptions {
@@ -205,6 +209,7 @@ impl SuiteOptions {
             rerun_failed: None,
             ablate: Vec::new(),
             benchmark: None,
+            judge_labels: None,
         }
     }
 }
@@ -515,6 +520,8 @@ fn suite_report(
         skill_triggers: crate::report::triggers::of(&tests),
         skill_lift: crate::report::lift::of(&tests),
         discrimination: crate::report::discrimination::of(&tests),
+        judge_labels: (options.judge_labels.as_ref())
+            .map(|labels| crate::report::judge_labels::agreement(&tests, labels)),
         cost_control: Some(ran.cost.record()),
         partition: options.partition.map(|p| p.record()),
         pool,

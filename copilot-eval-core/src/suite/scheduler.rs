@@ -249,7 +249,7 @@ impl<'a> Scheduler<'a> {
             self.records.resize(self.schedule.len(), None);
             self.display.grow(added);
         }
-        if record.outcome == Outcome::Error {
+        if stops_launching(&record) {
             self.infrastructure_error(&slot, &record);
         }
         self.records[index] = Some(record);
@@ -341,5 +341,34 @@ fn terminated() -> impl std::future::Future<Output = ()> {
             return;
         }
         std::future::pending::<()>().await
+    }
+}
+
+/// Whether `record` ended in an infrastructure error, after which its eval's further trials
+/// are not run and (unless `--no-fail-fast`) no further eval is launched: an `error` of any
+/// kind but `judge` (a judge that gave no verdict is not the infrastructure's failure: the
+/// suite and the eval's trials go on).
+fn stops_launching(record: &TestRecord) -> bool {
+    record.outcome == Outcome::Error && record.error_kind != Some(crate::report::ErrorKind::Judge)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::ErrorKind;
+
+    /// An `error` stops the launching, except one of kind `judge`; no other outcome does.
+    #[test]
+    fn a_judge_error_does_not_stop_the_suite() {
+        let mut record = super::super::executor::tests::record("e", Outcome::Error);
+        record.error_kind = Some(ErrorKind::Run);
+        assert!(stops_launching(&record));
+        record.error_kind = Some(ErrorKind::Judge);
+        assert!(!stops_launching(&record));
+        for outcome in [Outcome::Passed, Outcome::Failed, Outcome::NotRun] {
+            assert!(!stops_launching(&super::super::executor::tests::record(
+                "e", outcome
+            )));
+        }
     }
 }

@@ -140,6 +140,49 @@ async fn prefers_an_answer_in_both_orders(ctx: EvalContext) {
     );
 }
 
+/// A judge you can measure: `samples(3)` judges the same answer three times, three judge
+/// sessions. The scripted judge says `pass`, `fail`, `pass`: it disagrees with itself once, so
+/// the verdict is the majority, `pass`, with 2/3 agreement (in the reports: `names the version:
+/// pass (2/3 samples agree)`).
+#[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120)]
+async fn a_judge_sampled_three_times_reports_its_agreement(ctx: EvalContext) {
+    let said = |verdict: &str, reason: &str| {
+        answer(
+            json!([{"name": "names the version", "verdict": verdict, "score": null,
+                       "reason": reason}]),
+        )
+    };
+    ctx.offline(
+        Script::new([])
+            .turn(ScriptedTurn::text("ferris-cli 2.4.1 is out."))
+            .turn(said("pass", "It names 2.4.1."))
+            .turn(said("fail", "No version is named."))
+            .turn(said("pass", "2.4.1 is there.")),
+    );
+    let eval = ctx.eval().build().unwrap();
+    let result = ctx
+        .run(&eval, "Announce ferris-cli 2.4.1 in one line.")
+        .await;
+    assert!(result.success, "{}: {:?}", result.stop_reason, result.error);
+    let rubric = Rubric::new(Material::FinalResponse)
+        .criterion("names the version", "The answer names the version.")
+        .samples(3);
+    let judgement = ctx.judge(&result, &rubric).await.unwrap();
+    assert_eq!(
+        judgement.verdict("names the version"),
+        Some(JudgeVerdict::Pass),
+        "{}",
+        judgement.summary()
+    );
+    let agreement = judgement.record.verdicts[0].agreement.expect("sampled");
+    assert_eq!((agreement.agreeing, agreement.samples), (2, 3));
+    assert_eq!(judgement.record.sessions.len(), 3);
+    // The same prompt, three times.
+    let requests = ctx.model_requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[1].last_user_text(), requests[3].last_user_text());
+}
+
 /// A judge whose answer is prose, not the JSON asked for: `ctx.judge` returns an error naming
 /// the criterion, recorded as the judge's `error` in the reports; never a pass.
 #[copilot_eval(model = "claude-sonnet-4.5", timeout_s = 120)]

@@ -46,6 +46,7 @@ use crate::result::CopilotResult;
 use answer::{pair_verdict, parse};
 
 mod answer;
+mod samples;
 
 /// What a judge reads: chosen explicitly for each rubric.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,6 +126,7 @@ pub struct Rubric {
     criteria: Vec<Criterion>,
     judge_model: Option<String>,
     tools: Vec<String>,
+    samples: u32,
 }
 
 impl Rubric {
@@ -135,6 +137,7 @@ impl Rubric {
             criteria: Vec::new(),
             judge_model: None,
             tools: Vec::new(),
+            samples: 1,
         }
     }
 
@@ -181,6 +184,24 @@ impl Rubric {
     {
         self.tools = tools.into_iter().map(Into::into).collect();
         self
+    }
+
+    /// Judge the same material `n` times, one judge session per sample (default 1), to measure
+    /// the judge: each criterion's verdict is the one more than half of the samples gave (the
+    /// majority), recorded with its agreement (`2/3`: two of three samples gave it); a scored
+    /// criterion's score is the median of the samples' scores. `n` must be odd, so that a
+    /// pass/fail majority always exists: an even `n` (or 0) is a [`JudgeError::Rubric`]. Any
+    /// sample's error (its answer does not parse, its session did not complete) is the judge's
+    /// error: no verdict. Only for [`EvalContext::judge`]; [`EvalContext::judge_pair`] refuses
+    /// `n` above 1.
+    pub fn samples(mut self, n: u32) -> Self {
+        self.samples = n;
+        self
+    }
+
+    /// How many times the judge judges the material ([`Rubric::samples`]).
+    pub fn sample_count(&self) -> u32 {
+        self.samples
     }
 
     /// The material.
@@ -290,7 +311,9 @@ impl Rubric {
 /// judge's record in the artifacts carries its text as `error`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JudgeError {
-    /// The rubric has no criterion, or `judge_pair` was given [`Material::Text`].
+    /// The rubric has no criterion, a name twice, a score range whose minimum is not below its
+    /// maximum, an even number of [`Rubric::samples`], or `judge_pair` was given
+    /// [`Material::Text`] or samples above 1.
     #[error("the rubric cannot be used: {0}")]
     Rubric(String),
     /// The material could not be read (a named file is missing).
@@ -479,6 +502,7 @@ impl EvalContext {
                     .or_else(|| self.model())
             }),
             tools: rubric.tools.clone(),
+            samples: (rubric.samples != 1).then_some(rubric.samples),
             rubric: rubric.records(),
             sessions: Vec::new(),
             verdicts: Vec::new(),
@@ -509,25 +533,20 @@ impl EvalContext {
     ) -> Result<Vec<JudgeCriterionVerdict>, JudgeError> {
         check(rubric)?;
         let material = rubric.material.of(result)?;
-        let (run, answer) = self
-            .judge_session(rubric, record, None, rubric.prompt(&material))
-            .await?;
-        let entries = parse(rubric, run, answer.as_deref(), &["pass", "fail"], true)?;
-        Ok(rubric
-            .criteria
-            .iter()
-            .zip(entries)
-            .map(|(c, e)| JudgeCriterionVerdict {
-                criterion: c.name.clone(),
-                verdict: if e.verdict == "pass" {
-                    JudgeVerdict::Pass
-                } else {
-                    JudgeVerdict::Fail
-                },
-                score: e.score,
-                reasons: vec![e.reason],
-            })
-            .collect())
+        let mut answers = Vec::new();
+        for _ in 0..rubric.samples {
+            let (run, answer) = self
+                .judge_session(rubric, record, None, rubric.prompt(&material))
+                .await?;
+            answers.push(parse(
+                rubric,
+                run,
+                answer.as_deref(),
+                &["pass", "fail"],
+                true,
+            )?);
+        }
+        Ok(samples::verdicts(rubric, answers))
     }
 
     async fn judge_pairwise(
@@ -538,6 +557,12 @@ impl EvalContext {
         record: &mut JudgeRecord,
     ) -> Result<Vec<JudgeCriterionVerdict>, JudgeError> {
         check(rubric)?;
+        if rubric.samples != 1 {
+            return Err(JudgeError::Rubric(format!(
+                "samples({}) is for ctx.judge: a pairwise judge already judges twice, once per order; leave Rubric::samples out for ctx.judge_pair",
+                rubric.samples
+            )));
+        }
         if matches!(rubric.material, Material::Text(_)) {
             return Err(JudgeError::Rubric(
                 "ctx.judge_pair compares two results' material: use Material::FinalResponse or Material::Files, not Material::Text".into(),
@@ -572,6 +597,7 @@ impl EvalContext {
                 verdict: pair_verdict(&x.verdict, &y.verdict),
                 score: None,
                 reasons: vec![x.reason, y.reason],
+                agreement: None,
             })
             .collect())
     }
@@ -614,7 +640,7 @@ impl EvalContext {
         let eval: CopilotEval = builder.build().unwrap_or_else(|e| {
             self.setup_failure(format!("the judge's eval does not build: {e}"))
         });
-        let result = self.run(&eval, prompt).await;
+        let result = self.run_judge_session(&eval, prompt).await;
         let (run, session) = self.update_evidence(|evidence| {
             let index = evidence.runs.len() - 1;
             evidence.runs[index].label = Some(JUDGE.to_owned());
@@ -635,8 +661,15 @@ impl EvalContext {
     }
 }
 
-/// A rubric must have a criterion, and names must be unique (answers are matched by name).
+/// A rubric must have a criterion, names must be unique (answers are matched by name), and
+/// its samples an odd number (a majority always exists).
 fn check(rubric: &Rubric) -> Result<(), JudgeError> {
+    if rubric.samples % 2 == 0 {
+        return Err(JudgeError::Rubric(format!(
+            "samples({}) is not odd: the verdict is the majority of the samples, and an even number can tie; give 1, 3, 5, ...",
+            rubric.samples
+        )));
+    }
     if rubric.criteria.is_empty() {
         return Err(JudgeError::Rubric(
             "it has no criterion; add one with Rubric::criterion or Rubric::scored".into(),

@@ -92,6 +92,23 @@ fn a_rubric_without_criteria_or_with_a_name_twice_is_refused() {
     assert!(check(&rubric()).is_ok());
 }
 
+/// A sampled judge's verdict is a majority: an even number of samples could tie, so it is
+/// refused, naming the fix; an odd number is taken.
+#[test]
+fn an_even_number_of_samples_is_refused() {
+    for even in [0, 2, 4] {
+        let error = check(&rubric().samples(even)).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            format!(
+                "the rubric cannot be used: samples({even}) is not odd: the verdict is the majority of the samples, and an even number can tie; give 1, 3, 5, ..."
+            )
+        );
+    }
+    assert!(check(&rubric().samples(3)).is_ok());
+    assert_eq!(rubric().sample_count(), 1);
+}
+
 #[test]
 fn the_prompt_lists_the_criteria_and_the_material() {
     let prompt = rubric().prompt("--- final response ---\nhi\n--- end ---");

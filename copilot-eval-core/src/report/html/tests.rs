@@ -58,6 +58,7 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
         skill_triggers: Vec::new(),
         skill_lift: None,
         discrimination: None,
+        judge_labels: None,
         schema_version: crate::report::SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

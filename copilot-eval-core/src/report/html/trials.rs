@@ -34,6 +34,8 @@ pub(crate) struct TrialView {
     pub comparisons: Vec<CriterionView>,
     /// Each rubric judge's criterion over the trials (`report::judge_trials`).
     pub judges: Vec<super::judge::JudgeTrialView>,
+    /// Each pairwise judge's criterion over the trials: its position consistency.
+    pub pairs: Vec<super::judge::PairTrialView>,
 }
 
 /// One comparison criterion of an eval over its trials, written as the terminal writes it.
@@ -131,6 +133,11 @@ impl TrialView {
                 .judge_criteria
                 .iter()
                 .map(super::judge::JudgeTrialView::of)
+                .collect(),
+            pairs: summary
+                .pair_criteria
+                .iter()
+                .map(super::judge::PairTrialView::of)
                 .collect(),
         }
     }

@@ -36,6 +36,8 @@ pub(super) struct Page<'a> {
     pub tests: Vec<TestView<'a>>,
     /// The suite's provenance, folded under the header.
     pub provenance: Option<super::provenance::SuiteView>,
+    /// The judges against a person's labels (`--judge-labels`).
+    pub judge_labels: Option<super::judge::LabelsView>,
 }
 
 /// The numbers at the top.
@@ -231,6 +233,7 @@ impl<'a> Page<'a> {
                 .map(|e| super::matrix::MatrixView::of(e, &currency))
                 .collect(),
             triggers: super::triggers::TriggerRow::rows(&report.skill_triggers),
+            judge_labels: (report.judge_labels.as_ref()).map(super::judge::LabelsView::of),
             provenance: report
                 .provenance
                 .as_ref()
@@ -434,7 +437,7 @@ impl<'a> TestView<'a> {
                 .judges
                 .iter()
                 .enumerate()
-                .map(|(i, j)| super::judge::JudgeView::of(i + 1, j))
+                .map(|(i, j)| super::judge::JudgeView::of(i + 1, j, &test.runs))
                 .collect(),
             skill_eval: (test.skill_eval.as_ref()).map(|s| format!("{} id {}", s.skill, s.id)),
             expectations: test.expectations.clone(),

@@ -206,6 +206,7 @@ fn suite(version: &str, tests: Vec<TestRecord>) -> SuiteReport {
         skill_triggers: Vec::new(),
         skill_lift: None,
         discrimination: None,
+        judge_labels: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

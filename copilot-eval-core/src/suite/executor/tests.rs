@@ -330,3 +330,50 @@ fn leftovers_turn_a_pass_into_an_error_and_a_note_elsewhere() {
     note_leftovers(&mut clean, &[]);
     assert_eq!((clean.outcome, clean.message), (Outcome::Passed, None));
 }
+
+/// A judge that gave no verdict, then a failed test (`ctx.judge(..).await.unwrap()`): an
+/// `error` of kind `judge`, never a `failed` of the agent; a test that passed over a judge
+/// error (it handled the `JudgeError`) keeps its own checks' `passed`; a failed test whose
+/// judges all gave verdicts stays `failed`.
+#[test]
+fn a_judge_error_is_never_a_fail_of_the_agent() {
+    let judge = |error: Option<&str>| crate::report::JudgeRecord {
+        kind: crate::report::JudgeKind::Rubric,
+        material: "final response".into(),
+        judged_runs: vec![1],
+        model: None,
+        tools: Vec::new(),
+        samples: None,
+        rubric: Vec::new(),
+        sessions: Vec::new(),
+        verdicts: Vec::new(),
+        error: error.map(str::to_owned),
+    };
+    let mut failed = evidence(EvidenceStatus::Failed);
+    failed.failure = Some("called `Result::unwrap()` on an `Err` value: NotJson".to_owned());
+    failed.judges = vec![
+        judge(None),
+        judge(Some("the judge's answer (run 3) is not JSON")),
+    ];
+    let v = classify(&exit(Some(101), None), Some(&failed), BOUND, false);
+    assert_eq!(
+        (v.outcome, v.error_kind),
+        (Outcome::Error, Some(ErrorKind::Judge))
+    );
+    let message = v.message.unwrap();
+    assert!(
+        message.starts_with(
+            "judge 2: the judge's answer (run 3) is not JSON\nthe test then failed: called `Result::unwrap()`"
+        ),
+        "{message}"
+    );
+
+    let mut handled = evidence(EvidenceStatus::Passed);
+    handled.judges = failed.judges.clone();
+    let v = classify(&exit(Some(0), None), Some(&handled), BOUND, false);
+    assert_eq!(v.outcome, Outcome::Passed);
+
+    failed.judges = vec![judge(None)];
+    let v = classify(&exit(Some(101), None), Some(&failed), BOUND, false);
+    assert_eq!(v.outcome, Outcome::Failed);
+}
