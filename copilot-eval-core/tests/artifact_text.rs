@@ -95,6 +95,8 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
     TestRecord {
         provenance: None,
         attempt: None,
+        stopped_early: None,
+        arm: None,
         trial: None,
         model: None,
         test_id: format!("{name}::__copilot_eval"),
@@ -129,6 +131,7 @@ fn suite(tests: Vec<TestRecord>) -> SuiteReport {
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
         skill_lift: None,
+        noise_floor: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

@@ -139,6 +139,8 @@ fn results_seed() -> &'static str {
     let tests = vec![TestRecord {
         provenance: None,
         attempt: None,
+        stopped_early: None,
+        arm: None,
         trial: None,
         model: None,
         name: "t".into(),
@@ -170,6 +172,7 @@ fn results_seed() -> &'static str {
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
         skill_lift: None,
+        noise_floor: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

@@ -188,6 +188,8 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
     let test = TestRecord {
         provenance: None,
         attempt: None,
+        stopped_early: None,
+        arm: None,
         trial: None,
         model: None,
         name: row.to_owned(),
@@ -220,6 +222,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
         skill_lift: None,
+        noise_floor: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".to_owned(),

@@ -350,6 +350,7 @@ pub fn merge(
     merged.model_matrix = super::matrix::of(&tests);
     merged.skill_triggers = super::triggers::of(&tests);
     merged.skill_lift = super::lift::of(&tests);
+    merged.noise_floor = super::aa::of(&tests);
     let requested = merged.requested_mode.clone();
     merged.mode = super::suite_mode(&tests, requested.as_deref().unwrap_or(&merged.mode));
     if let Some(control) = merged.cost_control.as_mut() {
@@ -509,6 +510,7 @@ mod tests {
             model_matrix: Vec::new(),
             skill_triggers: Vec::new(),
             skill_lift: None,
+            noise_floor: None,
             schema_version: SCHEMA_VERSION.to_owned(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

@@ -26,6 +26,7 @@ pub use judge::{
 pub mod benchmark;
 pub mod grading;
 pub mod lift;
+pub mod aa;
 pub use grading::{ExpectationRecord, SkillEvalRecord};
 #[cfg(feature = "runner")]
 pub mod html;
@@ -141,6 +142,11 @@ pub struct SuiteReport {
     /// pass; absent when no eval ran an ablated side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill_lift: Option<lift::SkillLiftReport>,
+    /// With `--aa` (docs/can-this-eval-tell.md): the suite's noise floor, the fraction of
+    /// (eval, trial) pairs whose verdicts differ between arm A and arm B of the same
+    /// configuration; absent when the suite ran no A/A.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_floor: Option<aa::NoiseFloor>,
 }
 
 /// Counts and sums over the suite.
@@ -331,6 +337,14 @@ pub struct TestRecord {
     /// an earlier results file (never that attempt's outcome); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<Attempt>,
+    /// For a trial `--stop-early` skipped (its outcome `not_run`): the trial after which its
+    /// eval's verdict could no longer change, that verdict and why; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<trials::StoppedEarly>,
+    /// With `--aa`: the arm of the A/A run this record is (`a` or `b`, the same configuration
+    /// run twice; arm B's records are named `<eval> (arm B)`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<aa::Arm>,
 }
 
 /// A new attempt of an eval that did not pass in an earlier suite run (`--rerun-failed`).

@@ -16,6 +16,8 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
     TestRecord {
         provenance: None,
         attempt: None,
+        stopped_early: None,
+        arm: None,
         trial: None,
         model: None,
         name: name.into(),
@@ -57,6 +59,7 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
         skill_lift: None,
+        noise_floor: None,
         schema_version: crate::report::SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

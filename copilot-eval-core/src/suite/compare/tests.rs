@@ -69,6 +69,7 @@ fn suite(runtime: &str, tests: Vec<Vec<TestRecord>>, provenance: bool) -> SuiteR
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
         skill_lift: None,
+        noise_floor: None,
         provenance: provenance.then(|| SuiteProvenance {
             copilot_eval_version: "0.1.0".into(),
             sdk_version: "1.0.28".into(),

@@ -171,6 +171,8 @@ fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
     TestRecord {
         provenance: None,
         attempt: None,
+        stopped_early: None,
+        arm: None,
         trial: None,
         model: None,
         name: name.to_owned(),
@@ -205,6 +207,7 @@ fn suite(version: &str, tests: Vec<TestRecord>) -> SuiteReport {
         model_matrix: Vec::new(),
         skill_triggers: Vec::new(),
         skill_lift: None,
+        noise_floor: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
