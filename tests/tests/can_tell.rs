@@ -84,7 +84,12 @@ fn stop_early_ends_an_evals_trials_once_its_verdict_cannot_change() {
         panic!("one summary: {:#?}", run.report.trial_summaries)
     };
     assert_eq!(
-        (summary.passed, summary.failed, summary.not_run, summary.skipped),
+        (
+            summary.passed,
+            summary.failed,
+            summary.not_run,
+            summary.skipped
+        ),
         (1, 1, 0, 3)
     );
     assert_eq!(summary.verdict, Outcome::Failed);
@@ -103,8 +108,9 @@ fn stop_early_ends_an_evals_trials_once_its_verdict_cannot_change() {
         run.stderr
     );
     assert!(
-        run.stderr
-            .contains("5 tests: 1 passed, 1 failed, 0 errors, 0 not run, 3 skipped (--stop-early)\n"),
+        run.stderr.contains(
+            "5 tests: 1 passed, 1 failed, 0 errors, 0 not run, 3 skipped (--stop-early)\n"
+        ),
         "{}",
         run.stderr
     );
@@ -132,7 +138,9 @@ fn stop_early_ends_an_evals_trials_once_its_verdict_cannot_change() {
 fn plan_prints_the_runs_and_the_trials_a_20_point_difference_needs() {
     let output = std::process::Command::new(command_path())
         .args(["copilot-eval", "plan", "-p", "quickstart", "--replay"])
-        .args(["--exact", GREETING, "--trials", "5", "--aa", "--detect", "20"])
+        .args([
+            "--exact", GREETING, "--trials", "5", "--aa", "--detect", "20",
+        ])
         .current_dir(workspace_root())
         .output()
         .expect("the command runs");
@@ -166,8 +174,7 @@ fn plan_prints_the_runs_and_the_trials_a_20_point_difference_needs() {
 
 #[test]
 fn aa_gives_the_flip_rate_between_two_arms_of_the_same_configuration() {
-    if runtime_for("aa_gives_the_flip_rate_between_two_arms_of_the_same_configuration").is_none()
-    {
+    if runtime_for("aa_gives_the_flip_rate_between_two_arms_of_the_same_configuration").is_none() {
         return;
     }
     let args = [

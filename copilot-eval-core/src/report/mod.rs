@@ -23,10 +23,10 @@ pub use judge::{
     JUDGE, JudgeCriterionVerdict, JudgeKind, JudgeRecord, JudgeSession, JudgeVerdict,
     RubricCriterionRecord,
 };
+pub mod aa;
 pub mod benchmark;
 pub mod grading;
 pub mod lift;
-pub mod aa;
 pub use grading::{ExpectationRecord, SkillEvalRecord};
 #[cfg(feature = "runner")]
 pub mod html;

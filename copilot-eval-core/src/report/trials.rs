@@ -158,7 +158,9 @@ pub fn decided(
     trials: u32,
     min_pass_rate: Option<f64>,
 ) -> Option<(Outcome, String)> {
-    let left = trials.checked_sub(passed + failed).filter(|&left| left > 0)?;
+    let left = trials
+        .checked_sub(passed + failed)
+        .filter(|&left| left > 0)?;
     let whatever = match left {
         1 => "whatever the 1 trial left gives".to_owned(),
         n => format!("whatever the {n} trials left give"),
@@ -190,7 +192,10 @@ pub fn decided(
                 passed + left
             ),
         };
-        return Some((Outcome::Failed, format!("{why} and {rule}: it fails {whatever}")));
+        return Some((
+            Outcome::Failed,
+            format!("{why} and {rule}: it fails {whatever}"),
+        ));
     }
     None
 }
@@ -425,7 +430,11 @@ mod tests {
         assert_eq!(verdict(1, 0, 5, None), None);
         assert_eq!(verdict(1, 1, 5, None), Some(Outcome::Failed));
         assert_eq!(verdict(0, 1, 5, None), Some(Outcome::Failed));
-        assert_eq!(verdict(4, 0, 5, None), None, "the last trial can still fail");
+        assert_eq!(
+            verdict(4, 0, 5, None),
+            None,
+            "the last trial can still fail"
+        );
         assert_eq!(verdict(5, 0, 5, None), None, "nothing is left to skip");
         // 60% of 5 needs 3 passes: 3 decide, and 3 failures leave at most 2.
         assert_eq!(verdict(3, 0, 5, Some(0.6)), Some(Outcome::Passed));

@@ -30,8 +30,8 @@ pub mod list;
 pub mod models;
 pub mod partition;
 pub mod phases;
-mod scheduler;
 pub mod plan;
+mod scheduler;
 mod trials;
 
 use std::path::PathBuf;
@@ -570,12 +570,10 @@ fn not_run(
             true => options.ablate.clone(),
             false => Vec::new(),
         },
-        arm: options
-            .aa
-            .then_some(match slot.arm_b {
-                true => crate::report::aa::Arm::B,
-                false => crate::report::aa::Arm::A,
-            }),
+        arm: options.aa.then_some(match slot.arm_b {
+            true => crate::report::aa::Arm::B,
+            false => crate::report::aa::Arm::A,
+        }),
         ..executor::test_record(test, list.binary(test), Outcome::NotRun)
     }
 }

@@ -78,7 +78,11 @@ impl Plan {
                 };
                 let binary = list.binary(test).id.clone();
                 let recorded: Vec<&TestRecord> = baseline
-                    .map(|b| (b.tests.iter()).filter(|t| is_of(t, &binary, &name)).collect())
+                    .map(|b| {
+                        (b.tests.iter())
+                            .filter(|t| is_of(t, &binary, &name))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 PlannedEval {
                     runs: u64::from(trials) * u64::from(sides),
@@ -230,9 +234,12 @@ fn detect_lines(plan: &Plan, options: &PlanOptions, difference: f64) -> String {
     let points = format!("{:.0}", difference * 100.0);
     let per_side = plan.trials;
     let verdict = |needed: Option<u64>| match needed {
-        None => "cannot be detected (the difference does not fit in 0-100% from that rate)"
-            .to_owned(),
-        Some(n) if u64::from(per_side) >= n => format!("{n} trials per side (this plan: {per_side}, enough)"),
+        None => {
+            "cannot be detected (the difference does not fit in 0-100% from that rate)".to_owned()
+        }
+        Some(n) if u64::from(per_side) >= n => {
+            format!("{n} trials per side (this plan: {per_side}, enough)")
+        }
         Some(n) => format!("{n} trials per side (this plan: {per_side}, too few)"),
     };
     let needs = |rate: f64| {
@@ -294,10 +301,7 @@ pub fn run_plan(options: &PlanOptions) -> u8 {
         return exit_code::NO_TESTS;
     }
     let plan = Plan::of(&list, suite, baseline.as_ref());
-    print!(
-        "{}",
-        render(&plan, options, suite.cost.pricing.currency())
-    );
+    print!("{}", render(&plan, options, suite.cost.pricing.currency()));
     exit_code::SUCCESS
 }
 
@@ -342,7 +346,10 @@ mod tests {
             text.starts_with("plan: 2 evals x 5 trials x 2 sides (--aa: arm A and arm B) = 20 runs (nothing runs now)\n"),
             "{text}"
         );
-        assert!(text.contains("\n     10 runs  est. unknown      b e0\n"), "{text}");
+        assert!(
+            text.contains("\n     10 runs  est. unknown      b e0\n"),
+            "{text}"
+        );
         assert!(text.contains("spend: none: --replay"), "{text}");
         assert!(
             text.contains("  at a 50% base rate (assumed, --base-rate): 93 trials per side (this plan: 5, too few)\n"),

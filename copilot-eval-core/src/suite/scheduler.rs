@@ -281,7 +281,11 @@ impl<'a> Scheduler<'a> {
         let cell = self.schedule.same_cell(index);
         let count = |outcome: Outcome| {
             (cell.iter())
-                .filter(|&&i| self.records[i].as_ref().is_some_and(|r| r.outcome == outcome))
+                .filter(|&&i| {
+                    self.records[i]
+                        .as_ref()
+                        .is_some_and(|r| r.outcome == outcome)
+                })
                 .count() as u32
         };
         // After an infrastructure error the cell's trials are stopped for it, not skipped.

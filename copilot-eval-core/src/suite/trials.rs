@@ -387,7 +387,12 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            vec![(1, false, false), (2, false, false), (1, false, true), (2, false, true)]
+            vec![
+                (1, false, false),
+                (2, false, false),
+                (1, false, true),
+                (2, false, true)
+            ]
         );
         let mut schedule = Schedule::new(&cells(1), Some(2), Second::ArmB);
         assert_eq!(
