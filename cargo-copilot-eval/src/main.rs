@@ -191,7 +191,7 @@ enum Command {
     /// Print what a run with the same options would cost, running nothing: per eval the runs
     /// (evals x models x trials x sides), what is known of the spend and the caps; with
     /// --detect PP the trials per side a comparison needs to detect PP points.
-    Plan(plan::PlanArgs),
+    Plan(Box<plan::PlanArgs>),
     /// Work on cassette files: `cassette split FILE` splits a cassette that holds several
     /// recorded sessions into one cassette per session.
     Cassette {
@@ -247,7 +247,7 @@ fn main() -> ExitCode {
         Some(Command::Merge(args)) => ExitCode::from(merge::run(args)),
         Some(Command::Drift(args)) => ExitCode::from(drift::run(args)),
         Some(Command::Compare(args)) => ExitCode::from(compare::run(args)),
-        Some(Command::Plan(args)) => ExitCode::from(plan::run(args)),
+        Some(Command::Plan(args)) => ExitCode::from(plan::run(*args)),
         Some(Command::Cassette { action }) => ExitCode::from(cassette::run(action)),
         Some(Command::Schema) => {
             print!("{}", copilot_eval_core::report::json_schema());

@@ -231,11 +231,12 @@ pub fn trials_needed(p_baseline: f64, p_treatment: f64) -> u64 {
 pub fn trials_to_detect(base_rate: f64, difference: f64, alpha: f64, power: f64) -> Option<u64> {
     use statrs::distribution::{ContinuousCDF, Normal};
     let open = |x: f64| x > 0.0 && x < 1.0;
-    if !(0.0..=1.0).contains(&base_rate)
-        || !(difference > 0.0 && difference <= 1.0)
-        || !open(alpha)
-        || !open(power)
-    {
+    let valid = (0.0..=1.0).contains(&base_rate)
+        && difference > 0.0
+        && difference <= 1.0
+        && open(alpha)
+        && open(power);
+    if !valid {
         return None;
     }
     let normal = Normal::standard();
