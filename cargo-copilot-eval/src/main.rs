@@ -16,6 +16,7 @@ mod init;
 mod lint;
 mod merge;
 mod packages;
+mod plan;
 mod record;
 use copilot_eval_core::runtime;
 use copilot_eval_core::suite::{self, SuiteOptions, exit_code};
@@ -49,7 +50,7 @@ struct Cli {
 }
 
 #[derive(clap::Args)]
-struct RunArgs {
+pub(crate) struct RunArgs {
     /// Run only eval tests whose path contains one of these strings.
     #[arg(value_name = "FILTER")]
     filters: Vec<String>,
@@ -151,6 +152,16 @@ struct RunArgs {
     /// (docs/judges.md, "Judges against human labels").
     #[arg(long, value_name = "FILE")]
     judge_labels: Option<PathBuf>,
+    /// With trials: end an eval's trials once its verdict over them (--min-pass-rate, else
+    /// every trial must pass) can no longer change, by exact counting; the trials left are
+    /// reported not_run with `stopped_early` (JUnit: skipped) and no session is spent on them.
+    #[arg(long)]
+    stop_early: bool,
+    /// A/A: run each eval twice in every trial, as arm A and arm B of the same configuration;
+    /// the report gives the flip rate (the (eval, trial) pairs whose verdicts differ), the
+    /// suite's noise floor. Arm B (`EVAL (arm B)`) never changes the exit status.
+    #[arg(long)]
+    aa: bool,
     #[command(flatten)]
     cost: cost::CostArgs,
     #[command(flatten)]
@@ -192,6 +203,10 @@ enum Command {
     /// suite's runtime, SDK, model or settings changes; with more than two files each eval's
     /// history. Exit 0, or 1 with --fail-on-regression when an eval regressed significantly.
     Compare(compare::CompareArgs),
+    /// Print what a run with the same options would cost, running nothing: per eval the runs
+    /// (evals x models x trials x sides), what is known of the spend and the caps; with
+    /// --detect PP the trials per side a comparison needs to detect PP points.
+    Plan(Box<plan::PlanArgs>),
     /// Work on cassette files: `cassette split FILE` splits a cassette that holds several
     /// recorded sessions into one cassette per session.
     Cassette {
@@ -247,6 +262,7 @@ fn main() -> ExitCode {
         Some(Command::Merge(args)) => ExitCode::from(merge::run(args)),
         Some(Command::Drift(args)) => ExitCode::from(drift::run(args)),
         Some(Command::Compare(args)) => ExitCode::from(compare::run(args)),
+        Some(Command::Plan(args)) => ExitCode::from(plan::run(*args)),
         Some(Command::Cassette { action }) => ExitCode::from(cassette::run(action)),
         Some(Command::Schema) => {
             print!("{}", copilot_eval_core::report::json_schema());
@@ -257,31 +273,40 @@ fn main() -> ExitCode {
 }
 
 fn run_command(args: RunArgs) -> u8 {
+    match suite_options(args) {
+        Ok(options) => suite::run_command(&options),
+        Err(status) => status,
+    }
+}
+
+/// The suite's options from the run's arguments; `Err` holds the exit status of a usage error
+/// (its message printed).
+fn suite_options(args: RunArgs) -> Result<SuiteOptions, u8> {
     if let Some(version) = &args.runtime_version {
         // SAFETY: set before any thread is started (the async runtime is built later, in
         // suite::run_command); the test processes inherit it.
         unsafe { std::env::set_var(runtime::RUNTIME_VERSION_ENV, version) };
         if let Err(e) = runtime::resolve() {
             eprintln!("error: {e}");
-            return exit_code::USAGE;
+            return Err(exit_code::USAGE);
         }
     }
     if !args.cleanup_bound_s.is_finite() || args.cleanup_bound_s < 0.0 {
         eprintln!("error: --cleanup-bound-s must be a non-negative number of seconds");
-        return exit_code::USAGE;
+        return Err(exit_code::USAGE);
     }
     let cost = match args.cost.options() {
         Ok(cost) => cost,
         Err(message) => {
             eprintln!("error: {message}");
-            return exit_code::USAGE;
+            return Err(exit_code::USAGE);
         }
     };
     let (mode, cassette_root) = match (args.record.mode(args.replay), args.record.cassette_root()) {
         (Ok(mode), Ok(root)) => (mode, root),
         (Err(message), _) | (_, Err(message)) => {
             eprintln!("error: {message}");
-            return exit_code::USAGE;
+            return Err(exit_code::USAGE);
         }
     };
     // SAFETY: set before any thread is started (as above); the test processes inherit it.
@@ -296,7 +321,7 @@ fn run_command(args: RunArgs) -> u8 {
         && !(0.0..=100.0).contains(&rate)
     {
         eprintln!("error: --min-pass-rate takes a percentage from 0 to 100, got {rate}");
-        return exit_code::USAGE;
+        return Err(exit_code::USAGE);
     }
     // Without --trials, an eval's attribute may ask for trials (`trials = N`): both options
     // then judge those.
@@ -304,7 +329,7 @@ fn run_command(args: RunArgs) -> u8 {
         eprintln!(
             "error: --min-pass-rate and --pass-k judge trials: give --trials N with N > 1 (or leave --trials out for the attribute's `trials`)"
         );
-        return exit_code::USAGE;
+        return Err(exit_code::USAGE);
     }
     if let Some(trials) = args.trials
         && let Some(k) = args.pass_k.iter().find(|&&k| k > trials)
@@ -312,28 +337,46 @@ fn run_command(args: RunArgs) -> u8 {
         eprintln!(
             "error: --pass-k {k} is more than --trials {trials}: pass@k needs k <= the trials"
         );
-        return exit_code::USAGE;
+        return Err(exit_code::USAGE);
     }
     let models = match args.models.as_deref().map(suite::models::parse_models) {
         None => Vec::new(),
         Some(Ok(models)) => models,
         Some(Err(message)) => {
             eprintln!("error: {message}");
-            return exit_code::USAGE;
+            return Err(exit_code::USAGE);
         }
     };
     let ablate = match copilot_eval_core::eval::Ablate::parse_list(&args.ablate.join(",")) {
         Ok(kinds) => kinds,
         Err(e) => {
             eprintln!("error: --ablate: {e}");
-            return exit_code::USAGE;
+            return Err(exit_code::USAGE);
         }
     };
     if args.benchmark.is_some() && ablate.is_empty() {
         eprintln!(
             "error: --benchmark writes the skill lift: give --ablate skills (the side without the skill) too"
         );
-        return exit_code::USAGE;
+        return Err(exit_code::USAGE);
+    }
+    if args.stop_early && args.trials == Some(1) {
+        eprintln!(
+            "error: --stop-early ends an eval's trials: give --trials N with N > 1 (or leave --trials out for the attribute's `trials`)"
+        );
+        return Err(exit_code::USAGE);
+    }
+    if args.stop_early && (!ablate.is_empty() || args.aa) {
+        eprintln!(
+            "error: --stop-early cannot be used with --ablate or --aa: their sides are measurements that need every trial"
+        );
+        return Err(exit_code::USAGE);
+    }
+    if args.aa && !ablate.is_empty() {
+        eprintln!(
+            "error: --aa and --ablate each add a second side to every eval: give one of them"
+        );
+        return Err(exit_code::USAGE);
     }
     let judge_labels = match args
         .judge_labels
@@ -386,8 +429,10 @@ fn run_command(args: RunArgs) -> u8 {
         ablate,
         benchmark: args.benchmark,
         judge_labels,
+        stop_early: args.stop_early,
+        aa: args.aa,
     };
-    suite::run_command(&options)
+    Ok(options)
 }
 
 fn runtime_command(action: RuntimeAction) -> Result<(), String> {

@@ -240,6 +240,55 @@ pub fn cohen_kappa(
     Some((p_o - p_e) / (1.0 - p_e))
 }
 
+/// The trials per side a comparison of two pass rates needs to detect a difference of
+/// `difference` (a fraction: 0.2 for 20 percentage points) from a side passing at `base_rate`,
+/// with a two-sided test at significance `alpha` and the given `power` (0.05 and 0.8 for the
+/// usual study). A power calculation, unlike [`trials_needed`]: with this many trials a real
+/// difference of that size is found with probability `power`.
+///
+/// The formula is the normal approximation of the two-proportion test (Fleiss, Statistical
+/// Methods for Rates and Proportions, without the continuity correction), with
+/// `p1 = base_rate`, `p2 = p1 ± difference`, `p̄ = (p1 + p2) / 2`:
+///
+/// `n = ceil((z(1 - alpha/2) * sqrt(2 p̄ (1 - p̄)) + z(power) * sqrt(p1 (1 - p1) + p2 (1 - p2)))² / difference²)`
+///
+/// where `z(q)` is the standard normal quantile (statrs). Both directions (`p1 + difference`
+/// and `p1 - difference`) are computed where `p2` stays in [0, 1], and the larger `n` is
+/// returned, so that it suffices for a rise and for a fall. At a base rate of 0.5 and a
+/// difference of 0.2: `p̄ = 0.6` (or 0.4), `n = (1.95996 * 0.69282 + 0.84162 * 0.67823)² /
+/// 0.04 = 92.999...`, so 93.
+///
+/// `None` when no direction fits in [0, 1], or when an argument is out of range (`base_rate`
+/// outside [0, 1], `difference` not in (0, 1], `alpha` or `power` not in (0, 1)).
+#[cfg(feature = "runner")]
+pub fn trials_to_detect(base_rate: f64, difference: f64, alpha: f64, power: f64) -> Option<u64> {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let open = |x: f64| x > 0.0 && x < 1.0;
+    let valid = (0.0..=1.0).contains(&base_rate)
+        && difference > 0.0
+        && difference <= 1.0
+        && open(alpha)
+        && open(power);
+    if !valid {
+        return None;
+    }
+    let normal = Normal::standard();
+    let z_alpha = normal.inverse_cdf(1.0 - alpha / 2.0);
+    let z_power = normal.inverse_cdf(power);
+    let p1 = base_rate;
+    [p1 + difference, p1 - difference]
+        .into_iter()
+        .filter(|p2| (0.0..=1.0).contains(p2))
+        .map(|p2| {
+            let mean = (p1 + p2) / 2.0;
+            let root = z_alpha * (2.0 * mean * (1.0 - mean)).sqrt()
+                + z_power * (p1 * (1.0 - p1) + p2 * (1.0 - p2)).sqrt();
+            // A hair below an integer (float rounding) is that integer.
+            ((root * root) / (difference * difference) - 1e-9).ceil() as u64
+        })
+        .max()
+}
+
 /// `ln(i!)` for `i` in `0..=max`: entry `i` is `ln(1) + ln(2) + ... + ln(i)`.
 fn log_factorial_table(max: u64) -> Vec<f64> {
     let max = usize::try_from(max).expect("log_factorial_table: size exceeds usize");
@@ -303,6 +352,22 @@ fn fisher_exact_with(log_factorials: &[f64], a: u64, b: u64, c: u64, d: u64) -> 
 
 #[cfg(test)]
 mod tests {
+    /// The textbook case, worked by hand: base rate 50%, a 20-point difference, alpha 0.05
+    /// two-sided, power 0.8. z(0.975) = 1.959964, z(0.8) = 0.841621; p̄ = 0.6 (either
+    /// direction), sqrt(2 * 0.6 * 0.4) = 0.692820, sqrt(0.25 + 0.21) = 0.678233;
+    /// (1.959964 * 0.692820 + 0.841621 * 0.678233)² = (1.357903 + 0.570815)² = 3.719953;
+    /// / 0.04 = 92.999: 93 per side. At 10%: only +20 fits (p2 = 0.3, p̄ = 0.2):
+    /// (1.959964 * sqrt(0.32) + 0.841621 * sqrt(0.09 + 0.21))² / 0.04
+    /// = (1.108723 + 0.460975)² / 0.04 = 2.463951 / 0.04 = 61.599: 62.
+    #[test]
+    fn trials_to_detect_a_difference_match_the_hand_computed_values() {
+        assert_eq!(super::trials_to_detect(0.5, 0.2, 0.05, 0.8), Some(93));
+        assert_eq!(super::trials_to_detect(0.1, 0.2, 0.05, 0.8), Some(62));
+        assert_eq!(super::trials_to_detect(0.5, 0.0, 0.05, 0.8), None);
+        assert_eq!(super::trials_to_detect(1.5, 0.2, 0.05, 0.8), None);
+        assert_eq!(super::trials_to_detect(0.5, 0.2, 0.05, 1.0), None);
+    }
+
     use super::*;
 
     fn close(actual: f64, expected: f64, tolerance: f64) -> bool {

@@ -95,6 +95,8 @@ fn record(name: String, outcome: Outcome, message: Option<String>) -> TestRecord
     TestRecord {
         provenance: None,
         attempt: None,
+        stopped_early: None,
+        arm: None,
         trial: None,
         model: None,
         test_id: format!("{name}::__copilot_eval"),
@@ -131,6 +133,7 @@ fn suite(tests: Vec<TestRecord>) -> SuiteReport {
         skill_lift: None,
         discrimination: None,
         judge_labels: None,
+        noise_floor: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

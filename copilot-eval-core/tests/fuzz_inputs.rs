@@ -139,6 +139,8 @@ fn results_seed() -> &'static str {
     let tests = vec![TestRecord {
         provenance: None,
         attempt: None,
+        stopped_early: None,
+        arm: None,
         trial: None,
         model: None,
         name: "t".into(),
@@ -172,6 +174,7 @@ fn results_seed() -> &'static str {
         skill_lift: None,
         discrimination: None,
         judge_labels: None,
+        noise_floor: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

@@ -188,6 +188,8 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
     let test = TestRecord {
         provenance: None,
         attempt: None,
+        stopped_early: None,
+        arm: None,
         trial: None,
         model: None,
         name: row.to_owned(),
@@ -222,6 +224,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         skill_lift: None,
         discrimination: None,
         judge_labels: None,
+        noise_floor: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".to_owned(),

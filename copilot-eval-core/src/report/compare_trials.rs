@@ -288,6 +288,8 @@ mod tests {
         TestRecord {
             provenance: None,
             attempt: None,
+            stopped_early: None,
+            arm: None,
             name: "compares".into(),
             test_id: "compares::__copilot_eval".into(),
             binary: "pkg::evals".into(),

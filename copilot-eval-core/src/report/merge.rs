@@ -353,6 +353,7 @@ pub fn merge(
     merged.discrimination = super::discrimination::of(&tests);
     // Each shard compared its own records with the labels: none is the whole suite's.
     merged.judge_labels = None;
+    merged.noise_floor = super::aa::of(&tests);
     let requested = merged.requested_mode.clone();
     merged.mode = super::suite_mode(&tests, requested.as_deref().unwrap_or(&merged.mode));
     if let Some(control) = merged.cost_control.as_mut() {
@@ -514,6 +515,7 @@ mod tests {
             skill_lift: None,
             discrimination: None,
             judge_labels: None,
+            noise_floor: None,
             schema_version: SCHEMA_VERSION.to_owned(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

@@ -24,6 +24,7 @@ pub use judge::{
     JUDGE, JudgeCriterionVerdict, JudgeKind, JudgeRecord, JudgeSession, JudgeVerdict,
     RubricCriterionRecord, SampleAgreement,
 };
+pub mod aa;
 pub mod benchmark;
 pub mod discrimination;
 pub mod grading;
@@ -156,6 +157,11 @@ pub struct SuiteReport {
     /// option (and in a report `merge` writes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_labels: Option<judge_labels::JudgeLabelsReport>,
+    /// With `--aa` (docs/can-this-eval-tell.md): the suite's noise floor, the fraction of
+    /// (eval, trial) pairs whose verdicts differ between arm A and arm B of the same
+    /// configuration; absent when the suite ran no A/A.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_floor: Option<aa::NoiseFloor>,
 }
 
 /// Counts and sums over the suite.
@@ -357,6 +363,14 @@ pub struct TestRecord {
     /// an earlier results file (never that attempt's outcome); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<Attempt>,
+    /// For a trial `--stop-early` skipped (its outcome `not_run`): the trial after which its
+    /// eval's verdict could no longer change, that verdict and why; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<trials::StoppedEarly>,
+    /// With `--aa`: the arm of the A/A run this record is (`a` or `b`, the same configuration
+    /// run twice; arm B's records are named `<eval> (arm B)`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<aa::Arm>,
 }
 
 /// A new attempt of an eval that did not pass in an earlier suite run (`--rerun-failed`).

@@ -38,6 +38,8 @@ pub(crate) fn test(name: &str, binary: &str, outcome: Outcome, runs: Vec<RunReco
     TestRecord {
         provenance: None,
         attempt: None,
+        stopped_early: None,
+        arm: None,
         trial: None,
         model: None,
         name: name.into(),
@@ -102,6 +104,7 @@ pub(crate) fn report() -> SuiteReport {
         skill_lift: None,
         discrimination: None,
         judge_labels: None,
+        noise_floor: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

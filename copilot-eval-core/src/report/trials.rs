@@ -27,6 +27,21 @@ impl TrialOf {
     }
 }
 
+/// Why an eval's further trials were skipped (`--stop-early`): after `after_trial`, its verdict
+/// over its trials could no longer change, whatever the trials not run would have given.
+/// Written on each skipped trial's record (`stopped_early`; its outcome is `not_run`) and on
+/// the eval's trial summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StoppedEarly {
+    /// The trial after which the verdict was decided (the last trial run).
+    pub after_trial: u32,
+    /// The verdict it decided: `passed` or `failed`.
+    pub verdict: Outcome,
+    /// Why, in words: `trial 2 failed, and every trial must pass` or `3 of 5 trials passed
+    /// already (needs 60% of 5: 3)`.
+    pub reason: String,
+}
+
 /// One estimate for one k (`pass@k` or `pass^k`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AtK {
@@ -55,8 +70,16 @@ pub struct TrialSummary {
     /// Trials that ended in an infrastructure error.
     pub error: u32,
     /// Trials not run (after an infrastructure error in an earlier trial, an interrupt, or a
-    /// cost cap).
+    /// cost cap); not the trials `--stop-early` skipped (`skipped`).
     pub not_run: u32,
+    /// Trials skipped by `--stop-early` once the verdict could no longer change (their
+    /// records are `not_run` with `stopped_early`); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped: u32,
+    /// Why the eval's trials stopped early (`--stop-early`); absent when every trial asked
+    /// was run (or not run for another reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<StoppedEarly>,
     /// `passed / (passed + failed)`, a fraction in [0, 1]; absent when no trial reached a
     /// verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,7 +105,8 @@ pub struct TrialSummary {
     /// must pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_pass_rate: Option<f64>,
-    /// The eval's verdict over its trials: `error` when any trial is `error` or `not_run`;
+    /// The eval's verdict over its trials: `error` when any trial is `error` or `not_run`
+    /// (trials skipped by `--stop-early` do not count);
     /// else, with `min_pass_rate`, `passed` when the pass rate reaches it; without, `passed`
     /// only when every trial passed; otherwise `failed`.
     pub verdict: Outcome,
@@ -114,6 +138,72 @@ pub struct TrialRule {
     pub pass_k: Vec<u32>,
     /// The pass rate needed, a fraction in [0, 1]; `None`: every trial must pass.
     pub min_pass_rate: Option<f64>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Whether `passed` passes out of `judged` trials that reached a verdict meet `min_pass_rate`
+/// (a fraction; `None`: every trial must pass): the one rule of an eval's verdict over its
+/// trials ([`TrialSummary::verdict`]) and of `--stop-early` ([`decided`]). A rate is compared
+/// with a tolerance, so that 4 of 5 meets 0.8. No trial judged meets nothing.
+pub fn meets(passed: u32, judged: u32, min_pass_rate: Option<f64>) -> bool {
+    judged > 0 && f64::from(passed) / f64::from(judged) + 1e-9 >= min_pass_rate.unwrap_or(1.0)
+}
+
+/// The verdict of an eval asked to run `trials` trials once `passed` passed and `failed`
+/// failed, when the trials left cannot change it (`--stop-early`), with why; `None` while they
+/// can, or when none is left. Exact counting with [`meets`] over all `trials`: `passed` when
+/// it holds even if every trial left fails, `failed` when it fails even if every trial left
+/// passes (an eval that meets its rate over all its trials meets it over any fewer judged,
+/// and one that cannot meet it over all of them cannot over fewer either).
+pub fn decided(
+    passed: u32,
+    failed: u32,
+    trials: u32,
+    min_pass_rate: Option<f64>,
+) -> Option<(Outcome, String)> {
+    let left = trials
+        .checked_sub(passed + failed)
+        .filter(|&left| left > 0)?;
+    let whatever = match left {
+        1 => "whatever the 1 trial left gives".to_owned(),
+        n => format!("whatever the {n} trials left give"),
+    };
+    let trials_word = |n: u32| match n {
+        1 => "1 trial".to_owned(),
+        n => format!("{n} trials"),
+    };
+    // The fewest passes of all `trials` that meet the rule (ceil(rate x trials), by `meets`).
+    let needed = (0..=trials)
+        .find(|&p| meets(p, trials, min_pass_rate))
+        .unwrap_or(trials);
+    let rule = match min_pass_rate {
+        None => "every trial must pass".to_owned(),
+        Some(rate) => format!("the eval needs {} of {trials} ({needed})", percent(rate)),
+    };
+    if meets(passed, trials, min_pass_rate) {
+        return Some((
+            Outcome::Passed,
+            format!("{passed} of {trials} trials passed already and {rule}: it passes {whatever}"),
+        ));
+    }
+    if !meets(passed + left, trials, min_pass_rate) {
+        let why = match min_pass_rate {
+            None => format!("{} failed", trials_word(failed)),
+            Some(_) => format!(
+                "{} failed, so at most {} of {trials} can pass",
+                trials_word(failed),
+                passed + left
+            ),
+        };
+        return Some((
+            Outcome::Failed,
+            format!("{why} and {rule}: it fails {whatever}"),
+        ));
+    }
+    None
 }
 
 /// The summaries of every eval of `tests` that ran in trials (records with
@@ -167,7 +257,12 @@ fn summary(
 ) -> TrialSummary {
     let count = |outcome: Outcome| records.iter().filter(|r| r.outcome == outcome).count() as u32;
     let (passed, failed) = (count(Outcome::Passed), count(Outcome::Failed));
-    let (error, not_run) = (count(Outcome::Error), count(Outcome::NotRun));
+    let skipped = records
+        .iter()
+        .filter(|r| r.outcome == Outcome::NotRun && r.stopped_early.is_some())
+        .count() as u32;
+    let (error, not_run) = (count(Outcome::Error), count(Outcome::NotRun) - skipped);
+    let stopped_early = records.iter().find_map(|r| r.stopped_early.clone());
     let judged = passed + failed;
     let (pass_rate, pass_rate_interval) = stats::rate_with_interval(passed, judged);
     let ks: Vec<u32> = if rule.pass_k.is_empty() {
@@ -187,13 +282,10 @@ fn summary(
     let pass_k_not_estimated: Vec<u32> = ks.iter().copied().filter(|&k| k > judged).collect();
     let verdict = if error > 0 || not_run > 0 {
         Outcome::Error
+    } else if meets(passed, judged, rule.min_pass_rate) {
+        Outcome::Passed
     } else {
-        let needed = rule.min_pass_rate.unwrap_or(1.0);
-        // A rate is compared with a tolerance, so that 4 of 5 meets 0.8.
-        match pass_rate {
-            Some(rate) if rate + 1e-9 >= needed => Outcome::Passed,
-            _ => Outcome::Failed,
-        }
+        Outcome::Failed
     };
     let mut failed_trials: Vec<u32> = records
         .iter()
@@ -209,6 +301,8 @@ fn summary(
         failed,
         error,
         not_run,
+        skipped,
+        stopped_early,
         pass_rate,
         pass_rate_interval,
         pass_at_k: estimate(stats::pass_at_k),
@@ -315,5 +409,77 @@ pub fn line(summary: &TrialSummary) -> String {
         let trials: Vec<String> = summary.failed_trials.iter().map(u32::to_string).collect();
         line.push_str(&format!("; failed trials: {}", trials.join(", ")));
     }
+    if let Some(early) = &summary.stopped_early {
+        line.push_str(&format!(
+            "; stopped early after trial {} (--stop-early): {}; {} skipped",
+            early.after_trial,
+            early.reason,
+            match summary.skipped {
+                1 => "1 trial".to_owned(),
+                n => format!("{n} trials"),
+            }
+        ));
+    }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `decided` is exact counting over `meets`, the verdict's rule: with every trial must
+    /// pass, the first failure decides; with a rate r over N trials, ceil(r x N) passes decide
+    /// `passed`, and fewer passes possible than that decide `failed`; otherwise it waits.
+    #[test]
+    fn decided_is_exact_counting_over_the_verdicts_rule() {
+        let verdict = |p, f, n, rate| decided(p, f, n, rate).map(|(v, _)| v);
+        // Every trial must pass.
+        assert_eq!(verdict(1, 0, 5, None), None);
+        assert_eq!(verdict(1, 1, 5, None), Some(Outcome::Failed));
+        assert_eq!(verdict(0, 1, 5, None), Some(Outcome::Failed));
+        assert_eq!(
+            verdict(4, 0, 5, None),
+            None,
+            "the last trial can still fail"
+        );
+        assert_eq!(verdict(5, 0, 5, None), None, "nothing is left to skip");
+        // 60% of 5 needs 3 passes: 3 decide, and 3 failures leave at most 2.
+        assert_eq!(verdict(3, 0, 5, Some(0.6)), Some(Outcome::Passed));
+        assert_eq!(verdict(2, 1, 5, Some(0.6)), None);
+        assert_eq!(verdict(2, 2, 5, Some(0.6)), None, "the last trial decides");
+        assert_eq!(verdict(1, 3, 5, Some(0.6)), Some(Outcome::Failed));
+        assert_eq!(verdict(0, 3, 5, Some(0.6)), Some(Outcome::Failed));
+        // 80% of 5 is exactly 4 (the rate's tolerance): 4 passes decide.
+        assert_eq!(verdict(4, 0, 5, Some(0.8)), Some(Outcome::Passed));
+        assert_eq!(verdict(3, 1, 5, Some(0.8)), None);
+        assert_eq!(verdict(3, 2, 6, Some(0.8)), Some(Outcome::Failed));
+        // 50% of 3 needs 2 (ceil 1.5).
+        assert_eq!(verdict(1, 0, 3, Some(0.5)), None);
+        assert_eq!(verdict(1, 1, 3, Some(0.5)), None);
+        assert_eq!(verdict(0, 2, 3, Some(0.5)), Some(Outcome::Failed));
+        assert_eq!(verdict(2, 0, 3, Some(0.5)), Some(Outcome::Passed));
+        // A verdict decided over fewer trials is the rule's over the judged ones too.
+        for n in 1..=8u32 {
+            for rate in [None, Some(0.3), Some(0.5), Some(0.6), Some(0.8), Some(1.0)] {
+                for p in 0..=n {
+                    for f in 0..=n - p {
+                        if let Some(v) = verdict(p, f, n, rate) {
+                            let judged = meets(p, p + f, rate);
+                            assert_eq!(v == Outcome::Passed, judged, "{p}+{f} of {n} at {rate:?}");
+                        }
+                    }
+                }
+            }
+        }
+        let (_, why) = decided(1, 1, 5, None).unwrap();
+        assert_eq!(
+            why,
+            "1 trial failed and every trial must pass: it fails whatever the 3 trials left give"
+        );
+        let (_, why) = decided(1, 3, 5, Some(0.6)).unwrap();
+        assert_eq!(
+            why,
+            "3 trials failed, so at most 2 of 5 can pass and the eval needs 60% of 5 (3): it fails whatever the 1 trial left gives"
+        );
+    }
 }

@@ -94,9 +94,12 @@ async fn describe(
 /// trigger check when missing.
 fn apply(record: &mut TestRecord, description: &TestDescription) {
     if record.model.is_none() && description.model.is_some() {
-        record.name = match record.ablated.is_empty() {
-            true => description.name.clone(),
-            false => crate::report::lift::ablated_name(&description.name, &record.ablated),
+        record.name = match (record.ablated.is_empty(), record.arm) {
+            (false, _) => crate::report::lift::ablated_name(&description.name, &record.ablated),
+            (true, Some(crate::report::aa::Arm::B)) => {
+                crate::report::aa::arm_b_name(&description.name)
+            }
+            (true, _) => description.name.clone(),
         };
         record.model = description.model.clone();
     }
@@ -130,6 +133,8 @@ pub(crate) async fn complete(
             records[i]
                 .as_ref()
                 .is_some_and(|r| matches!(r.outcome, Outcome::NotRun | Outcome::Error))
+                // A trial `--stop-early` skipped has its name and model from its cell's trials.
+                && records[i].as_ref().is_some_and(|r| r.stopped_early.is_none())
         })
         .collect();
     if needing.is_empty() {
@@ -197,7 +202,8 @@ fn same_as_cell(schedule: &Schedule, records: &mut [Option<TestRecord>], index: 
     let known = (0..schedule.len())
         .filter(|&i| {
             let other = schedule.slot(i);
-            (other.test, other.model, other.ablated) == (slot.test, slot.model, slot.ablated)
+            (other.test, other.model, other.ablated, other.arm_b)
+                == (slot.test, slot.model, slot.ablated, slot.arm_b)
         })
         .find_map(|i| {
             let record = records[i].as_ref()?;

@@ -98,6 +98,7 @@ pub fn finished_line(record: &TestRecord) -> String {
         Outcome::Passed => "PASS",
         Outcome::Failed => "FAIL",
         Outcome::Error => "ERROR",
+        Outcome::NotRun if record.stopped_early.is_some() => "SKIP",
         Outcome::NotRun => "NOT RUN",
     };
     let mut line = format!(
@@ -261,20 +262,32 @@ fn summary_text(report: &SuiteReport, with_messages: bool) -> String {
             "    ",
         ));
     }
+    if let Some(floor) = &report.noise_floor {
+        out.push_str("  noise floor (A/A: the same configuration as arm A and arm B):\n");
+        out.push_str(&crate::report::aa::lines(floor, "    "));
+    }
     out
 }
 
 /// The summary's first lines: the outcome counts, the stop reasons, the tokens and tool calls.
 fn counts_lines(report: &SuiteReport) -> String {
     let t = &report.totals;
+    // Trials `--stop-early` skipped are `not_run` records, counted apart.
+    let skipped = (report.tests.iter())
+        .filter(|t| t.outcome == Outcome::NotRun && t.stopped_early.is_some())
+        .count() as u64;
     let mut out = format!(
-        "     Summary [{:>8.3}s] {}: {} passed, {} failed, {}, {} not run\n",
+        "     Summary [{:>8.3}s] {}: {} passed, {} failed, {}, {} not run{}\n",
         report.duration_ms as f64 / 1000.0,
         count(t.tests, "test", "tests"),
         t.passed,
         t.failed,
         count(t.error, "error", "errors"),
-        t.not_run
+        t.not_run.saturating_sub(skipped),
+        match skipped {
+            0 => String::new(),
+            n => format!(", {n} skipped (--stop-early)"),
+        }
     );
     if !t.stop_reasons.is_empty() {
         let reasons: Vec<String> = t
@@ -309,7 +322,9 @@ fn counts_lines(report: &SuiteReport) -> String {
 /// message is above)`, or with `with_messages` its message's first line.
 fn not_passed_lines(report: &SuiteReport, with_messages: bool) -> String {
     let mut out = String::new();
-    for test in report.tests.iter().filter(|t| t.outcome != Outcome::Passed) {
+    // A trial `--stop-early` skipped is not a failure: its eval's trials line says why.
+    let listed = |t: &&TestRecord| t.outcome != Outcome::Passed && t.stopped_early.is_none();
+    for test in report.tests.iter().filter(listed) {
         let first = test
             .message
             .as_deref()
@@ -480,6 +495,8 @@ mod tests {
             skill_lift: None,
             discrimination: None,
             judge_labels: None,
+    }
+            noise_floor: None,
             schema_version: crate::report::SCHEMA_VERSION.into(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

@@ -103,6 +103,8 @@ pub(super) fn test_record(test: &EvalTest, binary: &TestBinary, outcome: Outcome
         trigger_query: None,
         provenance: None,
         attempt: None,
+        stopped_early: None,
+        arm: None,
         ablated: Vec::new(),
         expectations: Vec::new(),
         comparisons: Vec::new(),

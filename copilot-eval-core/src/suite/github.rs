@@ -445,6 +445,7 @@ mod tests {
                     text: text.into(),
                     passed,
                     evidence: String::new(),
+                    kind: Default::default(),
                 })
                 .to_vec();
             record

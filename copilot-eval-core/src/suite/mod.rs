@@ -30,6 +30,7 @@ pub mod list;
 pub mod models;
 pub mod partition;
 pub mod phases;
+pub mod plan;
 mod scheduler;
 mod trials;
 
@@ -175,6 +176,14 @@ pub struct SuiteOptions {
     /// checked by [`crate::report::judge_labels::JudgeLabels::read`]): the report's
     /// `judge_labels`. `None`: no comparison.
     pub judge_labels: Option<crate::report::judge_labels::JudgeLabels>,
+    /// End an eval's trials once its verdict over them can no longer change (`--stop-early`,
+    /// [`crate::report::trials::decided`]): the trials left are `not_run` with
+    /// `stopped_early`, and never launched.
+    pub stop_early: bool,
+    /// Run each eval twice in every trial, as arm A and arm B of the same configuration
+    /// (`--aa`): the report's `noise_floor` gives the fraction of (eval, trial) pairs whose
+    /// verdicts differ. Arm B is a measurement: it never changes the exit status.
+    pub aa: bool,
 }
 
 impl SuiteOptions {
@@ -210,6 +219,8 @@ impl SuiteOptions {
             ablate: Vec::new(),
             benchmark: None,
             judge_labels: None,
+            stop_early: false,
+            aa: false,
         }
     }
 }
@@ -357,14 +368,17 @@ fn write_and_decide(
 /// over them ([`TrialSummary::verdict`](crate::report::TrialSummary::verdict)), not by each
 /// trial: with `--min-pass-rate 60`, 3 passing trials of 5 make it pass.
 ///
-/// The ablated side of `--ablate` (records with `ablated`) is a measurement: it never counts.
+/// The ablated side of `--ablate` (records with `ablated`) and arm B of `--aa` are
+/// measurements: they never count.
 pub fn exit_status(report: &SuiteReport) -> u8 {
+    let measurement =
+        |t: &TestRecord| !t.ablated.is_empty() || t.arm == Some(crate::report::aa::Arm::B);
     let ablated = |binary: &str, name: &str| {
-        (report.tests.iter()).any(|t| !t.ablated.is_empty() && t.binary == binary && t.name == name)
+        (report.tests.iter()).any(|t| measurement(t) && t.binary == binary && t.name == name)
     };
     if !report.trial_summaries.is_empty() {
         // With trials, each eval's verdict over its trials decides, not each trial.
-        let once = (report.tests.iter()).filter(|t| t.trial.is_none() && t.ablated.is_empty());
+        let once = (report.tests.iter()).filter(|t| t.trial.is_none() && !measurement(t));
         let summaries = (report.trial_summaries.iter()).filter(|s| !ablated(&s.binary, &s.name));
         let verdicts: Vec<Outcome> = once
             .map(|t| t.outcome)
@@ -381,11 +395,11 @@ pub fn exit_status(report: &SuiteReport) -> u8 {
             exit_code::SUCCESS
         };
     }
-    let t = match report.tests.iter().any(|t| !t.ablated.is_empty()) {
+    let t = match report.tests.iter().any(measurement) {
         false => report.totals.clone(),
         true => {
             let normal: Vec<TestRecord> = (report.tests.iter())
-                .filter(|t| t.ablated.is_empty())
+                .filter(|t| !measurement(t))
                 .cloned()
                 .collect();
             SuiteTotals::of(&normal)
@@ -522,6 +536,7 @@ fn suite_report(
         discrimination: crate::report::discrimination::of(&tests),
         judge_labels: (options.judge_labels.as_ref())
             .map(|labels| crate::report::judge_labels::agreement(&tests, labels)),
+        noise_floor: crate::report::aa::of(&tests),
         cost_control: Some(ran.cost.record()),
         partition: options.partition.map(|p| p.record()),
         pool,
@@ -534,16 +549,17 @@ fn label(binary: &str, name: &str) -> String {
 }
 
 /// The name of a slot's record: the test's, or `<eval>@<model>` on a model of `--models`;
-/// on the ablated side, `<name> (without skills)`.
+/// on the ablated side, `<name> (without skills)`; on arm B of `--aa`, `<name> (arm B)`.
 fn slot_name(list: &TestList, slot: &trials::Slot, options: &SuiteOptions) -> String {
     let test = &list.tests[slot.test];
     let name = match slot.model {
         Some(model) => models::cell_name(&test.name, &options.models[model]),
         None => test.name.clone(),
     };
-    match slot.ablated {
-        true => crate::report::lift::ablated_name(&name, &options.ablate),
-        false => name,
+    match (slot.ablated, slot.arm_b) {
+        (true, _) => crate::report::lift::ablated_name(&name, &options.ablate),
+        (false, true) => crate::report::aa::arm_b_name(&name),
+        (false, false) => name,
     }
 }
 
@@ -574,6 +590,10 @@ fn not_run(
             true => options.ablate.clone(),
             false => Vec::new(),
         },
+        arm: options.aa.then_some(match slot.arm_b {
+            true => crate::report::aa::Arm::B,
+            false => crate::report::aa::Arm::A,
+        }),
         ..executor::test_record(test, list.binary(test), Outcome::NotRun)
     }
 }

@@ -107,10 +107,15 @@ struct Scheduler<'a> {
 
 impl<'a> Scheduler<'a> {
     fn new(list: &'a TestList, options: &'a SuiteOptions) -> Self {
+        let second = match (options.ablate.is_empty(), options.aa) {
+            (false, _) => trials::Second::Ablated,
+            (true, true) => trials::Second::ArmB,
+            (true, false) => trials::Second::None,
+        };
         let schedule = Schedule::new(
             &models::cells(list, &options.models),
             options.trials,
-            !options.ablate.is_empty(),
+            second,
         );
         Self {
             list,
@@ -208,8 +213,9 @@ impl<'a> Scheduler<'a> {
                 true => options.ablate.clone(),
                 false => Vec::new(),
             };
+            let aa = options.aa;
             running.spawn(async move {
-                let record = executor::run_one(
+                let (mut record, ask) = executor::run_one(
                     index,
                     slot.trial,
                     model.as_deref(),
@@ -220,7 +226,10 @@ impl<'a> Scheduler<'a> {
                     interrupt,
                 )
                 .await;
-                (index, record)
+                if aa {
+                    crate::report::aa::label(&mut record, slot.arm_b);
+                }
+                (index, (record, ask))
             });
         }
     }
@@ -253,6 +262,84 @@ impl<'a> Scheduler<'a> {
             self.infrastructure_error(&slot, &record);
         }
         self.records[index] = Some(record);
+        if options.stop_early {
+            self.stop_early(index);
+        }
+    }
+
+    /// `--stop-early`: once the trials of slot `index`'s cell decide its eval's verdict
+    /// ([`crate::report::trials::decided`], under the eval's pass rate), its trials not
+    /// launched yet are recorded `not_run` with `stopped_early` and never launched. Not on an
+    /// ablated side or arm B: those are measurements, every trial counts.
+    fn stop_early(&mut self, index: usize) {
+        let slot = self.schedule.slot(index);
+        let (Some(trial), Some(record)) = (slot.trial, self.records[index].as_ref()) else {
+            return;
+        };
+        if slot.ablated || slot.arm_b {
+            return;
+        }
+        let cell = self.schedule.same_cell(index);
+        let count = |outcome: Outcome| {
+            (cell.iter())
+                .filter(|&&i| {
+                    self.records[i]
+                        .as_ref()
+                        .is_some_and(|r| r.outcome == outcome)
+                })
+                .count() as u32
+        };
+        // After an infrastructure error the cell's trials are stopped for it, not skipped.
+        if count(Outcome::Error) > 0 {
+            return;
+        }
+        let rate = self.options.trial_rule.min_pass_rate.or_else(|| {
+            (self.asked_rates.iter())
+                .find(|(b, n, _)| *b == record.binary && *n == record.name)
+                .map(|(_, _, rate)| *rate)
+        });
+        let Some((verdict, reason)) = crate::report::trials::decided(
+            count(Outcome::Passed),
+            count(Outcome::Failed),
+            trial.trials,
+            rate,
+        ) else {
+            return;
+        };
+        let early = crate::report::trials::StoppedEarly {
+            after_trial: trial.trial,
+            verdict,
+            reason,
+        };
+        let (name, model) = (record.name.clone(), record.model.clone());
+        self.display.note(&format!(
+            "  stopping early: {name} {} after trial {} of {} ({}); its other trials are skipped",
+            verdict.as_str(),
+            trial.trial,
+            trial.trials,
+            early.reason
+        ));
+        let left: Vec<usize> = (cell.into_iter())
+            .filter(|&i| self.records[i].is_none())
+            .collect();
+        for i in left {
+            let slot = self.schedule.slot(i);
+            let mut skipped = not_run(
+                self.list,
+                &slot,
+                self.options,
+                format!(
+                    "skipped: stopped early after trial {} of {} (--stop-early): {}",
+                    trial.trial, trial.trials, early.reason
+                ),
+            );
+            (skipped.name, skipped.model) = (name.clone(), model.clone());
+            skipped.stopped_early = Some(early.clone());
+            self.display
+                .finished(&slot_label(self.list, &slot, self.options), &skipped);
+            self.schedule.unqueue(i);
+            self.records[i] = Some(skipped);
+        }
     }
 
     /// `record` (of `slot`) ended in an infrastructure error: its eval's further trials are not

@@ -21,23 +21,54 @@ pub(crate) struct Slot {
     /// The ablated side of the eval (`--ablate`): its test process runs without the inputs the
     /// suite's options name.
     pub ablated: bool,
+    /// Arm B of an A/A run (`--aa`): the same configuration as the eval's own slot (arm A),
+    /// run again.
+    pub arm_b: bool,
+}
+
+/// A cell of the schedule as it runs: (test, model, ablated, arm B). Its slots run one at a
+/// time.
+type RunningCell = (usize, Option<usize>, bool, bool);
+
+impl Slot {
+    /// The cell this slot is a trial of, with its side.
+    fn cell(&self) -> RunningCell {
+        (self.test, self.model, self.ablated, self.arm_b)
+    }
+}
+
+/// The second side of each cell, if any: the ablated side (`--ablate`) or arm B of an A/A run
+/// (`--aa`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Second {
+    /// One side per cell.
+    None,
+    /// The eval without the inputs `--ablate` names.
+    Ablated,
+    /// Arm B of `--aa`: the same configuration again.
+    ArmB,
 }
 
 /// The slots of `cells` ([`super::models::cells`]) with `trials` trials each: every cell once
-/// when `trials` is 1, else trials 1..=N of the first cell, then of the second, ... With
-/// `ablate` (`--ablate`), each cell's trials are followed by the same trials of its ablated
-/// side.
-pub(crate) fn slots(cells: &[Cell], trials: u32, ablate: bool) -> Vec<Slot> {
-    let sides: &[bool] = if ablate { &[false, true] } else { &[false] };
+/// when `trials` is 1, else trials 1..=N of the first cell, then of the second, ... With a
+/// `second` side (`--ablate`, `--aa`), each cell's trials are followed by the same trials of
+/// that side.
+pub(crate) fn slots(cells: &[Cell], trials: u32, second: Second) -> Vec<Slot> {
+    let sides: &[(bool, bool)] = match second {
+        Second::None => &[(false, false)],
+        Second::Ablated => &[(false, false), (true, false)],
+        Second::ArmB => &[(false, false), (false, true)],
+    };
     cells
         .iter()
         .flat_map(|cell| {
-            sides.iter().flat_map(move |&ablated| {
+            sides.iter().flat_map(move |&(ablated, arm_b)| {
                 (1..=trials.max(1)).map(move |trial| Slot {
                     test: cell.test,
                     model: cell.model,
                     trial: (trials > 1).then_some(TrialOf { trial, trials }),
                     ablated,
+                    arm_b,
                 })
             })
         })
@@ -64,15 +95,15 @@ pub(crate) struct Schedule {
     added: Vec<Vec<usize>>,
     /// How many slots [`slots`] gave (the added ones come after them).
     initial: usize,
-    /// The cells (test, model, side) with a slot launched and not ended yet.
-    running: Vec<(usize, Option<usize>, bool)>,
+    /// The cells (test, model, sides) with a slot launched and not ended yet.
+    running: Vec<RunningCell>,
 }
 
 impl Schedule {
     /// The slots of `cells` with `trials` trials each (`--trials N`; `None`: one, unless an
-    /// attribute asks for more), and with `ablate` each cell's ablated side too.
-    pub(crate) fn new(cells: &[Cell], trials: Option<u32>, ablate: bool) -> Self {
-        let slots = slots(cells, trials.unwrap_or(1), ablate);
+    /// attribute asks for more), and each cell's `second` side too.
+    pub(crate) fn new(cells: &[Cell], trials: Option<u32>, second: Second) -> Self {
+        let slots = slots(cells, trials.unwrap_or(1), second);
         Self {
             queue: (0..slots.len()).collect(),
             added: vec![Vec::new(); slots.len()],
@@ -101,24 +132,18 @@ impl Schedule {
     /// running; its cell counts as running until [`ended`](Self::ended). `None` when no slot is
     /// left or every one left waits for its cell's running slot.
     pub(crate) fn next(&mut self) -> Option<usize> {
-        let at = self.queue.iter().position(|&index| {
-            let slot = self.slots[index];
-            !self
-                .running
-                .contains(&(slot.test, slot.model, slot.ablated))
-        })?;
+        let at = (self.queue.iter())
+            .position(|&index| !self.running.contains(&self.slots[index].cell()))?;
         let index = self.queue.remove(at)?;
-        let slot = self.slots[index];
-        self.running.push((slot.test, slot.model, slot.ablated));
+        self.running.push(self.slots[index].cell());
         Some(index)
     }
 
     /// Slot `index`, given by [`next`](Self::next), ended (or was recorded without running):
     /// its cell's next slot may start.
     pub(crate) fn ended(&mut self, index: usize) {
-        let slot = self.slots[index];
-        self.running
-            .retain(|&cell| cell != (slot.test, slot.model, slot.ablated));
+        let cell = self.slots[index].cell();
+        self.running.retain(|&running| running != cell);
     }
 
     /// Slot `index` (an eval's only slot: launched without a trial) ended as trial 1 of `trials`
@@ -147,6 +172,19 @@ impl Schedule {
         }
         self.added[index] = added;
         (trials - 1) as usize
+    }
+
+    /// The slots of the same cell and side as slot `index` (its trials), in slot order.
+    pub(crate) fn same_cell(&self, index: usize) -> Vec<usize> {
+        let cell = self.slots[index].cell();
+        (0..self.slots.len())
+            .filter(|&i| self.slots[i].cell() == cell)
+            .collect()
+    }
+
+    /// Take slot `index` out of the slots left to launch (it is recorded without running).
+    pub(crate) fn unqueue(&mut self, index: usize) {
+        self.queue.retain(|&queued| queued != index);
     }
 
     /// Every slot index in report order: each slot of [`slots`], followed by those added after
@@ -186,19 +224,21 @@ mod tests {
     #[test]
     fn one_trial_is_one_slot_per_test_without_a_trial() {
         assert_eq!(
-            slots(&cells(2), 1, false),
+            slots(&cells(2), 1, Second::None),
             vec![
                 Slot {
                     test: 0,
                     model: None,
                     trial: None,
-                    ablated: false
+                    ablated: false,
+                    arm_b: false
                 },
                 Slot {
                     test: 1,
                     model: None,
                     trial: None,
-                    ablated: false
+                    ablated: false,
+                    arm_b: false
                 }
             ]
         );
@@ -208,7 +248,7 @@ mod tests {
     /// are launched next and reported right after its first trial.
     #[test]
     fn an_attributes_trials_are_added_after_the_evals_first_trial() {
-        let mut schedule = Schedule::new(&cells(2), None, false);
+        let mut schedule = Schedule::new(&cells(2), None, Second::None);
         assert_eq!(schedule.next(), Some(0));
         assert_eq!(schedule.add_asked_trials(0, 3), 2);
         schedule.ended(0);
@@ -236,10 +276,10 @@ mod tests {
         );
         assert!((0..3).all(|i| schedule.slot(schedule.order()[i]).trial.unwrap().trials == 3));
         // A slot that already is a trial (`--trials N`) asks nothing more, nor does one trial.
-        let mut given = Schedule::new(&cells(1), Some(2), false);
+        let mut given = Schedule::new(&cells(1), Some(2), Second::None);
         assert_eq!(given.add_asked_trials(0, 5), 0);
         assert_eq!(given.add_asked_trials(1, 5), 0);
-        let mut once = Schedule::new(&cells(1), None, false);
+        let mut once = Schedule::new(&cells(1), None, Second::None);
         assert_eq!(once.add_asked_trials(0, 1), 0);
         assert_eq!(once.len(), 1);
     }
@@ -248,7 +288,7 @@ mod tests {
     /// report order still keeps the first eval's trials together.
     #[test]
     fn the_report_keeps_an_evals_added_trials_together() {
-        let mut schedule = Schedule::new(&cells(2), None, false);
+        let mut schedule = Schedule::new(&cells(2), None, Second::None);
         assert_eq!((schedule.next(), schedule.next()), (Some(0), Some(1)));
         schedule.add_asked_trials(1, 2);
         schedule.add_asked_trials(0, 2);
@@ -259,7 +299,7 @@ mod tests {
     /// while the other cell's trial 1 may start beside it.
     #[test]
     fn a_cells_trials_run_one_at_a_time_whatever_the_jobs() {
-        let mut one = Schedule::new(&cells(1), Some(3), false);
+        let mut one = Schedule::new(&cells(1), Some(3), Second::None);
         assert_eq!(one.next(), Some(0));
         assert_eq!(one.next(), None, "trial 2 waits for trial 1");
         assert!(one.has_next());
@@ -269,7 +309,7 @@ mod tests {
         assert_eq!(one.next(), Some(2));
 
         // Two cells, two trials each: trial 1 of both, then trial 2 of the first that ends.
-        let mut two = Schedule::new(&cells(2), Some(2), false);
+        let mut two = Schedule::new(&cells(2), Some(2), Second::None);
         assert_eq!(
             (two.next(), two.next(), two.next()),
             (Some(0), Some(2), None)
@@ -290,19 +330,19 @@ mod tests {
                 model: Some(1),
             },
         ];
-        let mut matrix = Schedule::new(&models, Some(2), false);
+        let mut matrix = Schedule::new(&models, Some(2), Second::None);
         assert_eq!((matrix.next(), matrix.next()), (Some(0), Some(2)));
     }
 
     #[test]
     fn trials_keep_each_tests_trials_together_in_order() {
-        let got: Vec<(usize, u32)> = slots(&cells(2), 3, false)
+        let got: Vec<(usize, u32)> = slots(&cells(2), 3, Second::None)
             .iter()
             .map(|s| (s.test, s.trial.unwrap().trial))
             .collect();
         assert_eq!(got, vec![(0, 1), (0, 2), (0, 3), (1, 1), (1, 2), (1, 3)]);
         assert!(
-            slots(&cells(2), 3, false)
+            slots(&cells(2), 3, Second::None)
                 .iter()
                 .all(|s| s.trial.unwrap().trials == 3)
         );
@@ -312,7 +352,7 @@ mod tests {
     /// of one cell may run side by side, each side's trials one at a time.
     #[test]
     fn the_ablated_side_follows_each_cells_trials() {
-        let got: Vec<(usize, u32, bool)> = slots(&cells(2), 2, true)
+        let got: Vec<(usize, u32, bool)> = slots(&cells(2), 2, Second::Ablated)
             .iter()
             .map(|s| (s.test, s.trial.unwrap().trial, s.ablated))
             .collect();
@@ -329,11 +369,42 @@ mod tests {
                 (1, 2, true)
             ]
         );
-        let mut schedule = Schedule::new(&cells(1), Some(2), true);
+        let mut schedule = Schedule::new(&cells(1), Some(2), Second::Ablated);
         assert_eq!(
             (schedule.next(), schedule.next(), schedule.next()),
             (Some(0), Some(2), None)
         );
-        assert_eq!(slots(&cells(1), 1, false).len(), 1);
+        assert_eq!(slots(&cells(1), 1, Second::None).len(), 1);
+    }
+
+    /// `--aa`: each cell's trials, then the same trials as arm B; the two arms of one cell may
+    /// run side by side, each arm's trials one at a time; `same_cell` names one arm's trials.
+    #[test]
+    fn arm_b_follows_each_cells_trials() {
+        let got: Vec<(u32, bool, bool)> = slots(&cells(1), 2, Second::ArmB)
+            .iter()
+            .map(|s| (s.trial.unwrap().trial, s.ablated, s.arm_b))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, false, false),
+                (2, false, false),
+                (1, false, true),
+                (2, false, true)
+            ]
+        );
+        let mut schedule = Schedule::new(&cells(1), Some(2), Second::ArmB);
+        assert_eq!(
+            (schedule.next(), schedule.next(), schedule.next()),
+            (Some(0), Some(2), None)
+        );
+        assert_eq!(schedule.same_cell(0), vec![0, 1]);
+        assert_eq!(schedule.same_cell(3), vec![2, 3]);
+        // A slot taken out of the queue is never launched.
+        schedule.unqueue(1);
+        schedule.ended(0);
+        schedule.ended(2);
+        assert_eq!((schedule.next(), schedule.next()), (Some(3), None));
     }
 }

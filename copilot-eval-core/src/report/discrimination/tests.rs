@@ -42,9 +42,11 @@ fn judge(run: u64, verdicts: &[(&str, bool)]) -> JudgeRecord {
                 },
                 score: None,
                 reasons: Vec::new(),
+                agreement: None,
             })
             .collect(),
         error: None,
+        samples: None,
     }
 }
 
@@ -159,6 +161,7 @@ fn an_ablations_expectations_are_classified_with_and_without() {
         text: text.into(),
         passed,
         evidence: String::new(),
+        kind: Default::default(),
     };
     let side = |ablated: bool, invoked: bool| {
         let mut record = test(
@@ -243,11 +246,13 @@ fn a_model_matrixs_expectations_are_classified_per_model() {
                 text: "names Oslo".into(),
                 passed: capital,
                 evidence: String::new(),
+                kind: Default::default(),
             },
             ExpectationRecord {
                 text: "completed".into(),
                 passed: true,
                 evidence: String::new(),
+                kind: Default::default(),
             },
         ];
         record

@@ -16,6 +16,8 @@ fn test(name: &str, outcome: Outcome, estimated: Option<f64>, input: u64) -> Tes
     TestRecord {
         provenance: None,
         attempt: None,
+        stopped_early: None,
+        arm: None,
         trial: None,
         model: None,
         name: name.into(),
@@ -59,6 +61,7 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
         skill_lift: None,
         discrimination: None,
         judge_labels: None,
+        noise_floor: None,
         schema_version: crate::report::SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

@@ -71,6 +71,7 @@ fn suite(runtime: &str, tests: Vec<Vec<TestRecord>>, provenance: bool) -> SuiteR
         skill_lift: None,
         discrimination: None,
         judge_labels: None,
+        noise_floor: None,
         provenance: provenance.then(|| SuiteProvenance {
             copilot_eval_version: "0.1.0".into(),
             sdk_version: "1.0.28".into(),

@@ -171,6 +171,8 @@ fn record(name: &str, outcome: Outcome, message: Option<&str>) -> TestRecord {
     TestRecord {
         provenance: None,
         attempt: None,
+        stopped_early: None,
+        arm: None,
         trial: None,
         model: None,
         name: name.to_owned(),
@@ -207,6 +209,7 @@ fn suite(version: &str, tests: Vec<TestRecord>) -> SuiteReport {
         skill_lift: None,
         discrimination: None,
         judge_labels: None,
+        noise_floor: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
