@@ -495,7 +495,6 @@ mod tests {
             skill_lift: None,
             discrimination: None,
             judge_labels: None,
-    }
             noise_floor: None,
             schema_version: crate::report::SCHEMA_VERSION.into(),
             tool: ToolInfo {
