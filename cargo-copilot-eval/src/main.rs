@@ -387,7 +387,7 @@ fn suite_options(args: RunArgs) -> Result<SuiteOptions, u8> {
         Some(Ok(labels)) => Some(labels),
         Some(Err(message)) => {
             eprintln!("error: --judge-labels: {message}");
-            return exit_code::USAGE;
+            return Err(exit_code::USAGE);
         }
     };
     let (baseline, fail_on_regression, rerun_failed) = args.decide.options();

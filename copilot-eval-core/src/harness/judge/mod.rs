@@ -664,7 +664,7 @@ impl EvalContext {
 /// A rubric must have a criterion, names must be unique (answers are matched by name), and
 /// its samples an odd number (a majority always exists).
 fn check(rubric: &Rubric) -> Result<(), JudgeError> {
-    if rubric.samples % 2 == 0 {
+    if rubric.samples.is_multiple_of(2) {
         return Err(JudgeError::Rubric(format!(
             "samples({}) is not odd: the verdict is the majority of the samples, and an even number can tie; give 1, 3, 5, ...",
             rubric.samples
