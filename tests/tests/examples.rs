@@ -16,7 +16,7 @@ use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
 
 /// The example's eval tests, in the order of the results.
-const TESTS: [&str; 30] = [
+const TESTS: [&str; 31] = [
     "compares_the_house_style_over_trials",
     "compares_with_and_without_the_skill",
     "keeps_the_canary_from_the_model",
@@ -38,6 +38,7 @@ const TESTS: [&str; 30] = [
     "writes_the_selected_version",
     // tests/judges.rs, the example's second test binary.
     "a_judge_answer_that_is_not_json_is_an_error",
+    "a_judge_sampled_three_times_reports_its_agreement",
     "grades_the_notes_while_one_answer_is_broken",
     "judges_the_release_notes",
     "prefers_an_answer_in_both_orders",
