@@ -103,7 +103,7 @@ pub(crate) struct RunArgs {
     no_sandbox: bool,
     /// `required`: every eval's session must run sandboxed (Landlock); where the kernel cannot
     /// confine, the suite fails before any session starts. `on` (the default): sandboxed where
-    /// the kernel can, else a warning "unsandboxed: <why>" on each result.
+    /// the kernel can, else a warning `unsandboxed: <why>` on each result.
     #[arg(long, value_name = "MODE", value_parser = ["on", "required"])]
     sandbox: Option<String>,
     /// Run under this installed runtime version instead of the pinned one (install it first with

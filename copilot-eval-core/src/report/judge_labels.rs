@@ -364,7 +364,7 @@ pub fn line(r: &JudgeLabelAgreement) -> String {
 }
 
 /// The terminal's lines: `  judge labels (FILE, 12 labels):`, one line per criterion
-/// ([`line`]), then `    unmatched: ...` when some label matched nothing.
+/// ([`line()`]), then `    unmatched: ...` when some label matched nothing.
 pub fn summary_lines(report: &JudgeLabelsReport) -> String {
     let mut out = format!(
         "  judge labels ({}, {} label{}):\n",

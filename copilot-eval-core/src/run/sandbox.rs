@@ -6,11 +6,11 @@
 //! How the domain reaches the runtime: a Landlock domain belongs to the thread that calls
 //! `landlock_restrict_self` and is inherited by every process that thread starts, and cannot be
 //! lifted. The SDK spawns a private runtime from `Client::start`, synchronously on the thread
-//! that polls it. So [`start_confined`] restricts a thread of its own, polls `Client::start` on
+//! that polls it. So `start_confined` restricts a thread of its own, polls `Client::start` on
 //! it ([`tokio::runtime::Handle::block_on`]: the client's tasks still go to the run's runtime
 //! workers, which stay unconfined) and ends the thread once the runtime has started. A pooled
 //! runtime is started by the pool with a `std::process::Command`, whose `pre_exec` hook
-//! restricts the child before it executes the runtime ([`Policy::pre_exec`]). Neither needs a
+//! restricts the child before it executes the runtime (`Policy::pre_exec`). Neither needs a
 //! launcher binary, so a plain `cargo test` confines as the runner does.
 
 use std::path::{Path, PathBuf};
@@ -131,7 +131,7 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// The system's folders ([`SYSTEM_READ`], [`SYSTEM_WRITE`]) that exist, the runtime's
+    /// The system's folders (`SYSTEM_READ`, `SYSTEM_WRITE`) that exist, the runtime's
     /// install (the folder holding `node_modules`, else the executable's folder) and the shared
     /// runtime cache (written by the runtime).
     pub fn base(runtime_path: &Path) -> Policy {
