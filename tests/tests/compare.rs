@@ -444,6 +444,9 @@ async fn a_baseline_that_reads_the_treatments_skill_is_a_warning_not_a_silent_no
         .model(MODEL)
         .timeout_s(120.0)
         .working_directory(&baseline_dir)
+        // The sandbox keeps a side out of the other's folders (the read would be refused);
+        // this test lets the baseline read the treatment's skill to show the warning.
+        .sandbox_allow_read(treatment_dir.join(".skills"))
         .build()
         .unwrap();
     let treatment = ctx

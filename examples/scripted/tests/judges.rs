@@ -177,10 +177,24 @@ async fn a_judge_sampled_three_times_reports_its_agreement(ctx: EvalContext) {
     let agreement = judgement.record.verdicts[0].agreement.expect("sampled");
     assert_eq!((agreement.agreeing, agreement.samples), (2, 3));
     assert_eq!(judgement.record.sessions.len(), 3);
-    // The same prompt, three times.
+    // The same prompt, three times (after the runtime's `<current_datetime>` line, which
+    // changes from session to session).
     let requests = ctx.model_requests();
     assert_eq!(requests.len(), 4);
-    assert_eq!(requests[1].last_user_text(), requests[3].last_user_text());
+    let prompt = |n: usize| {
+        let text = requests[n]
+            .last_user_text()
+            .as_deref()
+            .unwrap_or_default()
+            .to_owned();
+        match text.split_once("</current_datetime>") {
+            Some((_, rest)) => rest.to_owned(),
+            None => text,
+        }
+    };
+    assert!(prompt(1).contains("Rubric:"), "{}", prompt(1));
+    assert_eq!(prompt(1), prompt(2));
+    assert_eq!(prompt(1), prompt(3));
 }
 
 /// A judge whose answer is prose, not the JSON asked for: `ctx.judge` returns an error naming
