@@ -273,7 +273,7 @@ fn judges_appear_in_every_report_with_their_verdicts_reasons_and_cost() {
         "1 session (run 2), 1 model call, 960 tokens, premium requests 0, estimated cost not priced",
         "data-label=\"judge\"",
         "3 samples, verdict by majority",
-        "<td class=\"agreement\">2/3</td>",
+        "<td class=\"agreement\">2&#x2f;3</td>",
     ] {
         assert!(page.contains(expected), "the page lacks {expected:?}");
     }

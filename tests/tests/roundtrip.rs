@@ -195,24 +195,34 @@ fn runtime_with_tmpdir(runtime: &Path, tmp: &Path, dir: &Path) -> PathBuf {
 }
 
 /// Replays the cassette at `path` in a fresh directory under `root`, with `runtime`; asserts
-/// it completed with every reply served.
+/// it completed with every reply served. `wrapped`: when `runtime` is a wrapper, the `TMPDIR`
+/// it gives the runtime and the real runtime it runs (declared to the sandbox: the session
+/// writes that `TMPDIR` and reads the real runtime's install, which the wrapper's path does
+/// not name).
 async fn replay_in(
     row: &Row,
     path: &Path,
     root: &Path,
     runtime: &Path,
+    wrapped: Option<(&Path, &Path)>,
     text: &str,
 ) -> CopilotResult {
     let test = format!("round_trip({})", row.name);
     let replay_dir = plain_dir(root);
     (row.setup)(&replay_dir);
     let replay = ReplaySession::start(path).await.unwrap();
-    let eval = (row.eval)(&replay_dir)
+    let mut builder = (row.eval)(&replay_dir)
         .model(replay.model())
         .working_directory(&replay_dir)
-        .timeout_s(120.0)
-        .build()
-        .unwrap();
+        .timeout_s(120.0);
+    if let Some((tmp, real)) = wrapped {
+        let install = (real.ancestors())
+            .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+            .and_then(Path::parent)
+            .unwrap_or_else(|| real.parent().unwrap());
+        builder = builder.sandbox_allow_write(tmp).sandbox_allow_read(install);
+    }
+    let eval = builder.build().unwrap();
     let replayed = run_turns(
         &eval,
         &[row.prompt.to_owned()],
@@ -292,7 +302,8 @@ async fn round_trip(row: &Row) -> Option<Trip> {
 
     // 2. Replay in a plain directory under another parent folder.
     let replay_root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let mut replays = vec![replay_in(row, &path, replay_root.path(), &runtime.path, &text).await];
+    let mut replays =
+        vec![replay_in(row, &path, replay_root.path(), &runtime.path, None, &text).await];
 
     // 3. Again, with the runtime under another TMPDIR.
     #[cfg(not(unix))]
@@ -304,7 +315,17 @@ async fn round_trip(row: &Row) -> Option<Trip> {
         std::fs::create_dir_all(&tmp).unwrap();
         let wrapper = runtime_with_tmpdir(&runtime.path, &tmp, other.path());
         let root = other.path().join("root");
-        replays.push(replay_in(row, &path, &root, &wrapper, &text).await);
+        replays.push(
+            replay_in(
+                row,
+                &path,
+                &root,
+                &wrapper,
+                Some((&tmp, &runtime.path)),
+                &text,
+            )
+            .await,
+        );
         Some(tmp)
     };
     Some(Trip {
