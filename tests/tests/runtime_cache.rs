@@ -377,6 +377,10 @@ exec '{}' \"$@\"\n",
 #[ignore = "run by a_run_unpacks_before_its_clock_starts in a child process"]
 fn child_run_with_a_cold_cache() {
     let runtime = PathBuf::from(std::env::var_os("COLD_CACHE_RUNTIME").expect("set by the parent"));
+    // The wrapper runs the pinned runtime from its own install, which the wrapper's path does
+    // not name: the sandbox is told to let the session read it.
+    let pinned_install =
+        PathBuf::from(std::env::var_os("COLD_CACHE_PINNED_INSTALL").expect("set by the parent"));
     let body = async {
         let script = copilot_eval_core::model_server::Script::new([])
             .turn(copilot_eval_core::model_server::ScriptedTurn::text("warm"));
@@ -391,6 +395,7 @@ fn child_run_with_a_cold_cache() {
             .model(copilot_eval_e2e::MODEL)
             .working_directory(work.path())
             .timeout_s(EVAL_TIMEOUT_S)
+            .sandbox_allow_read(&pinned_install)
             .build()
             .unwrap();
         let result = copilot_eval_core::run_with(
@@ -446,6 +451,13 @@ fn a_run_unpacks_before_its_clock_starts() {
         ])
         .env(runtime::CACHE_DIR_ENV, cache.dir.path())
         .env("COLD_CACHE_RUNTIME", &slow)
+        .env(
+            "COLD_CACHE_PINNED_INSTALL",
+            (pinned.path.ancestors())
+                .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+                .and_then(Path::parent)
+                .unwrap_or_else(|| pinned.path.parent().unwrap()),
+        )
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
