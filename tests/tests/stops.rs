@@ -248,8 +248,21 @@ async fn a_process_that_outlives_the_runtime_is_killed_and_is_a_cleanup_error() 
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
 
     let server = server(Script::new([]).turn(ScriptedTurn::text("hi"))).await;
+    // The wrapper runs the runtime from its own install, which the wrapper's path does not
+    // name: the sandbox is told to let the session read it.
+    let install = (runtime.path.ancestors())
+        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .and_then(std::path::Path::parent)
+        .unwrap_or_else(|| runtime.path.parent().unwrap());
+    let eval = CopilotEval::builder()
+        .model(MODEL)
+        .working_directory(work.path())
+        .timeout_s(60.0)
+        .sandbox_allow_read(install)
+        .build()
+        .unwrap();
     let result = run_with(
-        &eval(work.path(), 60.0),
+        &eval,
         "Say hi.",
         &RunOptions::offline(server.base_url()).runtime_path(&wrapper),
     )

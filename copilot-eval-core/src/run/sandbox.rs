@@ -445,20 +445,62 @@ pub(crate) async fn start_confined(
 ) -> Result<Client, String> {
     let handle = tokio::runtime::Handle::current();
     let (tx, rx) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
+    let (cancel, cancelled) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new()
         .name("copilot-eval-sandbox".to_owned())
         .spawn(move || {
             let outcome = policy.restrict_current_thread().and_then(|()| {
-                handle
-                    .block_on(Client::start(options))
-                    .map_err(|e| format!("starting the runtime failed: {e}"))
+                handle.block_on(async {
+                    tokio::select! {
+                        started = Client::start(options) => started
+                            .map(Some)
+                            .map_err(|e| format!("starting the runtime failed: {e}")),
+                        // The run stopped waiting (a timeout): the start is dropped here, on
+                        // this thread, which stops the runtime it spawned, as an unconfined
+                        // start dropped by the run would.
+                        _ = cancelled => Ok(None),
+                    }
+                })
             });
-            // A run that stopped waiting drops the client here, which stops its runtime.
-            let _ = tx.send(outcome);
+            match outcome {
+                Ok(Some(client)) => {
+                    let _ = tx.send(Ok(client));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                }
+            }
         })
         .map_err(|e| format!("the sandbox's starting thread could not be made: {e}"))?;
-    rx.await
-        .map_err(|_| "the sandbox's starting thread ended without an answer".to_owned())?
+    // Dropped with this future (the run stopped waiting): cancel the start and wait for the
+    // thread, so the runtime it spawned is stopped before the run's cleanup looks for leftovers.
+    let mut guard = StartGuard {
+        cancel: Some(cancel),
+        thread: Some(thread),
+    };
+    let answer = rx.await;
+    guard.cancel = None;
+    drop(guard);
+    answer.map_err(|_| "the sandbox's starting thread ended without an answer".to_owned())?
+}
+
+/// Cancels a confined start that is still running and waits for its thread (see
+/// [`start_confined`]'s body): on drop, the cancel is sent, then the thread joined.
+struct StartGuard {
+    cancel: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for StartGuard {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            let _ = cancel.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 #[cfg(test)]
