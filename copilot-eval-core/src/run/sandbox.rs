@@ -551,18 +551,17 @@ mod tests {
     #[test]
     fn a_pool_serves_a_run_whose_folders_and_ports_its_domain_covers() {
         let temp = tempfile::tempdir().unwrap();
+        // The workspace, read by the pool, lives outside the folder it writes.
+        let outside = tempfile::tempdir().unwrap();
+        let ws = outside.path().join("ws");
         let pool = Policy {
-            read: vec![PathBuf::from("/usr"), PathBuf::from("/work/ws")],
+            read: vec![PathBuf::from("/usr"), ws.clone()],
             write: vec![temp.path().to_path_buf()],
             connect: vec![8080],
         };
         let inside = temp.path().join("work");
         let run = Policy {
-            read: vec![
-                PathBuf::from("/usr/bin"),
-                PathBuf::from("/work/ws/pkg"),
-                inside.clone(),
-            ],
+            read: vec![PathBuf::from("/usr/bin"), ws.join("pkg"), inside.clone()],
             write: vec![inside.clone()],
             connect: vec![8080],
         };
@@ -572,14 +571,14 @@ mod tests {
         reads_home.read.push(PathBuf::from("/root/.ssh"));
         assert!(!pool.covers(&reads_home));
         let mut writes_workspace = run.clone();
-        writes_workspace.write.push(PathBuf::from("/work/ws/pkg"));
+        writes_workspace.write.push(ws.join("pkg"));
         assert!(!pool.covers(&writes_workspace));
         let port = run.clone().with_port(5432);
         assert!(!pool.covers(&port));
         assert!(pool.covers(&port.without_port(5432)));
         // A sibling whose name starts alike is not inside.
         let mut sibling = run;
-        sibling.read.push(PathBuf::from("/work/ws-other"));
+        sibling.read.push(outside.path().join("ws-other"));
         assert!(!pool.covers(&sibling));
     }
 
