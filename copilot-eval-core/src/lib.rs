@@ -96,6 +96,7 @@ pub use run::pool;
 pub mod runtime;
 mod secrets;
 pub mod stats;
+mod suggest;
 #[cfg(feature = "runner")]
 pub mod suite;
 pub mod tools;

@@ -155,12 +155,23 @@ include!("keys.rs");
 mod models;
 mod numbers;
 mod skill_evals;
+// Core's "did you mean ...?" (a leaf module), shared so both crates suggest alike.
+#[path = "../../copilot-eval-core/src/suggest.rs"]
+mod suggest;
 use models::{model_segment, parse_models};
 use skill_evals::{SkillFile, read_skill_evals, read_skill_triggers};
 
 /// The names of all keys, for error messages.
 fn key_names() -> String {
     KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+}
+
+/// "did you mean `max_tool_calls`? " when a key is close to what was written (a typo, a missing
+/// or extra letter), else "".
+fn nearest_key_hint(written: &str) -> String {
+    suggest::nearest(written, KEYS.iter().map(|k| k.name))
+        .map(|name| format!("did you mean `{name}`? "))
+        .unwrap_or_default()
 }
 
 /// Turn an `async fn` taking one context parameter into a copilot-eval test; see the crate
@@ -401,7 +412,8 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
             push(syn::Error::new(
                 key_span,
                 format!(
-                    "unknown key `{written}` in #[copilot_eval]; valid keys: {}",
+                    "unknown key `{written}` in #[copilot_eval]; {}valid keys: {}",
+                    nearest_key_hint(written),
                     key_names()
                 ),
             ));
@@ -439,7 +451,9 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
                     continue;
                 }
             },
-            Kind::OneOf => match &value {
+            // A closed set of strings; a switch also takes `true` or `false`.
+            Kind::OneOf | Kind::Switch => match &value {
+                Some(Value::Bool(b)) if matches!(key.kind, Kind::Switch) => b.to_token_stream(),
                 Some(Value::Str(s)) if key.allowed.contains(&s.value().as_str()) => {
                     s.to_token_stream()
                 }
@@ -455,8 +469,13 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
                     continue;
                 }
                 _ => {
+                    let switch = if matches!(key.kind, Kind::Switch) {
+                        "`true`, `false` or "
+                    } else {
+                        ""
+                    };
                     push(wrong_type(&format!(
-                        "a string literal, one of: {}",
+                        "{switch}a string literal, one of: {}",
                         key.allowed.join(", ")
                     )));
                     continue;
@@ -472,30 +491,6 @@ fn parse_config(metas: Punctuated<Meta, Token![,]>, push: &mut impl FnMut(syn::E
                     None => unreachable!("a numeric kind"),
                 }
             }
-            Kind::Switch => match &value {
-                Some(Value::Bool(b)) => b.to_token_stream(),
-                Some(Value::Str(s)) if key.allowed.contains(&s.value().as_str()) => {
-                    s.to_token_stream()
-                }
-                Some(Value::Str(s)) => {
-                    push(syn::Error::new(
-                        s.span(),
-                        format!(
-                            "`{name}` = {:?} is not one of: {}",
-                            s.value(),
-                            key.allowed.join(", ")
-                        ),
-                    ));
-                    continue;
-                }
-                _ => {
-                    push(wrong_type(&format!(
-                        "`true`, `false` or a string literal, one of: {}",
-                        key.allowed.join(", ")
-                    )));
-                    continue;
-                }
-            },
             Kind::Bool => match &value {
                 Some(Value::Bool(b)) => b.to_token_stream(),
                 _ => {

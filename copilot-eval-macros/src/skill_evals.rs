@@ -136,8 +136,9 @@ pub(crate) fn read_skill_triggers(
         Ok(text) => text,
         Err(e) => {
             push(error(format!(
-                "`{name}`: cannot read {}: {e}; `{name}` names a skill folder, relative to the package root ({}), that holds {TRIGGERS_FILE}",
+                "`{name}`: cannot read {}: {e}{}; `{name}` names a skill folder, relative to the package root ({}), that holds {TRIGGERS_FILE}",
                 file.display(),
+                crate::suggest::sibling_hint(Path::new(&folder), &dir),
                 root.display()
             )));
             return None;
@@ -232,8 +233,9 @@ pub(crate) fn read_skill_evals(
         Ok(text) => text,
         Err(e) => {
             push(error(format!(
-                "`{name}`: cannot read {}: {e}; `{name}` names a skill folder, relative to the package root ({}), that holds {EVALS_FILE}",
+                "`{name}`: cannot read {}: {e}{}; `{name}` names a skill folder, relative to the package root ({}), that holds {EVALS_FILE}",
                 file.display(),
+                crate::suggest::sibling_hint(Path::new(&folder), &skill),
                 Path::new(&root).display()
             )));
             return None;

@@ -71,6 +71,7 @@ fn discovery_lists_only_the_eval_tests() {
             "copilot-eval-fixture::evals: ignores_a_stale_cassette",
             "copilot-eval-fixture::evals: leaves_a_process_behind",
             "copilot-eval-fixture::evals: loses_events",
+            "copilot-eval-fixture::evals: misconfigures_the_eval",
             "copilot-eval-fixture::evals: missing_cassette",
             "copilot-eval-fixture::evals: nested::passes_in_a_module",
             "copilot-eval-fixture::evals: panics",
@@ -78,6 +79,7 @@ fn discovery_lists_only_the_eval_tests() {
             "copilot-eval-fixture::evals: priced::a_call",
             "copilot-eval-fixture::evals: priced::another_call",
             "copilot-eval-fixture::evals: priced::b_larger_call",
+            "copilot-eval-fixture::evals: probes_the_sandbox",
             "copilot-eval-fixture::evals: replay_mismatch",
             "copilot-eval-fixture::evals: script_runs_out",
             "copilot-eval-fixture::evals: shell_leaves_a_process_behind",
@@ -87,7 +89,7 @@ fn discovery_lists_only_the_eval_tests() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("35 eval tests (3 other tests not listed"),
+        stderr.contains("37 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 
@@ -815,4 +817,23 @@ fn the_quickstart_example_replays_offline_exit_0() {
     );
     assert_eq!(run.junit.test_suites.len(), 1);
     assert_eq!(run.junit.test_suites[0].name.as_str(), "quickstart::evals");
+}
+
+/// An invalid setting refused by `build()` and unwrapped is the test's setup `error` naming the
+/// field and the line that built the eval, not a `failed`: no session ran.
+#[test]
+fn an_unwrapped_invalid_setting_is_a_setup_error_naming_its_line() {
+    let run = copilot_eval(&["--exact", "misconfigures_the_eval"], &[]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let test = run.test("misconfigures_the_eval");
+    assert_eq!(test.outcome, Outcome::Error, "{:?}", test.message);
+    assert_eq!(test.error_kind, Some(ErrorKind::Setup));
+    let message = test.message.as_deref().unwrap_or_default();
+    assert!(
+        message.contains("invalid eval configuration: ")
+            && message.contains("timeout_s")
+            && message.contains("(the eval built at tests/evals.rs:599)"),
+        "{message}"
+    );
+    assert!(test.runs.is_empty(), "no session ran");
 }

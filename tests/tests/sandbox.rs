@@ -4,7 +4,8 @@
 //! the session does not use (the test's own listener sees no connection); with
 //! `sandbox = false` it does all three. On a private runtime and on one leased from a pool.
 //! Without Landlock (the kernel check's test double), `sandbox = "required"` fails before any
-//! session and the default warns on the result.
+//! session and the default warns on the result. Under the runner, pooled and `--fresh-runtime`
+//! alike (the fixture's `probes_the_sandbox`).
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -19,6 +20,8 @@ use copilot_eval_core::run::TestFaults;
 use copilot_eval_core::{CopilotEval, CopilotResult, RunOptions, StopReason, run_turns};
 use copilot_eval_e2e::runtime_for;
 use serde_json::json;
+
+mod support;
 
 const MODEL: &str = "claude-sonnet-4.5";
 const SECRET: &str = "PLANTED-SECRET-5b1e";
@@ -294,4 +297,135 @@ async fn without_landlock_required_fails_before_the_session_and_on_warns() {
         "{:?}",
         on.warnings
     );
+}
+
+/// Under the runner (`cargo copilot-eval`), default settings: the fixture's probe cannot read
+/// the planted secret nor create a file beside it, whether its runtime is leased from the
+/// runner's pool (the default) or started for it (`--fresh-runtime`); with `--no-sandbox` it
+/// does both (the probe works). The record's `sandbox` section says which, with the refusals.
+#[test]
+fn under_the_runner_pooled_and_fresh_runtimes_are_confined_and_no_sandbox_is_not() {
+    if runtime_for("under_the_runner_pooled_and_fresh_runtimes_are_confined_and_no_sandbox_is_not")
+        .is_none()
+    {
+        return;
+    }
+    for (extra, confined) in [
+        (&[][..], true),
+        (&["--fresh-runtime"][..], true),
+        (&["--no-sandbox"][..], false),
+    ] {
+        let label = format!("{extra:?}");
+        let outside = outside();
+        std::fs::write(outside.path().join("secret.txt"), SECRET).unwrap();
+        let dir = outside.path().to_str().unwrap();
+        let args = [&["--exact", "probes_the_sandbox"][..], extra].concat();
+        let run = support::fixture(&args, &[("COPILOT_EVAL_FIXTURE_PROBE_DIR", dir)]);
+        assert_eq!(run.status, 0, "{label}: {}", run.stderr);
+        let test = &run.report.tests[0];
+        let record = &test.runs[0].result;
+        if confined {
+            assert_eq!(
+                record.pooled_runtime,
+                extra.is_empty(),
+                "{label}: pooled unless --fresh-runtime"
+            );
+        }
+        let read = test
+            .properties
+            .iter()
+            .find(|p| p.name == "read")
+            .map(|p| p.value.as_str().unwrap_or_default().to_owned())
+            .expect("the probe recorded what it read");
+        let created = outside.path().join("created.txt").exists();
+        let sandbox = record.sandbox.as_ref().expect("a sandbox record");
+        if confined {
+            assert_eq!(sandbox.state, SandboxState::Confined, "{label}");
+            assert!(
+                !read.contains(SECRET) && read.contains("Permission denied"),
+                "{label}: {read}"
+            );
+            assert!(
+                !created,
+                "{label}: created a file outside its working directory"
+            );
+            let refused: Vec<&str> = sandbox
+                .refusals
+                .iter()
+                .map(|r| r.tool_call_id.as_str())
+                .collect();
+            let ids: Vec<&str> = record.tool_calls[..2]
+                .iter()
+                .map(|c| c.id.as_str())
+                .collect();
+            assert_eq!(refused, ids, "{label}: {:?}", sandbox.refusals);
+        } else {
+            assert_eq!(sandbox.state, SandboxState::Off, "{label}");
+            assert!(read.contains(SECRET), "{label}: {read}");
+            assert!(created, "{label}: created nothing");
+        }
+    }
+}
+
+/// A runtime path that is a wrapper script running the runtime from its own install (which the
+/// wrapper's path does not name): under the sandbox it cannot start, and the error says what the
+/// sandbox let it read and how to allow the install; allowed with `sandbox_allow_read`, it runs.
+#[tokio::test]
+async fn a_wrapper_runtime_path_names_the_fix_and_runs_once_its_install_is_allowed() {
+    let Some(runtime) =
+        runtime_for("a_wrapper_runtime_path_names_the_fix_and_runs_once_its_install_is_allowed")
+    else {
+        return;
+    };
+    let bin = outside();
+    let wrapper = bin.path().join("copilot-wrapper");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nexec '{}' \"$@\"\n", runtime.path.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let install = (runtime.path.ancestors())
+        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .and_then(Path::parent)
+        .unwrap_or_else(|| runtime.path.parent().unwrap())
+        .to_path_buf();
+    let work = tempfile::tempdir().unwrap();
+    for allowed in [false, true] {
+        let server = ModelServer::start(
+            ServerConfig::new(Arc::new(Script::new([]).turn(ScriptedTurn::text("hi"))))
+                .model(MODEL),
+        )
+        .await
+        .unwrap();
+        let mut eval = CopilotEval::builder()
+            .model(MODEL)
+            .working_directory(work.path())
+            .timeout_s(60.0);
+        if allowed {
+            eval = eval.sandbox_allow_read(&install);
+        }
+        let options = RunOptions::offline(server.base_url()).runtime_path(&wrapper);
+        let result = run_turns(&eval.build().unwrap(), ["Say hi."], &options).await;
+        if allowed {
+            assert_eq!(
+                result.stop_reason,
+                StopReason::Completed,
+                "{:?}",
+                result.error
+            );
+        } else {
+            assert_eq!(result.stop_reason, StopReason::ExecutionError);
+            let error = result.error.unwrap_or_default();
+            let names = format!("its install, {},", bin.path().display());
+            assert!(
+                error.contains("starting the runtime failed under the sandbox")
+                    && error.contains(&names)
+                    && error.contains("`sandbox_allow_read`"),
+                "{error}"
+            );
+            assert!(server.requests().is_empty(), "no model request");
+        }
+    }
 }

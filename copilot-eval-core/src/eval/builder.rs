@@ -87,9 +87,16 @@ impl CopilotEval {
             session_config_fn: self.session_config_fn.clone(),
             base: None,
             deferred_error: None,
+            on_config_error: None,
         }
     }
 }
+
+/// What [`CopilotEvalBuilder::build`] calls with its error and the caller's source line before
+/// returning the error (set by [`EvalContext::eval`](crate::harness::EvalContext::eval): the
+/// test then reports an invalid setting as a setup `error`, not as a `failed` from an unwrap).
+pub(crate) type ConfigErrorNote =
+    Arc<dyn Fn(&ConfigError, &'static std::panic::Location<'static>) + Send + Sync>;
 
 /// Builder of [`CopilotEval`]. Every setter records a value; [`build`](Self::build) validates
 /// them all at once and reports the first invalid field.
@@ -138,6 +145,8 @@ pub struct CopilotEvalBuilder {
     base: Option<Base>,
     /// The first error of a setter that can fail (`custom_agent_file`), reported by `build()`.
     deferred_error: Option<ConfigError>,
+    /// Told of `build()`'s error, with the caller's line ([`ConfigErrorNote`]).
+    pub(crate) on_config_error: Option<ConfigErrorNote>,
 }
 
 impl CopilotEvalBuilder {
@@ -459,7 +468,23 @@ impl CopilotEvalBuilder {
     /// `hooks` given twice; with `client_mode = empty`, an `extra_session_config` that turns
     /// config discovery, file hooks, on-demand instructions or managed settings on, or custom
     /// instructions back on.
+    ///
+    /// From [`EvalContext::eval`](crate::harness::EvalContext::eval), an error is also noted
+    /// with the line that called `build`: if the test then fails (typically its `.unwrap()`),
+    /// its outcome is an `error` of kind `setup` naming that line and the invalid field.
+    #[track_caller]
     pub fn build(mut self) -> Result<CopilotEval, ConfigError> {
+        let at = std::panic::Location::caller();
+        let note = self.on_config_error.take();
+        let built = self.validate();
+        if let (Err(error), Some(note)) = (&built, note) {
+            note(error, at);
+        }
+        built
+    }
+
+    /// Every check of [`build`](Self::build), and the eval.
+    fn validate(mut self) -> Result<CopilotEval, ConfigError> {
         if let Some(error) = self.deferred_error.take() {
             return Err(error);
         }

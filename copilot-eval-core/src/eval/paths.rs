@@ -86,8 +86,9 @@ impl Base {
             Err(ConfigError::new(
                 field,
                 format!(
-                    "{} is not an existing directory; {hint}",
-                    self.describe(dir)
+                    "{} is not an existing directory{}; {hint}",
+                    self.describe(dir),
+                    crate::suggest::sibling_hint(dir, &resolved)
                 ),
             ))
         }

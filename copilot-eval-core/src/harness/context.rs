@@ -50,6 +50,9 @@ struct Inner {
     package_paths: Mutex<Vec<PathBuf>>,
     /// Set while a judge session runs ([`EvalContext::run_judge_session`]).
     judging: std::sync::atomic::AtomicBool,
+    /// The invalid settings `build()` of this test's builders refused, each with the line that
+    /// called it: a test that then fails is a setup `error` ([`EvalContext::finish`]).
+    config_errors: Mutex<Vec<String>>,
 }
 
 impl std::fmt::Debug for EvalContext {
@@ -160,6 +163,7 @@ impl EvalContext {
                 faults: Mutex::new(None),
                 package_paths: Mutex::new(Vec::new()),
                 judging: std::sync::atomic::AtomicBool::new(false),
+                config_errors: Mutex::default(),
             }),
         };
         ctx.save();
@@ -256,7 +260,18 @@ impl EvalContext {
             .package_root(config.manifest_dir)
             .name(config.eval_name())
             .working_directory(self.workdir());
-        let builder = (config.configure)(builder);
+        let mut builder = (config.configure)(builder);
+        let inner = Arc::downgrade(&self.inner);
+        builder.on_config_error = Some(Arc::new(move |error, at| {
+            if let Some(inner) = inner.upgrade() {
+                let line = format!("{error} (the eval built at {}:{})", at.file(), at.line());
+                inner
+                    .config_errors
+                    .lock()
+                    .expect("config errors lock")
+                    .push(line);
+            }
+        }));
         match config.model() {
             Some(model) => builder.model(model),
             None => builder,
@@ -691,14 +706,16 @@ impl EvalContext {
     }
 
     /// Record the end of the test (`failure` = `None` when it passed), keep or remove the working
-    /// directory, and write the final evidence. Replies the scripted model left unused are a
-    /// warning on the last run record.
+    /// directory, and write the final evidence. Replies the scripted model left unused, and a
+    /// skill eval's `ctx.expect` texts its evals.json does not hold, are warnings on the last
+    /// run record.
     pub(crate) fn finish(&self, failure: Option<String>) {
         let catalog = self.inner.script.lock().expect("script lock").clone();
-        if let Some(warning) = catalog.as_deref().and_then(super::offline::unused_turns) {
+        let unused = catalog.as_deref().and_then(super::offline::unused_turns);
+        for warning in unused.into_iter().chain(self.stray_expectations_warning()) {
+            eprintln!("copilot-eval: warning: {warning}");
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
             if let Some(last) = evidence.runs.last_mut() {
-                eprintln!("copilot-eval: warning: {warning}");
                 last.warnings.push(warning);
             }
         }
@@ -719,8 +736,22 @@ impl EvalContext {
             drop(self.inner.workdir.lock().expect("workdir lock").take());
             false
         };
+        let config_errors = self
+            .inner
+            .config_errors
+            .lock()
+            .expect("config errors lock")
+            .clone();
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
+            if let (Some(failure), false) = (&failure, config_errors.is_empty()) {
+                // An invalid setting, then a failed test: the failure is the setup's
+                // (typically `build().unwrap()`), not the agent's work.
+                evidence.setup_error = Some(format!(
+                    "invalid eval configuration: {}\nthe test then failed: {failure}",
+                    config_errors.join("\n")
+                ));
+            }
             evidence.status = if failed {
                 EvidenceStatus::Failed
             } else {

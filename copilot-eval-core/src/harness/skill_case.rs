@@ -107,16 +107,56 @@ impl EvalContext {
             })
             .collect();
         if let Some(spec) = self.test_config().skill_case_spec() {
+            let strays = stray_expectations(&recorded, spec.expectations);
             for wanted in spec.expectations {
                 if !recorded.iter().any(|x| x.text == *wanted) {
-                    lines.push(format!(
-                        "expectation not checked: {wanted} (record its verdict with ctx.expect({wanted:?}, passed, evidence))"
-                    ));
+                    let fix = match crate::suggest::nearest(wanted, strays.iter().copied()) {
+                        Some(near) => format!(
+                            "ctx.expect was given {near:?}, which evals.json does not hold: give the expectation's text as evals.json writes it"
+                        ),
+                        None => format!(
+                            "record its verdict with ctx.expect({wanted:?}, passed, evidence)"
+                        ),
+                    };
+                    lines.push(format!("expectation not checked: {wanted} ({fix})"));
                 }
             }
         }
         (!lines.is_empty()).then(|| lines.join("\n"))
     }
+
+    /// For a skill eval: the warning naming the `ctx.expect` texts its evals.json does not hold
+    /// ([`stray_warning`]); `None` for other tests and when every text is the file's.
+    pub(crate) fn stray_expectations_warning(&self) -> Option<String> {
+        let spec = self.test_config().skill_case_spec()?;
+        stray_warning(&self.evidence().expectations, spec.expectations)
+    }
+}
+
+/// The texts given to `ctx.expect` that are none of the skill eval's `expectations` (a near
+/// miss of one is named in the failure; the others are flagged by [`stray_warning`]).
+fn stray_expectations<'a>(recorded: &'a [ExpectationRecord], wanted: &[&str]) -> Vec<&'a str> {
+    recorded
+        .iter()
+        .filter(|x| x.kind == CheckKind::Expectation && !wanted.contains(&x.text.as_str()))
+        .map(|x| x.text.as_str())
+        .collect()
+}
+
+/// The warning for a skill eval whose test gave `ctx.expect` texts its evals.json does not
+/// hold (recorded, but grading.json matches expectations by text); `None` when there are none.
+pub(crate) fn stray_warning(recorded: &[ExpectationRecord], wanted: &[&str]) -> Option<String> {
+    let strays = stray_expectations(recorded, wanted);
+    (!strays.is_empty()).then(|| {
+        format!(
+            "ctx.expect was given text that is not among this skill eval's expectations in evals.json: {}",
+            strays
+                .iter()
+                .map(|t| format!("{t:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
 }
 
 /// Copy a skill eval's `files` from the skill folder under `package_root` into `workdir`, each at

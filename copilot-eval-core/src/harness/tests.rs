@@ -255,6 +255,37 @@ fn an_err_return_fails_the_test() {
     std::fs::remove_dir_all(workdir).unwrap();
 }
 
+/// An invalid setting refused by `build()`, then the test's `.unwrap()`: a setup error naming
+/// the field and the line that built the eval, not a failure of the agent. A refused setting
+/// the test expects (it passes) leaves no setup error.
+#[test]
+fn an_invalid_setting_then_a_failed_test_is_a_setup_error_naming_the_line() {
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("evidence.json");
+    let ctx = EvalContext::with_settings(config(), Ok(Mode::Live), Some(file.clone()));
+    let workdir = ctx.workdir().to_path_buf();
+    let line = line!() + 3;
+    let unwound = catch_unwind(AssertUnwindSafe(|| {
+        run_test_in(ctx, |ctx| async move {
+            let _eval = ctx.eval().timeout_s(-1.0).build().unwrap();
+        })
+    }));
+    assert!(unwound.is_err());
+    let evidence = TestEvidence::read(&file).unwrap();
+    let setup = evidence.setup_error.expect("a setup error");
+    assert!(setup.contains("timeout_s"), "{setup}");
+    let at = format!("the eval built at {}:{line}", file!());
+    assert!(setup.contains(&at), "{setup} lacks {at}");
+    std::fs::remove_dir_all(workdir).unwrap();
+
+    let file = scratch.path().join("expected.json");
+    let ctx = EvalContext::with_settings(config(), Ok(Mode::Live), Some(file.clone()));
+    run_test_in(ctx, |ctx| async move {
+        assert!(ctx.eval().timeout_s(-1.0).build().is_err());
+    });
+    assert_eq!(TestEvidence::read(&file).unwrap().setup_error, None);
+}
+
 #[test]
 fn replay_without_a_cassette_is_a_setup_error_and_no_request() {
     let scratch = tempfile::tempdir().unwrap();
@@ -962,6 +993,39 @@ mod skill_cases {
         assert!(
             failure.starts_with("expectation not checked: CHANGELOG.md exists"),
             "{failure}"
+        );
+    }
+
+    /// A text near one of the file's (a typo) is named where the file's expectation is left
+    /// unchecked; a text far from all of them is a warning on the run.
+    #[test]
+    fn a_near_miss_of_an_expectation_is_named_and_a_stray_text_is_a_warning() {
+        let (outcome, evidence) = run(|ctx| {
+            ctx.expect("The skill was invoked", true, "yes");
+            ctx.expect("CHANGELOG.md exist", true, "it does");
+        });
+        assert_eq!(outcome, Err(()));
+        let failure = evidence.failure.unwrap();
+        assert!(
+            failure.contains(
+                "expectation not checked: CHANGELOG.md exists (ctx.expect was given \"CHANGELOG.md exist\", which evals.json does not hold"
+            ),
+            "{failure}"
+        );
+        let (_, evidence) = run(|ctx| {
+            ctx.expect("The skill was invoked", true, "yes");
+            ctx.expect("CHANGELOG.md exists", true, "it does");
+            ctx.expect("The answer is polite", true, "it is");
+        });
+        // With a run, the warning is on its record (finish); here the test ran no session.
+        let warning =
+            crate::harness::skill_case::stray_warning(&evidence.expectations, SPEC.expectations)
+                .expect("a warning");
+        assert!(
+            warning.ends_with(
+                "not among this skill eval's expectations in evals.json: \"The answer is polite\""
+            ),
+            "{warning}"
         );
     }
 }

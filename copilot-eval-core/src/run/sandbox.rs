@@ -128,19 +128,41 @@ pub struct Policy {
     pub write: Vec<PathBuf>,
     /// TCP ports the domain may connect to.
     pub connect: Vec<u16>,
+    /// The runtime's install as [`Policy::base`] derived it from the runtime path (also in
+    /// `read`), named by the hint of a runtime that did not start ([`Policy::start_failure`]).
+    #[serde(default)]
+    pub install: PathBuf,
 }
 
 impl Policy {
     /// The system's folders (`SYSTEM_READ`, `SYSTEM_WRITE`) that exist, the runtime's
-    /// install (the folder holding `node_modules`, else the executable's folder) and the shared
-    /// runtime cache (written by the runtime).
+    /// install (the folder holding `node_modules`, else the executable's folder; for a symbolic
+    /// link, that of its target too) and the shared runtime cache (written by the runtime).
     pub fn base(runtime_path: &Path) -> Policy {
         let mut policy = Policy::default();
         policy.read.extend(SYSTEM_READ.iter().map(PathBuf::from));
         policy.write.extend(SYSTEM_WRITE.iter().map(PathBuf::from));
-        policy.read.push(runtime_install(runtime_path));
+        policy.install = runtime_install(runtime_path);
+        policy.read.push(policy.install.clone());
+        if let Ok(target) = runtime_path.canonicalize() {
+            let linked = runtime_install(&target);
+            if linked != policy.install {
+                policy.read.push(linked);
+            }
+        }
         policy.write.push(crate::runtime::runtime_cache_dir());
         policy
+    }
+
+    /// The error of a runtime that did not start under this policy: `error`, then what the
+    /// sandbox let it read and how to allow more (a wrapper script as the runtime path runs a
+    /// runtime installed elsewhere, which the domain does not let it read: the start fails with
+    /// no more than a broken pipe).
+    pub fn start_failure(&self, error: impl std::fmt::Display) -> String {
+        format!(
+            "starting the runtime failed under the sandbox: {error}\n(the sandbox lets the runtime read its install, {}, derived from the runtime path; when that path is a wrapper that runs a runtime installed elsewhere, let the session read that folder with `sandbox_allow_read`, or run without the sandbox: `sandbox = false`, `--no-sandbox`; docs/sandbox.md)",
+            self.install.display()
+        )
     }
 
     /// Add what `eval` declares and holds: the package's workspace (read: the nearest folder
@@ -454,7 +476,7 @@ pub(crate) async fn start_confined(
                     tokio::select! {
                         started = Client::start(options) => started
                             .map(Some)
-                            .map_err(|e| format!("starting the runtime failed: {e}")),
+                            .map_err(|e| policy.start_failure(e)),
                         // The run stopped waiting (a timeout): the start is dropped here, on
                         // this thread, which stops the runtime it spawned, as an unconfined
                         // start dropped by the run would.
@@ -558,12 +580,14 @@ mod tests {
             read: vec![PathBuf::from("/usr"), ws.clone()],
             write: vec![temp.path().to_path_buf()],
             connect: vec![8080],
+            ..Policy::default()
         };
         let inside = temp.path().join("work");
         let run = Policy {
             read: vec![PathBuf::from("/usr/bin"), ws.join("pkg"), inside.clone()],
             write: vec![inside.clone()],
             connect: vec![8080],
+            ..Policy::default()
         };
         assert!(pool.covers(&run));
         // A folder read outside, a folder written that the pool only reads, a port.
@@ -580,6 +604,30 @@ mod tests {
         let mut sibling = run;
         sibling.read.push(outside.path().join("ws-other"));
         assert!(!pool.covers(&sibling));
+    }
+
+    /// A runtime path that is a symbolic link (e.g. `~/.local/bin/copilot`) lets the session
+    /// read the link's folder and its target's install.
+    #[test]
+    fn a_linked_runtime_path_lets_the_session_read_its_targets_install() {
+        let root = tempfile::tempdir().unwrap();
+        let install = root.path().join("runtime");
+        let program = install.join("node_modules/@github/copilot-linux-x64/copilot");
+        std::fs::create_dir_all(program.parent().unwrap()).unwrap();
+        std::fs::write(&program, "").unwrap();
+        let bin = root.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink(&program, bin.join("copilot")).unwrap();
+        let policy = Policy::base(&bin.join("copilot"));
+        assert_eq!(policy.install, bin);
+        let install = install.canonicalize().unwrap();
+        assert!(policy.read.contains(&install), "{:?}", policy.read);
+        let message = policy.start_failure("Broken pipe");
+        assert!(
+            message.contains(&format!("its install, {},", bin.display()))
+                && message.contains("`sandbox_allow_read`"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -608,6 +656,7 @@ mod tests {
             read: SYSTEM_READ.iter().map(PathBuf::from).collect(),
             write: vec![allowed.path().to_path_buf(), PathBuf::from("/dev")],
             connect: Vec::new(),
+            ..Policy::default()
         };
         let secret = outside.path().join("secret");
         let written = allowed.path().join("w");

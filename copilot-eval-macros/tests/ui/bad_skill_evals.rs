@@ -28,4 +28,8 @@ async fn no_case(_ctx: EvalContext) {}
 #[case::one(1)]
 async fn with_cases(_ctx: EvalContext, _case: SkillCase) {}
 
+// A folder that does not exist, beside one whose name is near.
+#[copilot_eval(skill_evals = "../../../../copilot-eval-macros/tests/ui/skills/misnamd")]
+async fn typo_in_folder(_ctx: EvalContext, _case: SkillCase) {}
+
 fn main() {}

@@ -12,4 +12,10 @@ async fn bare_word(_ctx: EvalContext) {}
 #[copilot_eval(model = "claude-sonnet-4.5", model = "gpt-5")]
 async fn duplicate_key(_ctx: EvalContext) {}
 
+#[copilot_eval(max_tool_call = 5)]
+async fn missing_letter(_ctx: EvalContext) {}
+
+#[copilot_eval(flavour = "vanilla")]
+async fn nothing_near(_ctx: EvalContext) {}
+
 fn main() {}

@@ -10,13 +10,15 @@
 //! Then the edit loop of issue 34 (`edit_loop.rs`): edit one eval of examples/quickstart,
 //! rebuild and run it, `--edit-runs` times (5), the rebuild and the run apart, then the runner
 //! alone after another edit; `--edit-loop` measures only that, and `--w4` only W2 and W4.
+//! W1 and W2 are also measured with `--no-sandbox` (issue 52: the sandbox's cost, on and off in
+//! one run); `--sandbox` measures only those four rows.
 //! `--edit-core DIR` and `--edit-runner PATH` time another revision on the same edit loop
 //! instead (its copilot-eval-core folder and its runner, e.g. a `git archive` of main and
 //! its `--release` runner; under `edit-loop-other/`). Linux and macOS (it uses `wait4`).
 //!
 //! ```sh
 //! cargo run -p copilot-eval-bench --bin bench -- [--runs N] [--other-w1 CMD] [--other-w2 CMD]
-//!     [--edit-runs N] [--edit-loop] [--w4] [--edit-core DIR] [--edit-runner PATH]
+//!     [--edit-runs N] [--edit-loop] [--w4] [--sandbox] [--edit-core DIR] [--edit-runner PATH]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -126,6 +128,8 @@ struct Options {
     edit_loop_only: bool,
     /// `--w4`: only W2 and W4, alternately (W4's figures need W2's beside them).
     w4_only: bool,
+    /// `--sandbox`: only W1 and W2, each with the sandbox on (the default) and off.
+    sandbox_only: bool,
     edit_core: Option<PathBuf>,
     edit_runner: Option<PathBuf>,
 }
@@ -138,6 +142,7 @@ fn parse_options() -> Options {
         edit_runs: 5,
         edit_loop_only: false,
         w4_only: false,
+        sandbox_only: false,
         edit_core: None,
         edit_runner: None,
     };
@@ -155,6 +160,7 @@ fn parse_options() -> Options {
             "--edit-runs" => options.edit_runs = number(&mut args, "--edit-runs"),
             "--edit-loop" => options.edit_loop_only = true,
             "--w4" => options.w4_only = true,
+            "--sandbox" => options.sandbox_only = true,
             "--edit-core" => {
                 options.edit_core = Some(absolute(args.next().expect("--edit-core DIR")))
             }
@@ -227,7 +233,7 @@ fn main() {
     measure("warm-up", &mut runner.command(&["--exact", W1_EVAL]));
     let results = measure_workloads(&options, &runner, &target_dir.join("debug"));
     let medians = print_medians(&results, options.runs);
-    if options.w4_only {
+    if options.w4_only || options.sandbox_only {
         println!("load average after: {}", load_average());
         return;
     }
@@ -263,6 +269,8 @@ const W2: usize = 3;
 const W2_OTHER: usize = 4;
 const W2_FRESH: usize = 5;
 const W4: usize = 6;
+const W1_NO_SANDBOX: usize = 7;
+const W2_NO_SANDBOX: usize = 8;
 
 /// Measure the workloads alternately, `options.runs` times: all of them, or W2 and W4 alone
 /// with `--w4`. `debug` is the dev profile's folder (the raw SDK program). Returns each row's
@@ -280,15 +288,18 @@ fn measure_workloads(
         ("W2 other", Vec::new()),
         ("W2 --fresh-runtime", Vec::new()),
         ("W4 --ablate skills", Vec::new()),
+        ("W1 --no-sandbox", Vec::new()),
+        ("W2 -j 2 --no-sandbox", Vec::new()),
     ];
-    let all = !options.w4_only;
+    let all = !options.w4_only && !options.sandbox_only;
     for _ in 0..options.runs {
+        if !options.w4_only {
+            measure_sandbox_pairs(runner, &mut results);
+        }
+        if options.sandbox_only {
+            continue;
+        }
         if all {
-            let w1 = measure(
-                "W1 copilot-eval",
-                &mut runner.command(&["--exact", W1_EVAL]),
-            );
-            results[W1].1.push(w1);
             let raw = measure("W1 raw SDK", &mut Command::new(debug.join("raw_session")));
             results[W1_RAW].1.push(raw);
         }
@@ -297,8 +308,10 @@ fn measure_workloads(
                 .1
                 .push(measure("W1 other", &mut shell(command)));
         }
-        let w2 = measure("W2 copilot-eval", &mut runner.command(W2_ARGS));
-        results[W2].1.push(w2);
+        if options.w4_only {
+            let w2 = measure("W2 copilot-eval", &mut runner.command(W2_ARGS));
+            results[W2].1.push(w2);
+        }
         results[W4].1.push(measure_w4(runner));
         if let Some(command) = options.other_w2.as_ref().filter(|_| all) {
             results[W2_OTHER]
@@ -315,6 +328,19 @@ fn measure_workloads(
         }
     }
     results
+}
+
+/// W1 and W2 with the sandbox on (the default), then each again with `--no-sandbox`, one after
+/// the other (the issue's "on and off in one run").
+fn measure_sandbox_pairs(runner: &Runner, results: &mut [(&'static str, Vec<Sample>)]) {
+    let w1: &[&str] = &["--exact", W1_EVAL];
+    for (on, off, args) in [(W1, W1_NO_SANDBOX, w1), (W2, W2_NO_SANDBOX, W2_ARGS)] {
+        let sample = measure(results[on].0, &mut runner.command(args));
+        results[on].1.push(sample);
+        let no_sandbox = [args, &["--no-sandbox"]].concat();
+        let sample = measure(results[off].0, &mut runner.command(&no_sandbox));
+        results[off].1.push(sample);
+    }
 }
 
 /// Print each measured row's medians (and the largest peak) and the ratios between rows, then
@@ -343,6 +369,8 @@ fn print_medians(results: &[(&str, Vec<Sample>)], runs: usize) -> Vec<Option<(f6
         (W1, W1_OTHER, "W1 copilot-eval / other"),
         (W2, W2_OTHER, "W2 copilot-eval / other"),
         (W2, W2_FRESH, "W2 pooled / fresh"),
+        (W1, W1_NO_SANDBOX, "W1 sandbox on / off"),
+        (W2, W2_NO_SANDBOX, "W2 sandbox on / off"),
     ];
     for (ours, theirs, name) in ratios {
         if let (Some(ours), Some(theirs)) = (wall(ours), wall(theirs)) {

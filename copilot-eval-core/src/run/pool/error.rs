@@ -39,6 +39,10 @@ pub enum PoolError {
     /// The runtime's sandbox (its Landlock ruleset) could not be made: the message says why.
     #[error("cannot confine the pooled runtime: {0}")]
     Sandbox(String),
+    /// The runtime started under its sandbox did not come up: the message is the error and the
+    /// sandbox's hint ([`Policy::start_failure`](crate::run::sandbox::Policy::start_failure)).
+    #[error("{0}")]
+    ConfinedStart(String),
     /// The runtime did not announce its port within 120 s.
     #[error("the pooled runtime did not listen within 120 s")]
     NoListen,

@@ -93,7 +93,12 @@ impl PooledRuntime {
             path: runtime_path.to_path_buf(),
             source,
         })?;
-        let port = listening_port(&mut child).await?;
+        let port = listening_port(&mut child)
+            .await
+            .map_err(|e| match sandbox {
+                Some(policy) => PoolError::ConfinedStart(policy.start_failure(e)),
+                None => e,
+            })?;
         let mut runtime = Self {
             child,
             port,
