@@ -820,11 +820,12 @@ fn the_quickstart_example_replays_offline_exit_0() {
 }
 
 /// An invalid setting refused by `build()` and unwrapped is the test's setup `error` naming the
-/// field and the line that built the eval, not a `failed`: no session ran.
+/// field and the line that built the eval (as the compiler names it, from the workspace), not a
+/// `failed`: no session ran.
 #[test]
 fn an_unwrapped_invalid_setting_is_a_setup_error_naming_its_line() {
     let run = copilot_eval(&["--exact", "misconfigures_the_eval"], &[]);
-    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert_eq!(run.status, 3, "an error's exit status: {}", run.stderr);
     let test = run.test("misconfigures_the_eval");
     assert_eq!(test.outcome, Outcome::Error, "{:?}", test.message);
     assert_eq!(test.error_kind, Some(ErrorKind::Setup));
@@ -832,7 +833,7 @@ fn an_unwrapped_invalid_setting_is_a_setup_error_naming_its_line() {
     assert!(
         message.contains("invalid eval configuration: ")
             && message.contains("timeout_s")
-            && message.contains("(the eval built at tests/evals.rs:599)"),
+            && message.contains("(the eval built at tests/fixture/tests/evals.rs:599)"),
         "{message}"
     );
     assert!(test.runs.is_empty(), "no session ran");
