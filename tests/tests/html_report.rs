@@ -275,10 +275,16 @@ fn the_html_report_shows_the_model_matrix_comparisons_over_trials_and_skill_trig
         "verdicts"
     );
     let summaries = &run.report.trial_summaries;
-    let failed = summaries.iter().filter(|s| s.verdict != Outcome::Passed).count();
+    let failed = summaries
+        .iter()
+        .filter(|s| s.verdict != Outcome::Passed)
+        .count();
     assert_eq!(
         eval_str(&tab, "document.getElementById('headline').innerText.trim()"),
-        format!("{} evals, 27 trials, {failed} evals failed", summaries.len())
+        format!(
+            "{} evals, 27 trials, {failed} evals failed",
+            summaries.len()
+        )
     );
     let verdicts: Vec<Vec<String>> =
         serde_json::from_value(rows("#verdicts tr.verdict-row")).unwrap();
@@ -316,19 +322,29 @@ fn the_html_report_shows_the_model_matrix_comparisons_over_trials_and_skill_trig
     let labels: Vec<String> = serde_json::from_value(labels).unwrap();
     assert_eq!(labels.len(), 27);
     assert!(
-        labels.iter().all(|l| l.ends_with("/3]") && l.contains(" [trial ")),
+        labels
+            .iter()
+            .all(|l| l.ends_with("/3]") && l.contains(" [trial ")),
         "{labels:?}"
     );
     let clipped = eval_json(
         &tab,
         "(() => { const svg = document.querySelector('#chart svg'); const width = svg.viewBox.baseVal.width; return Array.from(svg.querySelectorAll('text')).filter(t => { const b = t.getBBox(); return b.x < 0 || b.x + b.width > width; }).map(t => t.textContent); })()",
     );
-    assert_eq!(clipped, serde_json::json!([]), "chart texts outside the drawing");
+    assert_eq!(
+        clipped,
+        serde_json::json!([]),
+        "chart texts outside the drawing"
+    );
     let clipped = eval_json(
         &tab,
         "Array.from(document.querySelectorAll('#verdicts td')).filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.innerText)",
     );
-    assert_eq!(clipped, serde_json::json!([]), "verdict cells whose text overflows");
+    assert_eq!(
+        clipped,
+        serde_json::json!([]),
+        "verdict cells whose text overflows"
+    );
     assert_eq!(
         eval_str(
             &tab,

@@ -111,7 +111,14 @@ fn discovery_lists_only_the_eval_tests() {
 #[test]
 fn dash_dash_test_selects_one_test_files_evals() {
     let output = Command::new(command_path())
-        .args(["copilot-eval", "-p", FIXTURE, "--test", "counting", "--list"])
+        .args([
+            "copilot-eval",
+            "-p",
+            FIXTURE,
+            "--test",
+            "counting",
+            "--list",
+        ])
         .current_dir(workspace_root())
         .output()
         .unwrap();

@@ -129,7 +129,10 @@ pub fn grading_json(test: &TestRecord) -> Value {
 pub fn execution_metrics(test: &TestRecord) -> Value {
     let mut tool_calls: BTreeMap<&str, u64> = BTreeMap::new();
     let (mut errors, mut steps, mut output, mut transcript) = (0u64, 0usize, 0usize, 0usize);
-    let executor = test.runs.iter().filter(|r| r.label.as_deref() != Some("judge"));
+    let executor = test
+        .runs
+        .iter()
+        .filter(|r| r.label.as_deref() != Some("judge"));
     for run in executor {
         errors += u64::from(run.error.is_some());
         for call in &run.tool_calls {
@@ -167,7 +170,9 @@ fn written_chars(call: &crate::evidence::ToolCall) -> usize {
     if call.success != Some(true) {
         return 0;
     }
-    call.arguments[key].as_str().map_or(0, |t| t.chars().count())
+    call.arguments[key]
+        .as_str()
+        .map_or(0, |t| t.chars().count())
 }
 
 /// Where `--grading DIR` writes a test's `grading.json`, relative to DIR: the test's name with
@@ -241,9 +246,24 @@ mod tests {
             turn(Role::Assistant, "done"),
         ];
         run.result.tool_calls = vec![
-            call("create", json!({"path": "/w/a.md", "file_text": "hello"}), true, "made"),
-            call("create", json!({"path": "/w/b.md", "file_text": "refused"}), false, ""),
-            call("edit", json!({"path": "/w/a.md", "new_str": "héllo!"}), true, "ok"),
+            call(
+                "create",
+                json!({"path": "/w/a.md", "file_text": "hello"}),
+                true,
+                "made",
+            ),
+            call(
+                "create",
+                json!({"path": "/w/b.md", "file_text": "refused"}),
+                false,
+                "",
+            ),
+            call(
+                "edit",
+                json!({"path": "/w/a.md", "new_str": "héllo!"}),
+                true,
+                "ok",
+            ),
             call("view", json!({"path": "/w/a.md"}), true, "hello"),
         ];
         let mut judge = crate::report::tests::run(StopReason::Completed, 1);
@@ -293,10 +313,14 @@ mod tests {
             trials: 3,
         });
         let mut without = with.clone();
-        without.name = crate::report::lift::ablated_name("m::eval_1", &[crate::eval::Ablate::Skills]);
+        without.name =
+            crate::report::lift::ablated_name("m::eval_1", &[crate::eval::Ablate::Skills]);
         without.ablated = vec![crate::eval::Ablate::Skills];
         let path = |t: &TestRecord, ablation| grading_path(t, ablation).display().to_string();
-        assert_eq!(path(&with, true), "m__eval_1/with_skill/trial-2/grading.json");
+        assert_eq!(
+            path(&with, true),
+            "m__eval_1/with_skill/trial-2/grading.json"
+        );
         assert_eq!(
             path(&without, true),
             "m__eval_1/without_skill/trial-2/grading.json"

@@ -192,10 +192,16 @@ mod tests {
     fn each_eval_gets_one_verdict_with_what_changed() {
         use crate::report::tests::test;
         let mut report = crate::report::tests::report();
-        assert!(!leads_with_decision(&report), "one run per eval, nothing compared");
+        assert!(
+            !leads_with_decision(&report),
+            "one run per eval, nothing compared"
+        );
         let trial = |t: u32, outcome| {
             let mut record = test("flaky", "p::t", outcome, vec![]);
-            record.trial = Some(crate::report::TrialOf { trial: t, trials: 3 });
+            record.trial = Some(crate::report::TrialOf {
+                trial: t,
+                trials: 3,
+            });
             record
         };
         let mut without = test("flaky", "p::t", Outcome::Failed, vec![]);
@@ -208,16 +214,28 @@ mod tests {
             without,
             test("broken", "p::t", Outcome::Error, vec![]),
         ];
-        report.trial_summaries = crate::report::trials::summarize(&report.tests, &Default::default());
+        report.trial_summaries =
+            crate::report::trials::summarize(&report.tests, &Default::default());
         let verdicts = verdicts(&report);
         assert!(leads_with_decision(&report));
         assert_eq!(verdicts.len(), 2, "{verdicts:#?}");
         assert_eq!(
-            (verdicts[0].name.as_str(), verdicts[0].figures(), verdicts[0].verdict),
-            ("flaky", "2/3 (67%, 95% CI 21%-94%)".to_owned(), Outcome::Failed)
+            (
+                verdicts[0].name.as_str(),
+                verdicts[0].figures(),
+                verdicts[0].verdict
+            ),
+            (
+                "flaky",
+                "2/3 (67%, 95% CI 21%-94%)".to_owned(),
+                Outcome::Failed
+            )
         );
         assert_eq!(verdicts[0].changed, ["without skills: 0/1 passed"]);
-        assert_eq!((verdicts[1].figures(), verdicts[1].verdict), ("0/0".to_owned(), Outcome::Error));
+        assert_eq!(
+            (verdicts[1].figures(), verdicts[1].verdict),
+            ("0/0".to_owned(), Outcome::Error)
+        );
         assert_eq!(
             headline(&report, &verdicts),
             "2 evals, 5 trials, 2 evals failed"

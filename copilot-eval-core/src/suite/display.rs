@@ -293,10 +293,7 @@ pub fn verdict_lines(report: &SuiteReport) -> String {
         return String::new();
     }
     let evals = verdicts::verdicts(report);
-    let mut out = format!(
-        "     Verdict {}\n",
-        verdicts::headline(report, &evals)
-    );
+    let mut out = format!("     Verdict {}\n", verdicts::headline(report, &evals));
     for eval in &evals {
         out.push_str(&format!(
             "  {:>9} {} {} {}\n",
@@ -605,7 +602,8 @@ mod tests {
         });
         let line = finished_line(&record);
         assert!(
-            line.starts_with("    FAIL [") && line.contains("s] pkg::evals greets@gpt-5 [trial 2/5]"),
+            line.starts_with("    FAIL [")
+                && line.contains("s] pkg::evals greets@gpt-5 [trial 2/5]"),
             "{line}"
         );
         let plain = crate::suite::executor::tests::record("greets", Outcome::Passed);

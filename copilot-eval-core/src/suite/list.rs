@@ -638,7 +638,12 @@ mod tests {
         );
         assert!(similarity("passes_in_modul", "nested::passes_in_a_module") > 0.9);
         assert!(similarity("zzz", "passes") < 0.5);
-        let none = select(vec![binary("a")], &[names[0][..2].to_vec()], &filters, false);
+        let none = select(
+            vec![binary("a")],
+            &[names[0][..2].to_vec()],
+            &filters,
+            false,
+        );
         assert!(
             no_match_warning(&none, &filters).contains("(1 other test, 1 eval test filtered out)"),
             "{}",

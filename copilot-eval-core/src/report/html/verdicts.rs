@@ -54,11 +54,9 @@ impl VerdictRow {
             binary: eval.binary.clone(),
             passed: format!("{}/{}", eval.passed, eval.decided),
             rate: eval.pass_rate.map_or("n/a".to_owned(), percent),
-            interval: eval
-                .interval
-                .map_or("n/a".to_owned(), |[low, high]| {
-                    format!("{}-{}", percent(low), percent(high))
-                }),
+            interval: eval.interval.map_or("n/a".to_owned(), |[low, high]| {
+                format!("{}-{}", percent(low), percent(high))
+            }),
             verdict: eval.verdict.as_str(),
             changed: eval.changed.clone(),
         }
