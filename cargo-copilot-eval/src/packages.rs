@@ -1,5 +1,5 @@
 //! The package selection of a suite run and of `drift` (`-p/--package`, `--workspace`,
-//! `--manifest-path`): one set of options, one reading into core's build options.
+//! `--manifest-path`, `--test`): one set of options, one reading into core's build options.
 
 use std::path::PathBuf;
 
@@ -22,6 +22,10 @@ pub(crate) struct PackageArgs {
     /// Path to Cargo.toml.
     #[arg(long, value_name = "PATH")]
     manifest_path: Option<PathBuf>,
+    /// Only the evals of this integration test file (`tests/NAME.rs`), as `cargo test --test
+    /// NAME` selects it (repeatable).
+    #[arg(long = "test", value_name = "NAME")]
+    test_targets: Vec<String>,
 }
 
 impl PackageArgs {
@@ -35,6 +39,8 @@ impl PackageArgs {
         } else {
             list::PackageSelection::Default
         };
-        list::BuildOptions::new(self.manifest_path, packages)
+        let mut options = list::BuildOptions::new(self.manifest_path, packages);
+        options.test_targets = self.test_targets;
+        options
     }
 }

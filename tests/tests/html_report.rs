@@ -132,7 +132,9 @@ fn the_html_report_shows_an_evals_trials_with_links_to_the_failed_ones() {
 /// in trial 2), comparison over trials (`compares_the_house_style_over_trials`: the baseline's
 /// tag line only in trial 1) and trigger matrix (`triggers_the_release_notes_skill`: one miss,
 /// one false trigger), run with `--trials 3`: the Model matrix, Comparisons over trials and
-/// Skill triggers tables show, as rendered in a real browser, the figures those runs give.
+/// Skill triggers tables show, as rendered in a real browser, the figures those runs give; the
+/// page opens with the Verdicts section (one row per eval under a headline counting evals and
+/// trials apart), the chart names each trial, and none of their text is clipped.
 #[test]
 fn the_html_report_shows_the_model_matrix_comparisons_over_trials_and_skill_triggers() {
     let test = "the_html_report_shows_the_model_matrix_comparisons_over_trials_and_skill_triggers";
@@ -263,6 +265,92 @@ fn the_html_report_shows_the_model_matrix_comparisons_over_trials_and_skill_trig
             "5/6 (83%)",
             "0"
         ]])
+    );
+
+    // The page leads with the decision: its first section is the Verdicts table, under a
+    // headline counting evals and trials apart; each eval's row gives its figures over its
+    // trials and what changed between its sides.
+    assert_eq!(
+        eval_str(&tab, "document.querySelector('body > section').id"),
+        "verdicts"
+    );
+    let summaries = &run.report.trial_summaries;
+    let failed = summaries
+        .iter()
+        .filter(|s| s.verdict != Outcome::Passed)
+        .count();
+    assert_eq!(
+        eval_str(&tab, "document.getElementById('headline').innerText.trim()"),
+        format!(
+            "{} evals, 27 trials, {failed} evals failed",
+            summaries.len()
+        )
+    );
+    let verdicts: Vec<Vec<String>> =
+        serde_json::from_value(rows("#verdicts tr.verdict-row")).unwrap();
+    assert_eq!(verdicts.len(), summaries.len(), "{verdicts:?}");
+    assert!(
+        verdicts.contains(&vec![
+            "compares_the_house_style_over_trials\nscripted::evals".to_owned(),
+            "passed".to_owned(),
+            "3/3".to_owned(),
+            "100%".to_owned(),
+            "44%-100%".to_owned(),
+            "starts with the house tag line: baseline 1/3, treatment 3/3".to_owned(),
+        ]),
+        "{verdicts:?}"
+    );
+    assert!(
+        verdicts.contains(&vec![
+            "names_the_capital_per_model::france@gpt-5\nscripted::evals".to_owned(),
+            "failed".to_owned(),
+            "2/3".to_owned(),
+            "67%".to_owned(),
+            "21%-94%".to_owned(),
+            "nothing compared".to_owned(),
+        ]),
+        "{verdicts:?}"
+    );
+
+    // The chart names each trial, and no text of the chart or the Verdicts table is clipped:
+    // every chart text lies inside the drawing, every cell's text inside its cell, the table
+    // inside the page.
+    let labels = eval_json(
+        &tab,
+        "Array.from(document.querySelectorAll('#chart text.label')).map(t => t.textContent)",
+    );
+    let labels: Vec<String> = serde_json::from_value(labels).unwrap();
+    assert_eq!(labels.len(), 27);
+    assert!(
+        labels
+            .iter()
+            .all(|l| l.ends_with("/3]") && l.contains(" [trial ")),
+        "{labels:?}"
+    );
+    let clipped = eval_json(
+        &tab,
+        "(() => { const svg = document.querySelector('#chart svg'); const width = svg.viewBox.baseVal.width; return Array.from(svg.querySelectorAll('text')).filter(t => { const b = t.getBBox(); return b.x < 0 || b.x + b.width > width; }).map(t => t.textContent); })()",
+    );
+    assert_eq!(
+        clipped,
+        serde_json::json!([]),
+        "chart texts outside the drawing"
+    );
+    let clipped = eval_json(
+        &tab,
+        "Array.from(document.querySelectorAll('#verdicts td')).filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.innerText)",
+    );
+    assert_eq!(
+        clipped,
+        serde_json::json!([]),
+        "verdict cells whose text overflows"
+    );
+    assert_eq!(
+        eval_str(
+            &tab,
+            "String(document.querySelector('#verdicts table').getBoundingClientRect().right <= document.documentElement.clientWidth)"
+        ),
+        "true"
     );
     drop(tab);
     drop(browser);

@@ -108,6 +108,36 @@ fn discovery_lists_only_the_eval_tests() {
     );
 }
 
+/// `--test NAME` selects one test file's evals, as `cargo test --test NAME` does: the fixture's
+/// `tests/counting.rs` alone, its library's unit-test eval and `tests/evals.rs` left unbuilt.
+#[test]
+fn dash_dash_test_selects_one_test_files_evals() {
+    let output = Command::new(command_path())
+        .args([
+            "copilot-eval",
+            "-p",
+            FIXTURE,
+            "--test",
+            "counting",
+            "--list",
+        ])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let binaries: std::collections::BTreeSet<&str> = stdout
+        .lines()
+        .map(|line| line.split(": ").next().unwrap())
+        .collect();
+    assert_eq!(
+        binaries.into_iter().collect::<Vec<_>>(),
+        ["copilot-eval-fixture::counting"],
+        "{stdout}"
+    );
+}
+
 #[test]
 fn no_matching_eval_exits_4_with_empty_artifacts() {
     let run = copilot_eval(&["no_such_eval"], &[]);

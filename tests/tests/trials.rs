@@ -143,6 +143,35 @@ fn a_flaky_eval_over_five_trials_gives_its_pass_rate_interval_and_pass_at_k() {
         "{}",
         run.stderr
     );
+    // Each trial's line, printed as it ends, names its trial; trials of one eval run one
+    // after another, so in trial order.
+    let finished: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains(&format!("s] scripted::evals {FLAKY}")))
+        .collect();
+    let expected: Vec<String> = (1..=5)
+        .map(|k| {
+            let status = if k % 2 == 0 { "FAIL" } else { "PASS" };
+            format!("{status} s] scripted::evals {FLAKY} [trial {k}/5]")
+        })
+        .collect();
+    let seen: Vec<String> = finished
+        .iter()
+        .map(|l| {
+            let (status, rest) = l.trim_start().split_once(" [").unwrap();
+            format!("{status} {}", &rest[rest.find("s] ").unwrap()..])
+        })
+        .collect();
+    assert_eq!(seen, expected, "{}", run.stderr);
+    // The summary leads with the decision: the headline, then the eval's verdict.
+    assert!(
+        run.stderr.contains(&format!(
+            "     Verdict 1 eval, 5 trials, 1 eval failed\n     FAILED 3/5 (60%, 95% CI 23%-88%) scripted::evals {FLAKY}\n     Summary ["
+        )),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

@@ -142,6 +142,11 @@ impl EvalContext {
             skill_eval: config
                 .skill_case_spec()
                 .map(|spec| crate::report::SkillEvalRecord {
+                    name: crate::customization::skill::Skill::load(
+                        Path::new(config.manifest_dir).join(spec.skill),
+                    )
+                    .ok()
+                    .map(|skill| skill.name),
                     skill: spec.skill.to_owned(),
                     id: spec.id.to_owned(),
                     prompt: spec.prompt.to_owned(),

@@ -9,7 +9,9 @@
 //! `html/report.js`), compiled in with `include_str!` and inlined into the page: the page loads
 //! nothing from the network.
 //!
-//! What the page shows: the suite summary (outcome counts, duration, tokens, cost with `unknown`
+//! What the page shows: first, with trials, models, comparisons or an ablation, the verdict of
+//! each eval (its pass rate over its trials, the 95% interval, what changed between its sides)
+//! under a headline counting evals and trials apart; then the suite summary (outcome counts, duration, tokens, cost with `unknown`
 //! where unknown, mode, runtime version); a chart of each eval's duration and tokens, sorted by
 //! cost (an inline SVG); then one foldable section per eval with its outcome, stop reasons,
 //! failure message, properties and, per run, a timeline: the prompt, each assistant turn with
@@ -35,6 +37,7 @@ mod provenance;
 mod text;
 mod trials;
 mod triggers;
+mod verdicts;
 mod view;
 
 use std::path::Path;

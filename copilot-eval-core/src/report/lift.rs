@@ -428,6 +428,7 @@ mod tests {
                     record.ablated = vec![Ablate::Skills];
                 }
                 record.skill_eval = Some(crate::report::SkillEvalRecord {
+                    name: Some("changelog".into()),
                     skill: "skills/changelog".into(),
                     id: name.into(),
                     prompt: "p".into(),

@@ -42,6 +42,7 @@ pub use trials::{TrialOf, TrialSummary};
 pub mod matrix;
 pub use matrix::{ModelCell, ModelMatrixEval};
 pub mod triggers;
+pub mod verdicts;
 pub use triggers::{SkillTriggers, Trigger, TriggerCheck, TriggerQueryRecord};
 mod priced;
 mod suite_info;

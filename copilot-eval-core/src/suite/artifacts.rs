@@ -72,16 +72,26 @@ fn not_written(path: &std::path::Path, error: std::io::Error) -> bool {
 }
 
 /// Write `grading.json` under `folder` for each test that ran a skill eval or recorded
-/// expectations ([`grading_path`](crate::report::grading::grading_path)), printing one line for
-/// the folder. Returns `false` when any could not be written.
+/// expectations ([`grading_path`](crate::report::grading::grading_path): with `--ablate`, each
+/// eval's `with_skill/` and `without_skill/` sides), printing one line for the folder and one
+/// per test that compared two runs with `ctx.compare` (its grading is the test's: the
+/// expectations are the test's verdicts, not a side's). Returns `false` when any could not be
+/// written.
 fn write_gradings(folder: &std::path::Path, report: &SuiteReport, redactor: &Redactor) -> bool {
     let mut written = 0usize;
     let mut all_written = true;
+    let ablation = report.tests.iter().any(|t| !t.ablated.is_empty());
     for test in &report.tests {
         if test.skill_eval.is_none() && test.expectations.is_empty() {
             continue;
         }
-        let path = folder.join(crate::report::grading::grading_path(test));
+        if !test.comparisons.is_empty() && test.trial.is_none_or(|t| t.trial == 1) {
+            eprintln!(
+                "  note: {} {}: one grading.json for both sides of its comparison (its expectations are the test's, not a side's); `--ablate skills` grades with_skill and without_skill apart",
+                test.binary, test.name
+            );
+        }
+        let path = folder.join(crate::report::grading::grading_path(test, ablation));
         let mut value = crate::report::grading::grading_json(test);
         redactor.redact_value(&mut value);
         let text = serde_json::to_vec_pretty(&value).expect("grading serialises");

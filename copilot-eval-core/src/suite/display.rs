@@ -90,7 +90,9 @@ impl Display {
 }
 
 /// The line printed when a test finishes, e.g.
-/// `    PASS [   1.234s] quickstart::evals creates_a_file`, followed for a test that did not
+/// `    PASS [   1.234s] quickstart::evals creates_a_file`, or under trials and models
+/// `    FAIL [   1.234s] quickstart::evals creates_a_file@gpt-5 [trial 2/5]` (a model matrix's
+/// cell names its model after `@`), followed for a test that did not
 /// pass by its message's first lines and its kept working directory, and for any test by one
 /// line per run whose evidence is incomplete ([`incomplete_evidence_lines`]).
 pub fn finished_line(record: &TestRecord) -> String {
@@ -102,10 +104,11 @@ pub fn finished_line(record: &TestRecord) -> String {
         Outcome::NotRun => "NOT RUN",
     };
     let mut line = format!(
-        "{status:>8} [{:>8.3}s] {} {}",
+        "{status:>8} [{:>8.3}s] {} {}{}",
         record.duration_ms as f64 / 1000.0,
         record.binary,
-        record.name
+        record.name,
+        trial_suffix(record)
     );
     if record.outcome != Outcome::Passed {
         if let Some(message) = &record.message {
@@ -123,6 +126,14 @@ pub fn finished_line(record: &TestRecord) -> String {
         line.push_str(&text);
     }
     line
+}
+
+/// ` [trial 2/5]` for a record that is one trial of its eval, else empty.
+fn trial_suffix(record: &TestRecord) -> String {
+    record
+        .trial
+        .map(|t| format!(" {}", t.label()))
+        .unwrap_or_default()
 }
 
 /// One line per run of `record` whose evidence is incomplete (`evidence_complete` false: events
@@ -214,7 +225,8 @@ pub fn summary_with_messages(report: &SuiteReport) -> String {
 }
 
 fn summary_text(report: &SuiteReport, with_messages: bool) -> String {
-    let mut out = counts_lines(report);
+    let mut out = verdict_lines(report);
+    out.push_str(&counts_lines(report));
     out.push_str(&incomplete_evidence_summary(report));
     out.push_str(&cost_summary_line(report));
     out.push_str(&comparison_lines(report));
@@ -269,7 +281,37 @@ fn summary_text(report: &SuiteReport, with_messages: bool) -> String {
     out
 }
 
-/// The summary's first lines: the outcome counts, the stop reasons, the tokens and tool calls.
+/// The decision the summary leads with when the suite ran trials, models, comparisons or an
+/// ablation ([`crate::report::verdicts::leads_with_decision`]): the headline (`2 evals, 6
+/// trials, 1 eval failed`), then one line per eval, e.g.
+/// `     FAILED 2/3 (67%, 95% CI 21%-94%) quickstart::evals creates_a_greeting_file`, each
+/// followed by what changed between its sides (`       changed: starts with the house tag
+/// line: baseline 0/3, treatment 3/3`). Empty otherwise.
+pub fn verdict_lines(report: &SuiteReport) -> String {
+    use crate::report::verdicts;
+    if !verdicts::leads_with_decision(report) {
+        return String::new();
+    }
+    let evals = verdicts::verdicts(report);
+    let mut out = format!("     Verdict {}\n", verdicts::headline(report, &evals));
+    for eval in &evals {
+        out.push_str(&format!(
+            "  {:>9} {} {} {}\n",
+            eval.verdict.as_str().to_uppercase(),
+            eval.figures(),
+            eval.binary,
+            eval.name
+        ));
+        for change in &eval.changed {
+            out.push_str(&format!("             changed: {change}\n"));
+        }
+    }
+    out
+}
+
+/// The summary's first lines: the outcome counts, the mode when no model was called (`mode:
+/// scripted`, and the mode asked for when it differs), the stop reasons, the tokens and tool
+/// calls.
 fn counts_lines(report: &SuiteReport) -> String {
     let t = &report.totals;
     // Trials `--stop-early` skipped are `not_run` records, counted apart.
@@ -289,6 +331,14 @@ fn counts_lines(report: &SuiteReport) -> String {
             n => format!(", {n} skipped (--stop-early)"),
         }
     );
+    if report.mode == "scripted" {
+        out.push_str(&match report.requested_mode.as_deref() {
+            Some(asked) if asked != "scripted" => format!(
+                "  mode: scripted (every run's model was scripted by its test; asked for {asked})\n"
+            ),
+            _ => "  mode: scripted (every run's model was scripted by its test)\n".to_owned(),
+        });
+    }
     if !t.stop_reasons.is_empty() {
         let reasons: Vec<String> = t
             .stop_reasons
@@ -335,15 +385,12 @@ fn not_passed_lines(report: &SuiteReport, with_messages: bool) -> String {
             (false, false) => " (its message is above)".to_owned(),
             (false, true) => format!(": {first}"),
         };
-        let trial = test
-            .trial
-            .map(|t| format!(" {}", t.label()))
-            .unwrap_or_default();
         out.push_str(&format!(
-            "  {:>7} {} {}{trial}{message}\n",
+            "  {:>7} {} {}{}{message}\n",
             test.outcome.as_str().to_uppercase(),
             test.binary,
-            test.name
+            test.name,
+            trial_suffix(test)
         ));
     }
     out
@@ -432,7 +479,9 @@ pub fn cost_summary_line(report: &SuiteReport) -> String {
 }
 
 /// Two lines per comparison of the suite's tests, in test order:
-/// `  compare <binary> <test>: baseline (run 1): ...; treatment (run 2): ...; criteria: ...`
+/// `  compare <binary> <test> [trial 2/3]: baseline (run 1): ...; treatment (run 2): ...; criteria: ...`
+/// (the trial label for a test run in trials: each trial's comparison is its own; the
+/// criteria over the trials follow in the trials' lines)
 /// then `          differences: outcome same; tool calls +1 (...); ...; duration +0.4 s (1.2 s ->
 /// 1.6 s)` (treatment minus baseline). Empty when no test compared.
 pub fn comparison_lines(report: &SuiteReport) -> String {
@@ -440,9 +489,10 @@ pub fn comparison_lines(report: &SuiteReport) -> String {
     for test in &report.tests {
         for comparison in &test.comparisons {
             out.push_str(&format!(
-                "  compare {} {}: {}\n          differences: {}; duration {:+.1} s ({:.1} s -> {:.1} s)\n",
+                "  compare {} {}{}: {}\n          differences: {}; duration {:+.1} s ({:.1} s -> {:.1} s)\n",
                 test.binary,
                 test.name,
+                trial_suffix(test),
                 comparison.summary,
                 comparison.differences_line(),
                 comparison.differences.duration_ms as f64 / 1000.0,
@@ -536,6 +586,34 @@ mod tests {
         assert!(
             text.ends_with("\n   FAILED pkg::evals broken: the answer was wrong\n"),
             "{text}"
+        );
+    }
+
+    /// Under trials and models, a test's line names its attempt: the model cell (`@model`) and
+    /// `[trial 2/5]`, in the finished line and in the summary's line of a test that did not
+    /// pass; a test without trials has no label.
+    #[test]
+    fn lines_under_trials_and_models_name_the_attempt() {
+        let mut record = crate::suite::executor::tests::record("greets@gpt-5", Outcome::Failed);
+        record.model = Some("gpt-5".into());
+        record.trial = Some(crate::report::TrialOf {
+            trial: 2,
+            trials: 5,
+        });
+        let line = finished_line(&record);
+        assert!(
+            line.starts_with("    FAIL [")
+                && line.contains("s] pkg::evals greets@gpt-5 [trial 2/5]"),
+            "{line}"
+        );
+        let plain = crate::suite::executor::tests::record("greets", Outcome::Passed);
+        assert!(finished_line(&plain).ends_with("s] pkg::evals greets"));
+        let mut report = crate::report::tests::report();
+        report.tests = vec![record];
+        assert!(
+            not_passed_lines(&report, false).contains("FAILED pkg::evals greets@gpt-5 [trial 2/5]"),
+            "{}",
+            not_passed_lines(&report, false)
         );
     }
 

@@ -47,6 +47,10 @@ pub struct BuildOptions {
     pub manifest_path: Option<PathBuf>,
     /// The packages.
     pub packages: PackageSelection,
+    /// `--test NAME` (repeatable): only these integration test targets are built and searched,
+    /// as `cargo test --test NAME` selects them (cargo refuses a name no selected package has,
+    /// listing the targets it has). Empty: every test target.
+    pub test_targets: Vec<String>,
 }
 
 impl BuildOptions {
@@ -59,6 +63,7 @@ impl BuildOptions {
                 .unwrap_or_else(|| PathBuf::from("cargo")),
             manifest_path,
             packages,
+            test_targets: Vec::new(),
         }
     }
 
@@ -76,6 +81,9 @@ impl BuildOptions {
                     command.arg("-p").arg(name);
                 }
             }
+        }
+        for target in &self.test_targets {
+            command.arg("--test").arg(target);
         }
     }
 }
@@ -355,39 +363,51 @@ fn toolchain_libs(cwd: Option<&Path>) -> &'static [PathBuf] {
 }
 
 /// The warning for a selection where no eval test matched. With eval tests that the filters
-/// left out, it says what filters match (eval test paths, `module::function`, not file names)
-/// and names the three test paths nearest to the filters; with none at all, it says how to mark
-/// an eval test.
+/// left out, it says what filters match (eval test paths, `module::function`, not file names;
+/// `--test NAME` selects a test file) and names the three test paths most similar to what was
+/// typed ([`similarity`]); with none at all, it says how to mark an eval test.
 pub fn no_match_warning(list: &TestList, filters: &[String]) -> String {
     let counts = format!(
-        "{} other tests, {} eval tests filtered out",
-        list.other_tests, list.filtered_out
+        "{}, {} filtered out",
+        super::display::count(list.other_tests as u64, "other test", "other tests"),
+        super::display::count(list.filtered_out as u64, "eval test", "eval tests")
     );
     if list.unselected.is_empty() || filters.is_empty() {
         return format!(
             "warning: no eval test matched ({counts}); mark a test with #[copilot_eval]"
         );
     }
-    let mut ranked: Vec<(usize, &str)> = list
+    let mut ranked: Vec<(f64, &str)> = list
         .unselected
         .iter()
         .map(|name| {
-            let distance = filters
+            let best = filters
                 .iter()
-                .flat_map(|f| filter_forms(f))
-                .map(|form| edit_distance(&form, name))
-                .min()
-                .unwrap_or(usize::MAX);
-            (distance, name.as_str())
+                .map(|f| similarity(f, name))
+                .fold(0.0, f64::max);
+            (best, name.as_str())
         })
         .collect();
-    ranked.sort();
+    // Most similar first; equally similar paths in list order.
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
     ranked.dedup_by(|a, b| a.1 == b.1);
     let nearest: Vec<&str> = ranked.iter().take(3).map(|(_, name)| *name).collect();
     format!(
-        "warning: no eval test matched the filters ({counts}); filters match eval test paths (`module::function`, as --list shows them), not file names, by substring (whole paths with --exact); nearest: {}, ...",
+        "warning: no eval test matched the filters ({counts}); filters match eval test paths (`module::function`, as --list shows them), not file names, by substring (whole paths with --exact; `--test NAME` selects one test file, as cargo test's); nearest: {}, ...",
         nearest.join(", ")
     )
+}
+
+/// How similar a typed filter is to an eval test path, from 0 (nothing alike) to 1 (equal):
+/// the highest Jaro-Winkler similarity (`strsim`) between a form of the filter (as typed, or
+/// its last segment after `::` or `/` without `.rs`) and a form of the path (whole, or its
+/// last segment), so `passes_in_modul` is nearest to `nested::passes_in_a_module`.
+pub fn similarity(filter: &str, path: &str) -> f64 {
+    let path_forms = [path, path.rsplit("::").next().unwrap_or(path)];
+    filter_forms(filter)
+        .iter()
+        .flat_map(|form| path_forms.map(|p| strsim::jaro_winkler(form, p)))
+        .fold(0.0, f64::max)
 }
 
 /// A filter as typed and its last segment (after `::` or `/`, a `.rs` removed), the forms
@@ -399,26 +419,6 @@ fn filter_forms(filter: &str) -> Vec<String> {
         .unwrap_or(filter);
     let last = last.strip_suffix(".rs").unwrap_or(last);
     vec![filter.to_owned(), last.to_owned()]
-}
-
-/// The Levenshtein distance of `a` and `b` (by character).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = if ca == *cb {
-                previous
-            } else {
-                1 + previous.min(row[j]).min(current)
-            };
-            previous = current;
-        }
-    }
-    row[b.len()]
 }
 
 /// The test names in libtest's `--list --format terse` output (`name: test` lines; benchmarks
@@ -606,9 +606,61 @@ mod tests {
         let filters = ["tests/evals.rs::passes".to_owned()];
         let list = select(vec![binary("a")], &names, &filters, false);
         let warning = no_match_warning(&list, &filters);
-        assert!(warning.contains("nearest: passes, panics, "), "{warning}");
+        assert!(
+            warning.contains("nearest: passes, nested::passes_in_a_module, panics, "),
+            "{warning}"
+        );
         let list = select(vec![binary("a")], &[vec![]], &filters, false);
         assert!(no_match_warning(&list, &filters).ends_with("mark a test with #[copilot_eval]"));
+    }
+
+    /// The hint ranks by similarity to what was typed, not by raw edit distance (which put the
+    /// short `passes` before the long path the user nearly typed), and counts take their noun in
+    /// the number: `1 other test`, `1 eval test filtered out`.
+    #[test]
+    fn the_nearest_hint_ranks_by_similarity_and_counts_read_in_the_singular() {
+        let names = vec![vec![
+            "ordinary_test".to_owned(),
+            "passes::__copilot_eval".to_owned(),
+            "nested::passes_in_a_module::__copilot_eval".to_owned(),
+            "times_out::__copilot_eval".to_owned(),
+        ]];
+        let filters = ["passes_in_modul".to_owned()];
+        let list = select(vec![binary("a")], &names, &filters, false);
+        let warning = no_match_warning(&list, &filters);
+        assert!(
+            warning.contains("nearest: nested::passes_in_a_module, passes, "),
+            "{warning}"
+        );
+        assert!(
+            warning.contains("(1 other test, 3 eval tests filtered out)"),
+            "{warning}"
+        );
+        assert!(similarity("passes_in_modul", "nested::passes_in_a_module") > 0.9);
+        assert!(similarity("zzz", "passes") < 0.5);
+        let none = select(
+            vec![binary("a")],
+            &[names[0][..2].to_vec()],
+            &filters,
+            false,
+        );
+        assert!(
+            no_match_warning(&none, &filters).contains("(1 other test, 1 eval test filtered out)"),
+            "{}",
+            no_match_warning(&none, &filters)
+        );
+    }
+
+    /// `--test NAME` reaches cargo as `cargo test --test NAME`: only that test file is built
+    /// and searched.
+    #[test]
+    fn test_targets_are_passed_to_cargo_as_cargo_test_takes_them() {
+        let mut options = BuildOptions::new(None, PackageSelection::Packages(vec!["p".into()]));
+        options.test_targets = vec!["evals".into(), "more".into()];
+        let mut command = Command::new("cargo");
+        options.apply(&mut command);
+        let args: Vec<_> = command.get_args().map(|a| a.to_string_lossy()).collect();
+        assert_eq!(args, ["-p", "p", "--test", "evals", "--test", "more"]);
     }
 
     #[test]

@@ -292,9 +292,9 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
             println!("{}: {}", list.binary(test).id, test.name);
         }
         eprintln!(
-            "{} eval tests ({} other tests not listed, {} filtered out)",
-            list.tests.len(),
-            list.other_tests,
+            "{} ({} not listed, {} filtered out)",
+            display::count(list.tests.len() as u64, "eval test", "eval tests"),
+            display::count(list.other_tests as u64, "other test", "other tests"),
             list.filtered_out
         );
         return exit_code::SUCCESS;

@@ -18,6 +18,9 @@ use crate::report::{CostTotals, Outcome, RunRecord, SuiteReport, TestRecord};
 #[derive(Debug, Serialize)]
 pub(super) struct Page<'a> {
     pub title: String,
+    /// The Verdicts section, the page's first (with trials, models, comparisons or an
+    /// ablation).
+    pub verdicts: Option<super::verdicts::VerdictsView>,
     pub summary: Summary,
     pub chart: Chart,
     /// One row per eval run in trials (`--trials N`), before the evals.
@@ -83,6 +86,9 @@ pub(super) struct Chart {
 pub(super) struct ChartRow {
     pub anchor: String,
     pub name: String,
+    /// The label the row shows: the name (shortened to 36 characters) and, for a trial,
+    /// its `[trial 2/5]`.
+    pub caption: String,
     pub outcome: &'static str,
     pub y: u32,
     pub duration_width: u32,
@@ -221,6 +227,7 @@ impl<'a> Page<'a> {
                 summary.tests, summary.passed, summary.failed, summary.error, summary.not_run
             ),
             summary,
+            verdicts: super::verdicts::VerdictsView::of(report),
             chart: Chart::of(&report.tests, &currency),
             trials: report
                 .trial_summaries
@@ -316,6 +323,7 @@ impl Chart {
             .map(|(row, (i, t))| ChartRow {
                 anchor: test_anchor(*i),
                 name: t.name.clone(),
+                caption: chart_label(t),
                 outcome: t.outcome.as_str(),
                 y: Self::TOP + row as u32 * Self::ROW,
                 duration_width: scale(t.duration_ms, max_ms).max(1),
@@ -325,14 +333,28 @@ impl Chart {
                 cost: cost_label(t.cost.as_ref(), currency),
             })
             .collect();
-        let label_width = 260;
+        // Room for the longest text beside the bars, so the page never clips it: at most
+        // 7 px per character of the 12 px font, plus the gaps.
+        let widest = |text: fn(&ChartRow) -> usize| rows.iter().map(text).max().unwrap_or(0);
+        let label_width = 16 + 7 * widest(|r| r.caption.chars().count()) as u32;
+        let value_width =
+            16 + 7 * widest(|r| r.tokens.chars().count() + 3 + r.cost.chars().count()) as u32;
         Chart {
-            width: label_width + bar_width + 200,
+            width: label_width + bar_width + value_width.max(200),
             height: Self::TOP + rows.len() as u32 * Self::ROW + 8,
             label_width,
             bar_width,
             rows,
         }
+    }
+}
+
+/// A chart row's label: the name shortened to 36 characters, then the trial's `[trial 2/5]`.
+fn chart_label(test: &TestRecord) -> String {
+    let name = super::text::shorten(&test.name, 36);
+    match test.trial {
+        Some(trial) => format!("{name} {}", trial.label()),
+        None => name,
     }
 }
 
