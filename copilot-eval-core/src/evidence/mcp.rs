@@ -418,6 +418,7 @@ mod tests {
             tools: Vec::new(),
             warnings: Vec::new(),
             offered_tools: None,
+            received_calls: None,
         }];
         assert_eq!(setup_error(&connected), None);
         let (mut states, _) = mcp_servers(&log, &configured);

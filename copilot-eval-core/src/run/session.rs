@@ -397,7 +397,7 @@ async fn execute(
     pooled: Option<&PooledSession>,
 ) -> Result<(), String> {
     let mut config = run_config(eval, working_directory, controls, target, faults, pooled)?;
-    tag_mock_requests(&mut config, eval, &run.mock_tag);
+    super::mcp_check::tag_mock_requests(&mut config, eval, &run.mock_tag);
     let client = start_client(client_options, pooled, slots, run).await?;
 
     let t = Instant::now();
@@ -448,21 +448,6 @@ async fn execute(
     .await;
     run.timings.turns_ms = Some(t.elapsed().as_millis() as u64);
     result
-}
-
-/// Add the run's tag ([`crate::mcp::RUN_HEADER`]) to the HTTP headers of each MCP mock the
-/// eval added, so each mock files the calls of this run's session under it.
-fn tag_mock_requests(config: &mut SessionConfig, eval: &CopilotEval, tag: &str) {
-    let Some(servers) = config.mcp_servers.as_mut() else {
-        return;
-    };
-    for mock in &eval.mcp_mocks {
-        if let Some(github_copilot_sdk::McpServerConfig::Http(http)) = servers.get_mut(mock.name())
-        {
-            http.headers
-                .insert(crate::mcp::RUN_HEADER.to_owned(), tag.to_owned());
-        }
-    }
 }
 
 /// The session's configuration for this run: the eval's ([`session_config`]), on a pooled
