@@ -87,6 +87,7 @@ pub mod harness;
 pub mod init;
 #[cfg(feature = "runner")]
 pub mod lint;
+pub mod mcp;
 pub mod model_server;
 pub mod report;
 pub mod result;

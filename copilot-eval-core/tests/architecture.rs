@@ -688,6 +688,12 @@ fn lower_stages_do_not_import_higher_ones() {
         ("cost", &["run", "cassette", "harness", "suite", "report"]),
         ("cassette", &["harness", "suite", "report"]),
         (
+            "mcp",
+            &[
+                "run", "cassette", "harness", "suite", "report", "evidence", "result", "eval",
+            ],
+        ),
+        (
             "artifact",
             &[
                 "run", "cassette", "harness", "suite", "report", "evidence", "result", "cost",

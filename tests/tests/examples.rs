@@ -16,7 +16,7 @@ use copilot_eval_e2e::runtime_for;
 use support::{SuiteRun, copilot_eval, copilot_eval_live_unreachable, workspace_root};
 
 /// The example's eval tests, in the order of the results.
-const TESTS: [&str; 31] = [
+const TESTS: [&str; 35] = [
     "compares_the_house_style_over_trials",
     "compares_with_and_without_the_skill",
     "keeps_the_canary_from_the_model",
@@ -42,6 +42,12 @@ const TESTS: [&str; 31] = [
     "grades_the_notes_while_one_answer_is_broken",
     "judges_the_release_notes",
     "prefers_an_answer_in_both_orders",
+    // tests/mcp.rs: MCP evals with an in-process mock server (both ends, two faults, an
+    // injection a guard stops).
+    "answers_from_the_weather_mock",
+    "gives_up_on_a_hanging_weather_tool",
+    "refuses_the_command_a_tool_result_injects",
+    "reports_the_weather_service_error",
     // tests/skill_evals.rs: one eval per entry of skills/changelog/evals/evals.json.
     "changelog_skill::eval_1_write_the_changelog_for_the",
     "changelog_skill::eval_2_add_a_changelog_entry_for",

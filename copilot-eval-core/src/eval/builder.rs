@@ -56,6 +56,7 @@ impl CopilotEval {
             excluded_tools: self.excluded_tools.clone(),
             mcp_servers: self.mcp_servers.clone(),
             optional_mcp_servers: self.optional_mcp_servers.clone(),
+            mcp_mocks: self.mcp_mocks.clone(),
             skill_directories: self.skill_directories.clone(),
             disabled_skills: self.disabled_skills.clone(),
             custom_agents: self.custom_agents.clone(),
@@ -116,6 +117,7 @@ pub struct CopilotEvalBuilder {
     excluded_tools: Option<Vec<String>>,
     mcp_servers: IndexMap<String, McpServerConfig>,
     optional_mcp_servers: Vec<String>,
+    mcp_mocks: Vec<crate::mcp::McpMock>,
     skill_directories: Vec<PathBuf>,
     disabled_skills: Vec<String>,
     custom_agents: Vec<CustomAgentConfig>,
@@ -289,6 +291,7 @@ impl CopilotEvalBuilder {
     pub fn mcp_server(mut self, name: impl Into<String>, config: McpServerConfig) -> Self {
         let name = name.into();
         self.optional_mcp_servers.retain(|n| *n != name);
+        self.mcp_mocks.retain(|m| m.name() != name);
         self.mcp_servers.insert(name, config);
         self
     }
@@ -299,11 +302,46 @@ impl CopilotEvalBuilder {
     /// Replaces a server of the same name.
     pub fn optional_mcp_server(mut self, name: impl Into<String>, config: McpServerConfig) -> Self {
         let name = name.into();
+        self.mcp_mocks.retain(|m| m.name() != name);
         if !self.optional_mcp_servers.contains(&name) {
             self.optional_mcp_servers.push(name.clone());
         }
         self.mcp_servers.insert(name, config);
         self
+    }
+    /// Add an in-process MCP mock server ([`McpMock`](crate::mcp::McpMock)), required, under
+    /// its own name: as [`mcp_server`](Self::mcp_server) with the mock's HTTP configuration
+    /// (127.0.0.1, its port allowed by the sandbox like any HTTP server's), starting the mock if
+    /// it is not running. After the run, the calls the mock received from the run's session are
+    /// in its `mcp_servers[].received_calls`. Errors (at `build()`): the mock could not bind a
+    /// loopback port or start.
+    pub fn mcp_mock(self, mock: &crate::mcp::McpMock) -> Self {
+        self.add_mock(mock, false)
+    }
+    /// Add an in-process MCP mock server the run may go on without: as
+    /// [`optional_mcp_server`](Self::optional_mcp_server), otherwise as
+    /// [`mcp_mock`](Self::mcp_mock).
+    pub fn optional_mcp_mock(self, mock: &crate::mcp::McpMock) -> Self {
+        self.add_mock(mock, true)
+    }
+    fn add_mock(self, mock: &crate::mcp::McpMock, optional: bool) -> Self {
+        let config = match mock.config() {
+            Ok(config) => config,
+            Err(e) => {
+                let message = format!(
+                    "the MCP mock `{}` could not start on 127.0.0.1: {e} (is the loopback interface up?)",
+                    mock.name()
+                );
+                return self.defer_error(ConfigError::new("mcp_servers", message));
+            }
+        };
+        let mut builder = if optional {
+            self.optional_mcp_server(mock.name(), config)
+        } else {
+            self.mcp_server(mock.name(), config)
+        };
+        builder.mcp_mocks.push(mock.clone());
+        builder
     }
     /// Add a skill directory (a skill folder holding `SKILL.md`, or a folder of skill folders).
     /// Must exist. A relative path is resolved against the package root (for `ctx.eval()`; see
@@ -546,6 +584,7 @@ impl CopilotEvalBuilder {
             excluded_tools: self.excluded_tools,
             mcp_servers,
             optional_mcp_servers: self.optional_mcp_servers,
+            mcp_mocks: self.mcp_mocks,
             skill_directories,
             disabled_skills: self.disabled_skills,
             custom_agents,

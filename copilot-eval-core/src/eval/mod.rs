@@ -86,6 +86,9 @@ pub struct CopilotEval {
     pub(crate) mcp_servers: IndexMap<String, McpServerConfig>,
     /// The names among `mcp_servers` added with `optional_mcp_server`.
     pub(crate) optional_mcp_servers: Vec<String>,
+    /// The in-process MCP mocks among `mcp_servers` (`mcp_mock`): the run tags its requests to
+    /// them and claims the calls they received from its session.
+    pub(crate) mcp_mocks: Vec<crate::mcp::McpMock>,
     pub(crate) skill_directories: Vec<PathBuf>,
     pub(crate) disabled_skills: Vec<String>,
     pub(crate) custom_agents: Vec<CustomAgentConfig>,
@@ -131,6 +134,7 @@ impl fmt::Debug for CopilotEval {
             .field("excluded_tools", &self.excluded_tools)
             .field("mcp_servers", &self.mcp_servers.keys().collect::<Vec<_>>())
             .field("optional_mcp_servers", &self.optional_mcp_servers)
+            .field("mcp_mocks", &self.mcp_mocks)
             .field("skill_directories", &self.skill_directories)
             .field("disabled_skills", &self.disabled_skills)
             .field(
@@ -216,6 +220,7 @@ impl CopilotEval {
                 Ablate::Mcp => {
                     eval.mcp_servers.clear();
                     eval.optional_mcp_servers.clear();
+                    eval.mcp_mocks.clear();
                 }
             }
         }

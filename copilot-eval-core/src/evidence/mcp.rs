@@ -72,6 +72,11 @@ pub struct McpServerState {
     /// model request (it stopped before the prompt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offered_tools: Option<Vec<String>>,
+    /// For an in-process mock (`mcp_mock`): every tool call the mock received from this run's
+    /// session, as the server saw it (the server's end of the wire; the run's `tool_calls` are
+    /// the runtime's end), in arrival order. `None` for a server that is not a mock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received_calls: Option<Vec<crate::mcp::McpMockCall>>,
 }
 
 /// One tool of a connected MCP server (in JSON: `name`, `model_name`).
@@ -102,6 +107,36 @@ impl McpTool {
 
 pub use crate::customization::mcp_names::{MAX_TOOL_NAME, cut_warning, model_tool_name};
 
+/// The warning when a mock's two ends disagree: the calls of its tools the runtime reported
+/// (`tool_calls` named by one of the server's model names and not denied before they left the
+/// runtime) against the calls the mock received ([`McpServerState::received_calls`]), per
+/// tool. `None` when they agree or the server is not a mock.
+pub fn received_mismatch(state: &McpServerState, tool_calls: &[super::ToolCall]) -> Option<String> {
+    let received = state.received_calls.as_ref()?;
+    let mut differences = Vec::new();
+    for tool in &state.tools {
+        let reported = tool_calls
+            .iter()
+            .filter(|c| c.denied.is_none())
+            .filter(|c| c.runtime_name.as_deref().unwrap_or(&c.name) == tool.model_name)
+            .count();
+        let served = received.iter().filter(|c| c.tool == tool.name).count();
+        if reported != served {
+            differences.push(format!(
+                "`{}`: the runtime reported {reported} call(s), the server received {served}",
+                tool.model_name
+            ));
+        }
+    }
+    (!differences.is_empty()).then(|| {
+        format!(
+            "MCP mock `{}`: the two ends of the wire disagree: {}",
+            state.name,
+            differences.join("; ")
+        )
+    })
+}
+
 /// Mark the servers named in `optional` as optional.
 pub fn mark_optional(states: &mut [McpServerState], optional: &[String]) {
     for state in states {
@@ -126,6 +161,7 @@ pub fn mcp_servers<'a>(
             tools: Vec::new(),
             warnings: Vec::new(),
             offered_tools: None,
+            received_calls: None,
         })
         .collect();
     let mut loaded = false;
@@ -382,6 +418,7 @@ mod tests {
             tools: Vec::new(),
             warnings: Vec::new(),
             offered_tools: None,
+            received_calls: None,
         }];
         assert_eq!(setup_error(&connected), None);
         let (mut states, _) = mcp_servers(&log, &configured);
@@ -405,7 +442,38 @@ mod tests {
             tools: tools.iter().map(|t| McpTool::new(name, t)).collect(),
             warnings: Vec::new(),
             offered_tools: offered.map(|o| o.iter().map(|t| t.to_string()).collect()),
+            received_calls: None,
         }
+    }
+
+    #[test]
+    fn a_mock_whose_calls_differ_from_the_runtimes_is_a_warning_naming_both_counts() {
+        let received = |tool: &str| {
+            serde_json::from_value::<crate::mcp::McpMockCall>(
+                json!({"tool": tool, "arguments": {}, "at_ms": 0}),
+            )
+            .unwrap()
+        };
+        let call = |name: &str| super::super::ToolCall::started("1", name, json!({}), None);
+        let mut state = connected("m", &["a", "b"], None);
+        // Not a mock: nothing to compare.
+        assert_eq!(received_mismatch(&state, &[call("m-a")]), None);
+        state.received_calls = Some(vec![received("a")]);
+        assert_eq!(
+            received_mismatch(&state, &[call("m-a")]),
+            None,
+            "they agree"
+        );
+        let warning = received_mismatch(&state, &[call("m-a"), call("m-b")]).unwrap();
+        assert!(
+            warning.contains("`m-b`: the runtime reported 1 call(s), the server received 0"),
+            "{warning}"
+        );
+        assert!(!warning.contains("`m-a`"), "{warning}");
+        // A call the run denied never left the runtime.
+        let mut denied = call("m-b");
+        denied.denied = Some(crate::evidence::denial::Denial::budget(0, "m-b"));
+        assert_eq!(received_mismatch(&state, &[call("m-a"), denied]), None);
     }
 
     #[test]

@@ -125,6 +125,7 @@ mod tests {
             ],
             warnings: vec![],
             offered_tools: None,
+            received_calls: None,
         };
         let cut = server.tools[0].model_name.clone();
         let mut calls = vec![

@@ -328,6 +328,17 @@ impl CopilotResult {
         crate::evidence::reported_premium_requests(&self.raw_events)
     }
 
+    /// The calls the in-process MCP mock `server` received from this run's session
+    /// (`mcp_servers[].received_calls`: the server's end of the wire), in arrival order; empty
+    /// when `server` is not a mock of the eval or received none.
+    pub fn mock_calls(&self, server: &str) -> &[crate::mcp::McpMockCall] {
+        self.mcp_servers
+            .iter()
+            .find(|s| s.name == server)
+            .and_then(|s| s.received_calls.as_deref())
+            .unwrap_or_default()
+    }
+
     /// Whether some call to `name` had arguments containing `expected` as a JSON subset:
     /// every key of an expected object must be present with a matching value (recursively);
     /// arrays must have the same length with matching elements; other values must be equal.

@@ -1,7 +1,8 @@
 //! The MCP check before the prompt ([`check_mcp`]): every MCP server the eval configured, as
 //! the runtime settled it, with its tools and the names the model will see; the setup error for
 //! a required server that is not connected; and the error when the eval's timeout elapses while
-//! the runtime is still starting a server ([`mcp_timeout_error`]).
+//! the runtime is still starting a server ([`mcp_timeout_error`]); and the run's tag on its
+//! requests to each MCP mock of the eval ([`tag_mock_requests`]).
 
 use std::sync::Mutex;
 
@@ -115,4 +116,23 @@ pub(super) fn mcp_timeout_error(run: &RunState, timeout_s: f64) -> String {
             waiting.join("; ")
         }
     )
+}
+
+/// Add the run's tag ([`crate::mcp::RUN_HEADER`]) to the HTTP headers of each MCP mock the
+/// eval added, so each mock files the calls of this run's session under it.
+pub(super) fn tag_mock_requests(
+    config: &mut github_copilot_sdk::SessionConfig,
+    eval: &crate::CopilotEval,
+    tag: &str,
+) {
+    let Some(servers) = config.mcp_servers.as_mut() else {
+        return;
+    };
+    for mock in &eval.mcp_mocks {
+        if let Some(github_copilot_sdk::McpServerConfig::Http(http)) = servers.get_mut(mock.name())
+        {
+            http.headers
+                .insert(crate::mcp::RUN_HEADER.to_owned(), tag.to_owned());
+        }
+    }
 }

@@ -396,7 +396,8 @@ async fn execute(
     run: &mut RunState,
     pooled: Option<&PooledSession>,
 ) -> Result<(), String> {
-    let config = run_config(eval, working_directory, controls, target, faults, pooled)?;
+    let mut config = run_config(eval, working_directory, controls, target, faults, pooled)?;
+    super::mcp_check::tag_mock_requests(&mut config, eval, &run.mock_tag);
     let client = start_client(client_options, pooled, slots, run).await?;
 
     let t = Instant::now();

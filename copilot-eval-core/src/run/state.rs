@@ -67,6 +67,10 @@ pub(super) struct RunState {
     /// True while the MCP check before the prompt waits for the runtime's servers (a timeout
     /// then ends the run as `mcp_setup_error` naming the servers still starting).
     pub(super) mcp_checking: bool,
+    /// The eval's in-process MCP mocks, whose calls from this run's session the run claims.
+    mcp_mocks: Vec<crate::mcp::McpMock>,
+    /// The tag the run sends each mock ([`crate::mcp::RUN_HEADER`]): a fresh id per run.
+    pub(super) mock_tag: String,
     /// Whether the replay made the token usage up ([`super::ReplayCheck::usage_unknown`]).
     pub(super) usage_unknown: bool,
     /// Why the replay failed the run ([`super::ReplayCheck::mismatch`]).
@@ -115,6 +119,8 @@ impl RunState {
                 .collect(),
             mcp_checked: Vec::new(),
             mcp_checking: false,
+            mcp_mocks: eval.mcp_mocks.clone(),
+            mock_tag: uuid::Uuid::new_v4().to_string(),
             usage_unknown: false,
             replay_diagnosis: None,
             model_offers: None,
@@ -136,7 +142,6 @@ impl RunState {
         let log = std::mem::take(&mut *self.log.lock().expect("log lock"));
         let skill_warnings = self.skill_warnings();
         let mut evidence = map_events(&log);
-        let (mcp_servers, gave_nothing) = self.mcp_evidence(&log, &mut evidence);
         for denied in std::mem::take(&mut self.denials) {
             if let Some(call) = evidence.tool_calls.iter_mut().find(|c| {
                 c.denied.is_none() && c.name == denied.tool && c.arguments == denied.arguments
@@ -144,6 +149,7 @@ impl RunState {
                 call.denied = Some(denied.denial);
             }
         }
+        let (mcp_servers, gave_nothing) = self.mcp_evidence(&log, &mut evidence);
         super::permissions::attach_permissions(
             &mut evidence.tool_calls,
             &log,
@@ -254,6 +260,14 @@ impl RunState {
                 state.tool_count = state.tool_count.or(checked.tool_count);
                 state.tools = checked.tools.clone();
                 state.warnings = checked.warnings.clone();
+            }
+            if let Some(mock) = self.mcp_mocks.iter().find(|m| m.name() == state.name) {
+                state.received_calls = Some(mock.claim(&self.mock_tag, self.session_id.as_deref()));
+                if let Some(warning) =
+                    crate::evidence::mcp::received_mismatch(state, &evidence.tool_calls)
+                {
+                    state.warnings.push(warning);
+                }
             }
         }
         // What the model was offered: each connected server's tools the model requests carried.

@@ -303,6 +303,7 @@ fn runtime_substitutions_and_mcp_names_are_shown() {
         }],
         warnings: vec!["cut to 64".into()],
         offered_tools: None,
+        received_calls: None,
     }];
     tested.runs[0].mcp_servers.push(McpServerState {
         name: "filtered".into(),
@@ -313,6 +314,7 @@ fn runtime_substitutions_and_mcp_names_are_shown() {
         tools: Vec::new(),
         warnings: Vec::new(),
         offered_tools: Some(Vec::new()),
+        received_calls: None,
     });
     let html = to_html(&report(vec![tested])).unwrap();
     assert!(
