@@ -771,3 +771,90 @@ async fn every_case_replays_five_times_with_identical_evidence() {
         started.elapsed()
     );
 }
+
+// --- recorded error answers (the copilot-sdk format's `errors:`) --------------------------------
+
+/// A cassette in the copilot-sdk's snapshot format whose `errors:` answers the first request
+/// (for the recorded model) with `status`, written by the test; its conversation holds the reply
+/// a request for another model would get.
+fn recorded_error_cassette(dir: &Path, status: u16) -> PathBuf {
+    let path = dir.join(format!("error_{status}.yaml"));
+    std::fs::write(
+        &path,
+        format!(
+            "models:\n  - claude-sonnet-4.5\nerrors:\n  - model: claude-sonnet-4.5\n    status: {status}\n    code: user_weekly_rate_limited\n    message: You've reached your weekly rate limit.\n    retryAfterSeconds: 1\n    messages:\n      - role: system\n        content: ${{system}}\n      - role: user\n        content: Explain that auto mode recovered from a rate limit in one short sentence.\nconversations:\n  - messages:\n      - role: system\n        content: ${{system}}\n      - role: user\n        content: Explain that auto mode recovered from a rate limit in one short sentence.\n      - role: assistant\n        content: Auto mode recovered from the rate limit and the session can continue.\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// Replays the recorded error cassette for `status`: the result, how many requests the error
+/// answered, and the statuses and bodies of the model answers as the server logged them.
+async fn replay_recorded_error(runtime: &Path, status: u16) -> (CopilotResult, usize, Vec<u16>) {
+    let dir = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let session = ReplaySession::start(&recorded_error_cassette(dir.path(), status))
+        .await
+        .unwrap();
+    let eval = CopilotEval::builder()
+        .name("recorded_error")
+        .model(session.model())
+        .working_directory(work.path())
+        .timeout_s(120.0)
+        .build()
+        .unwrap();
+    let prompt = "Explain that auto mode recovered from a rate limit in one short sentence.";
+    let result = run_turns(
+        &eval,
+        &[prompt.to_owned()],
+        &session.run_options().runtime_path(runtime),
+    )
+    .await;
+    let served = session.errors_served()[0];
+    let statuses: Vec<u16> = session
+        .server()
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/chat/completions")
+        .map(|r| r.status)
+        .collect();
+    assert!(session.misses().is_empty(), "{:?}", session.misses());
+    session.shutdown().await;
+    assert_no_runtime_left(&result);
+    (result, served, statuses)
+}
+
+/// A recorded 429 is answered with its status, code, message and `retry-after` every time the
+/// same request comes: the real runtime retries it (its own policy), then stops the turn with a
+/// `session.error` carrying the recorded message; a recorded 400 is not retried.
+#[tokio::test]
+async fn a_recorded_error_is_served_and_the_runtime_retries_then_stops() {
+    let Some(runtime) = runtime_for("replay of a recorded 429") else {
+        return;
+    };
+    let (result, served, statuses) = replay_recorded_error(&runtime.path, 429).await;
+    assert_eq!(result.stop_reason, StopReason::ExecutionError, "{result:?}");
+    let error = result.error.clone().unwrap_or_default();
+    assert!(error.contains("429"), "{error}");
+    assert!(error.contains("weekly rate limit"), "{error}");
+    assert!(
+        served >= 2,
+        "the runtime retried the 429: {served} answered"
+    );
+    assert_eq!(
+        statuses,
+        vec![429; served],
+        "every model request got the recorded 429"
+    );
+
+    let (result, served, statuses) = replay_recorded_error(&runtime.path, 400).await;
+    assert_eq!(result.stop_reason, StopReason::ExecutionError, "{result:?}");
+    assert!(
+        result
+            .error
+            .unwrap_or_default()
+            .contains("weekly rate limit")
+    );
+    assert_eq!((served, statuses), (1, vec![400]), "a 400 is not retried");
+}

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_saphyr::{MessageFormatter, Spanned};
 
 use super::prompt::{PROMPT_PARTS, PromptParts, is_hash};
+use super::recorded_error::{RawError, RecordedError, recorded_error};
 use crate::model_server::{ScriptedUsage, WireApi};
 
 /// Why a cassette could not be used.
@@ -76,6 +77,9 @@ pub struct Cassette {
     pub models: Vec<String>,
     /// The `conversations:`, in file order (at least one).
     pub conversations: Vec<Conversation>,
+    /// The `errors:` list of the copilot-sdk snapshot format: recorded error answers (e.g. a
+    /// `429`), in file order; empty when the file has none.
+    pub errors: Vec<RecordedError>,
 }
 
 /// The optional `copilot_eval:` mapping at the top of a cassette, written by copilot-eval when
@@ -162,6 +166,8 @@ struct RawCassette {
     copilot_eval: Option<RawHeader>,
     #[serde(default)]
     models: Vec<String>,
+    #[serde(default)]
+    errors: Vec<Spanned<RawError>>,
     conversations: Spanned<Vec<RawConversation>>,
 }
 
@@ -194,7 +200,7 @@ struct RawConversation {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawMessage {
+pub(super) struct RawMessage {
     role: Role,
     #[serde(default)]
     content: Option<String>,
@@ -252,7 +258,8 @@ impl Cassette {
     /// [`Cassette::path`].
     ///
     /// The rules: top-level keys `copilot_eval` (optional header), `models` (optional list of
-    /// strings) and `conversations` (required, non-empty); each conversation has a non-empty
+    /// strings), `errors` (optional list of [`RecordedError`]s) and `conversations` (required,
+    /// non-empty); each conversation has a non-empty
     /// `messages` list; each message has a `role` (`system`, `user`, `assistant`, `tool`) and
     /// only the fields its role allows: `system` and `user` need `content`; `assistant` needs
     /// `content` or `tool_calls` (each `{id, type: function, function: {name, arguments}}`,
@@ -310,11 +317,16 @@ impl Cassette {
             }
             conversations.push(Conversation { messages });
         }
+        let mut errors = Vec::with_capacity(raw.errors.len());
+        for error in raw.errors {
+            errors.push(recorded_error(error, path)?);
+        }
         Ok(Cassette {
             path: path.to_path_buf(),
             header,
             models: raw.models,
             conversations,
+            errors,
         })
     }
 
@@ -330,7 +342,7 @@ impl Cassette {
 
 /// One message of a conversation, checked ([`check_fields`]) and read; `path` names the
 /// cassette in errors.
-fn message(spanned: Spanned<RawMessage>, path: &Path) -> Result<Message, CassetteError> {
+pub(super) fn message(spanned: Spanned<RawMessage>, path: &Path) -> Result<Message, CassetteError> {
     let (line, column) = location(&spanned.referenced);
     let fail = |what: &str| malformed(path, line, column, what.to_owned());
     let raw = spanned.value;
@@ -437,7 +449,7 @@ fn check_fields(raw: &RawMessage) -> Result<(), String> {
 }
 
 /// The error for a malformed cassette at `path`, at a location when known.
-fn malformed(
+pub(super) fn malformed(
     path: &Path,
     line: Option<u32>,
     column: Option<u32>,
@@ -452,7 +464,7 @@ fn malformed(
 }
 
 /// A YAML location as a cassette error gives it: 1-based line and column, `None` when unknown.
-fn location(l: &serde_saphyr::Location) -> (Option<u32>, Option<u32>) {
+pub(super) fn location(l: &serde_saphyr::Location) -> (Option<u32>, Option<u32>) {
     (
         Some(l.line() as u32).filter(|v| *v > 0),
         Some(l.column() as u32).filter(|v| *v > 0),
