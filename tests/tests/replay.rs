@@ -774,15 +774,15 @@ async fn every_case_replays_five_times_with_identical_evidence() {
 
 // --- recorded error answers (the copilot-sdk format's `errors:`) --------------------------------
 
-/// A cassette in the copilot-sdk's snapshot format whose `errors:` answers the first request
-/// (for the recorded model) with `status`, written by the test; its conversation holds the reply
-/// a request for another model would get.
+/// A cassette in the copilot-sdk's snapshot format, written by the test, whose `errors:` answers
+/// the first request (for the recorded model) with `status`; no conversation follows (the
+/// recording ends with the error).
 fn recorded_error_cassette(dir: &Path, status: u16) -> PathBuf {
     let path = dir.join(format!("error_{status}.yaml"));
     std::fs::write(
         &path,
         format!(
-            "models:\n  - claude-sonnet-4.5\nerrors:\n  - model: claude-sonnet-4.5\n    status: {status}\n    code: user_weekly_rate_limited\n    message: You've reached your weekly rate limit.\n    retryAfterSeconds: 1\n    messages:\n      - role: system\n        content: ${{system}}\n      - role: user\n        content: Explain that auto mode recovered from a rate limit in one short sentence.\nconversations:\n  - messages:\n      - role: system\n        content: ${{system}}\n      - role: user\n        content: Explain that auto mode recovered from a rate limit in one short sentence.\n      - role: assistant\n        content: Auto mode recovered from the rate limit and the session can continue.\n"
+            "models:\n  - claude-sonnet-4.5\nerrors:\n  - model: claude-sonnet-4.5\n    status: {status}\n    code: user_weekly_rate_limited\n    message: You've reached your weekly rate limit.\n    retryAfterSeconds: 1\n    messages:\n      - role: system\n        content: ${{system}}\n      - role: user\n        content: Explain that auto mode recovered from a rate limit in one short sentence.\nconversations: []\n"
         ),
     )
     .unwrap();
@@ -790,7 +790,7 @@ fn recorded_error_cassette(dir: &Path, status: u16) -> PathBuf {
 }
 
 /// Replays the recorded error cassette for `status`: the result, how many requests the error
-/// answered, and the statuses and bodies of the model answers as the server logged them.
+/// answered, and the statuses of the model answers as the server logged them.
 async fn replay_recorded_error(runtime: &Path, status: u16) -> (CopilotResult, usize, Vec<u16>) {
     let dir = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
@@ -825,18 +825,33 @@ async fn replay_recorded_error(runtime: &Path, status: u16) -> (CopilotResult, u
     (result, served, statuses)
 }
 
+/// The data of the run's first event of `kind`.
+fn first_event(result: &CopilotResult, kind: &str) -> Value {
+    result
+        .raw_events
+        .iter()
+        .find(|e| e.event_type == kind)
+        .map(|e| e.data.clone())
+        .unwrap_or_else(|| panic!("no {kind} event"))
+}
+
 /// A recorded 429 is answered with its status, code, message and `retry-after` every time the
-/// same request comes: the real runtime retries it (its own policy), then stops the turn with a
-/// `session.error` carrying the recorded message; a recorded 400 is not retried.
+/// same request comes: the real runtime retries it (its own policy), then ends the turn with a
+/// `session.error` carrying the recorded status and code and asks for an auto mode switch; a
+/// recorded 400 is not retried.
 #[tokio::test]
 async fn a_recorded_error_is_served_and_the_runtime_retries_then_stops() {
     let Some(runtime) = runtime_for("replay of a recorded 429") else {
         return;
     };
     let (result, served, statuses) = replay_recorded_error(&runtime.path, 429).await;
-    assert_eq!(result.stop_reason, StopReason::ExecutionError, "{result:?}");
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ExecutionError,
+        "{:?}",
+        result.error
+    );
     let error = result.error.clone().unwrap_or_default();
-    assert!(error.contains("429"), "{error}");
     assert!(error.contains("weekly rate limit"), "{error}");
     assert!(
         served >= 2,
@@ -847,9 +862,26 @@ async fn a_recorded_error_is_served_and_the_runtime_retries_then_stops() {
         vec![429; served],
         "every model request got the recorded 429"
     );
+    let session_error = first_event(&result, "session.error");
+    assert_eq!(session_error["statusCode"], 429, "{session_error}");
+    assert_eq!(
+        session_error["errorCode"], "user_weekly_rate_limited",
+        "{session_error}"
+    );
+    let switch = first_event(&result, "auto_mode_switch.requested");
+    assert_eq!(
+        switch["retryAfterSeconds"], 1,
+        "the recorded retry-after: {switch}"
+    );
+    assert!(result.evidence_complete);
 
     let (result, served, statuses) = replay_recorded_error(&runtime.path, 400).await;
-    assert_eq!(result.stop_reason, StopReason::ExecutionError, "{result:?}");
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ExecutionError,
+        "{:?}",
+        result.error
+    );
     assert!(
         result
             .error

@@ -75,7 +75,8 @@ pub struct Cassette {
     pub header: CassetteHeader,
     /// The `models:` list: model ids the recorded session used, in file order (may be empty).
     pub models: Vec<String>,
-    /// The `conversations:`, in file order (at least one).
+    /// The `conversations:`, in file order (at least one, unless [`errors`](Self::errors) has
+    /// one).
     pub conversations: Vec<Conversation>,
     /// The `errors:` list of the copilot-sdk snapshot format: recorded error answers (e.g. a
     /// `429`), in file order; empty when the file has none.
@@ -259,7 +260,7 @@ impl Cassette {
     ///
     /// The rules: top-level keys `copilot_eval` (optional header), `models` (optional list of
     /// strings), `errors` (optional list of [`RecordedError`]s) and `conversations` (required,
-    /// non-empty); each conversation has a non-empty
+    /// non-empty unless `errors` has an entry); each conversation has a non-empty
     /// `messages` list; each message has a `role` (`system`, `user`, `assistant`, `tool`) and
     /// only the fields its role allows: `system` and `user` need `content`; `assistant` needs
     /// `content` or `tool_calls` (each `{id, type: function, function: {name, arguments}}`,
@@ -293,12 +294,12 @@ impl Cassette {
                 recorded: h.recorded,
             })
             .unwrap_or_default();
-        if raw.conversations.value.is_empty() {
+        if raw.conversations.value.is_empty() && raw.errors.is_empty() {
             let (line, column) = location(&raw.conversations.referenced);
             return Err(malformed(
                 line,
                 column,
-                "`conversations` is empty: a cassette needs at least one conversation".into(),
+                "`conversations` is empty: a cassette needs at least one conversation (or a recorded error in `errors`)".into(),
             ));
         }
         let mut conversations = Vec::new();
