@@ -77,8 +77,12 @@ const CAMEL_CASE_HOMES: &[(&str, &str)] = &[
         "an instructions file's front-matter keys (`applyTo`, `excludeAgent`), as the runtime reads the file: a file format, not an event",
     ),
     (
-        "copilot-eval-core/src/cassette/recorded_error.rs",
+        "copilot-eval-core/src/cassette/format.rs",
         "a cassette's `errors:` entries spell their keys as the copilot-sdk's snapshot format does (`retryAfterSeconds`): a file format, not an event",
+    ),
+    (
+        "copilot-eval-core/src/cassette/write.rs",
+        "writes a cassette's `errors:` entries with the copilot-sdk's keys (`retryAfterSeconds`): a file format, not an event",
     ),
 ];
 

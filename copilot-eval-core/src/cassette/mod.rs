@@ -195,10 +195,10 @@ mod format;
 mod normalize;
 mod prompt;
 mod record;
-mod recorded_error;
 mod replay;
 mod scan;
 mod session_folder;
+mod spellings;
 #[cfg(feature = "runner")]
 pub mod split;
 mod tap_impl;
@@ -219,12 +219,12 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 pub use format::{
-    Cassette, CassetteError, CassetteHeader, Conversation, Message, RecordedToolCall, Role,
+    Cassette, CassetteError, CassetteHeader, Conversation, DEFAULT_ERROR_CODE,
+    DEFAULT_ERROR_MESSAGE, Message, RecordedError, RecordedToolCall, Role,
 };
 pub use normalize::{NORMALIZERS, NORMALIZERS_VERSION, Normalizer, NormalizerKind};
 pub use prompt::{PROMPT_PARTS, PromptParts};
 pub use record::{RecordError, RecordedExchange, Recorder};
-pub use recorded_error::{DEFAULT_ERROR_CODE, DEFAULT_ERROR_MESSAGE, RecordedError};
 pub use replay::{
     ConversationDiff, Departure, InjectedCall, LaterMiss, ReplayMismatch, ReplayMiss,
     ReplayResponder,

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::format::{Message, Role};
 use super::prompt::PromptParts;
+pub(crate) use super::spellings::spellings;
 use super::user_text;
 
 /// Version of the normaliser list ([`NORMALIZERS`]). Raised whenever an entry is added, removed
@@ -71,7 +72,7 @@ pub const NORMALIZERS: &[Normalizer] = &[
         kind: NormalizerKind::Format,
         runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
         description: "in user messages, the `---` front-matter block right after a `<skill-context>`'s `Base directory for this skill:` line is removed (runtimes differ in showing it)",
-        apply: user_text::skill_context_front_matter,
+        apply: |m, _| each_user_text(m, user_text::skill_context_front_matter),
     },
     Normalizer {
         name: "task_completion_notice",
@@ -79,7 +80,7 @@ pub const NORMALIZERS: &[Normalizer] = &[
         kind: NormalizerKind::Format,
         runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
         description: "in user messages, a subagent completion notice in any wording becomes `Agent \"<id>\" (<type>) has completed successfully. Use read_agent with agent_id \"<id>\" to retrieve the full results.`",
-        apply: user_text::task_completion_notice,
+        apply: |m, _| each_user_text(m, user_text::task_completion_notice),
     },
     Normalizer {
         name: "datetime_tag",
@@ -87,7 +88,7 @@ pub const NORMALIZERS: &[Normalizer] = &[
         kind: NormalizerKind::Format,
         runtime_versions: "all 1.0.x (measured on 1.0.102) and the copilot-sdk recordings",
         description: "in user messages, every `<current_datetime>...</current_datetime>` is removed; the line breaks around it stay (replaces `datetime_prefix` v2, which also removed the line breaks after it)",
-        apply: user_text::datetime_tag,
+        apply: |m, _| each_user_text(m, user_text::datetime_tag),
     },
     Normalizer {
         name: "reminder_block",
@@ -95,7 +96,7 @@ pub const NORMALIZERS: &[Normalizer] = &[
         kind: NormalizerKind::Format,
         runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
         description: "in user messages, every `<reminder>...</reminder>` block is removed",
-        apply: user_text::reminder_block,
+        apply: |m, _| each_user_text(m, user_text::reminder_block),
     },
     Normalizer {
         name: "system_reminder_block",
@@ -103,7 +104,7 @@ pub const NORMALIZERS: &[Normalizer] = &[
         kind: NormalizerKind::Format,
         runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
         description: "in user messages, every `<system_reminder>...</system_reminder>` block is removed",
-        apply: user_text::system_reminder_block,
+        apply: |m, _| each_user_text(m, user_text::system_reminder_block),
     },
     Normalizer {
         name: "agent_instructions_block",
@@ -111,7 +112,7 @@ pub const NORMALIZERS: &[Normalizer] = &[
         kind: NormalizerKind::Format,
         runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
         description: "in user messages, every `<agent_instructions>...</agent_instructions>` block is removed",
-        apply: user_text::agent_instructions_block,
+        apply: |m, _| each_user_text(m, user_text::agent_instructions_block),
     },
     Normalizer {
         name: "plan_prefix",
@@ -119,7 +120,7 @@ pub const NORMALIZERS: &[Normalizer] = &[
         kind: NormalizerKind::Format,
         runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
         description: "in user messages, a leading `[[PLAN]]` and the whitespace around it are removed",
-        apply: user_text::plan_prefix,
+        apply: |m, _| each_user_text(m, user_text::plan_prefix),
     },
     Normalizer {
         name: "compaction_prompt",
@@ -127,7 +128,7 @@ pub const NORMALIZERS: &[Normalizer] = &[
         kind: NormalizerKind::Format,
         runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
         description: "in user messages, the runtime's compaction request (`Please create a detailed summary of the conversation so far. The history is being compacted...` to the end of the text) becomes `${compaction_prompt}`",
-        apply: user_text::compaction_prompt,
+        apply: |m, _| each_user_text(m, user_text::compaction_prompt),
     },
     Normalizer {
         name: "user_text_trim",
@@ -135,7 +136,7 @@ pub const NORMALIZERS: &[Normalizer] = &[
         kind: NormalizerKind::Format,
         runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
         description: "whitespace at both ends of a user message's text is removed",
-        apply: user_text::user_text_trim,
+        apply: |m, _| each_user_text(m, user_text::user_text_trim),
     },
     Normalizer {
         name: "workdir",
@@ -251,47 +252,6 @@ impl Context {
             live: true,
         }
     }
-}
-
-/// Every spelling of `dir` a runtime may print: as given (without a trailing separator), and
-/// canonical (symbolic links resolved: on macOS `/var/folders/...` is
-/// `/private/var/folders/...`). A directory that no longer exists is resolved through its
-/// longest existing ancestor. Empty for an empty path.
-pub(crate) fn spellings(dir: &std::path::Path) -> Vec<String> {
-    let given = dir.display().to_string();
-    let given = given.trim_end_matches(['/', '\\']).to_owned();
-    if given.is_empty() {
-        return Vec::new();
-    }
-    let mut out = vec![given];
-    let mut existing = dir.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    let canonical = loop {
-        if let Ok(canonical) = std::fs::canonicalize(&existing) {
-            break Some(
-                rest.iter()
-                    .rev()
-                    .fold(canonical, |path, part| path.join(part)),
-            );
-        }
-        match (
-            existing.file_name().map(ToOwned::to_owned),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => break None,
-        }
-    };
-    if let Some(canonical) = canonical {
-        let canonical = canonical.display().to_string();
-        if !out.contains(&canonical) {
-            out.push(canonical);
-        }
-    }
-    out
 }
 
 /// A request's message whose `role` (the text here) is none a cassette holds.
@@ -472,6 +432,16 @@ impl NormalMessage {
             out.push_str(&format!(" prompt parts: [{}]", parts.join(", ")));
         }
         out
+    }
+}
+
+/// Applies `rewrite` (one of [`user_text`]'s rules) to the text of every user message; a text
+/// left empty becomes no text.
+fn each_user_text(messages: &mut [NormalMessage], rewrite: fn(&str) -> String) {
+    for message in messages.iter_mut().filter(|m| m.role == Role::User) {
+        if let Some(content) = &message.content {
+            message.content = Some(rewrite(content)).filter(|c| !c.is_empty());
+        }
     }
 }
 

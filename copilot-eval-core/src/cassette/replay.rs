@@ -8,10 +8,10 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::format::{Cassette, Message, Role};
+use super::format::{DEFAULT_ERROR_CODE, DEFAULT_ERROR_MESSAGE};
 use super::normalize::{
     Context, NORMALIZERS_VERSION, NormalMessage, UnknownRole, normalize, shell_name,
 };
-use super::recorded_error::{DEFAULT_ERROR_CODE, DEFAULT_ERROR_MESSAGE};
 use crate::model_server::{ModelRequest, Reply, Responder, ScriptedTurn};
 pub use crate::result::replay::{
     ConversationDiff, Departure, LaterMiss, ReplayMismatch, ReplayMiss,

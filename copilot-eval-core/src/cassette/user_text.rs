@@ -4,15 +4,9 @@
 //! reminder, system-reminder and agent-instruction blocks out, a leading `[[PLAN]]` out, the
 //! compaction prompt as `${compaction_prompt}`, and the text trimmed.
 
-// Every entry has the normaliser list's signature, `fn(&mut Vec<_>, &Context)`.
-#![allow(clippy::ptr_arg)]
-
 use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
-
-use super::format::Role;
-use super::normalize::{Context, NormalMessage};
 
 /// The placeholder the compaction prompt becomes.
 pub const COMPACTION_PLACEHOLDER: &str = "${compaction_prompt}";
@@ -46,90 +40,70 @@ static COMPACTION: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// Applies `rewrite` to the text of every user message; a text left empty becomes no text.
-fn each_user_text(messages: &mut [NormalMessage], rewrite: impl Fn(&str) -> String) {
-    for message in messages.iter_mut().filter(|m| m.role == Role::User) {
-        if let Some(content) = &message.content {
-            let rewritten = rewrite(content);
-            message.content = Some(rewritten).filter(|c| !c.is_empty());
-        }
-    }
-}
-
 /// `skill_context_front_matter`: inside a `<skill-context>` whose first line names the skill's
 /// base directory, the `---` front-matter block that follows is removed (runtimes differ in
 /// whether they show it). A block that would reach past `</skill-context>` is kept.
-pub(super) fn skill_context_front_matter(messages: &mut Vec<NormalMessage>, _: &Context) {
-    each_user_text(messages, |text| {
-        SKILL_FRONT_MATTER
-            .replace_all(text, |c: &Captures<'_>| {
-                if c[2].contains("</skill-context>") {
-                    c[0].to_owned()
-                } else {
-                    c[1].to_owned()
-                }
-            })
-            .into_owned()
-    });
+pub(super) fn skill_context_front_matter(text: &str) -> String {
+    SKILL_FRONT_MATTER
+        .replace_all(text, |c: &Captures<'_>| {
+            if c[2].contains("</skill-context>") {
+                c[0].to_owned()
+            } else {
+                c[1].to_owned()
+            }
+        })
+        .into_owned()
 }
 
 /// `task_completion_notice`: a subagent's completion notice in any of its wordings becomes
 /// `Agent "<id>" (<type>) has completed successfully. Use read_agent with agent_id "<id>" to
 /// retrieve the full results.`
-pub(super) fn task_completion_notice(messages: &mut Vec<NormalMessage>, _: &Context) {
-    each_user_text(messages, |text| {
-        TASK_NOTICE
-            .replace_all(
-                text,
-                r#"Agent "$1" ($2) has completed successfully. Use read_agent with agent_id "$1" to retrieve the full results."#,
-            )
-            .into_owned()
-    });
+pub(super) fn task_completion_notice(text: &str) -> String {
+    TASK_NOTICE
+        .replace_all(
+            text,
+            r#"Agent "$1" ($2) has completed successfully. Use read_agent with agent_id "$1" to retrieve the full results."#,
+        )
+        .into_owned()
 }
 
 /// `datetime_tag`: every `<current_datetime>...</current_datetime>` (on one line) is removed;
 /// the line breaks around it stay (the trim at the end takes those at the text's ends).
-pub(super) fn datetime_tag(messages: &mut Vec<NormalMessage>, _: &Context) {
-    each_user_text(messages, |text| DATETIME.replace_all(text, "").into_owned());
+pub(super) fn datetime_tag(text: &str) -> String {
+    DATETIME.replace_all(text, "").into_owned()
 }
 
 /// `reminder_block`: every `<reminder>...</reminder>` block is removed.
-pub(super) fn reminder_block(messages: &mut Vec<NormalMessage>, _: &Context) {
-    each_user_text(messages, |text| REMINDER.replace_all(text, "").into_owned());
+pub(super) fn reminder_block(text: &str) -> String {
+    REMINDER.replace_all(text, "").into_owned()
 }
 
 /// `system_reminder_block`: every `<system_reminder>...</system_reminder>` block is removed.
-pub(super) fn system_reminder_block(messages: &mut Vec<NormalMessage>, _: &Context) {
-    each_user_text(messages, |text| {
-        SYSTEM_REMINDER.replace_all(text, "").into_owned()
-    });
+pub(super) fn system_reminder_block(text: &str) -> String {
+    SYSTEM_REMINDER.replace_all(text, "").into_owned()
 }
 
 /// `agent_instructions_block`: every `<agent_instructions>...</agent_instructions>` block is
 /// removed.
-pub(super) fn agent_instructions_block(messages: &mut Vec<NormalMessage>, _: &Context) {
-    each_user_text(messages, |text| {
-        AGENT_INSTRUCTIONS.replace_all(text, "").into_owned()
-    });
+pub(super) fn agent_instructions_block(text: &str) -> String {
+    AGENT_INSTRUCTIONS.replace_all(text, "").into_owned()
 }
 
 /// `plan_prefix`: a leading `[[PLAN]]` (with the whitespace around it) is removed.
-pub(super) fn plan_prefix(messages: &mut Vec<NormalMessage>, _: &Context) {
-    each_user_text(messages, |text| PLAN_PREFIX.replace(text, "").into_owned());
+pub(super) fn plan_prefix(text: &str) -> String {
+    PLAN_PREFIX.replace(text, "").into_owned()
 }
 
 /// `compaction_prompt`: the runtime's compaction request (`Please create a detailed summary of
 /// the conversation so far. The history is being compacted...`) and everything after it
 /// becomes `${compaction_prompt}`.
-pub(super) fn compaction_prompt(messages: &mut Vec<NormalMessage>, _: &Context) {
-    each_user_text(messages, |text| {
-        COMPACTION
-            .replace(text, regex::NoExpand(COMPACTION_PLACEHOLDER))
-            .into_owned()
-    });
+pub(super) fn compaction_prompt(text: &str) -> String {
+    COMPACTION
+        .replace(text, regex::NoExpand(COMPACTION_PLACEHOLDER))
+        .into_owned()
 }
 
 /// `user_text_trim`: whitespace at both ends of a user message's text is removed.
-pub(super) fn user_text_trim(messages: &mut Vec<NormalMessage>, _: &Context) {
-    each_user_text(messages, |text| text.trim().to_owned());
+pub(super) fn user_text_trim(text: &str) -> String {
+    text.trim().to_owned()
 }

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::format::RecordedError;
 use super::format::{Cassette, CassetteError, CassetteHeader, Message, Role};
-use super::recorded_error::{OutError, out_error};
 use crate::model_server::{ScriptedUsage, WireApi};
 
 #[derive(Serialize)]
@@ -260,6 +260,34 @@ impl Cassette {
                 source,
             }
         })
+    }
+}
+
+/// An `errors:` entry as [`Cassette::to_yaml`](super::Cassette::to_yaml) writes it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct OutError<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    status: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_seconds: Option<u64>,
+    messages: Vec<OutMessage<'a>>,
+}
+
+/// `error` in its written form.
+pub(super) fn out_error(error: &RecordedError) -> OutError<'_> {
+    OutError {
+        model: error.model.as_deref(),
+        status: error.status,
+        code: error.code.as_deref(),
+        message: error.message.as_deref(),
+        retry_after_seconds: error.retry_after_seconds,
+        messages: error.messages.iter().map(out_message).collect(),
     }
 }
 
