@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use copilot_eval_core::cassette::{ReplayConfig, ReplaySession};
+use copilot_eval_core::evidence::SessionEventType;
 use copilot_eval_core::model_server::WireApi;
 use copilot_eval_core::run::{SessionClock, TestFaults};
 use copilot_eval_core::sdk::{CustomAgentConfig, Tool};
@@ -826,13 +827,13 @@ async fn replay_recorded_error(runtime: &Path, status: u16) -> (CopilotResult, u
 }
 
 /// The data of the run's first event of `kind`.
-fn first_event(result: &CopilotResult, kind: &str) -> Value {
+fn first_event(result: &CopilotResult, kind: SessionEventType) -> Value {
     result
         .raw_events
         .iter()
-        .find(|e| e.event_type == kind)
+        .find(|e| e.kind() == kind)
         .map(|e| e.data.clone())
-        .unwrap_or_else(|| panic!("no {kind} event"))
+        .unwrap_or_else(|| panic!("no {kind:?} event"))
 }
 
 /// A recorded 429 is answered with its status, code, message and `retry-after` every time the
@@ -862,13 +863,13 @@ async fn a_recorded_error_is_served_and_the_runtime_retries_then_stops() {
         vec![429; served],
         "every model request got the recorded 429"
     );
-    let session_error = first_event(&result, "session.error");
+    let session_error = first_event(&result, SessionEventType::SessionError);
     assert_eq!(session_error["statusCode"], 429, "{session_error}");
     assert_eq!(
         session_error["errorCode"], "user_weekly_rate_limited",
         "{session_error}"
     );
-    let switch = first_event(&result, "auto_mode_switch.requested");
+    let switch = first_event(&result, SessionEventType::AutoModeSwitchRequested);
     assert_eq!(
         switch["retryAfterSeconds"], 1,
         "the recorded retry-after: {switch}"
