@@ -76,6 +76,14 @@ const CAMEL_CASE_HOMES: &[(&str, &str)] = &[
         "copilot-eval-core/src/customization/instructions.rs",
         "an instructions file's front-matter keys (`applyTo`, `excludeAgent`), as the runtime reads the file: a file format, not an event",
     ),
+    (
+        "copilot-eval-core/src/cassette/format.rs",
+        "a cassette's `errors:` entries spell their keys as the copilot-sdk's snapshot format does (`retryAfterSeconds`): a file format, not an event",
+    ),
+    (
+        "copilot-eval-core/src/cassette/write.rs",
+        "writes a cassette's `errors:` entries with the copilot-sdk's keys (`retryAfterSeconds`): a file format, not an event",
+    ),
 ];
 
 /// Text a string literal outside [`DENIAL_MODULE`] may not hold.

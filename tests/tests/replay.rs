@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use copilot_eval_core::cassette::{ReplayConfig, ReplaySession};
+use copilot_eval_core::evidence::SessionEventType;
 use copilot_eval_core::model_server::WireApi;
 use copilot_eval_core::run::{SessionClock, TestFaults};
 use copilot_eval_core::sdk::{CustomAgentConfig, Tool};
@@ -770,4 +771,123 @@ async fn every_case_replays_five_times_with_identical_evidence() {
         CASES.len(),
         started.elapsed()
     );
+}
+
+// --- recorded error answers (the copilot-sdk format's `errors:`) --------------------------------
+
+/// A cassette in the copilot-sdk's snapshot format, written by the test, whose `errors:` answers
+/// the first request (for the recorded model) with `status`; no conversation follows (the
+/// recording ends with the error).
+fn recorded_error_cassette(dir: &Path, status: u16) -> PathBuf {
+    let path = dir.join(format!("error_{status}.yaml"));
+    std::fs::write(
+        &path,
+        format!(
+            "models:\n  - claude-sonnet-4.5\nerrors:\n  - model: claude-sonnet-4.5\n    status: {status}\n    code: user_weekly_rate_limited\n    message: You've reached your weekly rate limit.\n    retryAfterSeconds: 1\n    messages:\n      - role: system\n        content: ${{system}}\n      - role: user\n        content: Explain that auto mode recovered from a rate limit in one short sentence.\nconversations: []\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// Replays the recorded error cassette for `status`: the result, how many requests the error
+/// answered, and the statuses of the model answers as the server logged them.
+async fn replay_recorded_error(runtime: &Path, status: u16) -> (CopilotResult, usize, Vec<u16>) {
+    let dir = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let session = ReplaySession::start(&recorded_error_cassette(dir.path(), status))
+        .await
+        .unwrap();
+    let eval = CopilotEval::builder()
+        .name("recorded_error")
+        .model(session.model())
+        .working_directory(work.path())
+        .timeout_s(120.0)
+        .build()
+        .unwrap();
+    let prompt = "Explain that auto mode recovered from a rate limit in one short sentence.";
+    let result = run_turns(
+        &eval,
+        &[prompt.to_owned()],
+        &session.run_options().runtime_path(runtime),
+    )
+    .await;
+    let served = session.errors_served()[0];
+    let statuses: Vec<u16> = session
+        .server()
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/chat/completions")
+        .map(|r| r.status)
+        .collect();
+    assert!(session.misses().is_empty(), "{:?}", session.misses());
+    session.shutdown().await;
+    assert_no_runtime_left(&result);
+    (result, served, statuses)
+}
+
+/// The data of the run's first event of `kind`.
+fn first_event(result: &CopilotResult, kind: SessionEventType) -> Value {
+    result
+        .raw_events
+        .iter()
+        .find(|e| e.kind() == kind)
+        .map(|e| e.data.clone())
+        .unwrap_or_else(|| panic!("no {kind:?} event"))
+}
+
+/// A recorded 429 is answered with its status, code, message and `retry-after` every time the
+/// same request comes: the real runtime retries it (its own policy), then ends the turn with a
+/// `session.error` carrying the recorded status and code and asks for an auto mode switch; a
+/// recorded 400 is not retried.
+#[tokio::test]
+async fn a_recorded_error_is_served_and_the_runtime_retries_then_stops() {
+    let Some(runtime) = runtime_for("replay of a recorded 429") else {
+        return;
+    };
+    let (result, served, statuses) = replay_recorded_error(&runtime.path, 429).await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ExecutionError,
+        "{:?}",
+        result.error
+    );
+    let error = result.error.clone().unwrap_or_default();
+    assert!(error.contains("weekly rate limit"), "{error}");
+    assert!(
+        served >= 2,
+        "the runtime retried the 429: {served} answered"
+    );
+    assert_eq!(
+        statuses,
+        vec![429; served],
+        "every model request got the recorded 429"
+    );
+    let session_error = first_event(&result, SessionEventType::SessionError);
+    assert_eq!(session_error["statusCode"], 429, "{session_error}");
+    assert_eq!(
+        session_error["errorCode"], "user_weekly_rate_limited",
+        "{session_error}"
+    );
+    let switch = first_event(&result, SessionEventType::AutoModeSwitchRequested);
+    assert_eq!(
+        switch["retryAfterSeconds"], 1,
+        "the recorded retry-after: {switch}"
+    );
+    assert!(result.evidence_complete);
+
+    let (result, served, statuses) = replay_recorded_error(&runtime.path, 400).await;
+    assert_eq!(
+        result.stop_reason,
+        StopReason::ExecutionError,
+        "{:?}",
+        result.error
+    );
+    assert!(
+        result
+            .error
+            .unwrap_or_default()
+            .contains("weekly rate limit")
+    );
+    assert_eq!((served, statuses), (1, vec![400]), "a 400 is not retried");
 }

@@ -74,8 +74,12 @@ pub struct Cassette {
     pub header: CassetteHeader,
     /// The `models:` list: model ids the recorded session used, in file order (may be empty).
     pub models: Vec<String>,
-    /// The `conversations:`, in file order (at least one).
+    /// The `conversations:`, in file order (at least one, unless [`errors`](Self::errors) has
+    /// one).
     pub conversations: Vec<Conversation>,
+    /// The `errors:` list of the copilot-sdk snapshot format: recorded error answers (e.g. a
+    /// `429`), in file order; empty when the file has none.
+    pub errors: Vec<RecordedError>,
 }
 
 /// The optional `copilot_eval:` mapping at the top of a cassette, written by copilot-eval when
@@ -162,6 +166,8 @@ struct RawCassette {
     copilot_eval: Option<RawHeader>,
     #[serde(default)]
     models: Vec<String>,
+    #[serde(default)]
+    errors: Vec<Spanned<RawError>>,
     conversations: Spanned<Vec<RawConversation>>,
 }
 
@@ -194,7 +200,7 @@ struct RawConversation {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawMessage {
+pub(super) struct RawMessage {
     role: Role,
     #[serde(default)]
     content: Option<String>,
@@ -252,7 +258,8 @@ impl Cassette {
     /// [`Cassette::path`].
     ///
     /// The rules: top-level keys `copilot_eval` (optional header), `models` (optional list of
-    /// strings) and `conversations` (required, non-empty); each conversation has a non-empty
+    /// strings), `errors` (optional list of [`RecordedError`]s) and `conversations` (required,
+    /// non-empty unless `errors` has an entry); each conversation has a non-empty
     /// `messages` list; each message has a `role` (`system`, `user`, `assistant`, `tool`) and
     /// only the fields its role allows: `system` and `user` need `content`; `assistant` needs
     /// `content` or `tool_calls` (each `{id, type: function, function: {name, arguments}}`,
@@ -286,12 +293,12 @@ impl Cassette {
                 recorded: h.recorded,
             })
             .unwrap_or_default();
-        if raw.conversations.value.is_empty() {
+        if raw.conversations.value.is_empty() && raw.errors.is_empty() {
             let (line, column) = location(&raw.conversations.referenced);
             return Err(malformed(
                 line,
                 column,
-                "`conversations` is empty: a cassette needs at least one conversation".into(),
+                "`conversations` is empty: a cassette needs at least one conversation (or a recorded error in `errors`)".into(),
             ));
         }
         let mut conversations = Vec::new();
@@ -310,11 +317,16 @@ impl Cassette {
             }
             conversations.push(Conversation { messages });
         }
+        let mut errors = Vec::with_capacity(raw.errors.len());
+        for error in raw.errors {
+            errors.push(recorded_error(error, path)?);
+        }
         Ok(Cassette {
             path: path.to_path_buf(),
             header,
             models: raw.models,
             conversations,
+            errors,
         })
     }
 
@@ -330,7 +342,7 @@ impl Cassette {
 
 /// One message of a conversation, checked ([`check_fields`]) and read; `path` names the
 /// cassette in errors.
-fn message(spanned: Spanned<RawMessage>, path: &Path) -> Result<Message, CassetteError> {
+pub(super) fn message(spanned: Spanned<RawMessage>, path: &Path) -> Result<Message, CassetteError> {
     let (line, column) = location(&spanned.referenced);
     let fail = |what: &str| malformed(path, line, column, what.to_owned());
     let raw = spanned.value;
@@ -437,7 +449,7 @@ fn check_fields(raw: &RawMessage) -> Result<(), String> {
 }
 
 /// The error for a malformed cassette at `path`, at a location when known.
-fn malformed(
+pub(super) fn malformed(
     path: &Path,
     line: Option<u32>,
     column: Option<u32>,
@@ -452,9 +464,113 @@ fn malformed(
 }
 
 /// A YAML location as a cassette error gives it: 1-based line and column, `None` when unknown.
-fn location(l: &serde_saphyr::Location) -> (Option<u32>, Option<u32>) {
+pub(super) fn location(l: &serde_saphyr::Location) -> (Option<u32>, Option<u32>) {
     (
         Some(l.line() as u32).filter(|v| *v > 0),
         Some(l.column() as u32).filter(|v| *v > 0),
     )
+}
+
+// --- recorded error answers (the copilot-sdk format's `errors:`) ------------------------------
+
+/// One recorded error answer (an entry of a cassette's `errors:` list, as the copilot-sdk's
+/// snapshots write it):
+///
+/// ```yaml
+/// errors:
+///   - model: claude-sonnet-4.5        # optional: only requests for this model
+///     status: 429                      # the HTTP status, 400 to 599
+///     code: user_weekly_rate_limited   # optional: the body's error type and code
+///     message: You've reached your weekly rate limit.   # optional
+///     retryAfterSeconds: 1             # optional: the `retry-after` header
+///     messages:                        # the whole request (normalised) it answers
+///       - role: system
+///         content: ${system}
+///       - role: user
+///         content: Explain that auto mode recovered from a rate limit in one short sentence.
+/// ```
+///
+/// A request whose normalised messages equal `messages` exactly (not a prefix), for the model
+/// `model` when given, is answered with this error every time it is sent, before any recorded
+/// conversation is considered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedError {
+    /// `model`: the model id the request must ask for; `None` answers any model.
+    pub model: Option<String>,
+    /// `status`: the HTTP status answered, 400 to 599.
+    pub status: u16,
+    /// `code`: the error code the body carries as `type` and `code` (`None`: `rate_limited`).
+    pub code: Option<String>,
+    /// `message`: the error message (`None`: `Rate limited by test snapshot`, the copilot-sdk's
+    /// default).
+    pub message: Option<String>,
+    /// `retryAfterSeconds`: the `retry-after` header's seconds, when recorded.
+    pub retry_after_seconds: Option<u64>,
+    /// `messages`: the request this error answers, as recorded (placeholders kept).
+    pub messages: Vec<Message>,
+    /// 1-based line of the entry in the file (0 when not read from YAML).
+    pub line: u32,
+}
+
+/// The message of a recorded error without one, as the copilot-sdk's replay proxy sends it.
+pub const DEFAULT_ERROR_MESSAGE: &str = "Rate limited by test snapshot";
+/// The code of a recorded error without one, as the copilot-sdk's replay proxy sends it.
+pub const DEFAULT_ERROR_CODE: &str = "rate_limited";
+
+/// An `errors:` entry as written (the SDK spells its keys in camelCase).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct RawError {
+    #[serde(default)]
+    model: Option<String>,
+    status: u16,
+    #[serde(default)]
+    code: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    retry_after_seconds: Option<u64>,
+    messages: Vec<Spanned<RawMessage>>,
+}
+
+/// Reads and checks one `errors:` entry of the cassette at `path`: a status from 400 to 599
+/// and at least one message, each message checked as a conversation's are.
+pub(super) fn recorded_error(
+    spanned: Spanned<RawError>,
+    path: &Path,
+) -> Result<RecordedError, CassetteError> {
+    let (line, column) = location(&spanned.referenced);
+    let raw = spanned.value;
+    if !(400..=599).contains(&raw.status) {
+        return Err(malformed(
+            path,
+            line,
+            column,
+            format!(
+                "`errors` entry has `status: {}`: a recorded error answer needs an HTTP error status from 400 to 599",
+                raw.status
+            ),
+        ));
+    }
+    if raw.messages.is_empty() {
+        return Err(malformed(
+            path,
+            line,
+            column,
+            "`errors` entry has no `messages`: it needs the request it answers".to_owned(),
+        ));
+    }
+    let mut messages = Vec::with_capacity(raw.messages.len());
+    for spanned in raw.messages {
+        messages.push(message(spanned, path)?);
+    }
+    Ok(RecordedError {
+        model: raw.model,
+        status: raw.status,
+        code: raw.code,
+        message: raw.message,
+        retry_after_seconds: raw.retry_after_seconds,
+        messages,
+        line: line.unwrap_or(0),
+    })
 }

@@ -62,7 +62,7 @@
 //! replies, and the run's result then has `usage_unknown` (its artifacts say `unknown`).
 //!
 //! Placeholders stand for what differs between machines: `${system}` (the runtime's whole system
-//! prompt), `${workdir}` (the session working directory, in every spelling),
+//! prompt), `${compaction_prompt}` (the runtime's compaction request), `${workdir}` (the session working directory, in every spelling),
 //! `${tool_output_file}` (the file the runtime saves a too-large tool result to), `${shell}`, `${read_shell}`,
 //! `${write_shell}`, `${stop_shell}`, `${list_shell}` (the shell tool names). Reading is strict:
 //! unknown keys, unknown roles and messages missing what their role needs are errors that name
@@ -100,7 +100,13 @@
 //! |---|---|---|---|
 //! | `merge_assistant_messages` | format | all | consecutive assistant messages become one (texts joined in order, calls concatenated) |
 //! | `system_prompt` (v2) | format | all | every system message's content becomes `${system}`; the hashes of the parts the user controls are kept as its `prompt_parts` (below) |
-//! | `datetime_prefix` | format | 1.0.x (measured on 1.0.102) | a leading `<current_datetime>...</current_datetime>` and the line breaks after it are removed from user messages |
+//! | `skill_context_front_matter` | format | all (the copilot-sdk's rule) | in user messages, the `---` front matter after a `<skill-context>`'s base-directory line is removed |
+//! | `task_completion_notice` | format | all (the copilot-sdk's rule) | in user messages, a subagent's completion notice takes one wording |
+//! | `datetime_tag` | format | 1.0.x and the copilot-sdk recordings | in user messages, every `<current_datetime>...</current_datetime>` is removed; the line breaks around it stay |
+//! | `reminder_block`, `system_reminder_block`, `agent_instructions_block` | format | all (the copilot-sdk's rules) | in user messages, every `<reminder>`, `<system_reminder>`, `<agent_instructions>` block is removed |
+//! | `plan_prefix` | format | all (the copilot-sdk's rule) | in user messages, a leading `[[PLAN]]` is removed |
+//! | `compaction_prompt` | format | all (the copilot-sdk's rule) | in user messages, the runtime's compaction request to the end of the text becomes `${compaction_prompt}` |
+//! | `user_text_trim` | format | all (the copilot-sdk's rule) | a user message's text is trimmed |
 //! | `workdir` | format | all | every spelling of the working directory (the run's, as given and canonical, and the system prompt's `Current working directory: <path>` line) becomes `${workdir}` in texts and in the string values of tool-call arguments |
 //! | `tool_output_file` | format | 1.0.102 | in tool results, the runtime's large-output file (`<temp>/<ms>-copilot-tool-output-<hex>.txt`) becomes `${tool_output_file}` |
 //! | `shell_tool_names` | format | all | tool-call names `bash`/`powershell`, `read_*`, `write_*`, `stop_*`, `list_*` become `${shell}`, `${read_shell}`, ... |
@@ -143,6 +149,16 @@
 //! but not reported, and the recorded replies a matching request carries as history count as
 //! served.
 //!
+//! # Recorded errors
+//!
+//! A cassette may hold an `errors:` list before its conversations (the copilot-sdk's snapshot
+//! format, [`RecordedError`]): a request whose normalised messages equal an entry's `messages`
+//! exactly, for its `model` when it names one, is answered with the entry's `status`, a JSON
+//! body `{"error": {"message", "type": code, "code": code}}` and `retry-after` when recorded,
+//! every time it comes and before any conversation is tried
+//! ([`Reply::RecordedError`](crate::model_server::Reply::RecordedError)); the runtime applies
+//! its own retry policy. [`ReplaySession::errors_served`] counts the answers.
+//!
 //! # Misses
 //!
 //! A request that matches nothing is answered at once with HTTP 400 and `x-should-retry: false`
@@ -182,12 +198,16 @@ mod record;
 mod replay;
 mod scan;
 mod session_folder;
+mod spellings;
 #[cfg(feature = "runner")]
 pub mod split;
 mod tap_impl;
 mod tool_output_file;
+mod user_text;
 mod write;
 
+#[cfg(test)]
+mod sdk_parity_tests;
 #[cfg(all(test, feature = "runner"))]
 mod split_tests;
 #[cfg(test)]
@@ -199,7 +219,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 pub use format::{
-    Cassette, CassetteError, CassetteHeader, Conversation, Message, RecordedToolCall, Role,
+    Cassette, CassetteError, CassetteHeader, Conversation, DEFAULT_ERROR_CODE,
+    DEFAULT_ERROR_MESSAGE, Message, RecordedError, RecordedToolCall, Role,
 };
 pub use normalize::{NORMALIZERS, NORMALIZERS_VERSION, Normalizer, NormalizerKind};
 pub use prompt::{PROMPT_PARTS, PromptParts};
@@ -209,6 +230,7 @@ pub use replay::{
     ReplayResponder,
 };
 pub use scan::{VolatileKind, VolatileValue, temp_folders, volatile_values};
+pub use user_text::COMPACTION_PLACEHOLDER;
 
 use crate::model_server::{ModelServer, ServerConfig, WireApi};
 use crate::run::RunOptions;
@@ -410,6 +432,12 @@ impl ReplaySession {
     /// Every runtime-injected tool call seen (see the [module documentation](self)).
     pub fn injected_calls(&self) -> Vec<InjectedCall> {
         self.responder.injected_calls()
+    }
+
+    /// Per recorded error answer of the cassette (`errors:`, in file order): how many model
+    /// requests it answered (see [`ReplayResponder::errors_served`]).
+    pub fn errors_served(&self) -> Vec<usize> {
+        self.responder.errors_served()
     }
 
     /// The loaded cassette.

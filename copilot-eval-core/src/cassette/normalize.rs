@@ -9,10 +9,12 @@ use serde_json::Value;
 
 use super::format::{Message, Role};
 use super::prompt::PromptParts;
+pub(crate) use super::spellings::spellings;
+use super::user_text;
 
 /// Version of the normaliser list ([`NORMALIZERS`]). Raised whenever an entry is added, removed
 /// or changes what it does; a mismatch diagnosis names it.
-pub const NORMALIZERS_VERSION: u32 = 4;
+pub const NORMALIZERS_VERSION: u32 = 5;
 
 /// Whether a normaliser belongs to the cassette format itself or compensates drift between the
 /// runtime that recorded a cassette and the runtime that replays it.
@@ -65,12 +67,76 @@ pub const NORMALIZERS: &[Normalizer] = &[
         apply: system_prompt,
     },
     Normalizer {
-        name: "datetime_prefix",
-        version: 2,
+        name: "skill_context_front_matter",
+        version: 1,
         kind: NormalizerKind::Format,
-        runtime_versions: "all 1.0.x (measured on 1.0.102)",
-        description: "a `<current_datetime>...</current_datetime>` at the start of a user message, or right after the `<ide_selection>` block a selection attachment puts first, is removed with the line breaks after it",
-        apply: datetime_prefix,
+        runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
+        description: "in user messages, the `---` front-matter block right after a `<skill-context>`'s `Base directory for this skill:` line is removed (runtimes differ in showing it)",
+        apply: |m, _| each_user_text(m, user_text::skill_context_front_matter),
+    },
+    Normalizer {
+        name: "task_completion_notice",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
+        description: "in user messages, a subagent completion notice in any wording becomes `Agent \"<id>\" (<type>) has completed successfully. Use read_agent with agent_id \"<id>\" to retrieve the full results.`",
+        apply: |m, _| each_user_text(m, user_text::task_completion_notice),
+    },
+    Normalizer {
+        name: "datetime_tag",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all 1.0.x (measured on 1.0.102) and the copilot-sdk recordings",
+        description: "in user messages, every `<current_datetime>...</current_datetime>` is removed; the line breaks around it stay (replaces `datetime_prefix` v2, which also removed the line breaks after it)",
+        apply: |m, _| each_user_text(m, user_text::datetime_tag),
+    },
+    Normalizer {
+        name: "reminder_block",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
+        description: "in user messages, every `<reminder>...</reminder>` block is removed",
+        apply: |m, _| each_user_text(m, user_text::reminder_block),
+    },
+    Normalizer {
+        name: "system_reminder_block",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
+        description: "in user messages, every `<system_reminder>...</system_reminder>` block is removed",
+        apply: |m, _| each_user_text(m, user_text::system_reminder_block),
+    },
+    Normalizer {
+        name: "agent_instructions_block",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
+        description: "in user messages, every `<agent_instructions>...</agent_instructions>` block is removed",
+        apply: |m, _| each_user_text(m, user_text::agent_instructions_block),
+    },
+    Normalizer {
+        name: "plan_prefix",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
+        description: "in user messages, a leading `[[PLAN]]` and the whitespace around it are removed",
+        apply: |m, _| each_user_text(m, user_text::plan_prefix),
+    },
+    Normalizer {
+        name: "compaction_prompt",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
+        description: "in user messages, the runtime's compaction request (`Please create a detailed summary of the conversation so far. The history is being compacted...` to the end of the text) becomes `${compaction_prompt}`",
+        apply: |m, _| each_user_text(m, user_text::compaction_prompt),
+    },
+    Normalizer {
+        name: "user_text_trim",
+        version: 1,
+        kind: NormalizerKind::Format,
+        runtime_versions: "all (the copilot-sdk replay proxy's rule; measured on its recordings)",
+        description: "whitespace at both ends of a user message's text is removed",
+        apply: |m, _| each_user_text(m, user_text::user_text_trim),
     },
     Normalizer {
         name: "workdir",
@@ -186,47 +252,6 @@ impl Context {
             live: true,
         }
     }
-}
-
-/// Every spelling of `dir` a runtime may print: as given (without a trailing separator), and
-/// canonical (symbolic links resolved: on macOS `/var/folders/...` is
-/// `/private/var/folders/...`). A directory that no longer exists is resolved through its
-/// longest existing ancestor. Empty for an empty path.
-pub(crate) fn spellings(dir: &std::path::Path) -> Vec<String> {
-    let given = dir.display().to_string();
-    let given = given.trim_end_matches(['/', '\\']).to_owned();
-    if given.is_empty() {
-        return Vec::new();
-    }
-    let mut out = vec![given];
-    let mut existing = dir.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    let canonical = loop {
-        if let Ok(canonical) = std::fs::canonicalize(&existing) {
-            break Some(
-                rest.iter()
-                    .rev()
-                    .fold(canonical, |path, part| path.join(part)),
-            );
-        }
-        match (
-            existing.file_name().map(ToOwned::to_owned),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => break None,
-        }
-    };
-    if let Some(canonical) = canonical {
-        let canonical = canonical.display().to_string();
-        if !out.contains(&canonical) {
-            out.push(canonical);
-        }
-    }
-    out
 }
 
 /// A request's message whose `role` (the text here) is none a cassette holds.
@@ -410,6 +435,16 @@ impl NormalMessage {
     }
 }
 
+/// Applies `rewrite` (one of [`user_text`]'s rules) to the text of every user message; a text
+/// left empty becomes no text.
+fn each_user_text(messages: &mut [NormalMessage], rewrite: fn(&str) -> String) {
+    for message in messages.iter_mut().filter(|m| m.role == Role::User) {
+        if let Some(content) = &message.content {
+            message.content = Some(rewrite(content)).filter(|c| !c.is_empty());
+        }
+    }
+}
+
 /// Applies every normaliser of [`NORMALIZERS`], in order.
 pub(crate) fn normalize(messages: &mut Vec<NormalMessage>, context: &Context) {
     for normalizer in NORMALIZERS {
@@ -507,29 +542,6 @@ fn system_prompt(messages: &mut Vec<NormalMessage>, context: &Context) {
             ));
         }
         message.content = Some("${system}".to_owned());
-    }
-}
-
-fn datetime_prefix(messages: &mut Vec<NormalMessage>, _: &Context) {
-    const OPEN: &str = "<current_datetime>";
-    const CLOSE: &str = "</current_datetime>";
-    for message in messages.iter_mut().filter(|m| m.role == Role::User) {
-        let Some(content) = &message.content else {
-            continue;
-        };
-        // Leading, or right after the selection block a selection attachment puts first.
-        let at = content.find(OPEN).filter(|&at| {
-            let head = content[..at].trim_end();
-            head.is_empty()
-                || head.starts_with("<ide_selection>") && head.ends_with("</ide_selection>")
-        });
-        if let Some(at) = at
-            && let Some(end) = content[at..].find(CLOSE)
-        {
-            let tail = content[at + end + CLOSE.len()..].trim_start_matches(['\n', '\r']);
-            let stripped = format!("{}{tail}", &content[..at]);
-            message.content = Some(stripped).filter(|c| !c.is_empty());
-        }
     }
 }
 

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::format::{Cassette, Message, Role};
+use super::format::{DEFAULT_ERROR_CODE, DEFAULT_ERROR_MESSAGE};
 use super::normalize::{
     Context, NORMALIZERS_VERSION, NormalMessage, UnknownRole, normalize, shell_name,
 };
@@ -55,6 +56,10 @@ struct Stored {
 
 struct State {
     stored: Vec<Stored>,
+    /// The recorded error answers' requests, normalised; index `i` is `cassette.errors[i]`.
+    errors: Vec<Vec<NormalMessage>>,
+    /// Per recorded error: how many requests it answered.
+    errors_served: Vec<usize>,
     requests: usize,
     /// Tool calls answered so far: the server issued ids `call_{earlier + 1}` ..=
     /// `call_{earlier + issued}`.
@@ -133,10 +138,16 @@ impl ReplayResponder {
                 }
             })
             .collect();
+        let errors: Vec<Vec<NormalMessage>> = cassette
+            .errors
+            .iter()
+            .map(|error| merged_and_normal(&error.messages).1)
+            .collect();
         ReplayResponder {
-            cassette,
             state: Mutex::new(State {
                 stored,
+                errors_served: vec![0; errors.len()],
+                errors,
                 requests: 0,
                 issued: 0,
                 earlier: 0,
@@ -145,6 +156,7 @@ impl ReplayResponder {
                 without_usage: 0,
                 workdir: None,
             }),
+            cassette,
         }
     }
 
@@ -171,6 +183,12 @@ impl ReplayResponder {
     /// Every runtime-injected tool call seen, once each, in order of first appearance.
     pub fn injected_calls(&self) -> Vec<InjectedCall> {
         self.lock().injected.clone()
+    }
+
+    /// Per recorded error answer (the cassette's `errors:`, in file order): how many requests
+    /// it answered.
+    pub fn errors_served(&self) -> Vec<usize> {
+        self.lock().errors_served.clone()
     }
 
     /// How many model requests arrived so far.
@@ -269,7 +287,12 @@ impl ReplayResponder {
             return self.fail(&mut state, miss);
         }
 
-        // 2. Conversations of which the request is a strict prefix, followed by a reply.
+        // 2. A recorded error answer for exactly this request (and model), before any reply.
+        if let Some(reply) = self.recorded_error(&mut state, request, &messages) {
+            return reply;
+        }
+
+        // 3. Conversations of which the request is a strict prefix, followed by a reply.
         let position = messages.len();
         let candidates: Vec<usize> = state
             .stored
@@ -299,7 +322,7 @@ impl ReplayResponder {
             return self.fail(&mut state, miss);
         };
 
-        // 3. The reply, with placeholders resolved for this session.
+        // 4. The reply, with placeholders resolved for this session.
         let reply = state.stored[chosen].merged[position].clone();
         let shell = if request.tool_names.iter().any(|t| t == "powershell") {
             "powershell"
@@ -338,6 +361,38 @@ impl ReplayResponder {
             state.without_usage += 1;
         }
         Reply::Message(turn)
+    }
+
+    /// The first recorded error answer whose request equals `messages` exactly (same length,
+    /// message for message) and whose `model`, when set, is the request's model, as a reply.
+    fn recorded_error(
+        &self,
+        state: &mut State,
+        request: &ModelRequest,
+        messages: &[NormalMessage],
+    ) -> Option<Reply> {
+        let e = (0..state.errors.len()).find(|e| {
+            let error = &self.cassette.errors[*e];
+            error
+                .model
+                .as_deref()
+                .is_none_or(|model| request.model.as_deref() == Some(model))
+                && same_prefix(&state.errors[*e], messages, NormalMessage::matches)
+        })?;
+        state.errors_served[e] += 1;
+        let error = &self.cassette.errors[e];
+        Some(Reply::RecordedError {
+            status: error.status,
+            code: error
+                .code
+                .clone()
+                .unwrap_or_else(|| DEFAULT_ERROR_CODE.to_owned()),
+            message: error
+                .message
+                .clone()
+                .unwrap_or_else(|| DEFAULT_ERROR_MESSAGE.to_owned()),
+            retry_after_s: error.retry_after_seconds,
+        })
     }
 
     fn fail(&self, state: &mut State, miss: ReplayMiss) -> Reply {

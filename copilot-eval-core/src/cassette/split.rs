@@ -422,6 +422,7 @@ pub fn split(cassette: &Cassette, groups: &[Vec<usize>], out_dir: &Path) -> Vec<
                         .iter()
                         .map(|n| cassette.conversations[n - 1].clone())
                         .collect(),
+                    errors: cassette.errors.clone(),
                 },
                 conversations,
             }

@@ -199,9 +199,11 @@ fn the_datetime_after_a_selection_and_the_session_folder_are_normalised() {
     assert_eq!(
         contents,
         [
-            Some("<ide_selection>\nFile: a.rs (line 2)\n</ide_selection>\n\nRead it.".to_owned()),
+            Some(
+                "<ide_selection>\nFile: a.rs (line 2)\n</ide_selection>\n\n\n\nRead it.".to_owned()
+            ),
             Some("Save the plan to: ${session_folder}/plan.md".to_owned()),
-            Some("Before <current_datetime>x</current_datetime> is kept.".to_owned()),
+            Some("Before  is kept.".to_owned()),
         ]
     );
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::format::RecordedError;
 use super::format::{Cassette, CassetteError, CassetteHeader, Message, Role};
 use crate::model_server::{ScriptedUsage, WireApi};
 
@@ -14,6 +15,8 @@ struct OutCassette<'a> {
     copilot_eval: Option<OutHeader<'a>>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     models: &'a [String],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    errors: Vec<OutError<'a>>,
     conversations: Vec<OutConversation<'a>>,
 }
 
@@ -35,7 +38,7 @@ struct OutConversation<'a> {
 }
 
 #[derive(Serialize)]
-struct OutMessage<'a> {
+pub(super) struct OutMessage<'a> {
     role: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     content: Option<&'a str>,
@@ -90,7 +93,7 @@ pub(crate) fn wire_format_name(wire: WireApi) -> &'static str {
     }
 }
 
-fn out_message(message: &Message) -> OutMessage<'_> {
+pub(super) fn out_message(message: &Message) -> OutMessage<'_> {
     // The reader needs text on system and user messages, and text or calls on assistant
     // messages; an empty text stands for "no text" in matching, so it is written explicitly.
     let content = match (message.role, message.content.as_deref()) {
@@ -152,6 +155,13 @@ fn same_content(a: &Cassette, b: &Cassette) -> bool {
             message.line = 0;
             message.column = 0;
         }
+        for error in &mut c.errors {
+            error.line = 0;
+            for message in &mut error.messages {
+                message.line = 0;
+                message.column = 0;
+            }
+        }
         c
     };
     bare(a) == bare(b)
@@ -179,6 +189,7 @@ impl Cassette {
         let out = OutCassette {
             copilot_eval: out_header(&self.header),
             models: &self.models,
+            errors: self.errors.iter().map(out_error).collect(),
             conversations: self
                 .conversations
                 .iter()
@@ -252,6 +263,34 @@ impl Cassette {
     }
 }
 
+/// An `errors:` entry as [`Cassette::to_yaml`](super::Cassette::to_yaml) writes it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct OutError<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    status: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_seconds: Option<u64>,
+    messages: Vec<OutMessage<'a>>,
+}
+
+/// `error` in its written form.
+pub(super) fn out_error(error: &RecordedError) -> OutError<'_> {
+    OutError {
+        model: error.model.as_deref(),
+        status: error.status,
+        code: error.code.as_deref(),
+        message: error.message.as_deref(),
+        retry_after_seconds: error.retry_after_seconds,
+        messages: error.messages.iter().map(out_message).collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,6 +352,7 @@ mod tests {
             },
             models: vec!["claude-sonnet-4.5".into()],
             conversations: vec![Conversation { messages }],
+            errors: Vec::new(),
         };
         let yaml = cassette.to_yaml().unwrap();
         let back = Cassette::parse(&yaml, Path::new("awkward.yaml")).unwrap();
@@ -350,6 +390,7 @@ mod tests {
             header: CassetteHeader::default(),
             models: Vec::new(),
             conversations: vec![Conversation { messages }],
+            errors: Vec::new(),
         };
         let yaml = cassette.to_yaml().unwrap();
         for needle in [
@@ -402,6 +443,7 @@ mod tests {
             header: CassetteHeader::default(),
             models: Vec::new(),
             conversations: Vec::new(),
+            errors: Vec::new(),
         };
         let err = cassette.to_yaml().unwrap_err();
         assert!(

@@ -121,6 +121,21 @@ fn fault_response(shared: Arc<Shared>, conn: &ResetOnClose, fault: Reply) -> (u1
                 .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_s));
             (429, response)
         }
+        Reply::RecordedError {
+            status,
+            code,
+            message,
+            retry_after_s,
+        } => {
+            let body = json!({"error": {"message": message, "type": code, "code": code}});
+            let mut response = json_response(status, &body);
+            if let Some(seconds) = retry_after_s {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            }
+            (status, response)
+        }
         Reply::MalformedSse => {
             let body = "data: {not json\n\ndata: {\"choices\": [\n\nevent: response.created\ndata: ]]\n\ndata: [DONE]\n\n";
             (200, sse_response(body.to_owned()))

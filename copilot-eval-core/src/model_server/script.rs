@@ -77,6 +77,24 @@ pub enum Reply {
         /// Human-readable error message.
         message: String,
     },
+    /// A recorded error answer (a cassette's `errors:` entry, the copilot-sdk snapshot format):
+    /// over HTTP the status `status` with the JSON body `{"error": {"message", "type", "code"}}`
+    /// where `type` and `code` are both `code`, and `retry-after: <retry_after_s>` when given,
+    /// without `x-should-retry: false`, so the runtime applies its own retry policy (as the
+    /// copilot-sdk's replay proxy answers). Over WebSocket it is one error event for `status`
+    /// (see [`Reply::Error`] for the statuses WebSocket can express) with `retry-after` in its
+    /// `headers` when given.
+    RecordedError {
+        /// HTTP status code, 400 to 599 (e.g. 429).
+        status: u16,
+        /// The error code the body carries as `type` and `code`, e.g. `user_weekly_rate_limited`
+        /// (`rate_limited` when the recording has none).
+        code: String,
+        /// Human-readable error message.
+        message: String,
+        /// Seconds of the `retry-after` header, when the recording has one.
+        retry_after_s: Option<u64>,
+    },
     /// A stream that is not Server-Sent Events of JSON: over HTTP a `200` `text/event-stream`
     /// whose `data:` frames are not JSON (`data: {not json` ...) followed by `data: [DONE]`, then
     /// the body ends; over WebSocket one text message that is not JSON, then the socket stays

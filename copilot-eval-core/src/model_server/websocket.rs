@@ -185,7 +185,7 @@ async fn send_fault(shared: &Shared, socket: &mut WebSocket, fault: Reply) -> bo
                 }
             }
         }
-        // `RateLimited` is rendered as an error event by `websocket_turn`; the other replies
+        // `RateLimited` and `RecordedError` are rendered as error events by `websocket_turn`; the other replies
         // are not faults.
         _ => false,
     }
@@ -256,6 +256,19 @@ async fn websocket_turn(shared: &Shared, parsed: Option<Value>, index: usize) ->
             shared.set_status(index, 429);
             let mut event = render::websocket_error_event(429, &message, true);
             event["headers"] = json!({"retry-after": retry_after_s.to_string()});
+            Some(WsAnswer::Events(vec![event]))
+        }
+        Outcome::Fault(Reply::RecordedError {
+            status,
+            message,
+            retry_after_s,
+            ..
+        }) => {
+            shared.set_status(index, status);
+            let mut event = render::websocket_error_event(status, &message, true);
+            if let Some(seconds) = retry_after_s {
+                event["headers"] = json!({"retry-after": seconds.to_string()});
+            }
             Some(WsAnswer::Events(vec![event]))
         }
         Outcome::Fault(fault) => {

@@ -68,6 +68,7 @@ impl Recorder {
                         .collect(),
                 })
                 .collect(),
+            errors: Vec::new(),
         })
     }
 }
