@@ -249,7 +249,11 @@ fn main() -> ExitCode {
         Err(status) => return status,
     };
     if cli.command.is_none() {
-        let manifest = cli.run.packages.manifest_path().map(std::path::Path::to_path_buf);
+        let manifest = cli
+            .run
+            .packages
+            .manifest_path()
+            .map(std::path::Path::to_path_buf);
         match profile::apply(&args, cli.run.profile.as_deref(), manifest.as_deref()) {
             Ok(None) => {}
             Ok(Some(with_profile)) => match parse(&with_profile) {

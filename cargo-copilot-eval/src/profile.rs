@@ -22,7 +22,8 @@ pub(crate) fn apply(
 ) -> Result<Option<Vec<OsString>>, String> {
     let from_env = std::env::var(PROFILE_ENV).ok().filter(|v| !v.is_empty());
     let named = named.map(str::to_owned).or(from_env);
-    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
     let file = find(&cwd).or_else(|| {
         let manifest = cwd.join(manifest_path?);
         find(manifest.parent()?)
@@ -41,18 +42,16 @@ pub(crate) fn apply(
     let name = named.unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
     let mut extra = profile_args(&file, &text, &name)?;
     // `--record` on the command line wins over a profile's `replay` (clap refuses both).
-    let recording = args.iter().any(|a| a.to_string_lossy().starts_with("--record"));
+    let recording = args
+        .iter()
+        .any(|a| a.to_string_lossy().starts_with("--record"));
     if recording {
         extra.retain(|a| a != "--replay");
     }
     if extra.is_empty() {
         return Ok(None);
     }
-    eprintln!(
-        "profile {name} ({}): {}",
-        file.display(),
-        extra.join(" ")
-    );
+    eprintln!("profile {name} ({}): {}", file.display(), extra.join(" "));
     let mut out = args[..2.min(args.len())].to_vec();
     out.extend(extra.into_iter().map(OsString::from));
     out.extend(args.iter().skip(2).cloned());

@@ -202,11 +202,12 @@ fn the_model_snippet_is_the_compiled_examples_text() {
     let (_, after) = page
         .split_once("`ctx.model()` returns the test's model")
         .expect("the page says what ctx.model() returns");
-    let (_, code) = after.split_once("```rust,ignore\n").expect("a snippet follows");
+    let (_, code) = after
+        .split_once("```rust,ignore\n")
+        .expect("a snippet follows");
     let (code, _) = code.split_once("```").unwrap();
     assert!(code.contains("ctx\n        .model()"), "{code}");
-    let example =
-        std::fs::read_to_string(root().join("examples/scripted/tests/evals.rs")).unwrap();
+    let example = std::fs::read_to_string(root().join("examples/scripted/tests/evals.rs")).unwrap();
     assert!(
         example.contains(code),
         "docs/attribute.md's ctx.model() snippet is not examples/scripted/tests/evals.rs's text:\n{code}"

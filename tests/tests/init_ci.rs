@@ -42,7 +42,9 @@ fn actionlint(test: &str, repo: &Path, workflow: &Path) -> Option<()> {
 fn current_majors(workflow: &Value) {
     for job in workflow["jobs"].as_object().unwrap().keys() {
         for step in steps(workflow, job) {
-            let Some(used) = step["uses"].as_str() else { continue };
+            let Some(used) = step["uses"].as_str() else {
+                continue;
+            };
             if let Some(action) = used.strip_prefix("actions/") {
                 assert!(
                     [
@@ -167,14 +169,18 @@ fn init_ci_github_writes_the_documented_workflow() {
     // The command from the dependency's revision, cached under it.
     assert_eq!(
         install_step["run"],
-        Value::from(format!("cargo install --locked {GIT_PIN} cargo-copilot-eval"))
+        Value::from(format!(
+            "cargo install --locked {GIT_PIN} cargo-copilot-eval"
+        ))
     );
     let (command_cache, command_step) = step(&workflow, "evals", |s| {
         uses("actions/cache")(s) && s["with"]["path"] == "~/.cargo/bin/cargo-copilot-eval"
     });
     assert_eq!(
         command_step["with"]["key"],
-        Value::from("cargo-copilot-eval-git-0123456789abcdef0123456789abcdef01234567-${{ runner.os }}")
+        Value::from(
+            "cargo-copilot-eval-git-0123456789abcdef0123456789abcdef01234567-${{ runner.os }}"
+        )
     );
     assert!(command_cache < install);
     // The runtime, installed and unpacked, keyed on the command's revision (its pinned runtime).
@@ -207,14 +213,22 @@ fn init_ci_github_writes_the_documented_workflow() {
                 .is_some_and(|p| p.lines().any(|l| l == "~/.cargo/registry"))
     });
     assert!(
-        cargo_step["with"]["path"].as_str().unwrap().lines().any(|l| l == "target"),
+        cargo_step["with"]["path"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .any(|l| l == "target"),
         "{cargo_step:#}"
     );
     assert!(checkout < cargo_cache);
     // Read-only permissions, current action majors, and actionlint finds nothing.
     assert_eq!(workflow["permissions"]["contents"], Value::from("read"));
     current_majors(&workflow);
-    actionlint("init_ci_github_writes_the_documented_workflow", repo.path(), &path);
+    actionlint(
+        "init_ci_github_writes_the_documented_workflow",
+        repo.path(),
+        &path,
+    );
     // The `ci` profile the workflow runs with.
     let profile = std::fs::read_to_string(repo.path().join(".config/copilot-eval.toml")).unwrap();
     assert!(profile.contains("[profile.ci]\n"), "{profile}");
@@ -362,7 +376,7 @@ fn a_package_below_the_root_is_selected_by_its_manifest() {
     let (_, replay) = step(&workflow, "evals", runs("cargo copilot-eval --"));
     assert!(
         replay["run"].as_str().unwrap().starts_with(
-            "cargo copilot-eval --manifest-path crates/evals/Cargo.toml --workspace --replay "
+            "cargo copilot-eval --manifest-path crates/evals/Cargo.toml --workspace --profile ci "
         ),
         "{replay:#}"
     );
@@ -380,7 +394,10 @@ fn a_package_below_the_root_is_selected_by_its_manifest() {
     );
     let (_, install) = step(&workflow, "evals", runs("cargo install "));
     assert!(
-        install["run"].as_str().unwrap().contains(&format!("--rev {head} ")),
+        install["run"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("--rev {head} ")),
         "{install:#}"
     );
     // The cache keeps the nested package's build folder.
@@ -391,7 +408,11 @@ fn a_package_below_the_root_is_selected_by_its_manifest() {
                 .is_some_and(|p| p.lines().any(|l| l == "~/.cargo/registry"))
     });
     assert!(
-        cargo_step["with"]["path"].as_str().unwrap().lines().any(|l| l == "crates/evals/target"),
+        cargo_step["with"]["path"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .any(|l| l == "crates/evals/target"),
         "{cargo_step:#}"
     );
 }
@@ -405,7 +426,6 @@ fn git_head(folder: &Path) -> String {
         .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
     text(&output.stdout).trim().to_owned()
-
 }
 
 /// `cargo copilot-eval ARGS` in `dir` building into this workspace's target folder, offline
@@ -442,7 +462,10 @@ fn a_skill_authors_first_hour_outside_the_repository() {
         return;
     }
     let core = support::workspace_root().join("copilot-eval-core");
-    let repo = tempfile::Builder::new().prefix("first-hour-").tempdir().unwrap();
+    let repo = tempfile::Builder::new()
+        .prefix("first-hour-")
+        .tempdir()
+        .unwrap();
     let dir = repo.path();
     std::fs::create_dir(dir.join(".git")).unwrap();
     std::fs::write(
@@ -452,7 +475,11 @@ fn a_skill_authors_first_hour_outside_the_repository() {
     .unwrap();
     std::fs::create_dir(dir.join("src")).unwrap();
     std::fs::write(dir.join("src/lib.rs"), "//! A user's crate.\n").unwrap();
-    std::fs::copy(support::workspace_root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::copy(
+        support::workspace_root().join("Cargo.lock"),
+        dir.join("Cargo.lock"),
+    )
+    .unwrap();
     let skill = dir.join("skills/greeter");
     std::fs::create_dir_all(skill.join("evals")).unwrap();
     std::fs::write(
@@ -472,7 +499,8 @@ fn a_skill_authors_first_hour_outside_the_repository() {
     let output = command(dir, &["init", "--skill", "skills/greeter"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(
-        text(&output.stdout).contains("`cargo copilot-eval greeter_skill` runs the entries offline now"),
+        text(&output.stdout)
+            .contains("`cargo copilot-eval greeter_skill` runs the entries offline now"),
         "{}",
         text(&output.stdout)
     );
@@ -488,7 +516,8 @@ fn a_skill_authors_first_hour_outside_the_repository() {
         .expect("init added the path dependency");
     assert!(
         stdout.contains(&format!(
-            "warning: {}:{number}: `{line}` is a path outside the repository; CI cannot build the package."
+            "warning: {}:{number}: `{line}` is a path outside the repository; CI cannot build the package.",
+            manifest.display()
         )),
         "{stdout}"
     );
@@ -499,49 +528,93 @@ fn a_skill_authors_first_hour_outside_the_repository() {
     let workflow: Value = serde_saphyr::from_str(&written).unwrap();
     let head = git_head(&core);
     let (_, install) = step(&workflow, "evals", runs("cargo install "));
-    assert_eq!(
-        install["run"],
-        Value::from(format!(
-            "cargo install --locked --git {} --rev {head} cargo-copilot-eval",
-            env!("CARGO_PKG_REPOSITORY")
-        ))
+    // From copilot-eval's repository (the path is not in this package's repository), at the
+    // commit of the checkout the path dependency names.
+    let install = install["run"].as_str().unwrap();
+    assert!(
+        install.starts_with("cargo install --locked --git https://")
+            && install.ends_with(&format!(" --rev {head} cargo-copilot-eval")),
+        "{install}"
     );
     let caches: Vec<String> = steps(&workflow, "evals")
         .iter()
         .filter(|s| uses("actions/cache")(s))
-        .map(|s| format!("{} {}", s["with"]["path"].as_str().unwrap(), s["with"]["key"].as_str().unwrap()))
+        .map(|s| {
+            format!(
+                "{} {}",
+                s["with"]["path"].as_str().unwrap(),
+                s["with"]["key"].as_str().unwrap()
+            )
+        })
         .collect();
-    for needle in ["~/.cargo/registry\n", "\ntarget\n", "runtime-cache/pkg\n", &format!("cargo-copilot-eval-git-{head}-")] {
-        assert!(caches.iter().any(|c| c.contains(needle)), "no cache of {needle:?}: {caches:#?}");
+    for needle in [
+        "~/.cargo/registry\n",
+        "\ntarget\n",
+        "runtime-cache/pkg\n",
+        &format!("cargo-copilot-eval-git-{head}-"),
+    ] {
+        assert!(
+            caches.iter().any(|c| c.contains(needle)),
+            "no cache of {needle:?}: {caches:#?}"
+        );
     }
     current_majors(&workflow);
     actionlint(test, dir, &workflow_path);
     let (_, replay) = step(&workflow, "evals", runs("cargo copilot-eval --"));
-    assert!(replay["run"].as_str().unwrap().contains("--profile ci "), "{replay:#}");
+    assert!(
+        replay["run"].as_str().unwrap().contains("--profile ci "),
+        "{replay:#}"
+    );
 
     // The `ci` profile, used by a `--profile ci` run: the starter eval replays its cassette (a
     // run without --replay and without the profile would go live), the skill's scaffold runs
     // offline, its model scripted, and fails on its unwritten check.
     assert!(dir.join(".config/copilot-eval.toml").is_file());
-    let run = suite_command(dir, &["--profile", "ci", "--plain", "--json", "results/ci.json"]);
+    let run = suite_command(
+        dir,
+        &["--profile", "ci", "--plain", "--json", "results/ci.json"],
+    );
     let stderr = text(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains(&format!("profile ci ({}): --replay --no-fail-fast", dir.join(".config/copilot-eval.toml").canonicalize().unwrap().display())),
+        stderr.contains(&format!(
+            "profile ci ({}): --replay --no-fail-fast",
+            dir.join(".config/copilot-eval.toml")
+                .canonicalize()
+                .unwrap()
+                .display()
+        )),
         "{stderr}"
     );
     let report: copilot_eval_core::report::SuiteReport =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("results/ci.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results/ci.json")).unwrap())
+            .unwrap();
     assert_eq!(report.requested_mode.as_deref(), Some("replay"), "{stderr}");
     use copilot_eval_core::report::Outcome;
     let outcome = |name: &str| {
-        let test = report.tests.iter().find(|t| t.name.contains(name)).unwrap_or_else(|| panic!("no {name}: {stderr}"));
-        (test.outcome, test.runs.first().map(|r| r.mode.clone()), test.message.clone())
+        let test = report
+            .tests
+            .iter()
+            .find(|t| t.name.contains(name))
+            .unwrap_or_else(|| panic!("no {name}: {stderr}"));
+        (
+            test.outcome,
+            test.runs.first().map(|r| r.mode.clone()),
+            test.message.clone(),
+        )
     };
     let (starter, starter_mode, _) = outcome("writes_a_greeting");
-    assert_eq!((starter, starter_mode.as_deref()), (Outcome::Passed, Some("replay")), "{stderr}");
+    assert_eq!(
+        (starter, starter_mode.as_deref()),
+        (Outcome::Passed, Some("replay")),
+        "{stderr}"
+    );
     let (scaffold, scaffold_mode, message) = outcome("eval_1");
-    assert_eq!((scaffold, scaffold_mode.as_deref()), (Outcome::Failed, Some("scripted")), "{stderr}");
+    assert_eq!(
+        (scaffold, scaffold_mode.as_deref()),
+        (Outcome::Failed, Some("scripted")),
+        "{stderr}"
+    );
     assert!(
         format!("{message:?}").contains("The answer greets Ferris by name"),
         "{message:?}"
@@ -550,7 +623,17 @@ fn a_skill_authors_first_hour_outside_the_repository() {
     // `--core-git URL` rewrites the path dependency to git at the same commit, keeping the
     // file; the workflow installs from there.
     let before = std::fs::read_to_string(&manifest).unwrap();
-    let output = command(dir, &["init", "--ci", "github", "--force", "--core-git", "https://example.com/copilot-eval.git"]);
+    let output = command(
+        dir,
+        &[
+            "init",
+            "--ci",
+            "github",
+            "--force",
+            "--core-git",
+            "https://example.com/copilot-eval.git",
+        ],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let after = std::fs::read_to_string(&manifest).unwrap();
     assert_eq!(
@@ -571,15 +654,24 @@ fn a_skill_authors_first_hour_outside_the_repository() {
 #[test]
 fn init_core_git_rewrites_the_dependency_of_a_scaffolded_package() {
     let core = support::workspace_root().join("copilot-eval-core");
-    let line = format!("copilot-eval-core = {{ path = \"{}\" }} # mine", core.display());
+    let line = format!(
+        "copilot-eval-core = {{ path = \"{}\" }} # mine",
+        core.display()
+    );
     let (_repo, package) = repository(".", &format!("\n[dev-dependencies]\n{line}\n"));
-    for file in ["tests/evals.rs", "tests/cassettes/evals/writes_a_greeting.yaml"] {
+    for file in [
+        "tests/evals.rs",
+        "tests/cassettes/evals/writes_a_greeting.yaml",
+    ] {
         let path = package.join(file);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "// the user's own\n").unwrap();
     }
     let before = std::fs::read_to_string(package.join("Cargo.toml")).unwrap();
-    let output = command(&package, &["init", "--core-git", "https://example.com/ce.git"]);
+    let output = command(
+        &package,
+        &["init", "--core-git", "https://example.com/ce.git"],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let head = git_head(&core);
     assert_eq!(

@@ -135,11 +135,9 @@ pub fn init_ci(ci: Ci, options: &CiOptions) -> Result<Vec<String>, InitError> {
     let at_root = relative == Path::new("Cargo.toml");
     let text = github_workflow((!at_root).then_some(relative), &pin, &target(&place));
     let write = |path: &Path, text: &str| {
-        crate::report::write_atomically(path, text.as_bytes()).map_err(|source| {
-            InitError::Write {
-                path: path.to_path_buf(),
-                source,
-            }
+        crate::report::write_atomically(path, text.as_bytes()).map_err(|source| InitError::Write {
+            path: path.to_path_buf(),
+            source,
         })
     };
     write(&workflow, &text)?;
@@ -255,7 +253,12 @@ fn ci_profile(root: &Path) -> Result<Option<(PathBuf, String)>, InitError> {
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(InitError::Refused(format!("cannot read {}: {e}", path.display()))),
+        Err(e) => {
+            return Err(InitError::Refused(format!(
+                "cannot read {}: {e}",
+                path.display()
+            )));
+        }
     };
     let doc: toml_edit::DocumentMut = text
         .parse()
@@ -296,13 +299,22 @@ mod tests {
             describe: "git https://x/y at abc".into(),
         };
         let text = github_workflow(Some(Path::new("crates/evals/Cargo.toml")), &pin, "target");
-        for placeholder in ["@TOOL_VERSION@", "@PIN_KEY@", "@PIN@", "@INSTALL@", "@TARGET@", "@SELECTION@"] {
+        for placeholder in [
+            "@TOOL_VERSION@",
+            "@PIN_KEY@",
+            "@PIN@",
+            "@INSTALL@",
+            "@TARGET@",
+            "@SELECTION@",
+        ] {
             assert!(!text.contains(placeholder), "{text}");
         }
         assert!(text.contains(
             "run: cargo copilot-eval --manifest-path crates/evals/Cargo.toml --workspace --profile ci --partition hash:"
         ));
-        assert!(text.contains("cargo install --locked --git https://x/y --rev abc cargo-copilot-eval"));
+        assert!(
+            text.contains("cargo install --locked --git https://x/y --rev abc cargo-copilot-eval")
+        );
         assert!(text.contains("key: cargo-copilot-eval-git-abc-${{ runner.os }}"));
         let root = github_workflow(None, &pin, "target");
         assert!(root.contains("run: cargo copilot-eval --workspace --profile ci --partition"));

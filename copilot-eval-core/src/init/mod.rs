@@ -251,7 +251,10 @@ fn rewrite_only(
         manifest.display(),
         rev.map(|r| format!(" at {r}")).unwrap_or_default()
     )];
-    notes.push(format!("kept the files of the scaffold in {}", root.display()));
+    notes.push(format!(
+        "kept the files of the scaffold in {}",
+        root.display()
+    ));
     Ok(Plan {
         root: root.to_path_buf(),
         files: Vec::new(),

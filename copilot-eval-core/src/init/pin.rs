@@ -137,7 +137,10 @@ pub struct Pin {
 /// dependency with no revision anywhere, a path outside `root` not in a git checkout.
 pub fn pin(dependency: &CoreDependency, root: &Path, fallback_git: &str) -> Result<Pin, String> {
     match dependency {
-        CoreDependency::Git { url, rev: Some(rev) } => Ok(Pin {
+        CoreDependency::Git {
+            url,
+            rev: Some(rev),
+        } => Ok(Pin {
             install: format!("--git {url} --rev {rev}"),
             key: format!("git-{rev}"),
             describe: format!("git {url} at {rev}"),

@@ -94,8 +94,8 @@ pub fn find(start: &Path) -> Option<PathBuf> {
 /// the wrong type; no `[profile.NAME]` (listing the profiles).
 pub fn profile_args(file: &Path, text: &str, name: &str) -> Result<Vec<String>, String> {
     let shown = file.display();
-    let doc = toml_edit::Document::parse(text)
-        .map_err(|e| format!("{shown} is not valid TOML: {e}"))?;
+    let doc =
+        toml_edit::Document::parse(text).map_err(|e| format!("{shown} is not valid TOML: {e}"))?;
     let line_of = |span: Option<std::ops::Range<usize>>| {
         span.map_or(1, |s| text[..s.start].matches('\n').count() + 1)
     };
@@ -111,7 +111,10 @@ pub fn profile_args(file: &Path, text: &str, name: &str) -> Result<Vec<String>, 
     let profiles = match doc.get("profile") {
         None => None,
         Some(item) => Some(item.as_table().ok_or_else(|| {
-            format!("{shown}:{}: `profile` must be a table of profiles ([profile.NAME])", line_of(item.span()))
+            format!(
+                "{shown}:{}: `profile` must be a table of profiles ([profile.NAME])",
+                line_of(item.span())
+            )
         })?),
     };
     let table = |profile: &str| -> Result<Option<&Table>, String> {
@@ -119,18 +122,30 @@ pub fn profile_args(file: &Path, text: &str, name: &str) -> Result<Vec<String>, 
             return Ok(None);
         };
         item.as_table().map(Some).ok_or_else(|| {
-            format!("{shown}:{}: [profile.{profile}] must be a table", line_of(item.span()))
+            format!(
+                "{shown}:{}: [profile.{profile}] must be a table",
+                line_of(item.span())
+            )
         })
     };
     let selected = table(name)?;
     if selected.is_none() && name != DEFAULT_PROFILE {
-        let names: Vec<&str> = profiles.map(|p| p.iter().map(|(k, _)| k).collect()).unwrap_or_default();
+        let names: Vec<&str> = profiles
+            .map(|p| p.iter().map(|(k, _)| k).collect())
+            .unwrap_or_default();
         return Err(format!(
             "{shown}: no [profile.{name}]; the profiles there: {}",
-            if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
         ));
     }
-    let root = file.parent().and_then(Path::parent).unwrap_or(Path::new("."));
+    let root = file
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("."));
     let mut values: Vec<Option<String>> = vec![None; KEYS.len()];
     let mut flags = vec![false; KEYS.len()];
     let layers = [(DEFAULT_PROFILE, table(DEFAULT_PROFILE)?), (name, selected)];
@@ -145,13 +160,16 @@ pub fn profile_args(file: &Path, text: &str, name: &str) -> Result<Vec<String>, 
                 ));
             };
             let kind = KEYS[index].1;
-            let value = item.as_value().and_then(|v| read(v, kind, root)).ok_or_else(|| {
-                format!(
-                    "{shown}:{line}: `{key}` in [profile.{profile}] takes {}, got `{}`",
-                    describe(kind),
-                    item.to_string().trim()
-                )
-            })?;
+            let value = item
+                .as_value()
+                .and_then(|v| read(v, kind, root))
+                .ok_or_else(|| {
+                    format!(
+                        "{shown}:{line}: `{key}` in [profile.{profile}] takes {}, got `{}`",
+                        describe(kind),
+                        item.to_string().trim()
+                    )
+                })?;
             match value {
                 Read::Flag(on) => flags[index] = on,
                 Read::Value(v) => values[index] = Some(v),
@@ -243,7 +261,10 @@ mod tests {
                 "/repo/results/ci.json"
             ]
         );
-        assert_eq!(args(text, "default").unwrap(), ["--trials", "1", "--jobs", "2"]);
+        assert_eq!(
+            args(text, "default").unwrap(),
+            ["--trials", "1", "--jobs", "2"]
+        );
         assert_eq!(args("", "default").unwrap(), Vec::<String>::new());
     }
 
@@ -257,16 +278,28 @@ mod tests {
             "{error}"
         );
         let error = args("[profile.ci]\ntrials = \"3\"\n", "ci").unwrap_err();
-        assert_eq!(error, format!("{FILE}:2: `trials` in [profile.ci] takes a whole number, got `\"3\"`"));
+        assert_eq!(
+            error,
+            format!("{FILE}:2: `trials` in [profile.ci] takes a whole number, got `\"3\"`")
+        );
         let error = args("[profile.ci]\nreplay = true\n", "nightly").unwrap_err();
-        assert_eq!(error, format!("{FILE}: no [profile.nightly]; the profiles there: ci"));
+        assert_eq!(
+            error,
+            format!("{FILE}: no [profile.nightly]; the profiles there: ci")
+        );
         let error = args("jobs = 2\n", "default").unwrap_err();
-        assert!(error.starts_with(&format!("{FILE}:1: unknown key `jobs`")), "{error}");
+        assert!(
+            error.starts_with(&format!("{FILE}:1: unknown key `jobs`")),
+            "{error}"
+        );
     }
 
     /// The `ci` profile `init` writes reads.
     #[test]
     fn the_ci_profile_reads() {
-        assert_eq!(args(CI_PROFILE, "ci").unwrap(), ["--replay", "--no-fail-fast"]);
+        assert_eq!(
+            args(CI_PROFILE, "ci").unwrap(),
+            ["--replay", "--no-fail-fast"]
+        );
     }
 }
