@@ -623,6 +623,8 @@ fn a_skill_authors_first_hour_outside_the_repository() {
     // `--core-git URL` rewrites the path dependency to git at the same commit, keeping the
     // file; the workflow installs from there.
     let before = std::fs::read_to_string(&manifest).unwrap();
+    // The checkout's commit now (a commit made while this test ran moves it).
+    let head = git_head(&core);
     let output = command(
         dir,
         &[
