@@ -57,7 +57,7 @@ pub struct CiOptions {
 /// cache, relative to the root.
 pub fn github_workflow(manifest: Option<&Path>, pin: &Pin, target: &str) -> String {
     let selection = match manifest {
-        Some(path) => format!("--manifest-path {} --workspace ", slash_path(path)),
+        Some(path) => format!("--manifest-path {} --workspace ", pin::slash_path(path)),
         None => "--workspace ".to_owned(),
     };
     TEMPLATE
@@ -241,7 +241,7 @@ fn target(place: &Place) -> String {
         })
         .unwrap_or(&place.package);
     match workspace.strip_prefix(&place.root) {
-        Ok(p) if p != Path::new("") => format!("{}/target", slash_path(p)),
+        Ok(p) if p != Path::new("") => format!("{}/target", pin::slash_path(p)),
         _ => "target".to_owned(),
     }
 }
@@ -275,14 +275,6 @@ fn ci_profile(root: &Path) -> Result<Option<(PathBuf, String)>, InitError> {
     }
     text.push_str(CI_PROFILE);
     Ok(Some((path, text)))
-}
-
-/// A path with `/` between its parts, as the workflow's shell (bash) reads it.
-pub(super) fn slash_path(path: &Path) -> String {
-    path.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 #[cfg(test)]

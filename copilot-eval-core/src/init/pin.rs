@@ -158,10 +158,10 @@ pub fn pin(dependency: &CoreDependency, root: &Path, fallback_git: &str) -> Resu
         }
         CoreDependency::Path { folder } => match folder.strip_prefix(root) {
             Ok(inside) => {
-                let core = super::ci::slash_path(inside);
+                let core = slash_path(inside);
                 let command = match inside.parent() {
                     Some(p) if p != Path::new("") => {
-                        format!("{}/{COMMAND}", super::ci::slash_path(p))
+                        format!("{}/{COMMAND}", slash_path(p))
                     }
                     _ => COMMAND.to_owned(),
                 };
@@ -181,6 +181,14 @@ pub fn pin(dependency: &CoreDependency, root: &Path, fallback_git: &str) -> Resu
             }
         },
     }
+}
+
+/// A path with `/` between its parts, as a workflow's shell (bash) and `hashFiles` read it.
+pub(super) fn slash_path(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// The commit the git checkout holding `folder` is at. Error: not in a git checkout.

@@ -153,6 +153,7 @@ impl SkillEvals {
     }
 
     /// The test file's text, for the skill at `folder` (relative to the package root).
+    // One piece: the test file is one `format!` template, read top to bottom as the file it writes.
     pub(super) fn render(&self, folder: &str) -> String {
         let function = self.function();
         let name = &self.name;
