@@ -16,14 +16,17 @@ pub(crate) struct InitArgs {
     /// was built with, when its folder still exists; else the git repository).
     #[arg(long, value_name = "PATH", conflicts_with = "core_git")]
     core_path: Option<PathBuf>,
-    /// Depend on copilot-eval-core from this git repository (for --ci github, the repository
-    /// the workflow installs the cargo-copilot-eval command from).
+    /// Depend on copilot-eval-core from this git repository. In a package that has the starter
+    /// scaffold, only rewrite its copilot-eval-core dependency to it (a path dependency's
+    /// commit as `rev`). With --ci github: rewrite a copilot-eval-core path dependency outside
+    /// the repository to `{ git = URL, rev = <its commit> }`, and install the command from it.
     #[arg(long, value_name = "URL")]
     core_git: Option<String>,
     /// Write a CI workflow instead of the starter eval: `github` writes
-    /// .github/workflows/copilot-eval.yml at the git repository's root (install Rust, Node.js and
-    /// the cached pinned runtime, replay the evals sharded over a matrix, merge the shards, upload
-    /// JSON, JUnit and HTML).
+    /// .github/workflows/copilot-eval.yml at the git repository's root (install Rust, Node.js,
+    /// the command pinned to the revision of the package's copilot-eval-core, and the cached
+    /// runtime; replay the evals with `--profile ci` sharded over a matrix, merge the shards,
+    /// upload JSON, JUnit and HTML), and the profile `ci` in .config/copilot-eval.toml.
     #[arg(long, value_name = "CI", value_parser = ["github"], conflicts_with = "core_path")]
     ci: Option<String>,
     /// Write an eval test file for this skill folder's own evals/evals.json instead of the
@@ -47,7 +50,7 @@ pub(crate) fn run(args: InitArgs) -> u8 {
             manifest_path: args.manifest_path,
             cwd: None,
             force: args.force,
-            install_git: args.core_git,
+            core_git: args.core_git,
         };
         init_ci(Ci::Github, &options)
     } else {

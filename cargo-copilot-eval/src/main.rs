@@ -17,6 +17,7 @@ mod lint;
 mod merge;
 mod packages;
 mod plan;
+mod profile;
 mod record;
 use copilot_eval_core::runtime;
 use copilot_eval_core::suite::{self, SuiteOptions, exit_code};
@@ -40,7 +41,8 @@ Exit status: 0 every eval passed; 1 an eval failed its checks; 2 invalid command
 3 an eval hit an infrastructure error (setup, runtime, transport, audit, cleanup, replay \
 mismatch, crash, kill) or was not run after one; 4 no eval test matched; 5 the build, the \
 listing or an artifact write failed.",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    args_override_self = true
 )]
 struct Cli {
     #[command(subcommand)]
@@ -162,6 +164,11 @@ pub(crate) struct RunArgs {
     /// suite's noise floor. Arm B (`EVAL (arm B)`) never changes the exit status.
     #[arg(long)]
     aa: bool,
+    /// Apply this profile of .config/copilot-eval.toml (the nearest one from here up): its
+    /// options go before the command line's, which win; `[profile.default]` applies first, and
+    /// alone when no profile is named [env: COPILOT_EVAL_PROFILE].
+    #[arg(long, value_name = "NAME")]
+    profile: Option<String>,
     #[command(flatten)]
     cost: cost::CostArgs,
     #[command(flatten)]
@@ -237,17 +244,28 @@ fn main() -> ExitCode {
     if args.get(1).is_none_or(|a| a != "copilot-eval") {
         args.insert(1, "copilot-eval".into());
     }
-    let cli = match Cargo::try_parse_from(args) {
-        Ok(Cargo::CopilotEval(cli)) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() {
-                exit_code::USAGE
-            } else {
-                exit_code::SUCCESS
-            });
-        }
+    let mut cli = match parse(&args) {
+        Ok(cli) => cli,
+        Err(status) => return status,
     };
+    if cli.command.is_none() {
+        let manifest = cli
+            .run
+            .packages
+            .manifest_path()
+            .map(std::path::Path::to_path_buf);
+        match profile::apply(&args, cli.run.profile.as_deref(), manifest.as_deref()) {
+            Ok(None) => {}
+            Ok(Some(with_profile)) => match parse(&with_profile) {
+                Ok(again) => cli = again,
+                Err(status) => return status,
+            },
+            Err(message) => {
+                eprintln!("error: {message}");
+                return ExitCode::from(exit_code::USAGE);
+            }
+        }
+    }
     match cli.command {
         Some(Command::Runtime { action }) => match runtime_command(action) {
             Ok(()) => ExitCode::SUCCESS,
@@ -269,6 +287,21 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         None => ExitCode::from(run_command(cli.run)),
+    }
+}
+
+/// The command line parsed; `Err` holds the exit status after clap printed its message.
+fn parse(args: &[std::ffi::OsString]) -> Result<Cli, ExitCode> {
+    match Cargo::try_parse_from(args) {
+        Ok(Cargo::CopilotEval(cli)) => Ok(cli),
+        Err(e) => {
+            let _ = e.print();
+            Err(ExitCode::from(if e.use_stderr() {
+                exit_code::USAGE
+            } else {
+                exit_code::SUCCESS
+            }))
+        }
     }
 }
 

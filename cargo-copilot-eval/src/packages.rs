@@ -29,6 +29,11 @@ pub(crate) struct PackageArgs {
 }
 
 impl PackageArgs {
+    /// `--manifest-path`, as given.
+    pub(crate) fn manifest_path(&self) -> Option<&std::path::Path> {
+        self.manifest_path.as_deref()
+    }
+
     /// The build options of this selection: the workspace, the named packages, else Cargo's
     /// default.
     pub(crate) fn build_options(self) -> list::BuildOptions {

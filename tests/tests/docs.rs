@@ -193,3 +193,23 @@ fn the_stop_reason_lists_name_every_stop_reason() {
         assert!(missing.is_empty(), "{page}'s {row} lacks {missing:?}");
     }
 }
+
+/// The `ctx.model()` snippet of docs/attribute.md is the scripted example's function as written
+/// (that example compiles and runs in CI), so the snippet compiles with the example's imports.
+#[test]
+fn the_model_snippet_is_the_compiled_examples_text() {
+    let page = std::fs::read_to_string(root().join("docs/attribute.md")).unwrap();
+    let (_, after) = page
+        .split_once("`ctx.model()` returns the test's model")
+        .expect("the page says what ctx.model() returns");
+    let (_, code) = after
+        .split_once("```rust,ignore\n")
+        .expect("a snippet follows");
+    let (code, _) = code.split_once("```").unwrap();
+    assert!(code.contains("ctx\n        .model()"), "{code}");
+    let example = std::fs::read_to_string(root().join("examples/scripted/tests/evals.rs")).unwrap();
+    assert!(
+        example.contains(code),
+        "docs/attribute.md's ctx.model() snippet is not examples/scripted/tests/evals.rs's text:\n{code}"
+    );
+}

@@ -108,7 +108,7 @@ pub(crate) fn missing_cassette(
             },
         ),
         _ => format!(
-            "replay mode: no cassette at {} (record one, or point the attribute's `cassette` key at it); no live request was made",
+            "replay mode: no cassette at {}; no live request was made. Record one with `cargo copilot-eval --record {test}` (a live run), or script the model with `ctx.offline(..)` (offline in every mode, no cassette; docs/getting-started.md), or point the attribute's `cassette` key at one",
             cassette.display()
         ),
     }

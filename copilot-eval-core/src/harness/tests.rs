@@ -400,6 +400,19 @@ fn trials_record_and_replay_their_own_cassettes() {
     ] {
         assert!(message.contains(&needle), "{needle:?} not in {message}");
     }
+    // No cassette at all: the three ways on, recording, scripting the model, another cassette.
+    let other = TestConfig {
+        manifest_dir: config.manifest_dir,
+        ..TestConfig::new("waves", "evals::waves", "")
+    };
+    let message = super::replay::missing_cassette(&other, &other.cassette_path(), None);
+    for needle in [
+        "Record one with `cargo copilot-eval --record waves` (a live run)",
+        "or script the model with `ctx.offline(..)` (offline in every mode, no cassette;",
+        "or point the attribute's `cassette` key at one",
+    ] {
+        assert!(message.contains(needle), "{needle:?} not in {message}");
+    }
 }
 
 /// The attribute's `trials = N`: a test process the runner started without a trial (this

@@ -14,7 +14,9 @@
 //! 4. adds `results/` to the package's `.gitignore`.
 //!
 //! It never overwrites a file: when `tests/evals.rs` or the cassette exists it stops before
-//! changing anything, naming the file. Everything is checked (and the TOML files parsed) before
+//! changing anything, naming the file; except that with `--core-git URL` in a package that has
+//! the whole scaffold, it only rewrites the copilot-eval-core dependency to git (a path
+//! dependency's commit as its `rev`, [`pin::rewrite_to_git`]) and keeps the files. Everything is checked (and the TOML files parsed) before
 //! the first write.
 //!
 //! `init --ci github` writes a GitHub Actions workflow instead ([`ci`]); it too refuses to
@@ -33,6 +35,7 @@ use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, InlineTable, Item, Table, value};
 
 pub mod ci;
+pub mod pin;
 mod skill;
 
 /// Why `init` or `init --ci` did not finish ([`init`], [`ci::init_ci`]).
@@ -191,6 +194,14 @@ fn plan(args: &InitOptions, cwd: PathBuf) -> Result<(Vec<String>, Plan, PathBuf)
     })?;
     let root = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
     let (files, next) = new_files(skill.as_ref(), &manifest, &root, &cwd)?;
+    // The scaffold is there and `--core-git` is given: only the dependency is rewritten.
+    if let Some(url) = &args.core_git
+        && !files.is_empty()
+        && files.iter().all(|f| root.join(&f.path).exists())
+    {
+        let plan = rewrite_only(&text, &manifest, &root, url, next)?;
+        return Ok((created, plan, manifest));
+    }
     // 1. Never overwrite: check the new files first.
     for file in &files {
         let path = root.join(&file.path);
@@ -216,6 +227,43 @@ fn plan(args: &InitOptions, cwd: PathBuf) -> Result<(Vec<String>, Plan, PathBuf)
     plan_config(&mut plan, &root)?;
     plan_gitignore(&mut plan, &root)?;
     Ok((created, plan, manifest))
+}
+
+/// The plan of `init --core-git URL` in a package that has its scaffold: the manifest's
+/// copilot-eval-core dependency rewritten to `{ git = URL, rev = REV }` (REV the commit of a
+/// path dependency's checkout; no `rev` otherwise), formatting kept; nothing else. Errors: the
+/// manifest has no such dependency or does not parse.
+fn rewrite_only(
+    text: &str,
+    manifest: &Path,
+    root: &Path,
+    url: &str,
+    next: String,
+) -> Result<Plan, String> {
+    let rev = match pin::declared(manifest).map(|d| d.source) {
+        Some(pin::CoreDependency::Path { folder }) => pin::head_commit(&folder).ok(),
+        _ => None,
+    };
+    let rewritten = pin::rewrite_to_git(text, url, rev.as_deref())
+        .map_err(|e| format!("{}: {e}; run init without --core-git", manifest.display()))?;
+    let mut notes = vec![format!(
+        "rewrote the dependency {CORE} in {} to git {url}{}; kept the scaffold that is there",
+        manifest.display(),
+        rev.map(|r| format!(" at {r}")).unwrap_or_default()
+    )];
+    notes.push(format!(
+        "kept the files of the scaffold in {}",
+        root.display()
+    ));
+    Ok(Plan {
+        root: root.to_path_buf(),
+        files: Vec::new(),
+        next,
+        manifest: Some(rewritten),
+        config: None,
+        gitignore: None,
+        notes,
+    })
 }
 
 /// The package's manifest: `--manifest-path`, else the nearest `Cargo.toml` from `cwd` up, else
@@ -287,8 +335,8 @@ fn new_files(
     let folder = skill.relative_to(&package_root)?;
     let path = skill.test_path();
     let next = format!(
-        "write the check of each expectation in {path} (each fails until you do), then `cargo copilot-eval --record{shown_manifest} {}` runs the entries live and records their cassettes",
-        skill.function()
+        "`cargo copilot-eval{shown_manifest} {function}` runs the entries offline now, the model scripted with `ctx.offline(..)` (each fails until you write the check of each expectation in {path}); to measure the skill on a real model, delete the `ctx.offline(..)` lines and `cargo copilot-eval --record{shown_manifest} {function}` runs the entries live and records their cassettes",
+        function = skill.function()
     );
     let file = NewFile {
         path,

@@ -6,7 +6,8 @@
 //! `<skill>_skill(ctx: EvalContext, case: SkillCase)`, whose body runs the entry's prompt with
 //! the skill and records a verdict for each expectation of each entry with `ctx.expect`. Every
 //! verdict is `false` ("no check written yet") until the user writes the check: a scaffold never
-//! passes on its own. When the skill also has a trigger set `evals/triggers.json`, the file holds
+//! passes on its own. The model is scripted (`ctx.offline(..)`: the skill invoked, then a
+//! placeholder answer), so the scaffold runs offline from the start, with no cassette. When the skill also has a trigger set `evals/triggers.json`, the file holds
 //! a second function, `<skill>_triggers(ctx: EvalContext, case: TriggerCase)` under
 //! `#[copilot_eval(skill_triggers = "..")]`, whose check is the runtime's own evidence (whether
 //! the run invoked the skill), so it needs no placeholder.
@@ -152,9 +153,12 @@ impl SkillEvals {
     }
 
     /// The test file's text, for the skill at `folder` (relative to the package root).
+    // One piece: the test file is one `format!` template, read top to bottom as the file it writes.
     pub(super) fn render(&self, folder: &str) -> String {
         let function = self.function();
         let name = &self.name;
+        // The scripted tool call's arguments, `{"skill": "<name>"}`.
+        let invoke = serde_json::json!({ "skill": name }).to_string();
         let mut arms = String::new();
         for entry in &self.evals.evals {
             let _ = writeln!(arms, "        // {}: {:?}", entry.describe(), entry.prompt);
@@ -216,15 +220,21 @@ async fn {name}_triggers(ctx: EvalContext, case: TriggerCase) {{
 //! held to an empty-answer control: a check that accepts an empty answer fails the test, naming
 //! it, without spending a session (add good and bad controls of your own beside it).
 //!
-//! Run the entries live and record their cassettes, then replay them offline:
+//! It runs offline from the start: the model is scripted with `ctx.offline(..)` (each entry's
+//! run invokes the skill, then gives a placeholder answer), so `cargo copilot-eval {function}`
+//! runs every entry through the real runtime with no cassette and no account, and fails until
+//! you write the checks. To measure the skill on a real model, delete the `ctx.offline(..)`
+//! lines, record the entries live, then replay them offline:
 //!
 //! ```sh
+//! cargo copilot-eval {function}
 //! cargo copilot-eval --record {function}
 //! cargo copilot-eval --replay {function}
 //! ```
 
 use copilot_eval_core::copilot_eval;
 use copilot_eval_core::harness::{{{imports}}};
+use copilot_eval_core::model_server::{{Script, ScriptedTurn}};
 
 /// One test per entry of `{folder}/{EVALS_FILE}`.
 #[copilot_eval(skill_evals = {folder:?}, model = {MODEL:?}, timeout_s = 300)]
@@ -241,6 +251,17 @@ async fn {function}(ctx: EvalContext, case: SkillCase) {{
             return;
         }}
     }}
+    // Offline first: the model is scripted (invoke the skill, then a placeholder answer), so
+    // this test runs offline at once, with no cassette and no account, and fails on the
+    // placeholders above until you write them. A scripted run shows that the skill loads and
+    // the session uses it, not that it helps the model: that takes recorded or live runs and
+    // `--ablate skills` (docs/skills-and-agents.md). Delete these lines to record the entries
+    // live with `--record` (a scripted run never records).
+    ctx.offline(
+        Script::new([])
+            .turn(ScriptedTurn::tool_call("skill", {invoke:?}.parse().unwrap()))
+            .turn(ScriptedTurn::text("TODO: the answer the skill leads to")),
+    );
     let eval = ctx.eval().skill_directory({folder:?}).build().unwrap();
     let result = ctx.run(&eval, case.prompt.as_str()).await;
     result.assert_success();
@@ -340,6 +361,11 @@ mod tests {
                 "no line {line:?} in:\n{text}"
             );
         }
+        // Offline from the start: the model is scripted to invoke the skill.
+        assert!(
+            text.contains("            .turn(ScriptedTurn::tool_call(\"skill\", \"{\\\"skill\\\":\\\"release-notes\\\"}\".parse().unwrap()))\n"),
+            "{text}"
+        );
         // Every placeholder verdict is a failure.
         assert_eq!(text.matches("Check::predicate(").count(), 2);
         assert_eq!(text.matches(", |_result| false),").count(), 2);

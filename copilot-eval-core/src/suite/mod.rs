@@ -31,6 +31,7 @@ pub mod models;
 pub mod partition;
 pub mod phases;
 pub mod plan;
+pub mod profile;
 mod scheduler;
 mod trials;
 
