@@ -97,6 +97,8 @@ pub use run::pool;
 pub mod runtime;
 mod secrets;
 pub mod stats;
+/// "Did you mean ...?": the nearest of several names to what a user wrote, and the nearest
+/// existing sibling of a folder that does not exist (a leaf: it imports no module of the crate).
 mod suggest;
 #[cfg(feature = "runner")]
 pub mod suite;

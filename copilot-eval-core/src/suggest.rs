@@ -1,5 +1,5 @@
-//! "Did you mean ...?": the nearest of several names to what a user wrote, and the nearest
-//! existing sibling of a folder that does not exist (a leaf: it imports no module of the crate).
+// "Did you mean ...?" (documented where it is declared: core's lib.rs; the attribute's crate
+// includes this file too, so it holds no inner attribute or doc comment).
 
 use std::path::{Path, PathBuf};
 

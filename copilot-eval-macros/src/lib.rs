@@ -156,8 +156,9 @@ mod models;
 mod numbers;
 mod skill_evals;
 // Core's "did you mean ...?" (a leaf module), shared so both crates suggest alike.
-#[path = "../../copilot-eval-core/src/suggest.rs"]
-mod suggest;
+mod suggest {
+    include!("../../copilot-eval-core/src/suggest.rs");
+}
 use models::{model_segment, parse_models};
 use skill_evals::{SkillFile, read_skill_evals, read_skill_triggers};
 

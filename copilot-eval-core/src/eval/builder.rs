@@ -93,12 +93,6 @@ impl CopilotEval {
     }
 }
 
-/// What [`CopilotEvalBuilder::build`] calls with its error and the caller's source line before
-/// returning the error (set by [`EvalContext::eval`](crate::harness::EvalContext::eval): the
-/// test then reports an invalid setting as a setup `error`, not as a `failed` from an unwrap).
-pub(crate) type ConfigErrorNote =
-    Arc<dyn Fn(&ConfigError, &'static std::panic::Location<'static>) + Send + Sync>;
-
 /// Builder of [`CopilotEval`]. Every setter records a value; [`build`](Self::build) validates
 /// them all at once and reports the first invalid field.
 #[derive(Default, Clone)]
@@ -147,8 +141,8 @@ pub struct CopilotEvalBuilder {
     base: Option<Base>,
     /// The first error of a setter that can fail (`custom_agent_file`), reported by `build()`.
     deferred_error: Option<ConfigError>,
-    /// Told of `build()`'s error, with the caller's line ([`ConfigErrorNote`]).
-    pub(crate) on_config_error: Option<ConfigErrorNote>,
+    /// Told of `build()`'s error, with the caller's line ([`super::ConfigErrorNote`]).
+    pub(crate) on_config_error: Option<super::ConfigErrorNote>,
 }
 
 impl CopilotEvalBuilder {
@@ -512,8 +506,7 @@ impl CopilotEvalBuilder {
     /// its outcome is an `error` of kind `setup` naming that line and the invalid field.
     #[track_caller]
     pub fn build(mut self) -> Result<CopilotEval, ConfigError> {
-        let at = std::panic::Location::caller();
-        let note = self.on_config_error.take();
+        let (at, note) = (std::panic::Location::caller(), self.on_config_error.take());
         let built = self.validate();
         if let (Err(error), Some(note)) = (&built, note) {
             note(error, at);

@@ -65,6 +65,12 @@ pub const DEFAULT_MAX_TURNS: u32 = 25;
 /// escape hatch for SDK session settings that `CopilotEval` has no field for.
 pub type SessionConfigFn = Arc<dyn Fn(SessionConfig) -> SessionConfig + Send + Sync>;
 
+/// What [`CopilotEvalBuilder::build`] calls with its error and the caller's source line before
+/// returning the error (set by [`EvalContext::eval`](crate::harness::EvalContext::eval): the
+/// test then reports an invalid setting as a setup `error`, not as a `failed` from an unwrap).
+pub(crate) type ConfigErrorNote =
+    Arc<dyn Fn(&crate::ConfigError, &'static std::panic::Location<'static>) + Send + Sync>;
+
 /// A validated eval configuration. Build it with [`CopilotEval::builder`].
 ///
 /// Every field is documented on its builder method. Values are read-only after building; use

@@ -50,9 +50,8 @@ struct Inner {
     package_paths: Mutex<Vec<PathBuf>>,
     /// Set while a judge session runs ([`EvalContext::run_judge_session`]).
     judging: std::sync::atomic::AtomicBool,
-    /// The invalid settings `build()` of this test's builders refused, each with the line that
-    /// called it: a test that then fails is a setup `error` ([`EvalContext::finish`]).
-    config_errors: Mutex<Vec<String>>,
+    /// The invalid settings `build()` of this test's builders refused ([`super::config_errors`]).
+    config_errors: super::config_errors::ConfigErrors,
 }
 
 impl std::fmt::Debug for EvalContext {
@@ -139,19 +138,7 @@ impl EvalContext {
             expectations: Vec::new(),
             trigger_query: config.trigger_query(),
             provenance: None,
-            skill_eval: config
-                .skill_case_spec()
-                .map(|spec| crate::report::SkillEvalRecord {
-                    name: crate::customization::skill::Skill::load(
-                        Path::new(config.manifest_dir).join(spec.skill),
-                    )
-                    .ok()
-                    .map(|skill| skill.name),
-                    skill: spec.skill.to_owned(),
-                    id: spec.id.to_owned(),
-                    prompt: spec.prompt.to_owned(),
-                    expected_output: spec.expected_output.map(str::to_owned),
-                }),
+            skill_eval: super::skill_case::skill_eval_record(&config),
         };
         let ctx = EvalContext {
             inner: Arc::new(Inner {
@@ -168,7 +155,7 @@ impl EvalContext {
                 faults: Mutex::new(None),
                 package_paths: Mutex::new(Vec::new()),
                 judging: std::sync::atomic::AtomicBool::new(false),
-                config_errors: Mutex::default(),
+                config_errors: Default::default(),
             }),
         };
         ctx.save();
@@ -269,12 +256,7 @@ impl EvalContext {
         let inner = Arc::downgrade(&self.inner);
         builder.on_config_error = Some(Arc::new(move |error, at| {
             if let Some(inner) = inner.upgrade() {
-                let line = format!("{error} (the eval built at {}:{})", at.file(), at.line());
-                inner
-                    .config_errors
-                    .lock()
-                    .expect("config errors lock")
-                    .push(line);
+                inner.config_errors.note(error, at);
             }
         }));
         match config.model() {
@@ -741,21 +723,12 @@ impl EvalContext {
             drop(self.inner.workdir.lock().expect("workdir lock").take());
             false
         };
-        let config_errors = self
-            .inner
-            .config_errors
-            .lock()
-            .expect("config errors lock")
-            .clone();
+        let setup_error =
+            (failure.as_deref()).and_then(|f| self.inner.config_errors.setup_error(f));
         {
             let mut evidence = self.inner.evidence.lock().expect("evidence lock");
-            if let (Some(failure), false) = (&failure, config_errors.is_empty()) {
-                // An invalid setting, then a failed test: the failure is the setup's
-                // (typically `build().unwrap()`), not the agent's work.
-                evidence.setup_error = Some(format!(
-                    "invalid eval configuration: {}\nthe test then failed: {failure}",
-                    config_errors.join("\n")
-                ));
+            if setup_error.is_some() {
+                evidence.setup_error = setup_error;
             }
             evidence.status = if failed {
                 EvidenceStatus::Failed

@@ -50,6 +50,7 @@
 
 pub mod checks;
 pub mod compare;
+mod config_errors;
 mod context;
 mod describe;
 pub mod judge;

@@ -133,6 +133,22 @@ impl EvalContext {
     }
 }
 
+/// The record of the skill eval entry `config` runs (`skill_evals = ".."`), its skill's name
+/// read from its SKILL.md (`None` when it does not load); `None` for other tests.
+pub(super) fn skill_eval_record(
+    config: &super::TestConfig,
+) -> Option<crate::report::SkillEvalRecord> {
+    let spec = config.skill_case_spec()?;
+    let skill = Path::new(config.manifest_dir).join(spec.skill);
+    Some(crate::report::SkillEvalRecord {
+        name: (crate::customization::skill::Skill::load(skill).ok()).map(|skill| skill.name),
+        skill: spec.skill.to_owned(),
+        id: spec.id.to_owned(),
+        prompt: spec.prompt.to_owned(),
+        expected_output: spec.expected_output.map(str::to_owned),
+    })
+}
+
 /// The texts given to `ctx.expect` that are none of the skill eval's `expectations` (a near
 /// miss of one is named in the failure; the others are flagged by [`stray_warning`]).
 fn stray_expectations<'a>(recorded: &'a [ExpectationRecord], wanted: &[&str]) -> Vec<&'a str> {
