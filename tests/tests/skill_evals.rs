@@ -2,7 +2,8 @@
 //! from `skills/changelog/evals/evals.json` (three entries, the first with an input file), and
 //! `--grading DIR` writes each entry's skill-creator `grading.json`. Each file is compared with
 //! the expected one in `tests/fixtures/grading/` (all but `timing`, which is the test process's
-//! duration); the expectations' verdicts are in the JSON (valid against the schema) and JUnit.
+//! duration, and `execution_metrics.transcript_chars`, which counts machine paths); the
+//! expectations' verdicts are in the JSON (valid against the schema) and JUnit.
 
 mod support;
 
@@ -79,6 +80,13 @@ fn each_entry_of_the_skills_evals_json_is_an_eval_with_its_grading_json() {
             .remove("timing")
             .and_then(|t| t["total_duration_seconds"].as_f64());
         assert!(seconds.is_some_and(|s| s > 0.0), "{written}");
+        // The transcript holds the working directory's path, whose length is the machine's.
+        let transcript = compared["execution_metrics"]
+            .as_object_mut()
+            .unwrap()
+            .remove("transcript_chars")
+            .and_then(|n| n.as_u64());
+        assert!(transcript.is_some_and(|n| n > 0), "{written}");
         let expected: Value = serde_json::from_str(
             &std::fs::read_to_string(
                 workspace_root()
