@@ -40,7 +40,7 @@ pub(crate) fn apply(
     let text = std::fs::read_to_string(&file)
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let name = named.unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
-    let mut extra = profile_args(&file, &text, &name)?;
+    let mut extra = profile_args(&file, &text, &name).map_err(|e| e.to_string())?;
     // `--record` on the command line wins over a profile's `replay` (clap refuses both).
     let recording = args
         .iter()

@@ -102,7 +102,7 @@ fn stop_early_ends_an_evals_trials_once_its_verdict_cannot_change() {
     );
     assert!(
         run.stderr.contains(&format!(
-            "    SKIP [   0.000s] quickstart::evals {GREETING}\n             skipped: stopped early after trial 2 of 5 (--stop-early): {why}\n"
+            "    SKIP [   0.000s] quickstart::evals {GREETING} [trial 3/5]\n             skipped: stopped early after trial 2 of 5 (--stop-early): {why}\n"
         )),
         "each skipped trial has its line: {}",
         run.stderr

@@ -16,7 +16,7 @@
 //! It never overwrites a file: when `tests/evals.rs` or the cassette exists it stops before
 //! changing anything, naming the file; except that with `--core-git URL` in a package that has
 //! the whole scaffold, it only rewrites the copilot-eval-core dependency to git (a path
-//! dependency's commit as its `rev`, [`pin::rewrite_to_git`]) and keeps the files. Everything is checked (and the TOML files parsed) before
+//! dependency's commit as its `rev`, `pin::rewrite_to_git`) and keeps the files. Everything is checked (and the TOML files parsed) before
 //! the first write.
 //!
 //! `init --ci github` writes a GitHub Actions workflow instead ([`ci`]); it too refuses to

@@ -1,6 +1,6 @@
 //! The copilot-eval-core a package's evals build against, and the `cargo-copilot-eval` command
 //! its CI workflow installs to match it ([`Pin`]), read from the package's `Cargo.toml` and
-//! `Cargo.lock`; and the rewrite of a path dependency into a git one ([`rewrite_to_git`]).
+//! `Cargo.lock`; and the rewrite of a path dependency into a git one (`rewrite_to_git`).
 //!
 //! The runner and the engine must be one revision: the runner writes the environment the engine
 //! reads, and the results both write. So the workflow installs the command from the very
@@ -135,7 +135,11 @@ pub struct Pin {
 /// commit its git checkout is at (`git rev-parse HEAD`), installed from `fallback_git`: the CI
 /// cannot build such a package until the dependency is rewritten (init warns). Errors: a git
 /// dependency with no revision anywhere, a path outside `root` not in a git checkout.
-pub fn pin(dependency: &CoreDependency, root: &Path, fallback_git: &str) -> Result<Pin, String> {
+pub(crate) fn pin(
+    dependency: &CoreDependency,
+    root: &Path,
+    fallback_git: &str,
+) -> Result<Pin, String> {
     match dependency {
         CoreDependency::Git {
             url,
@@ -192,7 +196,7 @@ pub(super) fn slash_path(path: &Path) -> String {
 }
 
 /// The commit the git checkout holding `folder` is at. Error: not in a git checkout.
-pub fn head_commit(folder: &Path) -> Result<String, String> {
+pub(crate) fn head_commit(folder: &Path) -> Result<String, String> {
     let output = std::process::Command::new("git")
         .args(["rev-parse", "HEAD"])
         .current_dir(folder)
@@ -212,7 +216,7 @@ pub fn head_commit(folder: &Path) -> Result<String, String> {
 /// `[dependencies]`) replaced by `{ git = URL, rev = REV }` (`{ git = URL }` without a `rev`),
 /// keeping its other keys (features, optional) and the file's formatting and comments. Error:
 /// the text does not parse or has no such dependency.
-pub fn rewrite_to_git(text: &str, url: &str, rev: Option<&str>) -> Result<String, String> {
+pub(crate) fn rewrite_to_git(text: &str, url: &str, rev: Option<&str>) -> Result<String, String> {
     let mut doc: DocumentMut = text.parse().map_err(|e| format!("not valid TOML: {e}"))?;
     let item = ["dev-dependencies", "dependencies"]
         .iter()

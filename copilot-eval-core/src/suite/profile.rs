@@ -92,7 +92,21 @@ pub fn find(start: &Path) -> Option<PathBuf> {
 /// Errors, each naming the file and line: the text is not TOML; a top-level key other than
 /// `profile`; a profile that is not a table; an unknown key (listing the valid ones); a value of
 /// the wrong type; no `[profile.NAME]` (listing the profiles).
-pub fn profile_args(file: &Path, text: &str, name: &str) -> Result<Vec<String>, String> {
+pub fn profile_args(file: &Path, text: &str, name: &str) -> Result<Vec<String>, ProfileError> {
+    read_profile(file, text, name).map_err(ProfileError::Invalid)
+}
+
+/// Why a profile's options could not be read ([`profile_args`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// The file is not TOML, holds an unknown key or a value of the wrong type, or lacks the
+    /// profile: the message names the file, the line and the fix.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The work of [`profile_args`], its error the message.
+fn read_profile(file: &Path, text: &str, name: &str) -> Result<Vec<String>, String> {
     let shown = file.display();
     let doc =
         toml_edit::Document::parse(text).map_err(|e| format!("{shown} is not valid TOML: {e}"))?;
@@ -237,7 +251,7 @@ mod tests {
     const FILE: &str = "/repo/.config/copilot-eval.toml";
 
     fn args(text: &str, name: &str) -> Result<Vec<String>, String> {
-        profile_args(Path::new(FILE), text, name)
+        read_profile(Path::new(FILE), text, name)
     }
 
     /// The default profile applies first, the selected one over it, in the keys' order; a
