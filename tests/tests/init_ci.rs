@@ -99,6 +99,20 @@ fn steps<'a>(workflow: &'a Value, job: &str) -> &'a Vec<Value> {
 }
 
 /// The index of the first step of `job` for which `matches` holds.
+/// Whether `step` caches `path` (one line of its `with.path`).
+fn caches(step: &Value, path: &str) -> bool {
+    step["with"]["path"]
+        .as_str()
+        .is_some_and(|p| p.lines().any(|l| l == path))
+}
+
+/// The `evals` job's cache step of cargo's registry, with its index.
+fn cargo_cache(workflow: &Value) -> (usize, &Value) {
+    step(workflow, "evals", |s| {
+        uses("actions/cache")(s) && caches(s, "~/.cargo/registry")
+    })
+}
+
 fn step<'a>(
     workflow: &'a Value,
     job: &str,
@@ -206,21 +220,9 @@ fn init_ci_github_writes_the_documented_workflow() {
         "{cache_step:#}"
     );
     // Cargo's registry and the build folder.
-    let (cargo_cache, cargo_step) = step(&workflow, "evals", |s| {
-        uses("actions/cache")(s)
-            && s["with"]["path"]
-                .as_str()
-                .is_some_and(|p| p.lines().any(|l| l == "~/.cargo/registry"))
-    });
-    assert!(
-        cargo_step["with"]["path"]
-            .as_str()
-            .unwrap()
-            .lines()
-            .any(|l| l == "target"),
-        "{cargo_step:#}"
-    );
-    assert!(checkout < cargo_cache);
+    let (cargo_cache_at, cargo_step) = cargo_cache(&workflow);
+    assert!(caches(cargo_step, "target"), "{cargo_step:#}");
+    assert!(checkout < cargo_cache_at);
     // Read-only permissions, current action majors, and actionlint finds nothing.
     assert_eq!(workflow["permissions"]["contents"], Value::from("read"));
     current_majors(&workflow);
@@ -401,20 +403,8 @@ fn a_package_below_the_root_is_selected_by_its_manifest() {
         "{install:#}"
     );
     // The cache keeps the nested package's build folder.
-    let (_, cargo_step) = step(&workflow, "evals", |s| {
-        uses("actions/cache")(s)
-            && s["with"]["path"]
-                .as_str()
-                .is_some_and(|p| p.lines().any(|l| l == "~/.cargo/registry"))
-    });
-    assert!(
-        cargo_step["with"]["path"]
-            .as_str()
-            .unwrap()
-            .lines()
-            .any(|l| l == "crates/evals/target"),
-        "{cargo_step:#}"
-    );
+    let (_, cargo_step) = cargo_cache(&workflow);
+    assert!(caches(cargo_step, "crates/evals/target"), "{cargo_step:#}");
 }
 
 /// The commit the git checkout holding `folder` is at.
