@@ -89,6 +89,10 @@ fn comparable(test: &TestRecord) -> Value {
             property["value"] = json!("N");
         }
     }
+    // A property may name a file in the test's working directory (`ctx.workdir()`).
+    for run in &test.runs {
+        scrub_evidence(&mut properties, &run.working_directory.to_string_lossy());
+    }
     let mut comparisons = serde_json::to_value(&test.comparisons).unwrap();
     // Durations out; no working directory in a comparison.
     scrub_evidence(&mut comparisons, "\0");
