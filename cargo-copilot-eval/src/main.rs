@@ -79,7 +79,7 @@ pub(crate) struct RunArgs {
           value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     /// Run every eval offline against its cassette (a missing cassette is an error, never a live call).
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_replay")]
     replay: bool,
     /// List the eval tests and exit.
     #[arg(long)]
@@ -87,17 +87,17 @@ pub(crate) struct RunArgs {
     #[command(flatten)]
     packages: packages::PackageArgs,
     /// Keep launching evals after an infrastructure error (by default the rest are not run).
-    #[arg(long)]
+    #[arg(long, overrides_with = "fail_fast")]
     no_fail_fast: bool,
     /// Seconds a test may run past its deadline (its run's timeout_s) for cleanup before it is killed.
     #[arg(long, value_name = "SECONDS", default_value_t = suite::DEFAULT_CLEANUP_BOUND.as_secs_f64())]
     cleanup_bound_s: f64,
     /// One line per finished test even on a terminal (no progress bar).
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_plain")]
     plain: bool,
     /// Start a Copilot runtime for every eval instead of running offline evals on warm pooled
     /// runtimes (one eval at a time each; see docs/performance.md).
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_fresh_runtime")]
     fresh_runtime: bool,
     /// Run no session sandboxed (docs/sandbox.md): every eval's runtime runs unconfined, and
     /// each result says so (`sandbox.state = off`).
@@ -157,7 +157,7 @@ pub(crate) struct RunArgs {
     /// With trials: end an eval's trials once its verdict over them (--min-pass-rate, else
     /// every trial must pass) can no longer change, by exact counting; the trials left are
     /// reported not_run with `stopped_early` (JUnit: skipped) and no session is spent on them.
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_stop_early")]
     stop_early: bool,
     /// A/A: run each eval twice in every trial, as arm A and arm B of the same configuration;
     /// the report gives the flip rate (the (eval, trial) pairs whose verdicts differ), the
@@ -175,6 +175,8 @@ pub(crate) struct RunArgs {
     record: record::RecordArgs,
     #[command(flatten)]
     decide: compare::DecideArgs,
+    #[command(flatten)]
+    negations: profile::Negations,
 }
 
 #[derive(Subcommand)]
@@ -524,5 +526,48 @@ fn runtime_command(action: RuntimeAction) -> Result<(), String> {
             println!("version: {version}");
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::Cargo;
+
+    fn run_args(args: &[&str]) -> super::RunArgs {
+        let Cargo::CopilotEval(cli) =
+            Cargo::try_parse_from([&["cargo", "copilot-eval"], args].concat()).unwrap();
+        cli.run
+    }
+
+    /// A flag a profile turns on (its options come first) is turned off by its negation on the
+    /// command line, and the other way round: the last one given wins.
+    #[test]
+    fn the_command_line_turns_off_a_flag_a_profile_turned_on() {
+        let args = run_args(&[
+            "--replay",
+            "--no-fail-fast",
+            "--plain",
+            "--fresh-runtime",
+            "--stop-early",
+            "--baseline",
+            "b.json",
+            "--fail-on-regression",
+            "--no-replay",
+            "--fail-fast",
+            "--no-plain",
+            "--no-fresh-runtime",
+            "--no-stop-early",
+            "--no-fail-on-regression",
+        ]);
+        assert!(!args.replay);
+        assert!(!args.no_fail_fast);
+        assert!(!args.plain);
+        assert!(!args.fresh_runtime);
+        assert!(!args.stop_early);
+        assert!(!args.decide.options().1, "--no-fail-on-regression");
+        let args = run_args(&["--no-replay", "--replay", "--fail-fast", "--no-fail-fast"]);
+        assert!(args.replay && args.no_fail_fast);
     }
 }

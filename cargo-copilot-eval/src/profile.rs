@@ -57,3 +57,30 @@ pub(crate) fn apply(
     out.extend(args.iter().skip(2).cloned());
     Ok(Some(out))
 }
+
+/// The command line's way to turn off a flag a profile turned on (a profile's options come
+/// before the command line's; of a flag and its negation the last one given wins).
+#[derive(clap::Args)]
+// Clap alone reads these: each cancels its flag (`overrides_with`) and is then false.
+#[allow(dead_code)]
+pub(crate) struct Negations {
+    /// Undo `--replay` (a profile's `replay = true`): run live.
+    #[arg(long, overrides_with = "replay")]
+    no_replay: bool,
+    /// Undo `--no-fail-fast`: stop launching evals after an infrastructure error.
+    #[arg(long, overrides_with = "no_fail_fast")]
+    fail_fast: bool,
+    /// Undo `--plain`: the progress bar on a terminal.
+    #[arg(long, overrides_with = "plain")]
+    no_plain: bool,
+    /// Undo `--fresh-runtime`: offline evals on warm pooled runtimes.
+    #[arg(long, overrides_with = "fresh_runtime")]
+    no_fresh_runtime: bool,
+    /// Undo `--stop-early`: run every trial.
+    #[arg(long, overrides_with = "stop_early")]
+    no_stop_early: bool,
+    /// Undo `--fail-on-regression`: a regression against the baseline does not change the
+    /// exit status.
+    #[arg(long, overrides_with = "fail_on_regression")]
+    no_fail_on_regression: bool,
+}

@@ -566,4 +566,32 @@ fn a_skill_edit_is_named_for_each_eval_that_used_it_and_its_regression_fails_the
         stderr.contains("compare: ") && stderr.contains(" -> this run"),
         "{stderr}"
     );
+    // The summary leads with the decision against the baseline, before the comparison's
+    // table: the baseline's line under the headline, each eval's verdict against it.
+    let verdict = stderr.find("     Verdict ").expect("the verdict table");
+    assert!(verdict < stderr.find("compare: ").unwrap(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("             vs {base_arg} (")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "changed: vs baseline: regressed, 5/5 (100%) -> 0/5 (0%), -100 pp, p = 0.008"
+        ),
+        "{stderr}"
+    );
+    // The results keep it: the baseline file, and each eval of either side with its verdict.
+    let baseline = rerun.baseline.expect("the baseline record");
+    assert_eq!(baseline.file, base_arg);
+    let verdicts: Vec<(&str, &str)> = (baseline.evals.iter())
+        .map(|e| (e.name.as_str(), e.verdict.as_str()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("follows_the_greeter", "regressed"),
+            ("has_the_greeter_at_hand", "removed"),
+            ("needs_no_skill", "removed")
+        ]
+    );
 }

@@ -225,6 +225,7 @@ fn assert_artifacts(row: &str, result: &CopilotResult, prompt: &str) {
         discrimination: None,
         judge_labels: None,
         noise_floor: None,
+        baseline: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".to_owned(),

@@ -191,7 +191,9 @@ impl SkillEvals {
                     r#"
 /// One test per query of `{folder}/{TRIGGERS_FILE}` (`{name}_triggers::invoke_<n>_<slug>` for a
 /// query that should invoke the skill, `dormant_<n>_<slug>` for one that should not). The check
-/// reads the run's `skill.invoked` events; the test fails when it does not hold.
+/// reads the run's `skill.invoked` events; the test fails when it does not hold. It is not
+/// scripted: a scripted model invokes the skill when its script says so, and the check would
+/// measure the script. Record the queries on a real model (`--record`), then replay them.
 #[copilot_eval(skill_triggers = {folder:?}, model = {MODEL:?}, timeout_s = 300)]
 async fn {name}_triggers(ctx: EvalContext, case: TriggerCase) {{
     let eval = ctx.eval().skill_directory({folder:?}).build().unwrap();

@@ -353,6 +353,8 @@ pub fn merge(
     merged.discrimination = super::discrimination::of(&tests);
     // Each shard compared its own records with the labels: none is the whole suite's.
     merged.judge_labels = None;
+    // Each shard compared its own records with the baseline: none is the whole suite's.
+    merged.baseline = None;
     merged.noise_floor = super::aa::of(&tests);
     let requested = merged.requested_mode.clone();
     merged.mode = super::suite_mode(&tests, requested.as_deref().unwrap_or(&merged.mode));
@@ -516,6 +518,7 @@ mod tests {
             discrimination: None,
             judge_labels: None,
             noise_floor: None,
+            baseline: None,
             schema_version: SCHEMA_VERSION.to_owned(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

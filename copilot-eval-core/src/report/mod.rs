@@ -25,6 +25,7 @@ pub use judge::{
     RubricCriterionRecord, SampleAgreement,
 };
 pub mod aa;
+pub mod baseline;
 pub mod benchmark;
 pub mod discrimination;
 pub mod grading;
@@ -163,6 +164,11 @@ pub struct SuiteReport {
     /// configuration; absent when the suite ran no A/A.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_floor: Option<aa::NoiseFloor>,
+    /// With `--baseline BASE.json` (docs/deciding.md): this run against that earlier results
+    /// file, eval by eval (`compare`'s verdict and what changed), as the runner compared them
+    /// when the run finished; absent without the option (and in a report `merge` writes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<baseline::BaselineRecord>,
 }
 
 /// Counts and sums over the suite.

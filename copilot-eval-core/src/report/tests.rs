@@ -105,6 +105,7 @@ pub(crate) fn report() -> SuiteReport {
         discrimination: None,
         judge_labels: None,
         noise_floor: None,
+        baseline: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

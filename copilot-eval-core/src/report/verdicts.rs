@@ -1,7 +1,8 @@
 //! The decision a suite run leads with: one verdict per eval (a model matrix's cell is an eval
 //! of its own), its pass rate over its trials with the 95% Wilson interval, and what changed
 //! between the sides it compared. The terminal summary and the HTML page open with these rows
-//! when the suite ran trials, models, comparisons or an ablation ([`leads_with_decision`]);
+//! when the suite ran trials, models, comparisons or an ablation, or compared with a
+//! `--baseline` ([`leads_with_decision`]);
 //! they are computed from the records, never stored.
 
 use serde::Serialize;
@@ -28,8 +29,10 @@ pub struct EvalVerdict {
     /// outcome.
     pub verdict: Outcome,
     /// What changed between the sides: each comparison criterion met by one side more often
-    /// than by the other (`starts with the tag line: baseline 0/3, treatment 3/3`), and the
-    /// ablated side's pass rate (`without skills: 1/3 passed`).
+    /// than by the other (`starts with the tag line: baseline 0/3, treatment 3/3`), the
+    /// ablated side's pass rate (`without skills: 1/3 passed`), and with `--baseline` the
+    /// eval against the baseline file (`vs baseline: underpowered, 1/1 (100%) -> 3/5 (60%),
+    /// -40 pp, p = 1.000` and what changed in its inputs, [`super::baseline::BaselineRecord`]).
     pub changed: Vec<String>,
 }
 
@@ -51,9 +54,11 @@ impl EvalVerdict {
 }
 
 /// Whether the suite's report leads with the per-eval verdicts: it ran trials, a model
-/// matrix, comparisons (`ctx.compare`) or an ablation (`--ablate`).
+/// matrix, comparisons (`ctx.compare`) or an ablation (`--ablate`), or compared with a
+/// `--baseline`.
 pub fn leads_with_decision(report: &SuiteReport) -> bool {
     !report.trial_summaries.is_empty()
+        || report.baseline.is_some()
         || !report.model_matrix.is_empty()
         || report.skill_lift.is_some()
         || report.tests.iter().any(|t| !t.comparisons.is_empty())
@@ -118,6 +123,9 @@ fn verdict(report: &SuiteReport, binary: &str, name: &str) -> EvalVerdict {
         }
     };
     changed.extend(ablated_side(report, binary, name));
+    if let Some(baseline) = &report.baseline {
+        changed.extend(baseline.lines_of(binary, name).iter().cloned());
+    }
     let (pass_rate, interval) = crate::stats::rate_with_interval(passed, decided);
     EvalVerdict {
         binary: binary.to_owned(),
@@ -240,5 +248,32 @@ mod tests {
             headline(&report, &verdicts),
             "2 evals, 5 trials, 2 evals failed"
         );
+    }
+
+    /// A suite run with `--baseline` leads with the decision even without trials: each eval's
+    /// verdict carries its lines against the baseline.
+    #[test]
+    fn a_baseline_alone_leads_with_the_decision() {
+        use crate::report::baseline::{BaselineEval, BaselineRecord};
+        use crate::report::tests::test;
+        let mut report = crate::report::tests::report();
+        report.tests = vec![test("greets", "p::t", Outcome::Passed, vec![])];
+        assert!(!leads_with_decision(&report));
+        let line = "vs baseline: underpowered, 0/1 (0%) -> 1/1 (100%), +100 pp, p = 1.000";
+        report.baseline = Some(BaselineRecord {
+            file: "base.json".into(),
+            started_at: "2026-12-01T10:00:00Z".into(),
+            summary: "0 regressed, 0 improved, 1 underpowered, 0 unchanged (of 1 evals)".into(),
+            evals: vec![BaselineEval {
+                binary: "p::t".into(),
+                name: "greets".into(),
+                verdict: "underpowered".into(),
+                lines: vec![line.into()],
+            }],
+        });
+        assert!(leads_with_decision(&report));
+        let verdicts = verdicts(&report);
+        assert_eq!(verdicts.len(), 1);
+        assert_eq!(verdicts[0].changed, [line]);
     }
 }

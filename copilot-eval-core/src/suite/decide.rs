@@ -1,13 +1,15 @@
 //! What a suite run does to decide across runs: its provenance (the versions and the git state
 //! it ran with, `provenance_task`), `--rerun-failed RESULTS.json` (only the evals that did not
 //! pass there, each a new attempt, [`Rerun`]) and `--baseline BASE.json` (a comparison with an
-//! earlier results file as the run finishes, [`compare_with_baseline`]).
+//! earlier results file as the run finishes, [`compare_with_baseline`], recorded in the results
+//! and printed after them, [`finish_baseline`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::list::TestList;
 use super::{SuiteOptions, compare, exit_code};
+use crate::report::baseline::{BaselineEval, BaselineRecord};
 use crate::report::merge::MergeError;
 use crate::report::{Attempt, Outcome, SuiteProvenance, SuiteReport};
 
@@ -213,24 +215,62 @@ pub fn read_baseline(file: &Path) -> Result<SuiteReport, DecideError> {
     crate::report::merge::read_shard(file).map_err(DecideError::Baseline)
 }
 
-/// Compare the finished suite `report` with `baseline` (read from `file`): print the table,
-/// report to GitHub Actions; return `status`, raised to `1` with `fail_on_regression` when an
-/// eval regressed significantly (`5` when the job summary cannot be written).
+/// Compare the finished suite `report` with `baseline` (read from `file`) as `compare` does
+/// (the newer side named `this run`), before the summary prints: the comparison, and its
+/// record for the results ([`BaselineRecord`]: each eval's verdict and lines).
 pub fn compare_with_baseline(
     file: &Path,
     baseline: SuiteReport,
     report: &SuiteReport,
-    fail_on_regression: bool,
-    status: u8,
-) -> u8 {
+) -> (compare::CompareReport, BaselineRecord) {
+    let started_at = baseline.started_at.clone();
     let runs = [
         (file.display().to_string(), baseline),
         ("this run".to_owned(), report.clone()),
     ];
     let comparison = compare::compare(&runs);
+    let record = BaselineRecord {
+        file: file.display().to_string(),
+        started_at,
+        summary: comparison.summary.clone(),
+        evals: comparison.evals.iter().map(baseline_eval).collect(),
+    };
+    (comparison, record)
+}
+
+/// One eval's entry: `vs baseline: underpowered, 1/1 (100%) -> 3/5 (60%), -40 pp, p = 1.000`
+/// and `compare`'s details under it.
+fn baseline_eval(eval: &compare::eval::EvalComparison) -> BaselineEval {
+    use compare::render::{change_text, details, p_text, rate_text};
+    let mut lines = vec![format!(
+        "vs baseline: {}, {} -> {}, {}, p = {}",
+        eval.verdict.as_str(),
+        rate_text(eval.before.as_ref()),
+        rate_text(eval.after.as_ref()),
+        change_text(eval.change),
+        p_text(eval.p_value)
+    )];
+    lines.extend(details(eval));
+    BaselineEval {
+        binary: eval.binary.clone(),
+        name: eval.name.clone(),
+        verdict: eval.verdict.as_str().to_owned(),
+        lines,
+    }
+}
+
+/// After the artifacts: print the comparison's table, report it to GitHub Actions; return
+/// `status`, raised to `1` with `fail_on_regression` when an eval regressed significantly
+/// (`5` when the job summary cannot be written).
+pub fn finish_baseline(
+    comparison: &compare::CompareReport,
+    report: &SuiteReport,
+    fail_on_regression: bool,
+    status: u8,
+) -> u8 {
     let currency = compare::currency(report);
-    eprint!("{}", compare::render::terminal(&comparison, &currency));
-    let compared = compare::finish(&comparison, &currency, fail_on_regression);
+    eprint!("{}", compare::render::terminal(comparison, &currency));
+    let compared = compare::finish(comparison, &currency, fail_on_regression);
     if compared == exit_code::SUCCESS {
         status
     } else {

@@ -294,6 +294,9 @@ pub fn verdict_lines(report: &SuiteReport) -> String {
     }
     let evals = verdicts::verdicts(report);
     let mut out = format!("     Verdict {}\n", verdicts::headline(report, &evals));
+    if let Some(baseline) = &report.baseline {
+        out.push_str(&format!("             {}\n", baseline.headline()));
+    }
     for eval in &evals {
         out.push_str(&format!(
             "  {:>9} {} {} {}\n",
@@ -546,6 +549,7 @@ mod tests {
             discrimination: None,
             judge_labels: None,
             noise_floor: None,
+            baseline: None,
             schema_version: crate::report::SCHEMA_VERSION.into(),
             tool: ToolInfo {
                 name: "copilot-eval".into(),

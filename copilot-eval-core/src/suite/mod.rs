@@ -315,6 +315,17 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
         rerun.label(&mut report);
     }
     phases::mark("tests done, pool shut down");
+    // `--baseline`: compared before the summary, which leads with each eval's verdict beside
+    // the baseline's; the comparison's table prints after the artifacts.
+    let comparison = match (&options.baseline, baseline) {
+        (Some(file), Some(baseline)) => {
+            let redacted = Redactor::from_env().redact_report(&report);
+            let (comparison, record) = decide::compare_with_baseline(file, baseline, &redacted);
+            report.baseline = Some(record);
+            Some(comparison)
+        }
+        _ => None,
+    };
     eprint!("{}", display::summary(&report));
     if let Some(line) = crate::harness::recording_summary(&report) {
         eprint!("{line}");
@@ -324,15 +335,16 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
     if list.tests.is_empty() && in_other_shards == 0 {
         status = exit_code::NO_TESTS;
     }
-    write_and_decide(options, &report, baseline, status)
+    write_and_decide(options, &report, comparison, status)
 }
 
-/// After the summary: write the artifacts, report to GitHub, compare with `--baseline`; return
-/// the exit status `status` becomes (a write or GitHub failure is a suite error).
+/// After the summary: write the artifacts, report to GitHub, print the comparison with
+/// `--baseline`; return the exit status `status` becomes (a write or GitHub failure is a suite
+/// error).
 fn write_and_decide(
     options: &SuiteOptions,
     report: &SuiteReport,
-    baseline: Option<SuiteReport>,
+    comparison: Option<compare::CompareReport>,
     mut status: u8,
 ) -> u8 {
     let paths = artifacts::ArtifactPaths {
@@ -351,15 +363,8 @@ fn write_and_decide(
         eprintln!("error: {e}");
         status = exit_code::SUITE_ERROR;
     }
-    if let (Some(file), Some(baseline)) = (&options.baseline, baseline) {
-        let report = redactor.redact_report(report);
-        status = decide::compare_with_baseline(
-            file,
-            baseline,
-            &report,
-            options.fail_on_regression,
-            status,
-        );
+    if let Some(comparison) = comparison {
+        status = decide::finish_baseline(&comparison, report, options.fail_on_regression, status);
     }
     status
 }
@@ -538,6 +543,7 @@ fn suite_report(
         judge_labels: (options.judge_labels.as_ref())
             .map(|labels| crate::report::judge_labels::agreement(&tests, labels)),
         noise_floor: crate::report::aa::of(&tests),
+        baseline: None,
         cost_control: Some(ran.cost.record()),
         partition: options.partition.map(|p| p.record()),
         pool,

@@ -62,6 +62,7 @@ fn report(tests: Vec<TestRecord>) -> SuiteReport {
         discrimination: None,
         judge_labels: None,
         noise_floor: None,
+        baseline: None,
         schema_version: crate::report::SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
@@ -735,4 +736,36 @@ fn the_criteria_section_marks_what_does_not_discriminate() {
     // No comparison, ablation or model matrix: no section.
     let plain = to_html(&report(vec![test("a", Outcome::Passed, None, 1)])).unwrap();
     assert!(!plain.contains("<section id=\"criteria\">"));
+}
+
+/// With `--baseline`, the page leads with the Verdicts section: the baseline's line under the
+/// headline, and each eval's lines against it in its row.
+#[test]
+fn a_baseline_leads_the_page_with_its_verdicts() {
+    use crate::report::baseline::{BaselineEval, BaselineRecord};
+    let mut with_baseline = report(vec![test("greets", Outcome::Failed, None, 10)]);
+    assert!(!to_html(&with_baseline).unwrap().contains("id=\"verdicts\""));
+    with_baseline.baseline = Some(BaselineRecord {
+        file: "results/base.json".into(),
+        started_at: "2026-12-06T21:56:50Z".into(),
+        summary: "1 regressed, 0 improved, 0 unchanged (of 1 evals)".into(),
+        evals: vec![BaselineEval {
+            binary: with_baseline.tests[0].binary.clone(),
+            name: "greets".into(),
+            verdict: "regressed".into(),
+            lines: vec![
+                "vs baseline: regressed, 5/5 (100%) -> 0/5 (0%), -100 pp, p = 0.008".into(),
+            ],
+        }],
+    });
+    let html = to_html(&with_baseline).unwrap();
+    assert!(
+        html.contains("<p class=\"meta\" id=\"baseline\">vs results&#x2f;base.json (2026-12-06T21:56:50Z): 1 regressed, 0 improved, 0 unchanged (of 1 evals)</p>"),
+        "{html}"
+    );
+    let verdicts = html.find("id=\"verdicts\"").expect("the Verdicts section");
+    let line = html
+        .find("<div>vs baseline: regressed, 5&#x2f;5 (100%) -&gt; 0&#x2f;5 (0%), -100 pp, p = 0.008</div>")
+        .expect("the eval's line against the baseline");
+    assert!(verdicts < line && line < html.find("id=\"summary\"").unwrap());
 }

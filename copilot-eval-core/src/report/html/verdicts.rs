@@ -12,6 +12,8 @@ use crate::report::verdicts::{EvalVerdict, headline, leads_with_decision, verdic
 pub(super) struct VerdictsView {
     /// `29 evals, 87 trials, 5 evals failed`.
     pub headline: String,
+    /// With `--baseline`: `vs BASE.json (started): 0 regressed, ...`.
+    pub baseline: Option<String>,
     pub rows: Vec<VerdictRow>,
 }
 
@@ -42,6 +44,7 @@ impl VerdictsView {
         let evals = verdicts(report);
         Some(VerdictsView {
             headline: headline(report, &evals),
+            baseline: report.baseline.as_ref().map(|b| b.headline()),
             rows: evals.iter().map(VerdictRow::of).collect(),
         })
     }

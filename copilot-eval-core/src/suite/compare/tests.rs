@@ -72,6 +72,7 @@ fn suite(runtime: &str, tests: Vec<Vec<TestRecord>>, provenance: bool) -> SuiteR
         discrimination: None,
         judge_labels: None,
         noise_floor: None,
+        baseline: None,
         provenance: provenance.then(|| SuiteProvenance {
             copilot_eval_version: "0.1.0".into(),
             sdk_version: "1.0.28".into(),

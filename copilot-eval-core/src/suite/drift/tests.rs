@@ -210,6 +210,7 @@ fn suite(version: &str, tests: Vec<TestRecord>) -> SuiteReport {
         discrimination: None,
         judge_labels: None,
         noise_floor: None,
+        baseline: None,
         schema_version: SCHEMA_VERSION.to_owned(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
