@@ -69,6 +69,7 @@ fn poolable(eval: &crate::CopilotEval, options: &super::RunOptions) -> bool {
     matches!(options.target, super::Target::Offline { .. })
         && eval.client_mode != crate::eval::ClientMode::Empty
         && !eval.fresh_runtime
+        && eval.session_hatch.is_none()
         && options.resume.is_none()
         && options.home_seed.is_none()
         && (eval.mcp_servers.is_empty() || options.faults.pool_mcp_servers)
