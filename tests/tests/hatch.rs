@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex};
 
 use copilot_eval_core::eval::{HatchError, HatchPoint};
-use copilot_eval_core::evidence::Role;
+use copilot_eval_core::evidence::{Role, SessionEventType};
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::sdk::rpc::WorkspacesCreateFileRequest;
 use copilot_eval_core::{CopilotEval, RunOptions, StopReason, run_turns};
@@ -126,7 +126,10 @@ async fn the_hatch_lists_workspace_files_and_reads_todos_with_evidence_and_audit
         .filter(|t| t.role == Role::User)
         .map(|t| t.content.as_str())
         .collect();
-    assert_eq!(prompts, ["Add two todos: alpha and beta.", "Anything else?"]);
+    assert_eq!(
+        prompts,
+        ["Add two todos: alpha and beta.", "Anything else?"]
+    );
     let sql: Vec<_> = result
         .tool_calls
         .iter()
@@ -134,12 +137,15 @@ async fn the_hatch_lists_workspace_files_and_reads_todos_with_evidence_and_audit
         .collect();
     assert_eq!(sql.len(), 1, "{:?}", result.tool_calls);
     assert_eq!(sql[0].success, Some(true), "{:?}", sql[0]);
-    assert_eq!(result.final_response.as_deref(), Some("Nothing else to do."));
+    assert_eq!(
+        result.final_response.as_deref(),
+        Some("Nothing else to do.")
+    );
     assert!(
         result
             .raw_events
             .iter()
-            .any(|e| e.event_type == "session.todos_changed"),
+            .any(|e| e.kind() == SessionEventType::SessionTodosChanged),
         "the runtime's todos event is recorded"
     );
     // The audit: one record per model request the runtime sent, each for the eval's model.
@@ -193,7 +199,11 @@ async fn a_failing_hatch_ends_the_run_naming_the_point_and_sends_no_further_prom
         Some("the session hatch failed after turn 1: the plan is missing")
     );
     assert_no_runtime_left(&result);
-    assert_eq!(server.model_requests().len(), 1, "the second prompt is not sent");
+    assert_eq!(
+        server.model_requests().len(),
+        1,
+        "the second prompt is not sent"
+    );
     assert_eq!(result.final_response.as_deref(), Some("First."));
 }
 

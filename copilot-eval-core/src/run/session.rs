@@ -265,7 +265,7 @@ pub(super) async fn drive(
     working_directory: &std::path::Path,
     client_options: ClientOptions,
     target: &Target,
-    resume: Option<&str>,
+    resume: Option<super::resume::Resume<'_>>,
     faults: &TestFaults,
     controls: &Arc<Controls>,
     slots: &Slots,
@@ -385,7 +385,7 @@ async fn execute(
     working_directory: &std::path::Path,
     client_options: ClientOptions,
     target: &Target,
-    resume: Option<&str>,
+    resume: Option<super::resume::Resume<'_>>,
     faults: &TestFaults,
     controls: &Arc<Controls>,
     slots: &Slots,
@@ -398,8 +398,8 @@ async fn execute(
 
     let t = Instant::now();
     let prepared = match resume {
-        Some(session_id) => {
-            client.prepare_resume_session(super::resume::resume_config(config, session_id)?)
+        Some(resume) => {
+            client.prepare_resume_session(super::resume::resume_config(config, resume)?)
         }
         None => client.prepare_session(config),
     }
@@ -416,7 +416,7 @@ async fn execute(
     ));
     *slots.recorder.lock().expect("slot") = Some(recorder);
     let session = Arc::new(prepared.start().await.map_err(|e| match resume {
-        Some(session_id) => format!(
+        Some(super::resume::Resume { session_id, .. }) => format!(
             "resuming the session failed: the runtime could not resume session {session_id} from the run's home: {e}"
         ),
         None => format!("creating the session failed: {e}"),
