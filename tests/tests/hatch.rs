@@ -3,15 +3,16 @@
 //! prompt, between prompts and before shutdown, reaches what copilot-eval does not wrap (the
 //! session's workspace files and its SQL todos, through the session's RPC), and the run keeps
 //! its evidence (events, turns, tool calls) and its request audit. A hatch that fails or
-//! panics ends the run with `execution_error` naming the point, and no further prompt is sent.
-//! Nothing waits on the clock: every run waits for its session's events, bounded by an ample
-//! timeout.
+//! panics ends the run with `execution_error` naming the point, and no further prompt is sent;
+//! one that never returns is cut short by the timeout, which names its point. Nothing else
+//! waits on the clock: every run waits for its session's events, bounded by an ample timeout.
 
 use std::sync::{Arc, Mutex};
 
 use copilot_eval_core::eval::{HatchError, HatchPoint};
 use copilot_eval_core::evidence::{Role, SessionEventType};
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
+use copilot_eval_core::run::{SessionClock, TestFaults};
 use copilot_eval_core::sdk::rpc::WorkspacesCreateFileRequest;
 use copilot_eval_core::{CopilotEval, RunOptions, StopReason, run_turns};
 use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
@@ -235,6 +236,53 @@ async fn a_panicking_hatch_ends_the_run_before_the_first_prompt() {
     assert_eq!(
         result.error.as_deref(),
         Some("the session hatch panicked before the first prompt: the hatch broke")
+    );
+    assert_no_runtime_left(&result);
+    assert!(server.model_requests().is_empty(), "no prompt was sent");
+}
+
+/// A hatch that never returns is cut short by the eval's timeout, which names the hatch's point.
+/// The clock starts when the session is created (a test fault), so the timeout falls in the
+/// hatch however long the runtime's start takes.
+#[tokio::test]
+async fn a_hatch_that_never_returns_is_cut_short_by_the_timeout_naming_its_point() {
+    let Some(runtime) =
+        runtime_for("a_hatch_that_never_returns_is_cut_short_by_the_timeout_naming_its_point")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let script = Script::new([]).turn(ScriptedTurn::text("Never sent."));
+    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
+        .await
+        .unwrap();
+    let eval = CopilotEval::builder()
+        .model(MODEL)
+        .working_directory(work.path())
+        .timeout_s(3.0)
+        .session_hatch(|_at, _session| Box::pin(std::future::pending()))
+        .build()
+        .unwrap();
+    let faults = TestFaults {
+        clock_starts_at_session: Some(SessionClock::default()),
+        ..TestFaults::default()
+    };
+    let result = run_turns(
+        &eval,
+        ["One."],
+        &RunOptions::offline(server.base_url())
+            .runtime_path(&runtime.path)
+            .test_faults(faults),
+    )
+    .await;
+    // Before the first prompt: the agent was not tested, an infrastructure stop.
+    assert_eq!(result.stop_reason, StopReason::ExecutionError);
+    let error = result.error.as_deref().unwrap_or_default();
+    assert!(
+        error.starts_with(
+            "timed out after 3s (eval timeout_s) in the session hatch before the first prompt (still running)"
+        ),
+        "{error}"
     );
     assert_no_runtime_left(&result);
     assert!(server.model_requests().is_empty(), "no prompt was sent");

@@ -337,13 +337,15 @@ pub(super) const BEFORE_THE_PROMPT: &str = "the prompt was never sent, so the ag
 
 /// Where a timeout struck, from the phases the run had finished (their timings are recorded as
 /// each ends), whether the prompt was sent, and the in-process tool handlers still `running`:
-/// `during runtime start`, `during session creation`, `before the prompt was sent`, `in the
-/// tool handler of `x`` or `during a model turn`.
+/// `during runtime start`, `during session creation`, `in the session hatch <point>`, `before
+/// the prompt was sent`, `in the tool handler of `x`` or `during a model turn`.
 fn timeout_phase(run: &RunState, running: &[String]) -> String {
     if run.timings.runtime_start_ms.is_none() {
         "during runtime start (the runtime had not answered the protocol handshake)".to_owned()
     } else if run.timings.create_session_ms.is_none() {
         "during session creation (the session was not created yet)".to_owned()
+    } else if let Some(at) = run.hatch_running {
+        format!("in the session hatch {at} (still running)")
     } else if !run.prompt_sent {
         "before the prompt was sent (the session was created; the checks before the prompt were still running)".to_owned()
     } else if let Some(tool) = running.first() {

@@ -36,7 +36,7 @@ pub(super) async fn send_prompts(
     run: &mut RunState,
     progress_rx: &watch::Receiver<Progress>,
 ) -> Result<(), String> {
-    call_hatch(hatch, HatchPoint::BeforeFirstPrompt, session).await?;
+    call_hatch(hatch, HatchPoint::BeforeFirstPrompt, session, run).await?;
     run.prompt_sent = true;
     for (number, prompt) in prompts.iter().enumerate() {
         let now = *progress_rx.borrow();
@@ -45,7 +45,13 @@ pub(super) async fn send_prompts(
         }
         if number > 0 {
             let after_turn = number;
-            call_hatch(hatch, HatchPoint::BetweenPrompts { after_turn }, session).await?;
+            call_hatch(
+                hatch,
+                HatchPoint::BetweenPrompts { after_turn },
+                session,
+                run,
+            )
+            .await?;
         }
         // After the hatch, which may have caused events of its own.
         let now = *progress_rx.borrow();
@@ -58,23 +64,27 @@ pub(super) async fn send_prompts(
         }
         wait_until_done(progress_rx.clone(), now.idles).await?;
     }
-    call_hatch(hatch, HatchPoint::BeforeShutdown, session).await
+    call_hatch(hatch, HatchPoint::BeforeShutdown, session, run).await
 }
 
-/// Call the session hatch, if any, at `at` and wait for it. Errors: what the hatch returned,
-/// or its panic, with the point.
+/// Call the session hatch, if any, at `at` and wait for it; while it runs, `run` says so (a
+/// timeout then names the point). Errors: what the hatch returned, or its panic, with the point.
 async fn call_hatch(
     hatch: Option<&SessionHatchFn>,
     at: HatchPoint,
     session: &Arc<Session>,
+    run: &mut RunState,
 ) -> Result<(), String> {
     let Some(hatch) = hatch else {
         return Ok(());
     };
+    run.hatch_running = Some(at);
     // The closure is called inside the caught future: a panic while it builds its future is
     // caught too.
     let called = AssertUnwindSafe(async { hatch(at, session.clone()).await }).catch_unwind();
-    match called.await {
+    let called = called.await;
+    run.hatch_running = None;
+    match called {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(format!("the session hatch failed {at}: {e}")),
         Err(panic) => Err(format!(
