@@ -1,16 +1,18 @@
 //! Resuming a session in a fresh runtime process, through the real runtime and a scripted
 //! loopback model: in the engine (`RunOptions::home` + `home_seed` + `resume`), the resumed
 //! run's model request carries the earlier turns as history; in a test's context
-//! (`ctx.resume`, `ctx.resume_turns`), the result and the run record say what was resumed,
+//! (`ctx.resume`, `ctx.resume_turns`, `ctx.resume_with` and its `continue_pending_work`), the result and the run record say what was resumed,
 //! and a resumed conversation's tool-call ids follow the earlier ones. A session that cannot
 //! be resumed is a named failure. Nothing waits on the clock: every run waits for its
 //! session's events, bounded by an ample timeout.
 
 use std::sync::Arc;
 
-use copilot_eval_core::harness::{EvalContext, TestConfig};
+use copilot_eval_core::evidence::SessionEventType;
+use copilot_eval_core::harness::{EvalContext, ResumeOptions, TestConfig};
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::report::ResumedFrom;
+use copilot_eval_core::sdk::session_events::SessionResumeData;
 use copilot_eval_core::sdk::{McpServerConfig, McpStdioServerConfig};
 use copilot_eval_core::{CopilotEval, RunOptions, StopReason, run_with};
 use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
@@ -278,6 +280,95 @@ async fn ctx_resume_continues_an_earlier_run_of_the_same_test() {
     assert_eq!(runs[2].resumed_from, from_first);
     let texts: Vec<&str> = runs[2].prompts.iter().map(|p| p.text.as_str()).collect();
     assert_eq!(texts, ["And the code word?", "Sure?"]);
+}
+
+/// `ctx.resume_with` with `continue_pending_work`: the runtime is given the SDK's resume
+/// option (its `session.resume` event, the resumed run's first raw event, says so), and a plain
+/// `ctx.resume` does not give it. The option without a resume is a named execution error
+/// before the runtime starts.
+#[tokio::test]
+async fn ctx_resume_with_continue_pending_work_tells_the_runtime() {
+    let Some(runtime) = runtime_for("ctx_resume_with_continue_pending_work_tells_the_runtime")
+    else {
+        return;
+    };
+    let ctx = EvalContext::new(TestConfig::new(
+        "ctx_resume_with_continue_pending_work_tells_the_runtime",
+        "resume::ctx_resume_with_continue_pending_work_tells_the_runtime",
+        env!("CARGO_MANIFEST_DIR"),
+    ));
+    ctx.offline(
+        Script::new([])
+            .turn(ScriptedTurn::text("Noted."))
+            .turn(ScriptedTurn::text("Continued."))
+            .turn(ScriptedTurn::text("Resumed plainly.")),
+    );
+    let eval = ctx
+        .eval()
+        .model(MODEL)
+        .timeout_s(TIMEOUT_S)
+        .build()
+        .unwrap();
+    let first = ctx.run(&eval, "Remember PLUM.").await;
+    assert_eq!(
+        first.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        first.error
+    );
+    /// The `session.resume` event's `continuePendingWork` (the resumed run's first event).
+    fn continue_pending(result: &copilot_eval_core::CopilotResult) -> Option<bool> {
+        let event = &result.raw_events[0];
+        assert_eq!(event.kind(), SessionEventType::SessionResume);
+        event
+            .typed_data::<SessionResumeData>()
+            .expect("the session.resume data")
+            .continue_pending_work
+    }
+
+    let options = ResumeOptions::default().continue_pending_work(true);
+    let continued = ctx.resume_with(&eval, &first, ["Go on."], options).await;
+    assert_eq!(
+        continued.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        continued.error
+    );
+    assert!(continued.resumed);
+    assert_eq!(continued.final_response.as_deref(), Some("Continued."));
+    assert_eq!(continue_pending(&continued), Some(true));
+
+    let plain = ctx.resume(&eval, &first, "Go on.").await;
+    assert_eq!(
+        plain.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        plain.error
+    );
+    assert_ne!(continue_pending(&plain), Some(true));
+
+    let work = tempfile::tempdir().unwrap();
+    let refused = run_with(
+        &eval
+            .to_builder()
+            .working_directory(work.path())
+            .build()
+            .unwrap(),
+        "Go on.",
+        &RunOptions::offline("http://127.0.0.1:9")
+            .runtime_path(&runtime.path)
+            .continue_pending_work(true),
+    )
+    .await;
+    assert_eq!(refused.stop_reason, StopReason::ExecutionError);
+    assert!(
+        refused.error.as_deref().is_some_and(|e| e.starts_with(
+            "RunOptions::continue_pending_work is set, but the run resumes no session"
+        )),
+        "{:?}",
+        refused.error
+    );
+    assert_eq!(refused.runtime_pid, None, "the runtime never started");
 }
 
 /// A result of another test cannot be resumed: the resume panics (the test's setup error)

@@ -10,8 +10,8 @@ use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig, SessionCo
 
 use super::{
     ClientMode, CopilotEval, DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_S, ImageDetail, PreToolGuard,
-    ReasoningEffort, SYSTEM_PROMPT_SECTIONS, SectionAction, SessionConfigFn, SystemMessageMode,
-    check_empty_mode, paths::Base,
+    ReasoningEffort, SectionAction, SessionConfigFn, SystemMessageMode, check_empty_mode,
+    options::check_sections, paths::Base,
 };
 use crate::error::ConfigError;
 
@@ -86,6 +86,7 @@ impl CopilotEval {
             hooks_given_twice: false,
             pre_tool_guards: self.pre_tool_guards.clone(),
             session_config_fn: self.session_config_fn.clone(),
+            session_hatch: self.session_hatch.clone(),
             base: None,
             deferred_error: None,
             on_config_error: None,
@@ -138,6 +139,8 @@ pub struct CopilotEvalBuilder {
     hooks_given_twice: bool,
     pre_tool_guards: Vec<Arc<dyn PreToolGuard>>,
     session_config_fn: Option<SessionConfigFn>,
+    /// Set by `session_hatch` (`hatch.rs`).
+    pub(super) session_hatch: Option<super::SessionHatchFn>,
     base: Option<Base>,
     /// The first error of a setter that can fail (`custom_agent_file`), reported by `build()`.
     deferred_error: Option<ConfigError>,
@@ -202,8 +205,8 @@ impl CopilotEvalBuilder {
         self
     }
     /// With `system_message_mode("customize")`: edit the section `id` of the runtime's system
-    /// prompt (one of [`SYSTEM_PROMPT_SECTIONS`], e.g. `identity`, `tone`, `safety`). Each
-    /// section at most once.
+    /// prompt (one of [`SYSTEM_PROMPT_SECTIONS`](super::SYSTEM_PROMPT_SECTIONS), e.g.
+    /// `identity`, `tone`, `safety`). Each section at most once.
     ///
     /// ```
     /// use copilot_eval_core::{CopilotEval, SectionAction};
@@ -598,6 +601,7 @@ impl CopilotEvalBuilder {
             hooks: self.hooks,
             pre_tool_guards: self.pre_tool_guards,
             session_config_fn: self.session_config_fn,
+            session_hatch: self.session_hatch,
         })
     }
 }
@@ -748,51 +752,6 @@ fn check_names<'a>(
             return Err(ConfigError::new(
                 field,
                 format!("names {name:?} twice; names must be unique"),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// `customize` mode and its section edits agree: the mode has at least one edit and no
-/// `instructions`; edits come only with the mode; each names a known section, once.
-fn check_sections(
-    mode: SystemMessageMode,
-    sections: &[(String, SectionAction)],
-    instructions: Option<&str>,
-) -> Result<(), ConfigError> {
-    if mode != SystemMessageMode::Customize {
-        if let Some((id, _)) = sections.first() {
-            return Err(ConfigError::new(
-                "system_message_sections",
-                format!(
-                    "an edit of section {id:?} needs system_message_mode(\"customize\") (the mode is {:?})",
-                    mode.as_str()
-                ),
-            ));
-        }
-        return Ok(());
-    }
-    if sections.is_empty() && instructions.is_none_or(str::is_empty) {
-        return Err(ConfigError::new(
-            "system_message_mode",
-            "\"customize\" keeps the runtime's system prompt and changes it by section edits or added instructions, and neither is given: add system_message_section(id, action) or instructions(..)",
-        ));
-    }
-    for (i, (id, _)) in sections.iter().enumerate() {
-        if !SYSTEM_PROMPT_SECTIONS.contains(&id.as_str()) {
-            return Err(ConfigError::new(
-                "system_message_sections",
-                format!(
-                    "{id:?} is not a section of the runtime's system prompt (known: {})",
-                    SYSTEM_PROMPT_SECTIONS.join(", ")
-                ),
-            ));
-        }
-        if sections[..i].iter().any(|(earlier, _)| earlier == id) {
-            return Err(ConfigError::new(
-                "system_message_sections",
-                format!("section {id:?} is edited twice; give one edit per section"),
             ));
         }
     }

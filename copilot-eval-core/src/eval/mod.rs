@@ -8,8 +8,8 @@
 //! "not supported yet", never silently dropped.
 //!
 //! This module is plain data and validation: the eval ([`CopilotEval`], here), its builder
-//! (`builder.rs`), its closed-set options (`options.rs`) and the caller guards it stores
-//! ([`PreToolGuard`], `guard.rs`). Mapping an eval onto the SDK's session configuration is the
+//! (`builder.rs`), its closed-set options (`options.rs`), the caller guards it stores
+//! ([`PreToolGuard`], `guard.rs`) and the session hatch ([`HatchPoint`], `hatch.rs`). Mapping an eval onto the SDK's session configuration is the
 //! run's job ([`run`](mod@crate::run)).
 
 use std::fmt;
@@ -22,6 +22,7 @@ use github_copilot_sdk::{CustomAgentConfig, IndexMap, McpServerConfig, SessionCo
 
 mod builder;
 mod guard;
+mod hatch;
 mod options;
 mod paths;
 mod prompt;
@@ -31,6 +32,7 @@ mod tests;
 
 pub use builder::CopilotEvalBuilder;
 pub use guard::{PreToolGuard, guard_fn};
+pub use hatch::{HatchError, HatchFuture, HatchPoint, SessionHatchFn};
 pub use options::{
     Ablate, ClientMode, ImageDetail, ReasoningEffort, SYSTEM_PROMPT_SECTIONS, SandboxMode,
     SandboxSettings, SandboxValue, SectionAction, SystemMessageMode,
@@ -122,6 +124,8 @@ pub struct CopilotEval {
     pub(crate) hooks: Option<Arc<dyn SessionHooks>>,
     pub(crate) pre_tool_guards: Vec<Arc<dyn PreToolGuard>>,
     pub(crate) session_config_fn: Option<SessionConfigFn>,
+    /// The session hatch ([`CopilotEvalBuilder::session_hatch`]).
+    pub(crate) session_hatch: Option<SessionHatchFn>,
 }
 
 impl fmt::Debug for CopilotEval {

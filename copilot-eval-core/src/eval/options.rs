@@ -524,3 +524,48 @@ pub(crate) fn sandbox_settings(
         package: base.dir().to_path_buf(),
     })
 }
+
+/// `customize` mode and its section edits agree: the mode has at least one edit and no
+/// `instructions`; edits come only with the mode; each names a known section, once.
+pub(super) fn check_sections(
+    mode: SystemMessageMode,
+    sections: &[(String, SectionAction)],
+    instructions: Option<&str>,
+) -> Result<(), ConfigError> {
+    if mode != SystemMessageMode::Customize {
+        if let Some((id, _)) = sections.first() {
+            return Err(ConfigError::new(
+                "system_message_sections",
+                format!(
+                    "an edit of section {id:?} needs system_message_mode(\"customize\") (the mode is {:?})",
+                    mode.as_str()
+                ),
+            ));
+        }
+        return Ok(());
+    }
+    if sections.is_empty() && instructions.is_none_or(str::is_empty) {
+        return Err(ConfigError::new(
+            "system_message_mode",
+            "\"customize\" keeps the runtime's system prompt and changes it by section edits or added instructions, and neither is given: add system_message_section(id, action) or instructions(..)",
+        ));
+    }
+    for (i, (id, _)) in sections.iter().enumerate() {
+        if !SYSTEM_PROMPT_SECTIONS.contains(&id.as_str()) {
+            return Err(ConfigError::new(
+                "system_message_sections",
+                format!(
+                    "{id:?} is not a section of the runtime's system prompt (known: {})",
+                    SYSTEM_PROMPT_SECTIONS.join(", ")
+                ),
+            ));
+        }
+        if sections[..i].iter().any(|(earlier, _)| earlier == id) {
+            return Err(ConfigError::new(
+                "system_message_sections",
+                format!("section {id:?} is edited twice; give one edit per section"),
+            ));
+        }
+    }
+    Ok(())
+}

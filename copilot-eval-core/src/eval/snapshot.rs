@@ -92,6 +92,10 @@ pub struct EvalSnapshot {
     /// Whether the eval changes the SDK's session configuration itself
     /// (`extra_session_config`).
     pub extra_session_config: bool,
+    /// Whether the eval hands the run's SDK session to a closure of its own at defined points
+    /// (`session_hatch`).
+    #[serde(default)]
+    pub session_hatch: bool,
     /// The names among `mcp_servers` added with `optional_mcp_server`; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub optional_mcp_servers: Vec<String>,
@@ -149,6 +153,7 @@ impl CopilotEval {
             hooks: self.hooks.is_some(),
             pre_tool_guards: self.pre_tool_guards.len() as u64,
             extra_session_config: self.session_config_fn.is_some(),
+            session_hatch: self.session_hatch.is_some(),
             optional_mcp_servers: self.optional_mcp_servers.clone(),
         }
     }

@@ -86,6 +86,7 @@ pub use record::{
     ENV_CASSETTE_ROOT, ENV_LIVE_BASE_URL, ENV_RECORD, ENV_RECORD_STRICT, RecordPolicy,
     cassette_root, is_ci, record_strict, recording_refused, recording_summary,
 };
+pub use resume::ResumeOptions;
 pub use side_file::{EVIDENCE_FORMAT, EvidenceStatus, SideFileError, TestEvidence, TrialAsk};
 pub use skill_case::{SkillCase, SkillCaseSpec};
 pub use trigger::{TriggerCase, TriggerCaseSpec};

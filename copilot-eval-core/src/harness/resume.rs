@@ -1,5 +1,5 @@
-//! Resuming an earlier run's session within a test: [`EvalContext::resume`] and
-//! [`EvalContext::resume_turns`].
+//! Resuming an earlier run's session within a test: [`EvalContext::resume`],
+//! [`EvalContext::resume_turns`] and [`EvalContext::resume_with`] ([`ResumeOptions`]).
 //!
 //! Every run of a test gets its own runtime home (where the runtime stores its sessions),
 //! created by the context and kept until the test ends ([`Homes`]), instead of the engine's
@@ -51,6 +51,26 @@ pub(super) struct ResumePlan {
     pub(super) seed: PathBuf,
     /// The highest `call_N` id the earlier conversation holds.
     pub(super) earlier_calls: u64,
+    /// The SDK's `continue_pending_work` for the resume ([`ResumeOptions`]).
+    pub(super) continue_pending_work: Option<bool>,
+}
+
+/// How [`EvalContext::resume_with`] resumes a session, beyond [`EvalContext::resume`]'s
+/// defaults. `ResumeOptions::default()` resumes as `resume` does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResumeOptions {
+    continue_pending_work: Option<bool>,
+}
+
+impl ResumeOptions {
+    /// The SDK's `continue_pending_work` for the resumed session
+    /// ([`RunOptions::continue_pending_work`]): `true` asks the runtime to continue the tool
+    /// calls and permission requests that were pending when the earlier run ended; `false`,
+    /// like leaving it unset (the default), treats them as interrupted.
+    pub fn continue_pending_work(mut self, continue_pending: bool) -> Self {
+        self.continue_pending_work = Some(continue_pending);
+        self
+    }
 }
 
 /// A fresh run home, not yet registered.
@@ -154,6 +174,7 @@ impl Homes {
             },
             seed: home.path.clone(),
             earlier_calls: home.calls,
+            continue_pending_work: None,
         })
     }
 }
@@ -167,9 +188,15 @@ pub(super) fn options_for(
 ) -> RunOptions {
     let options = options.home(home.path());
     match plan {
-        Some(plan) => options
-            .home_seed(&plan.seed)
-            .resume(plan.from.session_id.clone()),
+        Some(plan) => {
+            let options = options
+                .home_seed(&plan.seed)
+                .resume(plan.from.session_id.clone());
+            match plan.continue_pending_work {
+                Some(continue_pending) => options.continue_pending_work(continue_pending),
+                None => options,
+            }
+        }
         None => options,
     }
 }
@@ -232,6 +259,38 @@ impl EvalContext {
             .await
     }
 
+    /// [`resume_turns`](Self::resume_turns) with [`ResumeOptions`], e.g. the SDK's
+    /// `continue_pending_work`:
+    ///
+    /// ```no_run
+    /// # async fn example(ctx: copilot_eval_core::harness::EvalContext) {
+    /// use copilot_eval_core::harness::ResumeOptions;
+    ///
+    /// let eval = ctx.eval().build().unwrap();
+    /// let first = ctx.run(&eval, "Look the order up.").await;
+    /// let options = ResumeOptions::default().continue_pending_work(true);
+    /// let later = ctx.resume_with(&eval, &first, ["Go on."], options).await;
+    /// assert!(later.resumed);
+    /// # }
+    /// ```
+    ///
+    /// Panics: as [`resume_turns`](Self::resume_turns).
+    pub async fn resume_with<I, S>(
+        &self,
+        eval: &CopilotEval,
+        earlier: &CopilotResult,
+        prompts: I,
+        options: ResumeOptions,
+    ) -> CopilotResult
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Prompt>,
+    {
+        let prompts = self.some_prompts("ctx.resume_with", eval, prompts);
+        self.resume_prompts_with("ctx.resume_with", eval, earlier, prompts, options)
+            .await
+    }
+
     async fn resume_prompts(
         &self,
         call: &str,
@@ -239,10 +298,23 @@ impl EvalContext {
         earlier: &CopilotResult,
         prompts: Vec<Prompt>,
     ) -> CopilotResult {
-        let plan = self
+        self.resume_prompts_with(call, eval, earlier, prompts, ResumeOptions::default())
+            .await
+    }
+
+    async fn resume_prompts_with(
+        &self,
+        call: &str,
+        eval: &CopilotEval,
+        earlier: &CopilotResult,
+        prompts: Vec<Prompt>,
+        options: ResumeOptions,
+    ) -> CopilotResult {
+        let mut plan = self
             .homes()
             .plan(call, earlier)
             .unwrap_or_else(|e| self.setup_failure(e));
+        plan.continue_pending_work = options.continue_pending_work;
         self.run_prompts_with(eval, prompts, Some(plan)).await
     }
 }

@@ -56,6 +56,7 @@ mod session;
 pub mod skills;
 mod state;
 mod test_faults;
+mod turns;
 
 pub use hooks::{ExchangeTap, ReplayCheck};
 /// What `doctor` (feature `runner`) asks of a run's preparation.
@@ -93,6 +94,7 @@ pub struct RunOptions {
     home_seed: Option<PathBuf>,
     home: Option<PathBuf>,
     resume: Option<String>,
+    continue_pending_work: Option<bool>,
     replay: Option<Arc<dyn ReplayCheck>>,
     tap: Option<Arc<dyn ExchangeTap>>,
     pool: Option<crate::run::pool::PoolSource>,
@@ -115,6 +117,7 @@ impl RunOptions {
             home_seed: None,
             home: None,
             resume: None,
+            continue_pending_work: None,
             replay: None,
             tap: None,
             pool: None,
@@ -165,6 +168,18 @@ impl RunOptions {
         self
     }
 
+    /// With [`resume`](Self::resume): the SDK's `continue_pending_work` for the resumed session
+    /// (`ResumeSessionConfig::continue_pending_work`). `true` asks the runtime to continue the
+    /// tool calls and permission requests that were pending when the earlier run ended; `false`
+    /// (the runtime's default when unset) treats them as interrupted, keeping the tool results
+    /// it already recorded. The runtime's `session.resume` event (the result's first raw event)
+    /// says what it was given. Without `resume` the run ends with `execution_error` before the
+    /// runtime starts, naming this setting.
+    pub fn continue_pending_work(mut self, continue_pending: bool) -> Self {
+        self.continue_pending_work = Some(continue_pending);
+        self
+    }
+
     /// Use this runtime executable instead of resolving one
     /// ([`runtime::resolve`](crate::runtime::resolve)).
     pub fn runtime_path(mut self, path: impl Into<PathBuf>) -> Self {
@@ -192,8 +207,8 @@ impl RunOptions {
 
     /// Lease warm runtimes from `pool` ([`crate::run::pool`]) instead of starting a private one,
     /// when the eval can share a runtime: offline, not in empty client mode, not
-    /// `fresh_runtime`, no resume, no home seed, no MCP servers (see docs/performance.md,
-    /// "Warm runtimes"). Any other eval starts its private runtime. The lease is released when
+    /// `fresh_runtime`, no session hatch, no resume, no home seed, no MCP servers (see
+    /// docs/performance.md, "Warm runtimes"). Any other eval starts its private runtime. The lease is released when
     /// the run ends (clean when its turns finished; otherwise the runtime is retired): the
     /// processes the session left running are killed and become the run's cleanup errors, and
     /// the runtime's folders are reset ([`crate::run::pool::LeaseEnd`]). Without this call, a run in a test process of `cargo copilot-eval`
@@ -367,7 +382,10 @@ async fn run_prompts_unboxed(
         &working_directory,
         client_options,
         &options.target,
-        options.resume.as_deref(),
+        options.resume.as_deref().map(|session_id| resume::Resume {
+            session_id,
+            continue_pending_work: options.continue_pending_work,
+        }),
         &options.faults,
         &controls,
         &slots,
@@ -560,7 +578,7 @@ async fn connect_pooled(
 /// pool's process, so its exit status is the pool's to read; it is retired on release). A
 /// killed process closes its sockets before it has ended, so its end is waited for.
 async fn check_pooled_runtime_alive(run: &mut RunState, lease: &pool::Lease) {
-    if run.stops.iter().any(|(_, e)| e == session::STREAM_CLOSED)
+    if run.stops.iter().any(|(_, e)| e == turns::STREAM_CLOSED)
         && crate::runtime::wait_for_exits(vec![lease.pid], POOLED_EXIT_BOUND)
             .await
             .is_empty()

@@ -69,6 +69,7 @@ fn poolable(eval: &crate::CopilotEval, options: &super::RunOptions) -> bool {
     matches!(options.target, super::Target::Offline { .. })
         && eval.client_mode != crate::eval::ClientMode::Empty
         && !eval.fresh_runtime
+        && eval.session_hatch.is_none()
         && options.resume.is_none()
         && options.home_seed.is_none()
         && (eval.mcp_servers.is_empty() || options.faults.pool_mcp_servers)
@@ -351,8 +352,8 @@ mod tests {
     use crate::run::RunOptions;
 
     /// docs/performance.md, "Which evals run on a private runtime": an offline eval shares a
-    /// runtime unless it asks for a fresh one, runs in empty client mode, resumes a session,
-    /// seeds its home or configures MCP servers; a live run never does.
+    /// runtime unless it asks for a fresh one, has a session hatch, runs in empty client mode,
+    /// resumes a session, seeds its home or configures MCP servers; a live run never does.
     #[test]
     fn which_evals_may_share_a_runtime() {
         let offline = || RunOptions::offline("http://127.0.0.1:9");
@@ -361,6 +362,11 @@ mod tests {
         assert!(!poolable(&plain, &RunOptions::live()));
         let fresh = CopilotEval::builder().fresh_runtime(true).build().unwrap();
         assert!(!poolable(&fresh, &offline()));
+        let hatch = CopilotEval::builder()
+            .session_hatch(|_, _| Box::pin(async { Ok(()) }))
+            .build()
+            .unwrap();
+        assert!(!poolable(&hatch, &offline()));
         let empty = CopilotEval::builder().client_mode("empty").build().unwrap();
         assert!(!poolable(&empty, &offline()));
         assert!(!poolable(&plain, &offline().resume("session-1")));

@@ -63,6 +63,13 @@ pub(super) fn prepare(
             PathBuf::new(),
         ));
     }
+    if options.continue_pending_work.is_some() && options.resume.is_none() {
+        return Err(SetupFailure::new(
+            StopReason::ExecutionError,
+            "RunOptions::continue_pending_work is set, but the run resumes no session (it is an option of a resume): add RunOptions::resume(session_id), or remove it".to_owned(),
+            PathBuf::new(),
+        ));
+    }
     check_skills(eval, options, run)?;
     let working_directory = working_directory(eval)?;
     let fail = |error: String| {

@@ -200,7 +200,7 @@ pub(super) const RESUME_ONLY: &[(&str, &str)] = &[
     ),
     (
         "continue_pending_work",
-        "left unset: work still pending when the earlier run ended is treated as interrupted, as the earlier run stopped",
+        "set from RunOptions::continue_pending_work; unset by default: work still pending when the earlier run ended is treated as interrupted",
     ),
     (
         "allow_transcript_recovery",
@@ -208,7 +208,18 @@ pub(super) const RESUME_ONLY: &[(&str, &str)] = &[
     ),
 ];
 
-/// The SDK's resume configuration for session `session_id`, carrying every field of `config`
+/// The session a run resumes ([`RunOptions::resume`](super::RunOptions::resume)) and how.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Resume<'a> {
+    /// The id of the session to resume.
+    pub(super) session_id: &'a str,
+    /// The SDK's `continue_pending_work`
+    /// ([`RunOptions::continue_pending_work`](super::RunOptions::continue_pending_work)).
+    pub(super) continue_pending_work: Option<bool>,
+}
+
+/// The SDK's resume configuration for the session `resume` names, with its
+/// `continue_pending_work`, carrying every field of `config`
 /// (the eval's mapped session configuration, credentials and `extra_session_config` settings
 /// included) that [`ResumeSessionConfig`] also has, so a resumed session has the same settings
 /// as a created one. The fields a resume cannot take are listed in [`NOT_CARRIED`] with the
@@ -218,7 +229,7 @@ pub(super) const RESUME_ONLY: &[(&str, &str)] = &[
 /// session (`cloud`, or `trust_working_directory` other than `user`), named in the message.
 pub(super) fn resume_config(
     config: SessionConfig,
-    session_id: &str,
+    resume: Resume<'_>,
 ) -> Result<ResumeSessionConfig, String> {
     let refused = if config.cloud.is_some() {
         Some("cloud")
@@ -239,9 +250,10 @@ pub(super) fn resume_config(
             "resuming the session failed: the session configuration sets `{field}` (through extra_session_config), which a resumed session cannot take: {reason}; remove it from the eval that is resumed"
         ));
     }
-    let mut resume = ResumeSessionConfig::new(SessionId::from(session_id));
-    carry(config, &mut resume);
-    Ok(resume)
+    let mut resumed = ResumeSessionConfig::new(SessionId::from(resume.session_id));
+    resumed.continue_pending_work = resume.continue_pending_work;
+    carry(config, &mut resumed);
+    Ok(resumed)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The session stage of a run: the SDK session configuration mapped from the eval
 //! ([`session_config`]), the runtime and session started, the live event recording, the turns
-//! sent one by one, and the wait for each turn's `session.idle`, all bounded by the eval's
+//! sent one by one (`turns.rs`: with the session hatch at its points), and the wait for each
+//! turn's `session.idle`, all bounded by the eval's
 //! `timeout_s` and cut short by a control stop ([`drive`]).
 
 use std::path::PathBuf;
@@ -22,11 +23,6 @@ use crate::evidence::mcp::is_server_event;
 use crate::evidence::{LoggedEvent, SessionEventType as Kind};
 use crate::result::{RawEvent, RuntimeStartup, StopReason};
 
-/// After a `session.error`, how long to wait for the `session.idle` that normally follows.
-const ERROR_IDLE_GRACE: Duration = Duration::from_secs(3);
-/// The stop's message when the runtime's event stream ended before the turn's `session.idle`
-/// (the runtime exited, or dropped the connection).
-pub(super) const STREAM_CLOSED: &str = "the runtime closed the event stream before session.idle";
 /// Event buffer of the live subscription (events; a slower recorder would lose events).
 const EVENT_BUFFER: usize = 4096;
 
@@ -269,7 +265,7 @@ pub(super) async fn drive(
     working_directory: &std::path::Path,
     client_options: ClientOptions,
     target: &Target,
-    resume: Option<&str>,
+    resume: Option<super::resume::Resume<'_>>,
     faults: &TestFaults,
     controls: &Arc<Controls>,
     slots: &Slots,
@@ -341,13 +337,15 @@ pub(super) const BEFORE_THE_PROMPT: &str = "the prompt was never sent, so the ag
 
 /// Where a timeout struck, from the phases the run had finished (their timings are recorded as
 /// each ends), whether the prompt was sent, and the in-process tool handlers still `running`:
-/// `during runtime start`, `during session creation`, `before the prompt was sent`, `in the
-/// tool handler of `x`` or `during a model turn`.
+/// `during runtime start`, `during session creation`, `in the session hatch <point>`, `before
+/// the prompt was sent`, `in the tool handler of `x`` or `during a model turn`.
 fn timeout_phase(run: &RunState, running: &[String]) -> String {
     if run.timings.runtime_start_ms.is_none() {
         "during runtime start (the runtime had not answered the protocol handshake)".to_owned()
     } else if run.timings.create_session_ms.is_none() {
         "during session creation (the session was not created yet)".to_owned()
+    } else if let Some(at) = run.hatch_running {
+        format!("in the session hatch {at} (still running)")
     } else if !run.prompt_sent {
         "before the prompt was sent (the session was created; the checks before the prompt were still running)".to_owned()
     } else if let Some(tool) = running.first() {
@@ -389,7 +387,7 @@ async fn execute(
     working_directory: &std::path::Path,
     client_options: ClientOptions,
     target: &Target,
-    resume: Option<&str>,
+    resume: Option<super::resume::Resume<'_>>,
     faults: &TestFaults,
     controls: &Arc<Controls>,
     slots: &Slots,
@@ -402,8 +400,8 @@ async fn execute(
 
     let t = Instant::now();
     let prepared = match resume {
-        Some(session_id) => {
-            client.prepare_resume_session(super::resume::resume_config(config, session_id)?)
+        Some(resume) => {
+            client.prepare_resume_session(super::resume::resume_config(config, resume)?)
         }
         None => client.prepare_session(config),
     }
@@ -420,7 +418,7 @@ async fn execute(
     ));
     *slots.recorder.lock().expect("slot") = Some(recorder);
     let session = Arc::new(prepared.start().await.map_err(|e| match resume {
-        Some(session_id) => format!(
+        Some(super::resume::Resume { session_id, .. }) => format!(
             "resuming the session failed: the runtime could not resume session {session_id} from the run's home: {e}"
         ),
         None => format!("creating the session failed: {e}"),
@@ -437,10 +435,11 @@ async fn execute(
     check_before_prompt(eval, &session, run, &progress_rx).await?;
 
     let t = Instant::now();
-    let result = send_prompts(
+    let result = super::turns::send_prompts(
         prompts,
         working_directory,
         faults,
+        eval.session_hatch.as_ref(),
         &session,
         run,
         &progress_rx,
@@ -546,65 +545,6 @@ async fn check_before_prompt(
         return Err(error);
     }
     Ok(())
-}
-
-/// Send the prompts one turn each, each once the previous turn went idle; none after a
-/// `session.error`.
-async fn send_prompts(
-    prompts: &[Prompt],
-    working_directory: &std::path::Path,
-    faults: &TestFaults,
-    session: &Session,
-    run: &mut RunState,
-    progress_rx: &watch::Receiver<Progress>,
-) -> Result<(), String> {
-    run.prompt_sent = true;
-    for prompt in prompts {
-        let now = *progress_rx.borrow();
-        if now.session_error {
-            break;
-        }
-        session
-            .send(prompt.message_options(working_directory))
-            .await
-            .map_err(|e| format!("sending the prompt failed: {e}"))?;
-        if let Some(clock) = &faults.clock_starts_at_session {
-            clock.start();
-        }
-        wait_until_done(progress_rx.clone(), now.idles).await?;
-    }
-    Ok(())
-}
-
-/// Wait for the root `session.idle` that ends the turn (the first after `idles_before` were
-/// seen); after a `session.error`, wait at most a short grace for it.
-async fn wait_until_done(
-    mut progress: watch::Receiver<Progress>,
-    idles_before: u32,
-) -> Result<(), String> {
-    loop {
-        let now = *progress.borrow_and_update();
-        if now.idles > idles_before {
-            return Ok(());
-        }
-        if now.session_error {
-            let _ = tokio::time::timeout(
-                ERROR_IDLE_GRACE,
-                progress.wait_for(|p| p.idles > idles_before),
-            )
-            .await;
-            return Ok(());
-        }
-        if progress.changed().await.is_err() {
-            // The recorder stopped: the event stream closed before idle.
-            let last = *progress.borrow();
-            return if last.idles > idles_before || last.session_error {
-                Ok(())
-            } else {
-                Err(STREAM_CLOSED.to_owned())
-            };
-        }
-    }
 }
 
 /// Copy every event of the live subscription into the log until the stream closes. Events the

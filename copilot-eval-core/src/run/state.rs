@@ -67,6 +67,8 @@ pub(super) struct RunState {
     /// True while the MCP check before the prompt waits for the runtime's servers (a timeout
     /// then ends the run as `mcp_setup_error` naming the servers still starting).
     pub(super) mcp_checking: bool,
+    /// The point of the session hatch while it runs (a timeout then names it).
+    pub(super) hatch_running: Option<crate::eval::HatchPoint>,
     /// The eval's in-process MCP mocks, whose calls from this run's session the run claims.
     mcp_mocks: Vec<crate::mcp::McpMock>,
     /// The tag the run sends each mock ([`crate::mcp::RUN_HEADER`]): a fresh id per run.
@@ -119,6 +121,7 @@ impl RunState {
                 .collect(),
             mcp_checked: Vec::new(),
             mcp_checking: false,
+            hatch_running: None,
             mcp_mocks: eval.mcp_mocks.clone(),
             mock_tag: uuid::Uuid::new_v4().to_string(),
             usage_unknown: false,

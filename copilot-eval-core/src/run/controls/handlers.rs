@@ -212,7 +212,7 @@ impl Controls {
 }
 
 /// The message of a caught panic (`non-string panic` when its payload is not text).
-pub(super) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())

@@ -34,6 +34,7 @@
 mod budget;
 mod guards;
 mod handlers;
+pub(crate) use handlers::panic_text;
 mod hooks;
 
 #[cfg(test)]

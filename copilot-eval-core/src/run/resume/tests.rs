@@ -258,7 +258,7 @@ macro_rules! set_resume_compare {
         $( config.$v = Some($ve); )*
         $( config.$h = Some(stub.clone()); )*
         let first = config.clone();
-        let resume = resume_config(config, "abc-123").expect("a resumable configuration");
+        let resume = resume_config(config, id("abc-123")).expect("a resumable configuration");
         assert_eq!(resume.session_id, SessionId::from("abc-123"));
         let mut compared: Vec<&str> = Vec::new();
         $(
@@ -344,16 +344,16 @@ fn a_resumed_configuration_has_every_setting_of_the_first_field_by_field() {
 fn a_setting_a_resume_cannot_take_is_refused_by_name() {
     let mut config = SessionConfig::default();
     config.trust_working_directory = Some(WorkingDirectoryTrust::Session);
-    let err = resume_config(config, "abc").unwrap_err();
+    let err = resume_config(config, id("abc")).unwrap_err();
     assert!(err.contains("`trust_working_directory`"), "{err}");
     assert!(err.contains("extra_session_config"), "{err}");
     // Trust stored for the user lives in the runtime home the resume is seeded from.
     let mut config = SessionConfig::default();
     config.trust_working_directory = Some(WorkingDirectoryTrust::User);
-    resume_config(config, "abc").unwrap();
+    resume_config(config, id("abc")).unwrap();
     let mut config = SessionConfig::default();
     config.cloud = Some(Default::default());
-    let err = resume_config(config, "abc").unwrap_err();
+    let err = resume_config(config, id("abc")).unwrap_err();
     assert!(err.contains("`cloud`"), "{err}");
 }
 
@@ -366,4 +366,30 @@ fn a_kept_home_stays_and_a_temporary_one_goes() {
     let path = temporary.path().to_path_buf();
     RunHome::Temporary(temporary).close().unwrap();
     assert!(!path.exists());
+}
+
+/// A plain resume of the session `session_id` (no `continue_pending_work`).
+fn id(session_id: &str) -> Resume<'_> {
+    Resume {
+        session_id,
+        continue_pending_work: None,
+    }
+}
+
+#[test]
+fn continue_pending_work_reaches_the_resume_configuration() {
+    assert_eq!(
+        resume_config(SessionConfig::default(), id("abc"))
+            .unwrap()
+            .continue_pending_work,
+        None
+    );
+    for value in [true, false] {
+        let resume = Resume {
+            session_id: "abc",
+            continue_pending_work: Some(value),
+        };
+        let config = resume_config(SessionConfig::default(), resume).unwrap();
+        assert_eq!(config.continue_pending_work, Some(value));
+    }
 }
