@@ -611,8 +611,20 @@ async fn a_mock_eval_records_and_replays_in_trials_pooled_and_fresh() {
         assert_eq!(status, 0, "{name}: {stderr}");
         assert_eq!(trials_seen(&report), paris_rome("replay"), "{name}: {stderr}");
         for test in &report.tests {
-            let replay = test.runs[0].replay.as_ref().expect("replayed");
+            let run = &test.runs[0];
+            let replay = run.replay.as_ref().expect("replayed");
             assert!(replay.unconsumed.is_empty(), "{name}: {replay:?}");
+            // A mock eval runs on a runtime of its own; where a pool was offered, the run says
+            // why (docs/mcp.md, "Warm runtimes").
+            assert!(!run.pooled_runtime, "{name}");
+            let why = run.private_runtime_reason.as_deref();
+            match extra {
+                None => assert!(
+                    why.is_some_and(|w| w.starts_with("the eval configures MCP mocks")),
+                    "{name}: {why:?}"
+                ),
+                Some(_) => assert_eq!(why, None, "{name}: no pool was offered"),
+            }
         }
     }
 
