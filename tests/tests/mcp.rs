@@ -2,7 +2,7 @@
 //! real process, the point of those tests (launching, a process that cannot start or never
 //! answers, leftovers): `tests/fixtures/mcp/stdio-server.js`, node without packages; with
 //! `MCP_FIXTURE_LOG` it logs its pid, the `initialize` request and each call it serves. Over
-//! HTTP on 127.0.0.1 the server is an in-process mock (`McpMock`, `lookup_server`) configured
+//! HTTP on 127.0.0.1 the server is an in-process mock (`McpMock`, `lookup_mock`) configured
 //! as any HTTP server, whose `calls()` show what it served. Both have one tool, `lookup {key}`
 //! → `value-of-<key>`; the runtime names it `<server>-lookup`.
 //!
@@ -29,12 +29,11 @@ use std::sync::Arc;
 use copilot_eval_core::cassette::{CassetteHeader, Recorder, ReplaySession};
 use copilot_eval_core::evidence::SessionEventType;
 use copilot_eval_core::evidence::denial::DenialKind;
-use copilot_eval_core::mcp::{McpMock, MockTool};
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::report::Redactor;
 use copilot_eval_core::sdk::{McpHttpServerConfig, McpServerConfig, McpStdioServerConfig};
 use copilot_eval_core::{CopilotResult, RunOptions, StopReason, run_with};
-use copilot_eval_e2e::{MODEL, Offline, assert_no_runtime_left, runtime_for};
+use copilot_eval_e2e::{MODEL, Offline, assert_no_runtime_left, lookup_mock, runtime_for};
 use serde_json::{Value, json};
 
 /// The stdio fixture as an MCP server configuration: `node stdio-server.js ARGS`, logging to
@@ -405,7 +404,7 @@ async fn an_http_mcp_session_recorded_through_the_stand_in_replays_with_another_
     else {
         return;
     };
-    let (first, second) = (lookup_server("web"), lookup_server("web"));
+    let (first, second) = (lookup_mock("web"), lookup_mock("web"));
     let (first_config, second_config) = (first.config().unwrap(), second.config().unwrap());
     assert_ne!(first.url().unwrap(), second.url().unwrap());
     record_then_replay(&runtime, "web", first_config, second_config).await;
@@ -473,29 +472,13 @@ async fn a_server_that_never_finishes_starting_ends_the_run_at_the_timeout_namin
     assert_no_fixture_left(&log);
 }
 
-/// The HTTP server of these tests: an in-process MCP mock (`McpMock`, streamable HTTP on
-/// 127.0.0.1, a fresh port) named `name` with the stdio fixture's one tool, `lookup {key}` →
-/// `value-of-<key>`, configured as any HTTP server (`mcp_server(name, server.config())`).
-fn lookup_server(name: &str) -> McpMock {
-    let schema = json!({
-        "type": "object",
-        "properties": {"key": {"type": "string"}},
-        "required": ["key"]
-    });
-    McpMock::new(name).tool(
-        MockTool::new("lookup", "Look up the value stored under a key", schema).handler(
-            |args| async move { format!("value-of-{}", args["key"].as_str().unwrap_or("?")) },
-        ),
-    )
-}
-
 #[tokio::test]
 async fn an_offline_eval_calls_an_http_mcp_tool_and_gets_its_answer() {
     let Some(runtime) = runtime_for("an_offline_eval_calls_an_http_mcp_tool_and_gets_its_answer")
     else {
         return;
     };
-    let http = lookup_server("web");
+    let http = lookup_mock("web");
     let offline = Offline::start(&runtime, lookup_script_on("web")).await;
     let eval = offline
         .eval()
@@ -505,7 +488,11 @@ async fn an_offline_eval_calls_an_http_mcp_tool_and_gets_its_answer() {
     let result = offline.run(&eval, "Look up k1.").await;
     assert_answered_by(&result, "web", "http");
     let served: Vec<Value> = http.calls().into_iter().map(|c| c.arguments).collect();
-    assert_eq!(served, [json!({"key": "k1"})], "the HTTP server served the call");
+    assert_eq!(
+        served,
+        [json!({"key": "k1"})],
+        "the HTTP server served the call"
+    );
 }
 
 #[tokio::test]
@@ -549,7 +536,7 @@ async fn a_zero_tool_budget_denies_the_http_mcp_call_before_it_reaches_the_serve
     else {
         return;
     };
-    let http = lookup_server("web");
+    let http = lookup_mock("web");
     let offline = Offline::start(&runtime, lookup_script_on("web")).await;
     let eval = offline
         .eval()

@@ -493,7 +493,9 @@ async fn mock_eval(
 /// Per test of `report`: its trial, outcome, run mode and the cities the mock received in the
 /// run (from the run's evidence, `mcp_servers[].received_calls`, each claimed by the run's
 /// session).
-fn trials_seen(report: &copilot_eval_core::report::SuiteReport) -> Vec<(u32, String, String, Vec<String>)> {
+fn trials_seen(
+    report: &copilot_eval_core::report::SuiteReport,
+) -> Vec<(u32, String, String, Vec<String>)> {
     report
         .tests
         .iter()
@@ -502,7 +504,11 @@ fn trials_seen(report: &copilot_eval_core::report::SuiteReport) -> Vec<(u32, Str
             let server = &run.mcp_servers[0];
             let received = server.received_calls.clone().unwrap_or_default();
             for call in &received {
-                assert_eq!(call.session, run.session_id, "{}: claimed by its session", test.name);
+                assert_eq!(
+                    call.session, run.session_id,
+                    "{}: claimed by its session",
+                    test.name
+                );
             }
             (
                 test.trial.map_or(0, |t| t.trial),
@@ -557,8 +563,18 @@ async fn a_mock_eval_records_and_replays_in_trials_pooled_and_fresh() {
     assert_eq!(status, 0, "{stderr}");
     let paris_rome = |mode: &str| {
         vec![
-            (1, "passed".to_owned(), mode.to_owned(), vec!["Paris".to_owned()]),
-            (2, "passed".to_owned(), mode.to_owned(), vec!["Rome".to_owned()]),
+            (
+                1,
+                "passed".to_owned(),
+                mode.to_owned(),
+                vec!["Paris".to_owned()],
+            ),
+            (
+                2,
+                "passed".to_owned(),
+                mode.to_owned(),
+                vec!["Rome".to_owned()],
+            ),
         ]
     };
     assert_eq!(trials_seen(&report), paris_rome("live"), "{stderr}");
@@ -573,13 +589,17 @@ async fn a_mock_eval_records_and_replays_in_trials_pooled_and_fresh() {
         let text = std::fs::read_to_string(folder.join(format!("trial-{k}.yaml"))).unwrap();
         // The mock's answer is in the cassette as the tool result the model read; the mock's
         // address and the run's tag are not.
-        assert!(text.contains(&format!("content: sunny in {city}")), "{text}");
+        assert!(
+            text.contains(&format!("content: sunny in {city}")),
+            "{text}"
+        );
         assert!(!text.contains("/mcp"), "{text}");
         assert!(!text.contains(copilot_eval_core::mcp::RUN_HEADER), "{text}");
     }
     // The fixture's committed cassette (its `--replay` runs) is trial 1's.
-    let committed = support::workspace_root()
-        .join(format!("tests/fixture/tests/cassettes/evals/{MOCK_EVAL}.yaml"));
+    let committed = support::workspace_root().join(format!(
+        "tests/fixture/tests/cassettes/evals/{MOCK_EVAL}.yaml"
+    ));
     if std::env::var("COPILOT_EVAL_UPDATE_MOCK_CASSETTE").as_deref() == Ok("1") {
         copilot_eval_core::cassette::Cassette::load(&folder.join("trial-1.yaml"))
             .unwrap()
@@ -609,7 +629,11 @@ async fn a_mock_eval_records_and_replays_in_trials_pooled_and_fresh() {
         args.extend(extra);
         let (status, stderr, report) = mock_eval(scratch.path(), name, &args, vec![]).await;
         assert_eq!(status, 0, "{name}: {stderr}");
-        assert_eq!(trials_seen(&report), paris_rome("replay"), "{name}: {stderr}");
+        assert_eq!(
+            trials_seen(&report),
+            paris_rome("replay"),
+            "{name}: {stderr}"
+        );
         for test in &report.tests {
             let run = &test.runs[0];
             let replay = run.replay.as_ref().expect("replayed");
@@ -638,10 +662,18 @@ async fn a_mock_eval_records_and_replays_in_trials_pooled_and_fresh() {
         .runs
         .first()
         .unwrap_or_else(|| panic!("no run: {stderr}"));
-    assert_eq!(run.stop_reason, StopReason::ReplayMismatch, "{:?}", run.error);
+    assert_eq!(
+        run.stop_reason,
+        StopReason::ReplayMismatch,
+        "{:?}",
+        run.error
+    );
     let error = run.error.clone().unwrap_or_default();
     assert!(error.contains("cloudy in Paris"), "{error}");
-    let received = run.mcp_servers[0].received_calls.clone().unwrap_or_default();
+    let received = run.mcp_servers[0]
+        .received_calls
+        .clone()
+        .unwrap_or_default();
     assert_eq!(received.len(), 1, "{received:?}");
     assert_eq!(received[0].arguments, json!({"city": "Paris"}));
 }

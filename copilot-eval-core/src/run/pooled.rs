@@ -375,7 +375,8 @@ mod tests {
     /// seeds its home or configures MCP servers; a live run never does. Each refusal names why.
     #[test]
     fn which_evals_may_share_a_runtime() {
-        let poolable = |eval: &CopilotEval, options: &RunOptions| private_reason(eval, options).is_none();
+        let poolable =
+            |eval: &CopilotEval, options: &RunOptions| private_reason(eval, options).is_none();
         let offline = || RunOptions::offline("http://127.0.0.1:9");
         let plain = CopilotEval::builder().build().unwrap();
         assert!(poolable(&plain, &offline()));
@@ -398,7 +399,11 @@ mod tests {
             .build()
             .unwrap();
         assert!(!poolable(&mcp, &offline()));
-        assert!(private_reason(&mcp, &offline()).unwrap().contains("stdio server's process"));
+        assert!(
+            private_reason(&mcp, &offline())
+                .unwrap()
+                .contains("stdio server's process")
+        );
         let mock = crate::mcp::McpMock::new("weather");
         let mocked = CopilotEval::builder().mcp_mock(&mock).build().unwrap();
         let why = private_reason(&mocked, &offline()).unwrap();
