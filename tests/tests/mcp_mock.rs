@@ -4,7 +4,9 @@
 //!
 //! Shown: the happy path from both ends of the wire (the runtime's `tool_calls` and the calls
 //! the mock received, in `mock.calls()` and in `mcp_servers[].received_calls`, claimed by the
-//! run's session), and each fault scenario's documented stop and evidence (docs/mcp.md).
+//! run's session), and each fault scenario's documented stop and evidence (docs/mcp.md). Through
+//! the runner, the fixture crate's mock eval records and replays in trials, pooled and with
+//! `--fresh-runtime` (docs/mcp.md, "Record, replay, trials and warm runtimes").
 
 mod support;
 
