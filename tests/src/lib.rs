@@ -331,8 +331,9 @@ fn scrub(value: &mut serde_json::Value, workdir: &str, agents: &mut Vec<String>)
                     sandbox
                         .retain(|field, _| !matches!(field.as_str(), "read" | "write" | "connect"));
                 }
-                // The runtime picks a new session id for every session it creates.
-                if key == "session_id" && v.is_string() {
+                // The runtime picks a new session id for every session it creates (an MCP mock's
+                // received call names it as `session`).
+                if matches!(key.as_str(), "session_id" | "session") && v.is_string() {
                     v = serde_json::json!("${session_id}");
                 }
                 if key.ends_with("agent_id")
