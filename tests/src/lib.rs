@@ -210,6 +210,25 @@ pub fn actionlint_for(test: &str) -> Option<std::path::PathBuf> {
     found
 }
 
+/// An in-process MCP mock (`McpMock`: streamable HTTP on 127.0.0.1, a fresh port) named `name`
+/// with the stdio fixture's one tool (`tests/fixtures/mcp/stdio-server.js`), `lookup {key}` →
+/// `value-of-<key>`: the MCP server of the tests where a real process is not the point. Add it
+/// with `.mcp_mock(&mock)`, or as any HTTP server with `.mcp_server(name, mock.config()?)`;
+/// `mock.calls()` shows what it served.
+pub fn lookup_mock(name: &str) -> copilot_eval_core::mcp::McpMock {
+    use copilot_eval_core::mcp::{McpMock, MockTool};
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"key": {"type": "string"}},
+        "required": ["key"]
+    });
+    McpMock::new(name).tool(
+        MockTool::new("lookup", "Look up the value stored under a key", schema).handler(
+            |args| async move { format!("value-of-{}", args["key"].as_str().unwrap_or("?")) },
+        ),
+    )
+}
+
 /// The catalog model id the offline tests use. The runtime picks its built-in tool set by model
 /// id: `claude-sonnet-4.5` gets `create`/`edit`/`view` (see docs/model-server.md).
 pub const MODEL: &str = "claude-sonnet-4.5";

@@ -1,8 +1,10 @@
-//! MCP servers in offline runs, end to end through the real runtime. The servers are ours, in
-//! node without packages: `tests/fixtures/mcp/stdio-server.js` speaks MCP JSON-RPC over stdio,
-//! `tests/fixtures/mcp/http-server.js` over HTTP on 127.0.0.1 (both share `protocol.js`). One
-//! tool, `lookup {key}` → `value-of-<key>`; with `MCP_FIXTURE_LOG` a fixture logs its pid, the
-//! `initialize` request and each call it serves. The runtime names the tool `<server>-lookup`.
+//! MCP servers in offline runs, end to end through the real runtime. Over stdio the server is a
+//! real process, the point of those tests (launching, a process that cannot start or never
+//! answers, leftovers): `tests/fixtures/mcp/stdio-server.js`, node without packages; with
+//! `MCP_FIXTURE_LOG` it logs its pid, the `initialize` request and each call it serves. Over
+//! HTTP on 127.0.0.1 the server is an in-process mock (`McpMock`, `lookup_mock`) configured
+//! as any HTTP server, whose `calls()` show what it served. Both have one tool, `lookup {key}`
+//! → `value-of-<key>`; the runtime names it `<server>-lookup`.
 //!
 //! Shown: a scripted eval calls the tool and gets its answer, over stdio and over HTTP (and the
 //! evidence lists the server `connected` with 1 tool, not the runtime's builtin
@@ -31,8 +33,8 @@ use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerC
 use copilot_eval_core::report::Redactor;
 use copilot_eval_core::sdk::{McpHttpServerConfig, McpServerConfig, McpStdioServerConfig};
 use copilot_eval_core::{CopilotResult, RunOptions, StopReason, run_with};
-use copilot_eval_e2e::{MODEL, Offline, assert_no_runtime_left, runtime_for};
-use serde_json::json;
+use copilot_eval_e2e::{MODEL, Offline, assert_no_runtime_left, lookup_mock, runtime_for};
+use serde_json::{Value, json};
 
 /// The stdio fixture as an MCP server configuration: `node stdio-server.js ARGS`, logging to
 /// `log`.
@@ -402,16 +404,18 @@ async fn an_http_mcp_session_recorded_through_the_stand_in_replays_with_another_
     else {
         return;
     };
-    let scratch = tempfile::tempdir().unwrap();
-    let log = scratch.path().join("fixture.log");
-    let (first, second) = (HttpFixture::start(&log), HttpFixture::start(&log));
-    assert_ne!(first.url, second.url);
-    record_then_replay(&runtime, "web", first.config(), second.config()).await;
-    let calls = fixture_log(&log)
-        .into_iter()
-        .filter(|l| l.starts_with("call "))
-        .count();
-    assert_eq!(calls, 2, "one call per run reached a server");
+    let (first, second) = (lookup_mock("web"), lookup_mock("web"));
+    let (first_config, second_config) = (first.config().unwrap(), second.config().unwrap());
+    assert_ne!(first.url().unwrap(), second.url().unwrap());
+    record_then_replay(&runtime, "web", first_config, second_config).await;
+    for (label, server) in [("recording", &first), ("replay", &second)] {
+        let served: Vec<Value> = server.calls().into_iter().map(|c| c.arguments).collect();
+        assert_eq!(
+            served,
+            [json!({"key": "k1"})],
+            "{label}: one call reached its server"
+        );
+    }
 }
 
 #[tokio::test]
@@ -468,78 +472,26 @@ async fn a_server_that_never_finishes_starting_ends_the_run_at_the_timeout_namin
     assert_no_fixture_left(&log);
 }
 
-/// The HTTP fixture (`tests/fixtures/mcp/http-server.js`), started by the test on 127.0.0.1 at
-/// a free port and killed when dropped.
-struct HttpFixture {
-    child: std::process::Child,
-    url: String,
-}
-
-impl HttpFixture {
-    /// Start it logging to `log`; returns once it printed `listening <port>`.
-    fn start(log: &Path) -> Self {
-        use std::io::BufRead;
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/http-server.js");
-        let mut child = std::process::Command::new("node")
-            .arg(script)
-            .env("MCP_FIXTURE_LOG", log)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("node starts the HTTP fixture");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("listening ")
-            .unwrap_or_else(|| panic!("the HTTP fixture printed {line:?}"));
-        Self {
-            child,
-            url: format!("http://127.0.0.1:{port}/mcp"),
-        }
-    }
-
-    fn config(&self) -> McpServerConfig {
-        McpServerConfig::Http(McpHttpServerConfig {
-            url: self.url.clone(),
-            ..Default::default()
-        })
-    }
-}
-
-impl Drop for HttpFixture {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[tokio::test]
 async fn an_offline_eval_calls_an_http_mcp_tool_and_gets_its_answer() {
     let Some(runtime) = runtime_for("an_offline_eval_calls_an_http_mcp_tool_and_gets_its_answer")
     else {
         return;
     };
-    let scratch = tempfile::tempdir().unwrap();
-    let log = scratch.path().join("fixture.log");
-    let http = HttpFixture::start(&log);
+    let http = lookup_mock("web");
     let offline = Offline::start(&runtime, lookup_script_on("web")).await;
     let eval = offline
         .eval()
-        .mcp_server("web", http.config())
+        .mcp_server("web", http.config().unwrap())
         .build()
         .unwrap();
     let result = offline.run(&eval, "Look up k1.").await;
     assert_answered_by(&result, "web", "http");
+    let served: Vec<Value> = http.calls().into_iter().map(|c| c.arguments).collect();
     assert_eq!(
-        fixture_log(&log)
-            .iter()
-            .filter(|l| l.starts_with("call "))
-            .collect::<Vec<_>>(),
-        ["call k1"],
-        "the HTTP fixture served the call"
+        served,
+        [json!({"key": "k1"})],
+        "the HTTP server served the call"
     );
 }
 
@@ -584,13 +536,11 @@ async fn a_zero_tool_budget_denies_the_http_mcp_call_before_it_reaches_the_serve
     else {
         return;
     };
-    let scratch = tempfile::tempdir().unwrap();
-    let log = scratch.path().join("fixture.log");
-    let http = HttpFixture::start(&log);
+    let http = lookup_mock("web");
     let offline = Offline::start(&runtime, lookup_script_on("web")).await;
     let eval = offline
         .eval()
-        .mcp_server("web", http.config())
+        .mcp_server("web", http.config().unwrap())
         .max_tool_calls(0)
         .build()
         .unwrap();
@@ -612,14 +562,16 @@ async fn a_zero_tool_budget_denies_the_http_mcp_call_before_it_reaches_the_serve
             .is_some_and(|d| d.kind == DenialKind::Budget),
         "{call:?}"
     );
-    let log_lines = fixture_log(&log);
-    assert!(
-        log_lines.iter().any(|l| l == "initialize"),
-        "the server was connected: {log_lines:?}"
+    let state = &result.mcp_servers[0];
+    assert_eq!(
+        (state.status.as_str(), state.tool_count),
+        ("connected", Some(1)),
+        "the server was connected: {state:?}"
     );
     assert!(
-        !log_lines.iter().any(|l| l.starts_with("call ")),
-        "the denied call reached the server: {log_lines:?}"
+        http.calls().is_empty(),
+        "the denied call reached the server: {:?}",
+        http.calls()
     );
 }
 

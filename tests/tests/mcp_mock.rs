@@ -4,7 +4,11 @@
 //!
 //! Shown: the happy path from both ends of the wire (the runtime's `tool_calls` and the calls
 //! the mock received, in `mock.calls()` and in `mcp_servers[].received_calls`, claimed by the
-//! run's session), and each fault scenario's documented stop and evidence (docs/mcp.md).
+//! run's session), and each fault scenario's documented stop and evidence (docs/mcp.md). Through
+//! the runner, the fixture crate's mock eval records and replays in trials, pooled and with
+//! `--fresh-runtime` (docs/mcp.md, "Record, replay, trials and warm runtimes").
+
+mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -445,4 +449,233 @@ async fn a_mock_tool_named_like_a_builtin_does_not_shadow_it() {
     );
     assert!(mock.calls().is_empty());
     assert_eq!(result.mock_calls("shadow"), []);
+}
+
+/// The fixture's mock eval (`tests/fixture/tests/evals.rs`): a weather mock, no script.
+const MOCK_EVAL: &str = "asks_a_weather_mock";
+
+/// `cargo copilot-eval -p copilot-eval-fixture --plain -j 1 --exact asks_a_weather_mock ARGS
+/// --json ..` with `env` (TMPDIR in `scratch`); returns the exit status, stderr and results.
+async fn mock_eval(
+    scratch: &std::path::Path,
+    name: &str,
+    args: &[&str],
+    env: Vec<(&'static str, String)>,
+) -> (i32, String, copilot_eval_core::report::SuiteReport) {
+    let json = scratch.join(format!("{name}.json"));
+    let tmp = scratch.join(format!("{name}-tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut command = std::process::Command::new(support::command_path());
+    command
+        .args(["copilot-eval", "-p", support::FIXTURE, "--plain", "-j", "1"])
+        .args(["--exact", MOCK_EVAL])
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .current_dir(support::workspace_root())
+        .env("TMPDIR", &tmp)
+        .env_remove("CI")
+        .env_remove("COPILOT_EVAL_MODE")
+        .env_remove("COPILOT_EVAL_FIXTURE_WEATHER")
+        .env_remove(copilot_eval_core::harness::ENV_LIVE_BASE_URL)
+        .envs(env);
+    let output = tokio::task::spawn_blocking(move || command.output().expect("the command runs"))
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("{name}: no JSON results ({e}): {stderr}"));
+    (
+        output.status.code().unwrap_or(-1),
+        stderr,
+        serde_json::from_str(&text).unwrap(),
+    )
+}
+
+/// Per test of `report`: its trial, outcome, run mode and the cities the mock received in the
+/// run (from the run's evidence, `mcp_servers[].received_calls`, each claimed by the run's
+/// session).
+fn trials_seen(
+    report: &copilot_eval_core::report::SuiteReport,
+) -> Vec<(u32, String, String, Vec<String>)> {
+    report
+        .tests
+        .iter()
+        .map(|test| {
+            let run = &test.runs[0];
+            let server = &run.mcp_servers[0];
+            let received = server.received_calls.clone().unwrap_or_default();
+            for call in &received {
+                assert_eq!(
+                    call.session, run.session_id,
+                    "{}: claimed by its session",
+                    test.name
+                );
+            }
+            (
+                test.trial.map_or(0, |t| t.trial),
+                format!("{:?}", test.outcome).to_lowercase(),
+                run.mode.clone(),
+                received
+                    .iter()
+                    .map(|c| c.arguments["city"].as_str().unwrap_or("?").to_owned())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// An eval with a mock records and replays like any other, in trials: recorded through a
+/// loopback stand-in for the model service (`--record --trials 2`, the stand-in asking for
+/// Paris in trial 1 and Rome in trial 2), each trial's cassette holds the model's side and the
+/// mock's answer as the tool result it was; replayed (`--replay --trials 2`) pooled and with
+/// `--fresh-runtime`, the mock is called again in each trial and its calls are in the run's
+/// evidence; a mock that answers otherwise than when recorded is a replay mismatch (the mock's
+/// answers are the test's, not the cassette's). The fixture's committed cassette is trial 1's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mock_eval_records_and_replays_in_trials_pooled_and_fresh() {
+    if runtime_for("a_mock_eval_records_and_replays_in_trials_pooled_and_fresh").is_none() {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("cassette-root");
+    let root_arg = root.display().to_string();
+    let folder = root.join(format!("tests/cassettes/evals/{MOCK_EVAL}"));
+
+    // 1. Record two trials through the stand-in.
+    let script = calls(&[("weather-lookup", json!({"city": "Paris"}))])
+        .turn(ScriptedTurn::tool_call(
+            "weather-lookup",
+            json!({"city": "Rome"}),
+        ))
+        .turn(ScriptedTurn::text("done"));
+    let server = copilot_eval_core::model_server::ModelServer::start(
+        copilot_eval_core::model_server::ServerConfig::new(Arc::new(script))
+            .model("claude-sonnet-4.5"),
+    )
+    .await
+    .unwrap();
+    let live = vec![(
+        copilot_eval_core::harness::ENV_LIVE_BASE_URL,
+        server.base_url(),
+    )];
+    let record = ["--record", "--trials", "2", "--cassette-root", &root_arg];
+    let (status, stderr, report) = mock_eval(scratch.path(), "record", &record, live).await;
+    server.shutdown().await;
+    assert_eq!(status, 0, "{stderr}");
+    let paris_rome = |mode: &str| {
+        vec![
+            (
+                1,
+                "passed".to_owned(),
+                mode.to_owned(),
+                vec!["Paris".to_owned()],
+            ),
+            (
+                2,
+                "passed".to_owned(),
+                mode.to_owned(),
+                vec!["Rome".to_owned()],
+            ),
+        ]
+    };
+    assert_eq!(trials_seen(&report), paris_rome("live"), "{stderr}");
+    assert!(
+        stderr.contains("cassettes: 2 recorded, 0 kept (replayed), 0 not written"),
+        "{stderr}"
+    );
+    for (test, (k, city)) in report.tests.iter().zip([(1, "Paris"), (2, "Rome")]) {
+        let recording = test.runs[0].recording.as_ref().expect("a recording");
+        assert!(recording.written, "trial {k}: {recording:?}");
+        assert!(recording.warnings.is_empty(), "trial {k}: {recording:?}");
+        let text = std::fs::read_to_string(folder.join(format!("trial-{k}.yaml"))).unwrap();
+        // The mock's answer is in the cassette as the tool result the model read; the mock's
+        // address and the run's tag are not.
+        assert!(
+            text.contains(&format!("content: sunny in {city}")),
+            "{text}"
+        );
+        assert!(!text.contains("/mcp"), "{text}");
+        assert!(!text.contains(copilot_eval_core::mcp::RUN_HEADER), "{text}");
+    }
+    // The fixture's committed cassette (its `--replay` runs) is trial 1's.
+    let committed = support::workspace_root().join(format!(
+        "tests/fixture/tests/cassettes/evals/{MOCK_EVAL}.yaml"
+    ));
+    if std::env::var("COPILOT_EVAL_UPDATE_MOCK_CASSETTE").as_deref() == Ok("1") {
+        copilot_eval_core::cassette::Cassette::load(&folder.join("trial-1.yaml"))
+            .unwrap()
+            .write(
+                &committed,
+                "Recorded by tests/tests/mcp_mock.rs (a_mock_eval_records_and_replays_in_trials_pooled_and_fresh)\nthrough a loopback stand-in for the model service, NOT live Copilot. Recreate:\nCOPILOT_EVAL_UPDATE_MOCK_CASSETTE=1 cargo test --workspace --test mcp_mock a_mock_eval",
+            )
+            .unwrap();
+    }
+    let body = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with('#') && !l.trim_start().starts_with("recorded:"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        body(&std::fs::read_to_string(&committed).unwrap_or_default()),
+        body(&std::fs::read_to_string(folder.join("trial-1.yaml")).unwrap()),
+        "{} is not trial 1's recording; recreate it with COPILOT_EVAL_UPDATE_MOCK_CASSETTE=1",
+        committed.display()
+    );
+
+    // 2. Replay both trials with no model service, pooled (the default) and on fresh runtimes:
+    // the mock is called again in each trial, with the trial's city.
+    for (name, extra) in [("replay", None), ("replay-fresh", Some("--fresh-runtime"))] {
+        let mut args = vec!["--replay", "--trials", "2", "--cassette-root", &root_arg];
+        args.extend(extra);
+        let (status, stderr, report) = mock_eval(scratch.path(), name, &args, vec![]).await;
+        assert_eq!(status, 0, "{name}: {stderr}");
+        assert_eq!(
+            trials_seen(&report),
+            paris_rome("replay"),
+            "{name}: {stderr}"
+        );
+        for test in &report.tests {
+            let run = &test.runs[0];
+            let replay = run.replay.as_ref().expect("replayed");
+            assert!(replay.unconsumed.is_empty(), "{name}: {replay:?}");
+            // A mock eval runs on a runtime of its own; where a pool was offered, the run says
+            // why (docs/mcp.md, "Warm runtimes").
+            assert!(!run.pooled_runtime, "{name}");
+            let why = run.private_runtime_reason.as_deref();
+            match extra {
+                None => assert!(
+                    why.is_some_and(|w| w.starts_with("the eval configures MCP mocks")),
+                    "{name}: {why:?}"
+                ),
+                Some(_) => assert_eq!(why, None, "{name}: no pool was offered"),
+            }
+        }
+    }
+
+    // 3. The mock answers otherwise: the replay misses at the tool result (an infrastructure
+    // stop, so the further trial is not run), and the mock did receive the call.
+    let cloudy = vec![("COPILOT_EVAL_FIXTURE_WEATHER", "cloudy".to_owned())];
+    let args = ["--replay", "--trials", "2", "--cassette-root", &root_arg];
+    let (status, stderr, report) = mock_eval(scratch.path(), "cloudy", &args, cloudy).await;
+    assert_ne!(status, 0, "{stderr}");
+    let run = report.tests[0]
+        .runs
+        .first()
+        .unwrap_or_else(|| panic!("no run: {stderr}"));
+    assert_eq!(
+        run.stop_reason,
+        StopReason::ReplayMismatch,
+        "{:?}",
+        run.error
+    );
+    let error = run.error.clone().unwrap_or_default();
+    assert!(error.contains("cloudy in Paris"), "{error}");
+    let received = run.mcp_servers[0]
+        .received_calls
+        .clone()
+        .unwrap_or_default();
+    assert_eq!(received.len(), 1, "{received:?}");
+    assert_eq!(received[0].arguments, json!({"city": "Paris"}));
 }

@@ -55,6 +55,7 @@ fn discovery_lists_only_the_eval_tests() {
             "copilot-eval-fixture::counting: counted_greeting_triggers::invoke_2_greet_the_new_colleague_then",
             "copilot-eval-fixture::evals: aborts",
             "copilot-eval-fixture::evals: answers_rightly_in_two_of_three_trials",
+            "copilot-eval-fixture::evals: asks_a_weather_mock",
             "copilot-eval-fixture::evals: converses_in_two_turns",
             "copilot-eval-fixture::evals: crashes_in_its_second_trial",
             "copilot-eval-fixture::evals: expects_a_stale_cassette",
@@ -89,7 +90,7 @@ fn discovery_lists_only_the_eval_tests() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("37 eval tests (3 other tests not listed"),
+        stderr.contains("38 eval tests (3 other tests not listed"),
         "{stderr}"
     );
 

@@ -15,9 +15,9 @@ use copilot_eval_core::evidence::SessionEventType;
 use copilot_eval_core::evidence::subagents::SubagentStatus;
 use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
 use copilot_eval_core::run::{SessionClock, TestFaults};
-use copilot_eval_core::sdk::{CustomAgentConfig, McpServerConfig, McpStdioServerConfig};
+use copilot_eval_core::sdk::CustomAgentConfig;
 use copilot_eval_core::{CopilotEval, CopilotResult, RunOptions, StopReason, run_with};
-use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
+use copilot_eval_e2e::{assert_no_runtime_left, lookup_mock, runtime_for};
 use serde_json::json;
 
 const MODEL: &str = "claude-sonnet-4.5";
@@ -652,16 +652,6 @@ async fn a_dispatch_by_an_agent_files_name_is_a_warning_naming_the_id() {
     }
 }
 
-/// The stdio MCP fixture (`tests/fixtures/mcp/stdio-server.js`, one tool `lookup`).
-fn mcp_fixture() -> McpServerConfig {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/stdio-server.js");
-    McpServerConfig::Stdio(McpStdioServerConfig {
-        command: "node".to_owned(),
-        args: vec![script.to_string_lossy().into_owned()],
-        ..Default::default()
-    })
-}
-
 /// A custom agent whose `tools` list names the MCP server `fixture` bare: the runtime announces
 /// the list as given, its subagent's model requests offer no tool at all (the oracle: the
 /// scripted server's record of them), and its call of `fixture-lookup` fails. The run warns,
@@ -676,6 +666,7 @@ async fn an_agent_whose_tools_give_its_subagent_no_tool_is_warned_of() {
     };
     for tools in ["fixture", "fixture/*", "fixture-lookup"] {
         let work = tempfile::tempdir().unwrap();
+        let mock = lookup_mock("fixture");
         let script = Script::new([])
             .turn(ScriptedTurn::tool_call(
                 "task",
@@ -686,13 +677,11 @@ async fn an_agent_whose_tools_give_its_subagent_no_tool_is_warned_of() {
             .turn(ScriptedTurn::text("done"));
         let (result, server) = scripted(
             script,
-            CopilotEval::builder()
-                .mcp_server("fixture", mcp_fixture())
-                .custom_agent(
-                    CustomAgentConfig::new("looker", "You look things up.")
-                        .with_description("Looks things up")
-                        .with_tools([tools]),
-                ),
+            CopilotEval::builder().mcp_mock(&mock).custom_agent(
+                CustomAgentConfig::new("looker", "You look things up.")
+                    .with_description("Looks things up")
+                    .with_tools([tools]),
+            ),
             work.path(),
             "Have the looker look up k1.",
             &runtime.path,
@@ -725,6 +714,7 @@ async fn an_agent_whose_tools_give_its_subagent_no_tool_is_warned_of() {
                 subagent_request.tool_names.is_empty(),
                 "{subagent_request:?}"
             );
+            assert!(mock.calls().is_empty(), "{:?}", mock.calls());
             assert!(
                 call.error
                     .as_deref()
@@ -758,6 +748,7 @@ async fn an_agent_whose_tools_give_its_subagent_no_tool_is_warned_of() {
                 Some("value-of-k1"),
                 "{tools}: {call:?}"
             );
+            assert_eq!(mock.calls().len(), 1, "{tools}: the server served the call");
             assert!(warnings.is_empty(), "{tools}: {:#?}", result.warnings);
         }
         assert!(

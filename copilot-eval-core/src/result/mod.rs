@@ -168,6 +168,15 @@ pub struct CopilotResult {
     /// runtimes"); `false` (absent in the JSON): on a runtime started for this run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pooled_runtime: bool,
+    /// Why the session started a runtime of its own although a pool of warm runtimes was
+    /// offered (under `cargo copilot-eval`, unless `--fresh-runtime`): the eval configures MCP
+    /// servers (`mcp_servers`: a stdio server's process would be the pooled runtime's child,
+    /// an HTTP server's or mock's port is not one a pooled runtime's sandbox, fixed when the
+    /// pool started, may connect to), runs in empty client mode, sets `fresh_runtime`, resumes a
+    /// session or seeds its home, or runs live. Absent when the run was pooled or no pool was
+    /// offered (docs/performance.md, "Which evals run on a private runtime").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_runtime_reason: Option<String>,
     /// One record per audited model request, in order, when the eval audited its requests
     /// (`audit_requests = true`; see [`crate::run::proxy::audit`]): model, tool names, reasoning effort,
     /// image details and the instructions' hash; never message text or credentials. Written as
@@ -663,6 +672,7 @@ mod tests {
             runtime_path: None,
             runtime_pid: None,
             pooled_runtime: false,
+            private_runtime_reason: None,
             request_audit: vec![],
             tool_calls_admitted: 0,
             model_requests_held_back: 0,

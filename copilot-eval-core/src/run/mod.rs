@@ -344,7 +344,7 @@ async fn run_prompts_unboxed(
 
     tell_hooks_working_directory(options, &working_directory);
     let controls = Controls::for_eval(eval);
-    let lease = match pooled::lease(eval, options, &run).await {
+    let lease = match pooled::lease(eval, options, &mut run).await {
         Ok(lease) => lease,
         Err(e) => {
             run.fail(crate::StopReason::ExecutionError, e.to_string());

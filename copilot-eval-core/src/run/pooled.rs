@@ -25,9 +25,10 @@ use crate::run::pool::loopback::{sdk_response, serve_loopback};
 use crate::run::pool::wire::{self, Frame, Payload, WireContext};
 
 /// The lease of a warm runtime for this run, when it has a pool (given, or the runner's from
-/// the environment) and may share a runtime ([`poolable`]): its pool key is asked from the
-/// run's model server ([`crate::run::pool::pool_key`]). `Ok(None)`: the run starts its private
-/// runtime.
+/// the environment) and may share a runtime ([`private_reason`] gives none): its pool key is
+/// asked from the run's model server ([`crate::run::pool::pool_key`]). `Ok(None)`: the run
+/// starts its private runtime; when a pool was offered, `run` notes why
+/// (`private_runtime_reason`).
 ///
 /// # Errors
 /// The pool key could not be computed or the pool could not give a runtime; the text says
@@ -35,11 +36,8 @@ use crate::run::pool::wire::{self, Frame, Payload, WireContext};
 pub(super) async fn lease(
     eval: &crate::CopilotEval,
     options: &super::RunOptions,
-    run: &super::state::RunState,
+    run: &mut super::state::RunState,
 ) -> Result<Option<crate::run::pool::Lease>, crate::run::pool::PoolError> {
-    if !poolable(eval, options) {
-        return Ok(None);
-    }
     let source = match &options.pool {
         Some(source) => source.clone(),
         None => match crate::run::pool::RunnerPool::from_env() {
@@ -47,6 +45,10 @@ pub(super) async fn lease(
             None => return Ok(None),
         },
     };
+    if let Some(reason) = private_reason(eval, options) {
+        run.note_private_runtime(reason.to_owned());
+        return Ok(None);
+    }
     let (super::Target::Offline { base_url }, Some(runtime_path)) =
         (&options.target, run.runtime_path.as_deref())
     else {
@@ -64,15 +66,35 @@ pub(super) async fn lease(
     source.lease(&key, runtime_path, sandbox.as_ref()).await
 }
 
-/// Whether `eval` may run on a pooled runtime (see [`super::RunOptions::pooled`]).
-fn poolable(eval: &crate::CopilotEval, options: &super::RunOptions) -> bool {
-    matches!(options.target, super::Target::Offline { .. })
-        && eval.client_mode != crate::eval::ClientMode::Empty
-        && !eval.fresh_runtime
-        && eval.session_hatch.is_none()
-        && options.resume.is_none()
-        && options.home_seed.is_none()
-        && (eval.mcp_servers.is_empty() || options.faults.pool_mcp_servers)
+/// Why `eval` may not run on a pooled runtime (see [`super::RunOptions::pooled`]), in words for
+/// the result's `private_runtime_reason`; `None`: it may.
+fn private_reason(eval: &crate::CopilotEval, options: &super::RunOptions) -> Option<&'static str> {
+    if !matches!(options.target, super::Target::Offline { .. }) {
+        return Some("the run is live or records: no pool serves live model traffic");
+    }
+    if eval.client_mode == crate::eval::ClientMode::Empty {
+        return Some("the eval runs in empty client mode");
+    }
+    if eval.fresh_runtime {
+        return Some("the eval sets fresh_runtime");
+    }
+    if eval.session_hatch.is_some() {
+        return Some("the eval has a session hatch: its closure could reach the shared runtime");
+    }
+    if options.resume.is_some() || options.home_seed.is_some() {
+        return Some("the run resumes a session (or seeds its home)");
+    }
+    if eval.mcp_servers.is_empty() || options.faults.pool_mcp_servers {
+        return None;
+    }
+    if eval.mcp_servers.len() == eval.mcp_mocks.len() {
+        return Some(
+            "the eval configures MCP mocks: a pooled runtime's sandbox, fixed when the pool started, may not connect to a mock's port",
+        );
+    }
+    Some(
+        "the eval configures MCP servers: a stdio server's process would be the pooled runtime's child, out of reach of the run's leftover sweep, and a pooled runtime's sandbox may not connect to an HTTP server's port",
+    )
 }
 
 /// The running endpoint; stops when dropped.
@@ -347,15 +369,18 @@ pub(crate) fn client_options(
 
 #[cfg(test)]
 mod tests {
-    use super::{poolable, rewrite_origin};
+    use super::{private_reason, rewrite_origin};
     use crate::CopilotEval;
     use crate::run::RunOptions;
 
     /// docs/performance.md, "Which evals run on a private runtime": an offline eval shares a
     /// runtime unless it asks for a fresh one, has a session hatch, runs in empty client mode,
     /// resumes a session, seeds its home or configures MCP servers; a live run never does.
+    /// Each refusal names why.
     #[test]
     fn which_evals_may_share_a_runtime() {
+        let poolable =
+            |eval: &CopilotEval, options: &RunOptions| private_reason(eval, options).is_none();
         let offline = || RunOptions::offline("http://127.0.0.1:9");
         let plain = CopilotEval::builder().build().unwrap();
         assert!(poolable(&plain, &offline()));
@@ -383,6 +408,19 @@ mod tests {
             .build()
             .unwrap();
         assert!(!poolable(&mcp, &offline()));
+        assert!(
+            private_reason(&mcp, &offline())
+                .unwrap()
+                .contains("stdio server's process")
+        );
+        let mock = crate::mcp::McpMock::new("weather");
+        let mocked = CopilotEval::builder().mcp_mock(&mock).build().unwrap();
+        let why = private_reason(&mocked, &offline()).unwrap();
+        assert!(why.starts_with("the eval configures MCP mocks"), "{why}");
+        assert_eq!(
+            private_reason(&plain, &RunOptions::live()),
+            Some("the run is live or records: no pool serves live model traffic")
+        );
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub(super) struct RunState {
     pub(super) runtime_pid: Option<u32>,
     /// The session ran on a leased pooled runtime.
     pub(super) pooled_runtime: bool,
+    /// Why the session ran on a runtime of its own although a pool was offered
+    /// ([`RunState::note_private_runtime`]).
+    private_runtime_reason: Option<String>,
     pub(super) capture_errors: Arc<Mutex<Vec<String>>>,
     pub(super) cleanup_errors: Vec<String>,
     pub(super) tool_calls_admitted: u32,
@@ -98,6 +101,7 @@ impl RunState {
             runtime_path: None,
             runtime_pid: None,
             pooled_runtime: false,
+            private_runtime_reason: None,
             capture_errors: Arc::default(),
             cleanup_errors: Vec::new(),
             tool_calls_admitted: 0,
@@ -130,6 +134,12 @@ impl RunState {
             sandbox: None,
             confine: None,
         }
+    }
+
+    /// The session runs on a runtime of its own although a pool was offered, for `reason`
+    /// (`CopilotResult::private_runtime_reason`).
+    pub(super) fn note_private_runtime(&mut self, reason: String) {
+        self.private_runtime_reason = Some(reason);
     }
 
     /// Record a stop cause. The reason is decided at the end by [`StopReason::PRECEDENCE`].
@@ -210,6 +220,7 @@ impl RunState {
             runtime_path: self.runtime_path,
             runtime_pid: self.runtime_pid,
             pooled_runtime: self.pooled_runtime,
+            private_runtime_reason: self.private_runtime_reason,
             request_audit: self.request_audit,
             tool_calls_admitted: self.tool_calls_admitted,
             model_requests_held_back: self.model_requests_held_back,
