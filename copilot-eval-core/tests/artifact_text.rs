@@ -134,6 +134,7 @@ fn suite(tests: Vec<TestRecord>) -> SuiteReport {
         discrimination: None,
         judge_labels: None,
         noise_floor: None,
+        baseline: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),

@@ -175,6 +175,7 @@ fn results_seed() -> &'static str {
         discrimination: None,
         judge_labels: None,
         noise_floor: None,
+        baseline: None,
         schema_version: SCHEMA_VERSION.into(),
         tool: ToolInfo {
             name: "copilot-eval".into(),
