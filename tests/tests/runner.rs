@@ -861,10 +861,20 @@ fn an_unwrapped_invalid_setting_is_a_setup_error_naming_its_line() {
     assert_eq!(test.outcome, Outcome::Error, "{:?}", test.message);
     assert_eq!(test.error_kind, Some(ErrorKind::Setup));
     let message = test.message.as_deref().unwrap_or_default();
+    // The line of the fixture that calls `build()`, found in the file (it moves as evals are
+    // added above it).
+    let fixture =
+        std::fs::read_to_string(workspace_root().join("tests/fixture/tests/evals.rs")).unwrap();
+    let line = 1 + fixture
+        .lines()
+        .position(|l| l.contains("ctx.eval().timeout_s(-1.0).build().unwrap()"))
+        .expect("the fixture's misconfigured build");
     assert!(
         message.contains("invalid eval configuration: ")
             && message.contains("timeout_s")
-            && message.contains("(the eval built at tests/fixture/tests/evals.rs:599)"),
+            && message.contains(&format!(
+                "(the eval built at tests/fixture/tests/evals.rs:{line})"
+            )),
         "{message}"
     );
     assert!(test.runs.is_empty(), "no session ran");
