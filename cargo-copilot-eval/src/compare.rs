@@ -53,7 +53,7 @@ pub(crate) struct DecideArgs {
     baseline: Option<PathBuf>,
     /// With --baseline: exit 1 when an eval regressed significantly (an underpowered
     /// difference never does).
-    #[arg(long, requires = "baseline", overrides_with = "no_fail_on_regression")]
+    #[arg(long, requires = "baseline")]
     fail_on_regression: bool,
     /// Run only the evals that failed, errored or did not run in this results file, each a new
     /// attempt (labelled `attempt` in the results; the earlier outcome is never replaced).

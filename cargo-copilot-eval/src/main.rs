@@ -79,7 +79,7 @@ pub(crate) struct RunArgs {
           value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     /// Run every eval offline against its cassette (a missing cassette is an error, never a live call).
-    #[arg(long, overrides_with = "no_replay")]
+    #[arg(long)]
     replay: bool,
     /// List the eval tests and exit.
     #[arg(long)]
@@ -87,17 +87,17 @@ pub(crate) struct RunArgs {
     #[command(flatten)]
     packages: packages::PackageArgs,
     /// Keep launching evals after an infrastructure error (by default the rest are not run).
-    #[arg(long, overrides_with = "fail_fast")]
+    #[arg(long)]
     no_fail_fast: bool,
     /// Seconds a test may run past its deadline (its run's timeout_s) for cleanup before it is killed.
     #[arg(long, value_name = "SECONDS", default_value_t = suite::DEFAULT_CLEANUP_BOUND.as_secs_f64())]
     cleanup_bound_s: f64,
     /// One line per finished test even on a terminal (no progress bar).
-    #[arg(long, overrides_with = "no_plain")]
+    #[arg(long)]
     plain: bool,
     /// Start a Copilot runtime for every eval instead of running offline evals on warm pooled
     /// runtimes (one eval at a time each; see docs/performance.md).
-    #[arg(long, overrides_with = "no_fresh_runtime")]
+    #[arg(long)]
     fresh_runtime: bool,
     /// Run no session sandboxed (docs/sandbox.md): every eval's runtime runs unconfined, and
     /// each result says so (`sandbox.state = off`).
@@ -157,7 +157,7 @@ pub(crate) struct RunArgs {
     /// With trials: end an eval's trials once its verdict over them (--min-pass-rate, else
     /// every trial must pass) can no longer change, by exact counting; the trials left are
     /// reported not_run with `stopped_early` (JUnit: skipped) and no session is spent on them.
-    #[arg(long, overrides_with = "no_stop_early")]
+    #[arg(long)]
     stop_early: bool,
     /// A/A: run each eval twice in every trial, as arm A and arm B of the same configuration;
     /// the report gives the flip rate (the (eval, trial) pairs whose verdicts differ), the

@@ -317,9 +317,10 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
     phases::mark("tests done, pool shut down");
     // `--baseline`: compared before the summary, which leads with each eval's verdict beside
     // the baseline's; the comparison's table prints after the artifacts.
+    let redactor = Redactor::from_env();
     let comparison = match (&options.baseline, baseline) {
         (Some(file), Some(baseline)) => {
-            let redacted = Redactor::from_env().redact_report(&report);
+            let redacted = redactor.redact_report(&report);
             let (comparison, record) = decide::compare_with_baseline(file, baseline, &redacted);
             report.baseline = Some(record);
             Some(comparison)
@@ -335,7 +336,7 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
     if list.tests.is_empty() && in_other_shards == 0 {
         status = exit_code::NO_TESTS;
     }
-    write_and_decide(options, &report, comparison, status)
+    write_and_decide(options, &report, &redactor, comparison, status)
 }
 
 /// After the summary: write the artifacts, report to GitHub, print the comparison with
@@ -344,6 +345,7 @@ pub fn run_command(options: &SuiteOptions) -> u8 {
 fn write_and_decide(
     options: &SuiteOptions,
     report: &SuiteReport,
+    redactor: &Redactor,
     comparison: Option<compare::CompareReport>,
     mut status: u8,
 ) -> u8 {
@@ -354,12 +356,11 @@ fn write_and_decide(
         grading: options.grading.clone(),
         benchmark: options.benchmark.clone(),
     };
-    let redactor = Redactor::from_env();
-    if !artifacts::write_artifacts(report, &paths, &redactor) {
+    if !artifacts::write_artifacts(report, &paths, redactor) {
         status = exit_code::SUITE_ERROR;
     }
     phases::mark("artifacts written");
-    if let Err(e) = github::report_to_github(report, &redactor) {
+    if let Err(e) = github::report_to_github(report, redactor) {
         eprintln!("error: {e}");
         status = exit_code::SUITE_ERROR;
     }
