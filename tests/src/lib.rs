@@ -290,6 +290,22 @@ impl Offline {
         assert_no_runtime_left(&result);
         result
     }
+
+    /// Run `eval` on `prompts`, one turn each, against the server with `faults`, and check no
+    /// runtime process is left.
+    pub async fn run_turns(
+        &self,
+        eval: &copilot_eval_core::CopilotEval,
+        prompts: &[&str],
+        faults: copilot_eval_core::run::TestFaults,
+    ) -> CopilotResult {
+        let options = copilot_eval_core::RunOptions::offline(self.server.base_url())
+            .runtime_path(&self.runtime)
+            .test_faults(faults);
+        let result = copilot_eval_core::run_turns(eval, prompts.iter().copied(), &options).await;
+        assert_no_runtime_left(&result);
+        result
+    }
 }
 
 /// The run's evidence as the artifacts hold it (token usage included), with what legitimately

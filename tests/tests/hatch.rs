@@ -9,16 +9,15 @@
 
 use std::sync::{Arc, Mutex};
 
+use copilot_eval_core::StopReason;
 use copilot_eval_core::eval::{HatchError, HatchPoint};
 use copilot_eval_core::evidence::{Role, SessionEventType};
-use copilot_eval_core::model_server::{ModelServer, Script, ScriptedTurn, ServerConfig};
+use copilot_eval_core::model_server::{Script, ScriptedTurn};
 use copilot_eval_core::run::{SessionClock, TestFaults};
 use copilot_eval_core::sdk::rpc::WorkspacesCreateFileRequest;
-use copilot_eval_core::{CopilotEval, RunOptions, StopReason, run_turns};
-use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
+use copilot_eval_e2e::{MODEL, Offline, runtime_for};
 use serde_json::json;
 
-const MODEL: &str = "claude-sonnet-4.5";
 /// Ample for a runtime start and two turns on a loaded machine.
 const TIMEOUT_S: f64 = 120.0;
 
@@ -40,7 +39,6 @@ async fn the_hatch_lists_workspace_files_and_reads_todos_with_evidence_and_audit
     ) else {
         return;
     };
-    let work = tempfile::tempdir().unwrap();
     let script = Script::new([])
         .turn(ScriptedTurn::tool_call(
             "sql",
@@ -48,14 +46,11 @@ async fn the_hatch_lists_workspace_files_and_reads_todos_with_evidence_and_audit
         ))
         .turn(ScriptedTurn::text("Added two todos."))
         .turn(ScriptedTurn::text("Nothing else to do."));
-    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
-        .await
-        .unwrap();
+    let off = Offline::start(&runtime, script).await;
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let log = seen.clone();
-    let eval = CopilotEval::builder()
-        .model(MODEL)
-        .working_directory(work.path())
+    let eval = off
+        .eval()
         .timeout_s(TIMEOUT_S)
         .audit_requests(true)
         .session_hatch(move |at, session| {
@@ -82,19 +77,14 @@ async fn the_hatch_lists_workspace_files_and_reads_todos_with_evidence_and_audit
         .build()
         .unwrap();
 
-    let result = run_turns(
-        &eval,
-        ["Add two todos: alpha and beta.", "Anything else?"],
-        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
-    )
-    .await;
+    let prompts = ["Add two todos: alpha and beta.", "Anything else?"];
+    let result = off.run_turns(&eval, &prompts, TestFaults::default()).await;
     assert_eq!(
         result.stop_reason,
         StopReason::Completed,
         "{:?}",
         result.error
     );
-    assert_no_runtime_left(&result);
 
     // The hatch ran at each point, in order, and read what the session holds at that point.
     let files = vec!["notes/plan.md".to_owned()];
@@ -150,7 +140,7 @@ async fn the_hatch_lists_workspace_files_and_reads_todos_with_evidence_and_audit
         "the runtime's todos event is recorded"
     );
     // The audit: one record per model request the runtime sent, each for the eval's model.
-    let requests = server.model_requests();
+    let requests = off.server.model_requests();
     assert_eq!(requests.len(), 3);
     assert_eq!(result.request_audit.len(), requests.len());
     assert!(result.request_audit.iter().all(|a| a.model == MODEL));
@@ -165,16 +155,12 @@ async fn a_failing_hatch_ends_the_run_naming_the_point_and_sends_no_further_prom
     else {
         return;
     };
-    let work = tempfile::tempdir().unwrap();
     let script = Script::new([])
         .turn(ScriptedTurn::text("First."))
         .turn(ScriptedTurn::text("Second."));
-    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
-        .await
-        .unwrap();
-    let eval = CopilotEval::builder()
-        .model(MODEL)
-        .working_directory(work.path())
+    let off = Offline::start(&runtime, script).await;
+    let eval = off
+        .eval()
         .timeout_s(TIMEOUT_S)
         .session_hatch(|at, _session| {
             Box::pin(async move {
@@ -188,20 +174,16 @@ async fn a_failing_hatch_ends_the_run_naming_the_point_and_sends_no_further_prom
         })
         .build()
         .unwrap();
-    let result = run_turns(
-        &eval,
-        ["One.", "Two."],
-        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
-    )
-    .await;
+    let result = off
+        .run_turns(&eval, &["One.", "Two."], TestFaults::default())
+        .await;
     assert_eq!(result.stop_reason, StopReason::ExecutionError);
     assert_eq!(
         result.error.as_deref(),
         Some("the session hatch failed after turn 1: the plan is missing")
     );
-    assert_no_runtime_left(&result);
     assert_eq!(
-        server.model_requests().len(),
+        off.server.model_requests().len(),
         1,
         "the second prompt is not sent"
     );
@@ -214,31 +196,21 @@ async fn a_panicking_hatch_ends_the_run_before_the_first_prompt() {
     else {
         return;
     };
-    let work = tempfile::tempdir().unwrap();
     let script = Script::new([]).turn(ScriptedTurn::text("Never sent."));
-    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
-        .await
-        .unwrap();
-    let eval = CopilotEval::builder()
-        .model(MODEL)
-        .working_directory(work.path())
+    let off = Offline::start(&runtime, script).await;
+    let eval = off
+        .eval()
         .timeout_s(TIMEOUT_S)
         .session_hatch(|_at, _session| panic!("the hatch broke"))
         .build()
         .unwrap();
-    let result = run_turns(
-        &eval,
-        ["One."],
-        &RunOptions::offline(server.base_url()).runtime_path(&runtime.path),
-    )
-    .await;
+    let result = off.run_turns(&eval, &["One."], TestFaults::default()).await;
     assert_eq!(result.stop_reason, StopReason::ExecutionError);
     assert_eq!(
         result.error.as_deref(),
         Some("the session hatch panicked before the first prompt: the hatch broke")
     );
-    assert_no_runtime_left(&result);
-    assert!(server.model_requests().is_empty(), "no prompt was sent");
+    assert!(off.server.model_requests().is_empty(), "no prompt was sent");
 }
 
 /// A hatch that never returns is cut short by the eval's timeout, which names the hatch's point.
@@ -251,14 +223,10 @@ async fn a_hatch_that_never_returns_is_cut_short_by_the_timeout_naming_its_point
     else {
         return;
     };
-    let work = tempfile::tempdir().unwrap();
     let script = Script::new([]).turn(ScriptedTurn::text("Never sent."));
-    let server = ModelServer::start(ServerConfig::new(Arc::new(script)).model(MODEL))
-        .await
-        .unwrap();
-    let eval = CopilotEval::builder()
-        .model(MODEL)
-        .working_directory(work.path())
+    let off = Offline::start(&runtime, script).await;
+    let eval = off
+        .eval()
         .timeout_s(3.0)
         .session_hatch(|_at, _session| Box::pin(std::future::pending()))
         .build()
@@ -267,14 +235,7 @@ async fn a_hatch_that_never_returns_is_cut_short_by_the_timeout_naming_its_point
         clock_starts_at_session: Some(SessionClock::default()),
         ..TestFaults::default()
     };
-    let result = run_turns(
-        &eval,
-        ["One."],
-        &RunOptions::offline(server.base_url())
-            .runtime_path(&runtime.path)
-            .test_faults(faults),
-    )
-    .await;
+    let result = off.run_turns(&eval, &["One."], faults).await;
     // Before the first prompt: the agent was not tested, an infrastructure stop.
     assert_eq!(result.stop_reason, StopReason::ExecutionError);
     let error = result.error.as_deref().unwrap_or_default();
@@ -284,6 +245,5 @@ async fn a_hatch_that_never_returns_is_cut_short_by_the_timeout_naming_its_point
         ),
         "{error}"
     );
-    assert_no_runtime_left(&result);
-    assert!(server.model_requests().is_empty(), "no prompt was sent");
+    assert!(off.server.model_requests().is_empty(), "no prompt was sent");
 }
