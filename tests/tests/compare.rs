@@ -5,7 +5,10 @@
 //! - recorded with a scripted model standing in for the model service (`--record`): each side
 //!   records its own cassette, `<test>.yaml` for the baseline and `<test>-2.yaml` for the
 //!   treatment, and the recordings are the example's committed cassettes (set
-//!   `COPILOT_EVAL_UPDATE_CASSETTES=1` to write them there instead, then re-run);
+//!   `COPILOT_EVAL_UPDATE_CASSETTES=1` to write them there instead, then re-run); the
+//!   treatment's session works in a subfolder, and its cassette's `${workdir}` is the test's
+//!   root folder (the copilot-sdk's meaning), while the same cassettes written in the meaning of
+//!   before the header's `workdir` field still replay;
 //! - replayed offline (`--replay`): the JSON (valid against the committed schema) has both runs
 //!   labelled and the comparison's differences and verdicts, the JUnit has them as properties,
 //!   the terminal summary has the comparison's lines, and the HTML page, rendered in Chromium
@@ -167,6 +170,50 @@ async fn each_side_of_a_comparison_records_its_own_cassette_with_a_scripted_mode
             target.display()
         );
     }
+
+    // `${workdir}` is the test's root folder, the copilot-sdk's meaning: the treatment's session
+    // works in `<ctx.workdir()>/treatment`, and its cassette names the skill's folder below it.
+    let treatment = std::fs::read_to_string(&expected[1].1).unwrap();
+    assert!(
+        treatment.contains("  workdir: test_root\n")
+            && treatment.contains("${workdir}/treatment/.skills/release-notes"),
+        "{treatment}"
+    );
+    // A cassette recorded before the header's `workdir` field meant the session's working
+    // directory (`${workdir}/.skills/...` here); it still replays, as it meant.
+    let old_root = scratch.path().join("old-root");
+    let old_folder = old_root.join("tests/cassettes/evals");
+    std::fs::create_dir_all(&old_folder).unwrap();
+    for (_, recorded, _) in &expected {
+        let text = std::fs::read_to_string(recorded).unwrap();
+        let old = text
+            .replace("  workdir: test_root\n", "")
+            .replace("${workdir}/treatment/", "${workdir}/");
+        std::fs::write(old_folder.join(recorded.file_name().unwrap()), old).unwrap();
+    }
+    let old_root = old_root.to_str().unwrap().to_owned();
+    let replayed = tokio::task::spawn_blocking(move || {
+        support::copilot_eval(
+            &workspace_root(),
+            &[
+                "-p",
+                "quickstart",
+                "--cassette-root",
+                &old_root,
+                "--exact",
+                EVAL,
+            ],
+            &[],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(replayed.status, 0, "{}", replayed.stderr);
+    let runs = &replayed.test(EVAL).runs;
+    assert!(
+        runs.len() == 2 && runs.iter().all(|r| r.replay.is_some()),
+        "{runs:#?}"
+    );
 }
 
 /// Open `html` in headless Chromium, open the comparison's eval, and return what the page

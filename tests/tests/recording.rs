@@ -553,6 +553,29 @@ fn cassette_stem(name: &str) -> String {
     name.replace("::", "/")
 }
 
+/// `cassette` with `${workdir}` standing for the session's working directory: the stand-in
+/// server below runs outside any run, so it knows the session's folder only from the system
+/// prompt, while the comparison's recordings (their sessions work in `baseline/` and
+/// `treatment/` below the test's root folder) name those subfolders.
+fn session_meaning(mut cassette: Cassette) -> Cassette {
+    let messages = cassette
+        .conversations
+        .iter_mut()
+        .flat_map(|c| c.messages.iter_mut());
+    for message in messages {
+        for side in ["baseline", "treatment"] {
+            let from = format!("${{workdir}}/{side}/");
+            if let Some(content) = &mut message.content {
+                *content = content.replace(&from, "${workdir}/");
+            }
+            for call in &mut message.tool_calls {
+                call.arguments = call.arguments.replace(&from, "${workdir}/");
+            }
+        }
+    }
+    cassette
+}
+
 /// `cargo copilot-eval --record` end to end on the quick-start example: a loopback server
 /// answering like the model service did (from the example's hand-written cassettes) stands in
 /// for it; the recorded cassettes replay to the same evidence; `--record` keeps existing
@@ -575,7 +598,7 @@ async fn the_runner_records_cassettes_that_replay_and_refuses_to_record_under_ci
             if path == examples.join(format!("{}.yaml", QUICKSTART_LIVE[0])) || !path.exists() {
                 continue;
             }
-            let other = Cassette::load(&path).unwrap();
+            let other = session_meaning(Cassette::load(&path).unwrap());
             stand_in.conversations.extend(other.conversations);
         }
     }

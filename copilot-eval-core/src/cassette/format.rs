@@ -91,6 +91,7 @@ pub struct Cassette {
 ///   model: claude-sonnet-4.5        # the model the session asked for
 ///   wire_format: chat_completions   # chat_completions | responses | websocket_responses
 ///   recorded: 2026-11-30            # recording date, ISO 8601
+///   workdir: test_root              # what `${workdir}` stands for: test_root | session
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CassetteHeader {
@@ -105,6 +106,35 @@ pub struct CassetteHeader {
     pub wire_format: Option<WireApi>,
     /// `recorded`: the recording date as written (ISO 8601, e.g. `2026-11-30`).
     pub recorded: Option<String>,
+    /// `workdir`: what the cassette's `${workdir}` stands for. Read as written; when absent,
+    /// [`WorkdirMeaning::Session`] for a file with a `copilot_eval:` mapping (recorded before
+    /// the field existed) and [`WorkdirMeaning::TestRoot`] for a file without one (the
+    /// copilot-sdk's recordings).
+    pub workdir: WorkdirMeaning,
+}
+
+/// What a cassette's `${workdir}` stands for (the header's `workdir:`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WorkdirMeaning {
+    /// `test_root`: the test's root folder (the test context's `ctx.workdir()`,
+    /// [`RunOptions::workdir_root`](crate::RunOptions::workdir_root)), the copilot-sdk's
+    /// meaning: a session working in a subfolder `sub` writes `${workdir}/sub/...`. What
+    /// copilot-eval records.
+    #[default]
+    TestRoot,
+    /// `session`: the session's working directory, the subfolder included. The meaning of
+    /// cassettes copilot-eval recorded before the header's `workdir` field.
+    Session,
+}
+
+impl WorkdirMeaning {
+    /// The name a cassette writes: `test_root` or `session`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkdirMeaning::TestRoot => "test_root",
+            WorkdirMeaning::Session => "session",
+        }
+    }
 }
 
 /// One recorded conversation: the messages of the longest model request of one chain, followed
@@ -182,6 +212,15 @@ struct RawHeader {
     wire_format: Option<RawWire>,
     #[serde(default)]
     recorded: Option<String>,
+    #[serde(default)]
+    workdir: Option<RawWorkdir>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawWorkdir {
+    TestRoot,
+    Session,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -291,6 +330,10 @@ impl Cassette {
                     RawWire::WebsocketResponses => WireApi::WebSocketResponses,
                 }),
                 recorded: h.recorded,
+                workdir: match h.workdir {
+                    Some(RawWorkdir::TestRoot) => WorkdirMeaning::TestRoot,
+                    Some(RawWorkdir::Session) | None => WorkdirMeaning::Session,
+                },
             })
             .unwrap_or_default();
         if raw.conversations.value.is_empty() && raw.errors.is_empty() {

@@ -33,6 +33,7 @@
 //!   model: claude-sonnet-4.5
 //!   wire_format: chat_completions
 //!   recorded: 2026-11-30
+//!   workdir: test_root          # `${workdir}` is the test's root folder (absent: see CassetteHeader)
 //! models:                       # model ids of the recorded session
 //!   - claude-sonnet-4.5
 //! conversations:                # each: one chain of model requests, ending with its last reply
@@ -62,7 +63,7 @@
 //! replies, and the run's result then has `usage_unknown` (its artifacts say `unknown`).
 //!
 //! Placeholders stand for what differs between machines: `${system}` (the runtime's whole system
-//! prompt), `${compaction_prompt}` (the runtime's compaction request), `${workdir}` (the session working directory, in every spelling),
+//! prompt), `${compaction_prompt}` (the runtime's compaction request), `${workdir}` (the test's root folder, the copilot-sdk's meaning, in every spelling; see [`WorkdirMeaning`]),
 //! `${tool_output_file}` (the file the runtime saves a too-large tool result to), `${shell}`, `${read_shell}`,
 //! `${write_shell}`, `${stop_shell}`, `${list_shell}` (the shell tool names). Reading is strict:
 //! unknown keys, unknown roles and messages missing what their role needs are errors that name
@@ -107,7 +108,7 @@
 //! | `plan_prefix` | format | all (the copilot-sdk's rule) | in user messages, a leading `[[PLAN]]` is removed |
 //! | `compaction_prompt` | format | all (the copilot-sdk's rule) | in user messages, the runtime's compaction request to the end of the text becomes `${compaction_prompt}` |
 //! | `user_text_trim` | format | all (the copilot-sdk's rule) | a user message's text is trimmed |
-//! | `workdir` | format | all | every spelling of the working directory (the run's, as given and canonical, and the system prompt's `Current working directory: <path>` line) becomes `${workdir}` in texts and in the string values of tool-call arguments |
+//! | `workdir` | format | all | every spelling of the test's root folder (the run's, as given and canonical, and as the system prompt's `Current working directory: <path>` line spells it) becomes `${workdir}` in texts and in the string values of tool-call arguments |
 //! | `tool_output_file` | format | 1.0.102 | in tool results, the runtime's large-output file (`<temp>/<ms>-copilot-tool-output-<hex>.txt`) becomes `${tool_output_file}` |
 //! | `shell_tool_names` | format | all | tool-call names `bash`/`powershell`, `read_*`, `write_*`, `stop_*`, `list_*` become `${shell}`, `${read_shell}`, ... |
 //! | `tool_call_ids` | format | all | tool-call ids are renumbered by first appearance: `toolcall_0`, `toolcall_1`, ... |
@@ -191,6 +192,7 @@
 //! copilot-eval cassette split`) writes one cassette per session, the test's second run's as
 //! `<stem>-2.yaml`.
 
+mod context;
 mod format;
 mod normalize;
 mod prompt;
@@ -220,7 +222,7 @@ use futures::future::BoxFuture;
 
 pub use format::{
     Cassette, CassetteError, CassetteHeader, Conversation, DEFAULT_ERROR_CODE,
-    DEFAULT_ERROR_MESSAGE, Message, RecordedError, RecordedToolCall, Role,
+    DEFAULT_ERROR_MESSAGE, Message, RecordedError, RecordedToolCall, Role, WorkdirMeaning,
 };
 pub use normalize::{NORMALIZERS, NORMALIZERS_VERSION, Normalizer, NormalizerKind};
 pub use prompt::{PROMPT_PARTS, PromptParts};

@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+pub(crate) use super::context::Context;
 use super::format::{Message, Role};
 use super::prompt::PromptParts;
 pub(crate) use super::spellings::spellings;
@@ -14,7 +15,7 @@ use super::user_text;
 
 /// Version of the normaliser list ([`NORMALIZERS`]). Raised whenever an entry is added, removed
 /// or changes what it does; a mismatch diagnosis names it.
-pub const NORMALIZERS_VERSION: u32 = 5;
+pub const NORMALIZERS_VERSION: u32 = 6;
 
 /// Whether a normaliser belongs to the cassette format itself or compensates drift between the
 /// runtime that recorded a cassette and the runtime that replays it.
@@ -140,10 +141,10 @@ pub const NORMALIZERS: &[Normalizer] = &[
     },
     Normalizer {
         name: "workdir",
-        version: 2,
+        version: 3,
         kind: NormalizerKind::Format,
-        runtime_versions: "all; the directory is the one the run gave the runtime, in every spelling (as given and canonical, e.g. `/var/...` and `/private/var/...`), and the system prompt's `Current working directory: <path>` line (1.0.102) when it has one",
-        description: "every spelling of the session working directory becomes `${workdir}` in message texts and in the string values of tool-call arguments (longest spelling first)",
+        runtime_versions: "all; the folder is the test's root folder the run was given (the session's working directory when none, or when the session works outside it), in every spelling (as given and canonical, e.g. `/var/...` and `/private/var/...`, and as the system prompt's `Current working directory: <path>` line (1.0.102) spells it); a cassette whose header has no `workdir: test_root` means the session's working directory",
+        description: "every spelling of the test's root folder (the copilot-sdk's `${workdir}`) becomes `${workdir}` in message texts and in the string values of tool-call arguments (longest spelling first); a session in a subfolder `sub` gives `${workdir}/sub/...`",
         apply: workdir,
     },
     Normalizer {
@@ -211,48 +212,6 @@ pub const NORMALIZERS: &[Normalizer] = &[
         apply: shell_exit_marker,
     },
 ];
-
-/// What the normalisers need to know about one side.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Context {
-    /// Every spelling of the session working directory (request side), longest first; empty
-    /// when unknown (the recorded side).
-    pub workdirs: Vec<String>,
-    /// The spelling a reply's `${workdir}` is filled with: the system prompt's, else the one
-    /// the run gave the runtime.
-    pub workdir: Option<String>,
-    /// Whether this is a live request's side (or a recording's): the system prompt is real
-    /// text, so its user-controlled parts are hashed ([`super::prompt::prompt_parts`]).
-    pub live: bool,
-}
-
-impl Context {
-    /// The context of one request: the working directory its system prompt states (if any) and
-    /// `known`, the directory the run gave the runtime (if the run said), each in every
-    /// spelling ([`spellings`]).
-    pub fn for_request(messages: &[Value], known: Option<&std::path::Path>) -> Context {
-        let stated = workdir_from_system_prompt(messages);
-        let mut workdirs: Vec<String> = Vec::new();
-        for dir in stated
-            .iter()
-            .map(std::path::PathBuf::from)
-            .chain(known.map(std::path::Path::to_path_buf))
-        {
-            for spelling in spellings(&dir) {
-                if !workdirs.contains(&spelling) {
-                    workdirs.push(spelling);
-                }
-            }
-        }
-        // Longest first, so that `/private/var/x` is replaced before `/var/x` inside it.
-        workdirs.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        Context {
-            workdirs,
-            workdir: stated.or_else(|| known.map(|d| d.display().to_string())),
-            live: true,
-        }
-    }
-}
 
 /// A request's message whose `role` (the text here) is none a cassette holds.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -450,27 +409,6 @@ pub(crate) fn normalize(messages: &mut Vec<NormalMessage>, context: &Context) {
     for normalizer in NORMALIZERS {
         (normalizer.apply)(messages, context);
     }
-}
-
-/// The working directory a request's system prompt states (`Current working directory: <path>`
-/// on a line of its own, as runtime 1.0.102 writes it), if any.
-pub(crate) fn workdir_from_system_prompt(messages: &[Value]) -> Option<String> {
-    const MARKER: &str = "Current working directory: ";
-    messages
-        .iter()
-        .filter(|m| {
-            m.get("role")
-                .and_then(Value::as_str)
-                .and_then(Role::from_name)
-                == Some(Role::System)
-        })
-        .filter_map(|m| m.get("content").and_then(Value::as_str))
-        .flat_map(str::lines)
-        .find_map(|line| {
-            let at = line.find(MARKER)?;
-            let path = line[at + MARKER.len()..].trim();
-            (!path.is_empty()).then(|| path.to_owned())
-        })
 }
 
 /// Canonical JSON text of a value: object keys sorted, no insignificant whitespace.

@@ -1,13 +1,12 @@
 //! The replay [`Responder`]: strict prefix matching of normalised requests against the recorded
 //! conversations, the replies, the consumption record, runtime-injected calls and diagnoses.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::format::{Cassette, Message, Role};
+use super::format::{Cassette, Message, Role, WorkdirMeaning};
 use super::format::{DEFAULT_ERROR_CODE, DEFAULT_ERROR_MESSAGE};
 use super::normalize::{
     Context, NORMALIZERS_VERSION, NormalMessage, UnknownRole, normalize, shell_name,
@@ -16,7 +15,7 @@ use crate::model_server::{ModelRequest, Reply, Responder, ScriptedTurn};
 pub use crate::result::replay::{
     ConversationDiff, Departure, LaterMiss, ReplayMismatch, ReplayMiss,
 };
-use crate::run::ReplayCheck;
+use crate::run::{ReplayCheck, RunFolders};
 
 /// HTTP status of the answer to a request that matches nothing: a client error the runtime does
 /// not retry (sent with `x-should-retry: false`), expressible on every wire format.
@@ -72,9 +71,9 @@ struct State {
     injected: Vec<InjectedCall>,
     /// Replies served without recorded `usage` (answered with the server's made-up default).
     without_usage: usize,
-    /// The working directory the run gave the runtime, when the run said
-    /// ([`ReplayCheck::working_directory`]).
-    workdir: Option<PathBuf>,
+    /// The run's folders, when the run said ([`ReplayCheck::working_directory`]), their root
+    /// the folder this cassette's `${workdir}` stands for ([`WorkdirMeaning`]).
+    workdir: Option<RunFolders>,
 }
 
 /// Answers model requests from a [`Cassette`] (see the [module documentation](super)).
@@ -463,7 +462,7 @@ fn comparable(
             state.injected.push(call);
         }
     }
-    let context = Context::for_request(&request.messages, state.workdir.as_deref());
+    let context = Context::for_request(&request.messages, state.workdir.as_ref());
     normalize(&mut messages, &context);
     (messages, context, unknown_role)
 }
@@ -720,8 +719,11 @@ impl Responder for ReplayResponder {
 }
 
 impl ReplayCheck for ReplayResponder {
-    fn working_directory(&self, dir: &std::path::Path) {
-        self.lock().workdir = Some(dir.to_path_buf());
+    fn working_directory(&self, folders: &RunFolders) {
+        self.lock().workdir = Some(match self.cassette.header.workdir {
+            WorkdirMeaning::TestRoot => folders.clone(),
+            WorkdirMeaning::Session => folders.session_only(),
+        });
     }
 
     fn usage_unknown(&self) -> bool {

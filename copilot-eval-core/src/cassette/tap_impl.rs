@@ -44,7 +44,7 @@ impl ExchangeTap for Recorder {
         Recorder::ws_closed(self, socket)
     }
 
-    fn working_directory(&self, dir: &std::path::Path) {
-        Recorder::set_working_directory(self, dir)
+    fn working_directory(&self, folders: &crate::run::RunFolders) {
+        Recorder::set_working_directory(self, folders)
     }
 }

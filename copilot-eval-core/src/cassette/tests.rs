@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::context::workdir_from_system_prompt;
 use super::normalize::{
     Context, NormalMessage, normalize, rewrite_exit_markers, spellings, strip_line_numbers,
-    workdir_from_system_prompt,
 };
 use super::*;
 use crate::model_server::{ModelRequest, Reply, WireApi};
-use crate::run::ReplayCheck;
+use crate::run::{ReplayCheck, RunFolders};
 
 const WORKDIR: &str = "/ws/replay-work";
 
@@ -110,8 +110,17 @@ fn the_header_is_optional_and_read_when_present() {
             model: Some("claude-sonnet-4.5".into()),
             wire_format: Some(WireApi::WebSocketResponses),
             recorded: Some("2026-11-30".into()),
+            // Written before the header's `workdir`: the session's working directory.
+            workdir: WorkdirMeaning::Session,
         }
     );
+    let explicit = "copilot_eval:\n  workdir: test_root\nconversations:\n  - messages:\n      - role: user\n        content: 4\n";
+    assert_eq!(
+        parse(explicit).unwrap().header.workdir,
+        WorkdirMeaning::TestRoot
+    );
+    let sdk = "conversations:\n  - messages:\n      - role: user\n        content: 4\n";
+    assert_eq!(parse(sdk).unwrap().header.workdir, WorkdirMeaning::TestRoot);
     assert!(cassette.models.is_empty());
     assert_eq!(cassette.model(), Some("claude-sonnet-4.5"));
     // A plain scalar that looks like a number is still the text.
@@ -719,7 +728,7 @@ fn every_spelling_of_a_symlinked_working_directory_becomes_the_placeholder() {
         json!({"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"pwd\"}"}}]}),
         json!({"role": "tool", "tool_call_id": "call_1", "content": format!("{}\n<shellId: 0 completed with exit code 0>", canonical.display())}),
     ];
-    let context = Context::for_request(&request, Some(&lexical));
+    let context = Context::for_request(&request, Some(&RunFolders::new(&lexical, None)));
     assert_eq!(context.workdir, Some(lexical.display().to_string()));
     let mut normal: Vec<NormalMessage> = request
         .iter()
@@ -734,6 +743,58 @@ fn every_spelling_of_a_symlinked_working_directory_becomes_the_placeholder() {
     // Without the run's directory, nothing is known.
     let context = Context::for_request(&request, None);
     assert!(context.workdirs.is_empty() && context.workdir.is_none());
+}
+
+/// `${workdir}` is the test's root folder (the copilot-sdk's meaning): a session working in
+/// `root/sub` writes `${workdir}/sub/...`, also when the system prompt spells the session's
+/// folder canonically (the root's spelling is found from it), and a reply's `${workdir}` is
+/// filled with the root; a session outside the root has `${workdir}` for its own folder.
+#[cfg(unix)]
+#[test]
+fn the_workdir_placeholder_stands_for_the_test_root_with_the_session_in_a_subfolder() {
+    let temp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(temp.path().join("real/root/sub")).unwrap();
+    std::os::unix::fs::symlink(temp.path().join("real"), temp.path().join("link")).unwrap();
+    let root = temp.path().join("link/root");
+    let session = root.join("sub");
+    let canonical_root = std::fs::canonicalize(&root).unwrap();
+    let canonical_session = canonical_root.join("sub");
+    let folders = RunFolders::new(&session, Some(&root));
+    assert_eq!(folders.root, root);
+    let request = vec![
+        json!({"role": "system", "content": format!("Be good.\n* Current working directory: {}\n", canonical_session.display())}),
+        json!({"role": "user", "content": format!("Read {}/notes.txt and {}/top.txt", session.display(), root.display())}),
+    ];
+    let normalised = |folders: &RunFolders| {
+        let context = Context::for_request(&request, Some(folders));
+        let mut normal: Vec<NormalMessage> = request
+            .iter()
+            .map(|m| NormalMessage::from_request(m).unwrap())
+            .collect();
+        normalize(&mut normal, &context);
+        (context.workdir, normal[1].content.clone())
+    };
+    assert_eq!(
+        normalised(&folders),
+        (
+            Some(canonical_root.display().to_string()),
+            Some("Read ${workdir}/sub/notes.txt and ${workdir}/top.txt".to_owned())
+        )
+    );
+    // The old meaning (a cassette recorded before the header's `workdir`).
+    assert_eq!(
+        normalised(&folders.session_only()),
+        (
+            Some(canonical_session.display().to_string()),
+            Some(format!(
+                "Read ${{workdir}}/notes.txt and {}/top.txt",
+                root.display()
+            ))
+        )
+    );
+    // A session outside the given root: the root is the session's own folder.
+    let elsewhere = temp.path().join("elsewhere");
+    assert_eq!(RunFolders::new(&elsewhere, Some(&root)).root, elsewhere);
 }
 
 /// A reply served without recorded `usage:` makes the run's token usage unknown (the server

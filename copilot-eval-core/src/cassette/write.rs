@@ -30,6 +30,7 @@ struct OutHeader<'a> {
     wire_format: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     recorded: Option<&'a str>,
+    workdir: &'static str,
 }
 
 #[derive(Serialize)]
@@ -138,6 +139,7 @@ fn out_header(header: &CassetteHeader) -> Option<OutHeader<'_>> {
         model: header.model.as_deref(),
         wire_format: header.wire_format.map(wire_format_name),
         recorded: header.recorded.as_deref(),
+        workdir: header.workdir.as_str(),
     })
 }
 
@@ -294,7 +296,7 @@ pub(super) fn out_error(error: &RecordedError) -> OutError<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassette::{Conversation, RecordedToolCall};
+    use crate::cassette::{Conversation, RecordedToolCall, WorkdirMeaning};
 
     fn message(role: Role, content: Option<&str>) -> Message {
         Message {
@@ -349,6 +351,7 @@ mod tests {
                 model: Some("claude-sonnet-4.5".into()),
                 wire_format: Some(WireApi::WebSocketResponses),
                 recorded: Some("2026-11-30".into()),
+                workdir: WorkdirMeaning::Session,
             },
             models: vec!["claude-sonnet-4.5".into()],
             conversations: vec![Conversation { messages }],

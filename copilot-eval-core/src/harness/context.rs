@@ -521,7 +521,8 @@ impl EvalContext {
         let faults = self.inner.faults.lock().expect("faults lock").clone();
         let adjust = |options: RunOptions| {
             let options = super::resume::options_for(options, &home, resume.as_ref())
-                .ablate(super::ablation_from_env());
+                .ablate(super::ablation_from_env())
+                .workdir_root(self.workdir());
             match &faults {
                 Some(faults) => options.test_faults(faults.clone()),
                 None => options,

@@ -222,6 +222,7 @@ pub(crate) async fn record_run(
         model: eval.model().map(str::to_owned),
         wire_format: None,
         recorded: None,
+        workdir: crate::cassette::WorkdirMeaning::TestRoot,
     };
     let comment = format!(
         "Recorded by copilot-eval {} (`cargo copilot-eval --record`) from a live session of\n`{test}` (run {run}). Replay: `cargo copilot-eval --replay`; record again:\n`cargo copilot-eval --record=all {test}`.",

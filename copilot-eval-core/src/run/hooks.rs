@@ -3,7 +3,7 @@
 //! forwards ([`ExchangeTap`]). The run owns these traits; the cassette module implements them
 //! (`ReplayResponder` and `Recorder`), so the run never depends on the cassette.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use github_copilot_sdk::copilot_request_handler::CopilotHttpResponse;
@@ -24,11 +24,11 @@ pub trait ReplayCheck: Send + Sync + std::fmt::Debug {
     /// request can arrive any more.
     fn mismatch(&self, turns_finished: bool) -> Option<ReplayMismatch>;
 
-    /// The run's working directory, exactly as the run hands it to the runtime (the eval's
-    /// `working_directory`, or the temporary directory the run created), called once before the
-    /// session starts. The replay uses it to know every spelling of the directory, also when
-    /// the system prompt does not state it (`replace` mode). Default: ignored.
-    fn working_directory(&self, _dir: &Path) {}
+    /// The run's folders ([`RunFolders`]: the session's working directory and the folder a
+    /// cassette's `${workdir}` stands for), called once before the session starts. The replay
+    /// uses them to know every spelling of the directory, also when the system prompt does not
+    /// state it (`replace` mode). Default: ignored.
+    fn working_directory(&self, _folders: &RunFolders) {}
 
     /// Whether the token usage the runtime reported for this run was made up by the replay
     /// rather than recorded: at least one reply was served without recorded usage (the server
@@ -82,7 +82,44 @@ pub trait ExchangeTap: Send + Sync + std::fmt::Debug {
     /// WebSocket `socket` closed.
     fn ws_closed(&self, socket: u64);
 
-    /// The run's working directory, exactly as the run hands it to the runtime, called once
-    /// before the session starts (see [`ReplayCheck::working_directory`]). Default: ignored.
-    fn working_directory(&self, _dir: &Path) {}
+    /// The run's folders, called once before the session starts (see
+    /// [`ReplayCheck::working_directory`]). Default: ignored.
+    fn working_directory(&self, _folders: &RunFolders) {}
+}
+
+/// The folders a run hands its [`ReplayCheck`] and [`ExchangeTap`] before the session starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFolders {
+    /// The session's working directory, exactly as the run hands it to the runtime (the eval's
+    /// `working_directory`, or the temporary directory the run created).
+    pub session: PathBuf,
+    /// The folder a cassette's `${workdir}` stands for, the copilot-sdk's meaning: the test's
+    /// root folder ([`RunOptions::workdir_root`](super::RunOptions::workdir_root); the test
+    /// context gives `ctx.workdir()`), when `session` is that folder or inside it; otherwise
+    /// `session` itself.
+    pub root: PathBuf,
+}
+
+impl RunFolders {
+    /// The folders of a run whose session works in `session`, given the test's root folder
+    /// `root` (if any): `root` is kept only when `session` is inside it (compared as given,
+    /// component by component).
+    pub fn new(session: &Path, root: Option<&Path>) -> RunFolders {
+        let root = root
+            .filter(|root| session.starts_with(root))
+            .unwrap_or(session);
+        RunFolders {
+            session: session.to_path_buf(),
+            root: root.to_path_buf(),
+        }
+    }
+
+    /// The same session with `${workdir}` standing for the session's working directory (the
+    /// meaning of cassettes recorded before the cassette header's `workdir` field).
+    pub fn session_only(&self) -> RunFolders {
+        RunFolders {
+            session: self.session.clone(),
+            root: self.session.clone(),
+        }
+    }
 }

@@ -58,7 +58,7 @@ mod state;
 mod test_faults;
 mod turns;
 
-pub use hooks::{ExchangeTap, ReplayCheck};
+pub use hooks::{ExchangeTap, ReplayCheck, RunFolders};
 /// What `doctor` (feature `runner`) asks of a run's preparation.
 #[cfg(feature = "runner")]
 pub(crate) use prepare::{client_options, gh_token};
@@ -95,6 +95,7 @@ pub struct RunOptions {
     home: Option<PathBuf>,
     resume: Option<String>,
     continue_pending_work: Option<bool>,
+    workdir_root: Option<PathBuf>,
     replay: Option<Arc<dyn ReplayCheck>>,
     tap: Option<Arc<dyn ExchangeTap>>,
     pool: Option<crate::run::pool::PoolSource>,
@@ -118,6 +119,7 @@ impl RunOptions {
             home: None,
             resume: None,
             continue_pending_work: None,
+            workdir_root: None,
             replay: None,
             tap: None,
             pool: None,
@@ -177,6 +179,15 @@ impl RunOptions {
     /// runtime starts, naming this setting.
     pub fn continue_pending_work(mut self, continue_pending: bool) -> Self {
         self.continue_pending_work = Some(continue_pending);
+        self
+    }
+
+    /// The test's root folder: what a cassette's `${workdir}` stands for when the run records
+    /// or replays, the copilot-sdk's meaning ([`RunFolders::root`]). The test context sets its
+    /// own `ctx.workdir()`; unset, or when the session's working directory is not inside it,
+    /// `${workdir}` stands for the session's working directory.
+    pub fn workdir_root(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.workdir_root = Some(dir.into());
         self
     }
 
@@ -433,11 +444,12 @@ async fn run_prompts_unboxed(
 /// Hand the run's working directory to the replay check and the exchange tap, before the
 /// session starts.
 fn tell_hooks_working_directory(options: &RunOptions, working_directory: &std::path::Path) {
+    let folders = RunFolders::new(working_directory, options.workdir_root.as_deref());
     if let Some(replay) = &options.replay {
-        replay.working_directory(working_directory);
+        replay.working_directory(&folders);
     }
     if let Some(tap) = &options.tap {
-        tap.working_directory(working_directory);
+        tap.working_directory(&folders);
     }
 }
 

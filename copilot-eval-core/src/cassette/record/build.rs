@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::super::format::{
-    Cassette, CassetteHeader, Conversation, Message, RecordedToolCall, Role,
+    Cassette, CassetteHeader, Conversation, Message, RecordedToolCall, Role, WorkdirMeaning,
 };
 use super::super::normalize::{Context, NormalMessage, UnknownRole, normalize};
 use super::{RecordError, RecordedExchange, Recorder};
@@ -30,7 +30,7 @@ impl Recorder {
         redactor: &Redactor,
     ) -> Result<Cassette, RecordError> {
         let exchanges = self.exchanges();
-        let workdir = self.lock().workdir.clone();
+        let folders = self.lock().folders.clone();
         for (i, exchange) in exchanges.iter().enumerate() {
             if let Some(reason) = &exchange.unrecordable {
                 return Err(RecordError::Unrecordable {
@@ -49,7 +49,7 @@ impl Recorder {
                 requests: exchanges.len(),
             });
         }
-        let (conversations, usages) = conversations(&answered, workdir.as_deref())?;
+        let (conversations, usages) = conversations(&answered, folders.as_ref())?;
         let kept = kept(&conversations);
         let kept_usages = kept_usages(&kept, &conversations, &usages);
         let (header, models) = filled_header(header, &exchanges);
@@ -81,7 +81,7 @@ type ReplyUsage = Option<(usize, ScriptedUsage)>;
 /// the answer reported. Errors: a message the cassette format cannot hold.
 fn conversations(
     answered: &[(usize, &RecordedExchange, &Vec<Value>)],
-    workdir: Option<&std::path::Path>,
+    folders: Option<&crate::run::RunFolders>,
 ) -> Result<(Vec<Vec<NormalMessage>>, Vec<ReplyUsage>), RecordError> {
     // Ids the model issued: every tool call of every reply.
     let issued: HashSet<String> = answered
@@ -108,7 +108,7 @@ fn conversations(
         for message in reply.iter() {
             messages.push(NormalMessage::from_request(message).map_err(unrecordable)?);
         }
-        let context = Context::for_request(&exchange.request, workdir);
+        let context = Context::for_request(&exchange.request, folders);
         normalize(&mut messages, &context);
         // After normalisation the reply (its choices merged) is the last message.
         usages.push(
@@ -183,6 +183,7 @@ fn filled_header(
             Some(crate::artifact::rfc3339(std::time::SystemTime::now())[..10].to_owned())
         }),
         runtime_version: header.runtime_version,
+        workdir: WorkdirMeaning::TestRoot,
     };
     (header, models)
 }

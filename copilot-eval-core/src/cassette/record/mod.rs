@@ -110,9 +110,9 @@ struct State {
     /// WebSocket id -> (the exchange in flight on it, the events received for it so far).
     sockets: HashMap<u64, Option<(usize, Vec<Value>)>>,
     next_socket: u64,
-    /// The working directory the run gave the runtime, when the run said
+    /// The run's folders, when the run said
     /// ([`ExchangeTap::working_directory`](crate::run::ExchangeTap::working_directory)).
-    workdir: Option<std::path::PathBuf>,
+    folders: Option<crate::run::RunFolders>,
 }
 
 impl Recorder {
@@ -130,11 +130,12 @@ impl Recorder {
         self.lock().exchanges.clone()
     }
 
-    /// Sets the working directory the run gave the runtime: each of its spellings becomes
-    /// `${workdir}` in the cassette, whether or not the system prompt states it. A run that
-    /// records calls this itself ([`RunOptions::record`](crate::RunOptions::record)).
-    pub fn set_working_directory(&self, dir: &std::path::Path) {
-        self.lock().workdir = Some(dir.to_path_buf());
+    /// Sets the run's folders: each spelling of their root (the test's root folder, the
+    /// copilot-sdk's `${workdir}`) becomes `${workdir}` in the cassette, whether or not the
+    /// system prompt states the session's working directory. A run that records calls this
+    /// itself ([`RunOptions::record`](crate::RunOptions::record)).
+    pub fn set_working_directory(&self, folders: &crate::run::RunFolders) {
+        self.lock().folders = Some(folders.clone());
     }
 
     /// How many model requests were seen so far.
