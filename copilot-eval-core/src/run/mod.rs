@@ -362,6 +362,7 @@ async fn run_prompts_unboxed(
     }
     let (proxy_options, proxy) = request_proxy(eval, options, lease.is_some(), &controls);
     let Some((client_options, pooled_session, endpoint)) = session_client(
+        eval,
         client_options,
         lease,
         proxy.as_ref(),
@@ -491,6 +492,7 @@ type PooledEndpoint = (pooled::Endpoint, pool::relay::Relay);
 /// the request proxy as request handler when there is one. `None`: connecting to the pooled
 /// runtime failed; the lease is released and the stop recorded on `run`.
 async fn session_client(
+    eval: &CopilotEval,
     client_options: github_copilot_sdk::ClientOptions,
     lease: Option<&pool::Lease>,
     proxy: Option<&Arc<RequestProxy>>,
@@ -504,7 +506,7 @@ async fn session_client(
 )> {
     match (lease, proxy, &options.target) {
         (Some(lease), Some(proxy), Target::Offline { base_url }) => {
-            match connect_pooled(lease, proxy, base_url, home, run).await {
+            match connect_pooled(eval, lease, proxy, base_url, home, run).await {
                 Ok((options, session, served)) => {
                     run.pooled_runtime = true;
                     Some((options, Some(session), Some(served)))
@@ -526,10 +528,12 @@ async fn session_client(
     }
 }
 
-/// Serve the run's endpoint for a pooled runtime, bind the lease to it and connect a relay to
-/// the runtime: the client options and session to use, and the endpoint (served endpoint and
-/// relay) to keep alive until the lease is released. The error says which step failed.
+/// Serve the run's endpoint for a pooled runtime, bind the lease to it, relay the eval's MCP
+/// mocks through the pool ([`pooled::relay_mocks`]) and connect a relay to the runtime: the
+/// client options and session to use, and the endpoint (served endpoint and relay) to keep
+/// alive until the lease is released. The error says which step failed.
 async fn connect_pooled(
+    eval: &CopilotEval,
     lease: &pool::Lease,
     proxy: &Arc<RequestProxy>,
     base_url: &str,
@@ -551,6 +555,7 @@ async fn connect_pooled(
             .map_err(|e| e.to_string()),
         Err(e) => Err(format!("cannot serve the pooled runtime's endpoint: {e}")),
     }?;
+    let mcp_urls = pooled::relay_mocks(eval, lease).await?;
     let relay = crate::run::pool::relay::to_runtime(lease.port)
         .await
         .map_err(|e| {
@@ -563,6 +568,7 @@ async fn connect_pooled(
         session_id: crate::run::pool::wire::session_id(served.port()),
         config_directory: home.path().to_path_buf(),
         port: relay.port(),
+        mcp_urls,
     };
     let options = pooled::client_options(
         run.runtime_path
