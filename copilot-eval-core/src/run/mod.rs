@@ -207,7 +207,8 @@ impl RunOptions {
 
     /// Lease warm runtimes from `pool` ([`crate::run::pool`]) instead of starting a private one,
     /// when the eval can share a runtime: offline, not in empty client mode, not
-    /// `fresh_runtime`, no session hatch, no resume, no home seed, no MCP servers (see
+    /// `fresh_runtime`, no session hatch, no resume, no home seed, no MCP servers but in-process mocks (which the runtime reaches
+    /// through the pool's MCP relay, [`crate::run::pool::Lease::relay_mcp`]; see
     /// docs/performance.md, "Warm runtimes"). Any other eval starts its private runtime. The lease is released when
     /// the run ends (clean when its turns finished; otherwise the runtime is retired): the
     /// processes the session left running are killed and become the run's cleanup errors, and
