@@ -133,7 +133,7 @@ impl Pool {
     }
 
     /// [`Pool::with_idle_limit`], its runtimes started under `sandbox` (`None`: unconfined)
-    /// with the port of the pool's MCP relay added ([`mcp_relay`], started here on a thread of
+    /// with the port of the pool's MCP relay added (`mcp_relay.rs`, started here on a thread of
     /// its own; a relay that cannot start is logged, and a run with MCP mocks then cannot lease).
     pub fn with_sandbox(
         runtime_path: impl Into<PathBuf>,
@@ -266,7 +266,7 @@ impl Pool {
         self.sandbox.as_ref()
     }
 
-    /// The 127.0.0.1 port of the pool's MCP relay ([`mcp_relay`]), in its runtimes' sandbox
+    /// The 127.0.0.1 port of the pool's MCP relay (`mcp_relay.rs`), in its runtimes' sandbox
     /// policy; `None`: the relay did not start.
     pub fn mcp_relay_port(&self) -> Option<u16> {
         self.mcp_relay.as_ref().ok().map(mcp_relay::McpRelay::port)
@@ -388,7 +388,7 @@ impl Lease {
     }
 
     /// Relay the runtime's MCP traffic for the mock on `127.0.0.1:port` through the pool's
-    /// relay ([`mcp_relay`]) until the lease ends: the relay's URL for it
+    /// relay (`mcp_relay.rs`) until the lease ends: the relay's URL for it
     /// (`http://127.0.0.1:<relay>/mcp/<token>`, to which the mock's own path is added).
     ///
     /// # Errors

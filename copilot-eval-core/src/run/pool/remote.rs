@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `/lease` | `client`, `key` (the pool key), `runtime_path`, `sandbox` (the run's policy) | `200` `lease`, `port`, `token`, `pid`; `204`: the runner pools another runtime executable, or its runtimes' sandbox does not serve the run's; `500`: text |
 //! | `/bind` | `lease`, `endpoint` (the run's 127.0.0.1 port), `base_url` (its model server) | `200`; `404` unknown lease |
-//! | `/mcp` | `lease`, `port` (an MCP mock's 127.0.0.1 port) | `200` `url`: the pool's MCP relay for it until the lease ends ([`super::mcp_relay`]); `404` unknown lease; `500`: text |
+//! | `/mcp` | `lease`, `port` (an MCP mock's 127.0.0.1 port) | `200` `url`: the pool's MCP relay for it until the lease ends (`run/pool/mcp_relay.rs`); `404` unknown lease; `500`: text |
 //! | `/release` | `lease`, `clean` | `200` with what the lease left on the runtime, undone (`leftovers`: `pid`, `command`; `errors`) |
 //!
 //! A lease the process never releases (it crashed or was killed) is retired by the runner when
