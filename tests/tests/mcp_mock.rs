@@ -529,8 +529,9 @@ fn trials_seen(
 /// loopback stand-in for the model service (`--record --trials 2`, the stand-in asking for
 /// Paris in trial 1 and Rome in trial 2), each trial's cassette holds the model's side and the
 /// mock's answer as the tool result it was; replayed (`--replay --trials 2`) pooled and with
-/// `--fresh-runtime`, the mock is called again in each trial and its calls are in the run's
-/// evidence; a mock that answers otherwise than when recorded is a replay mismatch (the mock's
+/// `--fresh-runtime` (pooled, on the runner's warm runtime through the pool's MCP relay, under
+/// the sandbox where Landlock confines), the mock is called again in each trial and its calls
+/// are in the run's evidence; a mock that answers otherwise than when recorded is a replay mismatch (the mock's
 /// answers are the test's, not the cassette's). The fixture's committed cassette is trial 1's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mock_eval_records_and_replays_in_trials_pooled_and_fresh() {
@@ -640,16 +641,23 @@ async fn a_mock_eval_records_and_replays_in_trials_pooled_and_fresh() {
             let run = &test.runs[0];
             let replay = run.replay.as_ref().expect("replayed");
             assert!(replay.unconsumed.is_empty(), "{name}: {replay:?}");
-            // A mock eval runs on a runtime of its own; where a pool was offered, the run says
-            // why (docs/mcp.md, "Warm runtimes").
-            assert!(!run.pooled_runtime, "{name}");
-            let why = run.private_runtime_reason.as_deref();
-            match extra {
-                None => assert!(
-                    why.is_some_and(|w| w.starts_with("the eval configures MCP mocks")),
-                    "{name}: {why:?}"
-                ),
-                Some(_) => assert_eq!(why, None, "{name}: no pool was offered"),
+            // Pooled (the default), a mock eval runs on the runner's warm runtime, which reaches
+            // the mock through the pool's MCP relay (docs/mcp.md, "Warm runtimes"); fresh, on a
+            // runtime of its own. Neither says why it was private.
+            assert_eq!(run.pooled_runtime, extra.is_none(), "{name}");
+            assert_eq!(run.private_runtime_reason, None, "{name}");
+            // Where Landlock confines, the sandbox is on both ways: a pooled runtime's domain,
+            // fixed when the pool started it, allows the relay's port, not the mock's.
+            if matches!(
+                copilot_eval_core::run::sandbox::kernel(),
+                copilot_eval_core::run::sandbox::Kernel::Confines { .. }
+            ) {
+                let sandbox = run.sandbox.as_ref().expect("a sandbox record");
+                assert_eq!(
+                    sandbox.state,
+                    copilot_eval_core::evidence::sandbox::SandboxState::Confined,
+                    "{name}"
+                );
             }
         }
     }

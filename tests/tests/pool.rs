@@ -775,3 +775,87 @@ async fn a_process_the_agents_shell_detaches_is_a_cleanup_error_pooled_and_priva
     assert!(pool.idle_pids().is_empty());
     pool.shutdown();
 }
+
+/// docs/mcp.md, "Warm runtimes": a lease of the runner's pool (its control endpoint, as a test
+/// process of `cargo copilot-eval` leases) registers an MCP mock's port and gets a URL on the
+/// pool's MCP relay, on the port in every pooled runtime's sandbox policy; an MCP `initialize`
+/// through it reaches the mock and its answer (the MCP session header among it) comes back.
+/// After the lease ends the same URL is refused with 404, and so is a token the pool never gave,
+/// so a runtime cannot use the relay to reach any other loopback port.
+#[tokio::test]
+async fn the_mcp_relay_serves_a_leases_mock_only_while_the_lease_lasts() {
+    let Some(runtime) =
+        runtime_for("the_mcp_relay_serves_a_leases_mock_only_while_the_lease_lasts")
+    else {
+        return;
+    };
+    let pool = Pool::new(&runtime.path, 100);
+    let relay_port = pool.mcp_relay_port().expect("the pool's MCP relay runs");
+    if let Some(policy) = pool.sandbox() {
+        assert!(policy.connect.contains(&relay_port), "{:?}", policy.connect);
+    }
+    let control = copilot_eval_core::pool::control::Control::serve(pool.clone())
+        .await
+        .unwrap();
+    let source = PoolSource::Runner(copilot_eval_core::pool::RunnerPool::new(
+        control.url(),
+        "relay-test",
+    ));
+    let lease = source
+        .lease("relay-test", &runtime.path, pool.sandbox())
+        .await
+        .unwrap()
+        .expect("the runner's pool gives a runtime");
+    let mock = copilot_eval_core::mcp::McpMock::new("relayed");
+    let mock_url = mock.url().unwrap();
+    let mock_port: u16 = mock_url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    let relay = lease.relay_mcp(mock_port).await.unwrap();
+    let prefix = format!("http://127.0.0.1:{relay_port}/mcp/");
+    assert!(relay.starts_with(&prefix), "{relay}");
+    let url = format!("{relay}/mcp");
+
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let initialize = |url: String| {
+        http.post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(
+                json!({
+                    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "relay-test", "version": "1"}
+                    }
+                })
+                .to_string(),
+            )
+            .send()
+    };
+    let answer = initialize(url.clone()).await.unwrap();
+    assert_eq!(answer.status(), 200);
+    assert!(
+        answer.headers().contains_key("mcp-session-id"),
+        "{:?}",
+        answer.headers()
+    );
+    let body = answer.text().await.unwrap();
+    assert!(body.contains("\"protocolVersion\""), "{body}");
+
+    let never_given = format!("{prefix}{}/mcp", "0".repeat(64));
+    assert_eq!(initialize(never_given).await.unwrap().status(), 404);
+
+    let end = lease.release(true).await;
+    assert!(end.is_clean(), "{end:?}");
+    let after = initialize(url).await.unwrap();
+    assert_eq!(after.status(), 404, "the relay still served an ended lease");
+    // The mock itself still runs: only the relay refused.
+    assert_eq!(initialize(mock_url).await.unwrap().status(), 200);
+
+    control.end_client("relay-test", true).await;
+    pool.shutdown();
+}

@@ -204,6 +204,26 @@ fn every_eval_gives_the_same_evidence_pooled_and_fresh() {
         ),
     ] {
         let (with_pool, _) = both_ways(what, &args);
+        // The fixture's MCP mock eval runs on a pooled runtime too (the pool's MCP relay), and
+        // its evidence is the fresh run's (compared above).
+        if what == "fixture" {
+            let mock = with_pool
+                .report
+                .tests
+                .iter()
+                .find(|t| t.name.ends_with("asks_a_weather_mock"))
+                .expect("the fixture's mock eval ran");
+            for run in &mock.runs {
+                assert!(
+                    run.pooled_runtime && run.private_runtime_reason.is_none(),
+                    "{}: pooled {}, private because {:?}",
+                    mock.name,
+                    run.pooled_runtime,
+                    run.private_runtime_reason
+                );
+            }
+            assert!(!mock.runs.is_empty(), "{}: no run", mock.name);
+        }
         let pool = with_pool
             .report
             .pool
@@ -221,8 +241,8 @@ fn every_eval_gives_the_same_evidence_pooled_and_fresh() {
             "{what}: {pool:?}"
         );
     }
-    // Most runs were pooled (evals with MCP servers, a resumed session or empty client mode
-    // start their own runtime), on far fewer runtimes than runs.
+    // Most runs were pooled (evals with MCP servers other than mocks, a resumed session or
+    // empty client mode start their own runtime), on far fewer runtimes than runs.
     assert!(pooled * 4 >= runs * 3, "{pooled} of {runs} runs pooled");
     assert!(
         started * 3 <= pooled,

@@ -308,7 +308,8 @@ impl CopilotEvalBuilder {
     }
     /// Add an in-process MCP mock server ([`McpMock`](crate::mcp::McpMock)), required, under
     /// its own name: as [`mcp_server`](Self::mcp_server) with the mock's HTTP configuration
-    /// (127.0.0.1, its port allowed by the sandbox like any HTTP server's), starting the mock if
+    /// (127.0.0.1, its port allowed by the sandbox like any HTTP server's; a pooled runtime
+    /// reaches it through the pool's MCP relay, docs/mcp.md), starting the mock if
     /// it is not running. After the run, the calls the mock received from the run's session are
     /// in its `mcp_servers[].received_calls`. Errors (at `build()`): the mock could not bind a
     /// loopback port or start.

@@ -218,7 +218,8 @@ impl RunOptions {
 
     /// Lease warm runtimes from `pool` ([`crate::run::pool`]) instead of starting a private one,
     /// when the eval can share a runtime: offline, not in empty client mode, not
-    /// `fresh_runtime`, no session hatch, no resume, no home seed, no MCP servers (see
+    /// `fresh_runtime`, no session hatch, no resume, no home seed, no MCP servers but in-process mocks (which the runtime reaches
+    /// through the pool's MCP relay, [`crate::run::pool::Lease::relay_mcp`]; see
     /// docs/performance.md, "Warm runtimes"). Any other eval starts its private runtime. The lease is released when
     /// the run ends (clean when its turns finished; otherwise the runtime is retired): the
     /// processes the session left running are killed and become the run's cleanup errors, and
@@ -373,6 +374,7 @@ async fn run_prompts_unboxed(
     }
     let (proxy_options, proxy) = request_proxy(eval, options, lease.is_some(), &controls);
     let Some((client_options, pooled_session, endpoint)) = session_client(
+        eval,
         client_options,
         lease,
         proxy.as_ref(),
@@ -503,6 +505,7 @@ type PooledEndpoint = (pooled::Endpoint, pool::relay::Relay);
 /// the request proxy as request handler when there is one. `None`: connecting to the pooled
 /// runtime failed; the lease is released and the stop recorded on `run`.
 async fn session_client(
+    eval: &CopilotEval,
     client_options: github_copilot_sdk::ClientOptions,
     lease: Option<&pool::Lease>,
     proxy: Option<&Arc<RequestProxy>>,
@@ -516,7 +519,7 @@ async fn session_client(
 )> {
     match (lease, proxy, &options.target) {
         (Some(lease), Some(proxy), Target::Offline { base_url }) => {
-            match connect_pooled(lease, proxy, base_url, home, run).await {
+            match connect_pooled(eval, lease, proxy, base_url, home, run).await {
                 Ok((options, session, served)) => {
                     run.pooled_runtime = true;
                     Some((options, Some(session), Some(served)))
@@ -538,10 +541,12 @@ async fn session_client(
     }
 }
 
-/// Serve the run's endpoint for a pooled runtime, bind the lease to it and connect a relay to
-/// the runtime: the client options and session to use, and the endpoint (served endpoint and
-/// relay) to keep alive until the lease is released. The error says which step failed.
+/// Serve the run's endpoint for a pooled runtime, bind the lease to it, relay the eval's MCP
+/// mocks through the pool ([`pooled::relay_mocks`]) and connect a relay to the runtime: the
+/// client options and session to use, and the endpoint (served endpoint and relay) to keep
+/// alive until the lease is released. The error says which step failed.
 async fn connect_pooled(
+    eval: &CopilotEval,
     lease: &pool::Lease,
     proxy: &Arc<RequestProxy>,
     base_url: &str,
@@ -563,6 +568,7 @@ async fn connect_pooled(
             .map_err(|e| e.to_string()),
         Err(e) => Err(format!("cannot serve the pooled runtime's endpoint: {e}")),
     }?;
+    let mcp_urls = pooled::relay_mocks(eval, lease).await?;
     let relay = crate::run::pool::relay::to_runtime(lease.port)
         .await
         .map_err(|e| {
@@ -575,6 +581,7 @@ async fn connect_pooled(
         session_id: crate::run::pool::wire::session_id(served.port()),
         config_directory: home.path().to_path_buf(),
         port: relay.port(),
+        mcp_urls,
     };
     let options = pooled::client_options(
         run.runtime_path

@@ -55,14 +55,17 @@ pub(super) async fn lease(
         return Ok(None);
     };
     let key = crate::run::pool::pool_key(runtime_path, eval.client_mode.as_str(), base_url).await?;
-    // A pooled runtime reaches the model server through the pool's router, not by its port.
-    let sandbox = run
-        .confine
-        .clone()
-        .map(|policy| match super::sandbox::url_port(base_url) {
-            Some(port) => policy.without_port(port),
-            None => policy,
-        });
+    // A pooled runtime reaches the model server through the pool's router, and the eval's MCP
+    // mocks through the pool's MCP relay ([`relay_mocks`]), not by their ports.
+    let relayed: Vec<u16> = std::iter::once(base_url.clone())
+        .chain(eval.mcp_mocks.iter().filter_map(|mock| mock.url().ok()))
+        .filter_map(|url| super::sandbox::url_port(&url))
+        .collect();
+    let sandbox = run.confine.clone().map(|policy| {
+        relayed
+            .iter()
+            .fold(policy, |policy, port| policy.without_port(*port))
+    });
     source.lease(&key, runtime_path, sandbox.as_ref()).await
 }
 
@@ -87,14 +90,43 @@ fn private_reason(eval: &crate::CopilotEval, options: &super::RunOptions) -> Opt
     if eval.mcp_servers.is_empty() || options.faults.pool_mcp_servers {
         return None;
     }
+    // MCP mocks are reached through the pool's MCP relay ([`relay_mocks`]).
     if eval.mcp_servers.len() == eval.mcp_mocks.len() {
-        return Some(
-            "the eval configures MCP mocks: a pooled runtime's sandbox, fixed when the pool started, may not connect to a mock's port",
-        );
+        return None;
     }
     Some(
         "the eval configures MCP servers: a stdio server's process would be the pooled runtime's child, out of reach of the run's leftover sweep, and a pooled runtime's sandbox may not connect to an HTTP server's port",
     )
+}
+
+/// Register each MCP mock of `eval` with the pool's MCP relay for `lease`
+/// ([`crate::run::pool::mcp_relay`]): per mock, its name and the URL the pooled runtime is
+/// to use, the relay's URL for it followed by the mock's own path. The relay stops relaying them
+/// when the lease ends.
+///
+/// # Errors
+/// A mock is not running, or the pool did not relay it; the text names the mock.
+pub(super) async fn relay_mocks(
+    eval: &crate::CopilotEval,
+    lease: &crate::run::pool::Lease,
+) -> Result<Vec<(String, String)>, String> {
+    let mut urls = Vec::new();
+    for mock in &eval.mcp_mocks {
+        let cannot = |e: &dyn std::fmt::Display| {
+            format!(
+                "cannot relay the MCP mock `{}` to the pooled runtime: {e}",
+                mock.name()
+            )
+        };
+        let url = mock.url().map_err(|e| cannot(&e))?;
+        let parsed = reqwest::Url::parse(&url).map_err(|e| cannot(&e))?;
+        let port = parsed
+            .port_or_known_default()
+            .ok_or_else(|| cannot(&format!("its URL {url} names no port")))?;
+        let relay = lease.relay_mcp(port).await.map_err(|e| cannot(&e))?;
+        urls.push((mock.name().to_owned(), format!("{relay}{}", parsed.path())));
+    }
+    Ok(urls)
 }
 
 /// The running endpoint; stops when dropped.
@@ -375,7 +407,8 @@ mod tests {
 
     /// docs/performance.md, "Which evals run on a private runtime": an offline eval shares a
     /// runtime unless it asks for a fresh one, has a session hatch, runs in empty client mode,
-    /// resumes a session, seeds its home or configures MCP servers; a live run never does.
+    /// resumes a session, seeds its home or configures MCP servers other than mocks; a live run
+    /// never does.
     /// Each refusal names why.
     #[test]
     fn which_evals_may_share_a_runtime() {
@@ -413,10 +446,22 @@ mod tests {
                 .unwrap()
                 .contains("stdio server's process")
         );
+        // Mocks are relayed by the pool; a real server beside them keeps the eval private.
         let mock = crate::mcp::McpMock::new("weather");
         let mocked = CopilotEval::builder().mcp_mock(&mock).build().unwrap();
-        let why = private_reason(&mocked, &offline()).unwrap();
-        assert!(why.starts_with("the eval configures MCP mocks"), "{why}");
+        assert!(poolable(&mocked, &offline()));
+        let mixed = CopilotEval::builder()
+            .mcp_mock(&mock)
+            .mcp_server(
+                "real",
+                crate::sdk::McpServerConfig::Http(crate::sdk::McpHttpServerConfig {
+                    url: "http://127.0.0.1:9/mcp".to_owned(),
+                    ..Default::default()
+                }),
+            )
+            .build()
+            .unwrap();
+        assert!(!poolable(&mixed, &offline()));
         assert_eq!(
             private_reason(&plain, &RunOptions::live()),
             Some("the run is live or records: no pool serves live model traffic")

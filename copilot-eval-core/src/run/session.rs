@@ -253,6 +253,9 @@ pub(super) struct PooledSession {
     pub(super) config_directory: std::path::PathBuf,
     /// The 127.0.0.1 port the client connects to: the relay to the pooled runtime.
     pub(super) port: u16,
+    /// Per MCP mock of the eval, its name and the URL the runtime reaches it at: the pool's MCP
+    /// relay ([`super::pooled::relay_mocks`]).
+    pub(super) mcp_urls: Vec<(String, String)>,
 }
 
 /// Start the runtime and the session and run the turns ([`execute`]), bounded by `deadline` and
@@ -465,6 +468,7 @@ fn run_config(
         config = config
             .with_session_id(pooled.session_id.clone())
             .with_config_directory(pooled.config_directory.clone());
+        relay_mock_urls(&mut config, &pooled.mcp_urls);
     }
     config.event_buffer_capacity = Some(faults.event_buffer.unwrap_or(EVENT_BUFFER));
     Ok(match target {
@@ -474,6 +478,20 @@ fn run_config(
             None => config,
         },
     })
+}
+
+/// Point each MCP mock's server configuration at its URL on the pool's MCP relay (`urls`: name
+/// and URL). Only the URL changes: the headers (the run's tag among them), tools and timeout
+/// stay the mock's.
+fn relay_mock_urls(config: &mut SessionConfig, urls: &[(String, String)]) {
+    let Some(servers) = config.mcp_servers.as_mut() else {
+        return;
+    };
+    for (name, url) in urls {
+        if let Some(github_copilot_sdk::McpServerConfig::Http(http)) = servers.get_mut(name) {
+            http.url = url.clone();
+        }
+    }
 }
 
 /// Start the SDK client (the runtime, or the connection to a pooled one) and record its start

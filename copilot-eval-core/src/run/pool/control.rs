@@ -20,7 +20,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
-use super::remote::{BindAsk, LeaseAsk, LeaseGiven, ReleaseAsk};
+use super::remote::{BindAsk, LeaseAsk, LeaseGiven, McpAsk, McpGiven, ReleaseAsk};
 use super::{Lease, Pool};
 
 /// The running control endpoint of a pool; stops serving when dropped.
@@ -64,6 +64,7 @@ impl Control {
         let app = axum::Router::new()
             .route(&format!("/{secret}/lease"), post(lease))
             .route(&format!("/{secret}/bind"), post(bind))
+            .route(&format!("/{secret}/mcp"), post(mcp))
             .route(&format!("/{secret}/release"), post(release))
             .with_state(shared.clone());
         let (port, stop) = super::loopback::serve_loopback(app).await?;
@@ -173,6 +174,22 @@ async fn bind(State(shared): State<Arc<Shared>>, Json(ask): Json<BindAsk>) -> Re
     match lease {
         Some(lease) => match lease.bind(ask.endpoint, &ask.base_url).await {
             Ok(()) => StatusCode::OK.into_response(),
+            Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+        },
+        None => (StatusCode::NOT_FOUND, "no such lease").into_response(),
+    }
+}
+
+async fn mcp(State(shared): State<Arc<Shared>>, Json(ask): Json<McpAsk>) -> Response {
+    let lease = shared
+        .leases
+        .lock()
+        .expect("control lock")
+        .get(&ask.lease)
+        .map(|(_, (_, lease))| lease.clone());
+    match lease {
+        Some(lease) => match lease.relay_mcp(ask.port).await {
+            Ok(url) => Json(McpGiven { url }).into_response(),
             Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
         },
         None => (StatusCode::NOT_FOUND, "no such lease").into_response(),

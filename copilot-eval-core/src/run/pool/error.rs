@@ -77,6 +77,10 @@ pub enum PoolError {
     /// the endpoint's URL and its answer.
     #[error("{0}")]
     Runner(String),
+    /// The pool's MCP relay cannot relay a run's MCP mock ([`super::Lease::relay_mcp`]): it did
+    /// not start, or the lease has ended; the message says which.
+    #[error("{0}")]
+    McpRelay(String),
     /// The loopback HTTP client could not be built (its TLS backend did not start): the
     /// message says why.
     #[error("{0}")]

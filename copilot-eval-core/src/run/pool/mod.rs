@@ -22,6 +22,7 @@ mod error;
 mod folders;
 mod key;
 pub(crate) mod loopback;
+pub(crate) mod mcp_relay;
 pub(crate) mod nodelay;
 pub(crate) mod relay;
 pub mod remote;
@@ -99,6 +100,9 @@ pub struct Pool {
     retired: std::sync::atomic::AtomicUsize,
     /// The Landlock policy every runtime of the pool starts under (`None`: unconfined).
     sandbox: Option<crate::run::sandbox::Policy>,
+    /// The relay its runtimes reach the runs' MCP mocks through ([`mcp_relay`]); the text says
+    /// why it did not start.
+    mcp_relay: Result<mcp_relay::McpRelay, String>,
 }
 
 impl Pool {
@@ -128,15 +132,27 @@ impl Pool {
         Self::with_sandbox(runtime_path, max_sessions, max_idle, sandbox)
     }
 
-    /// [`Pool::with_idle_limit`], its runtimes started under `sandbox` (`None`: unconfined).
+    /// [`Pool::with_idle_limit`], its runtimes started under `sandbox` (`None`: unconfined)
+    /// with the port of the pool's MCP relay added (`mcp_relay.rs`, started here on a thread of
+    /// its own; a relay that cannot start is logged, and a run with MCP mocks then cannot lease).
     pub fn with_sandbox(
         runtime_path: impl Into<PathBuf>,
         max_sessions: usize,
         max_idle: usize,
         sandbox: Option<crate::run::sandbox::Policy>,
     ) -> Arc<Self> {
+        let mcp_relay = mcp_relay::McpRelay::start().map_err(|e| {
+            let e = format!("the pool's MCP relay did not start on 127.0.0.1: {e}");
+            tracing::warn!("copilot-eval: {e}");
+            e
+        });
+        let sandbox = match &mcp_relay {
+            Ok(relay) => sandbox.map(|policy| policy.with_port(relay.port())),
+            Err(_) => sandbox,
+        };
         Arc::new(Self {
             sandbox,
+            mcp_relay,
             runtime_path: runtime_path.into(),
             max_sessions: max_sessions.max(1),
             max_idle: max_idle.max(1),
@@ -202,6 +218,7 @@ impl Pool {
                 pool: self.clone(),
                 key: key.to_owned(),
                 runtime: Mutex::new(Some(runtime)),
+                mcp_tokens: Mutex::default(),
             })),
         }
     }
@@ -247,6 +264,12 @@ impl Pool {
     /// The Landlock policy its runtimes start under (`None`: unconfined).
     pub fn sandbox(&self) -> Option<&crate::run::sandbox::Policy> {
         self.sandbox.as_ref()
+    }
+
+    /// The 127.0.0.1 port of the pool's MCP relay (`mcp_relay.rs`), in its runtimes' sandbox
+    /// policy; `None`: the relay did not start.
+    pub fn mcp_relay_port(&self) -> Option<u16> {
+        self.mcp_relay.as_ref().ok().map(mcp_relay::McpRelay::port)
     }
 
     /// The runtime executable this pool starts.
@@ -364,6 +387,20 @@ impl Lease {
         }
     }
 
+    /// Relay the runtime's MCP traffic for the mock on `127.0.0.1:port` through the pool's
+    /// relay (`mcp_relay.rs`) until the lease ends: the relay's URL for it
+    /// (`http://127.0.0.1:<relay>/mcp/<token>`, to which the mock's own path is added).
+    ///
+    /// # Errors
+    /// The pool's relay did not start, the lease has ended, or the runner's control endpoint
+    /// did not answer; the text says which.
+    pub async fn relay_mcp(&self, port: u16) -> Result<String, PoolError> {
+        match &self.binding {
+            Binding::InProcess(lease) => lease.relay_mcp(port),
+            Binding::Runner(lease) => lease.relay_mcp(port).await,
+        }
+    }
+
     /// Give the runtime back; `clean: false` (the run did not end cleanly: a session may still
     /// be open in it) retires it. First the pool that owns the runtime undoes what the lease
     /// left on it ([`LeaseEnd`], returned); a lease that left anything to undo retires the
@@ -422,9 +459,37 @@ struct InProcess {
     pool: Arc<Pool>,
     key: String,
     runtime: Mutex<Option<PooledRuntime>>,
+    /// The MCP relay's tokens of this lease ([`Lease::relay_mcp`]), revoked when it ends.
+    mcp_tokens: Mutex<Vec<String>>,
 }
 
 impl InProcess {
+    fn relay_mcp(&self, port: u16) -> Result<String, PoolError> {
+        if self.runtime.lock().expect("lease lock").is_none() {
+            return Err(PoolError::McpRelay(
+                "the lease of the pooled runtime has ended: no MCP relay for it".to_owned(),
+            ));
+        }
+        let relay = self
+            .pool
+            .mcp_relay
+            .as_ref()
+            .map_err(|e| PoolError::McpRelay(e.clone()))?;
+        let (token, url) = relay.register(port);
+        self.mcp_tokens.lock().expect("lease lock").push(token);
+        Ok(url)
+    }
+
+    /// Stop relaying the lease's MCP traffic ([`Lease::relay_mcp`]).
+    fn revoke_mcp(&self) {
+        let tokens = std::mem::take(&mut *self.mcp_tokens.lock().expect("lease lock"));
+        if let Ok(relay) = &self.pool.mcp_relay {
+            for token in &tokens {
+                relay.revoke(token);
+            }
+        }
+    }
+
     fn bind(&self, endpoint: u16, base_url: &str) {
         if let Some(runtime) = self.runtime.lock().expect("lease lock").as_ref() {
             runtime
@@ -436,6 +501,7 @@ impl InProcess {
     /// Undo what the lease left on the runtime ([`PooledRuntime::end_lease`]); the runtime
     /// stays leased.
     async fn end(&self) -> LeaseEnd {
+        self.revoke_mcp();
         let Some(mut runtime) = self.runtime.lock().expect("lease lock").take() else {
             return LeaseEnd::default();
         };
@@ -459,6 +525,7 @@ impl Drop for InProcess {
     fn drop(&mut self) {
         // A lease dropped without release: the run did not end cleanly. The runtime is retired
         // (with every process carrying its home).
+        self.revoke_mcp();
         if let Some(runtime) = self.runtime.lock().expect("lease lock").take() {
             self.pool.give_back(&self.key, runtime, false);
         }

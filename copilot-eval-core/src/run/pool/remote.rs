@@ -3,12 +3,13 @@
 //! endpoint (served by `pool::control`, feature `runner`).
 //!
 //! The runner gives each test process [`ENV_POOL_URL`] (`http://127.0.0.1:<port>/<secret>`)
-//! and [`ENV_POOL_CLIENT`] (the process's own id). Three JSON requests, each `POST`:
+//! and [`ENV_POOL_CLIENT`] (the process's own id). Four JSON requests, each `POST`:
 //!
 //! | path | body | answer |
 //! |---|---|---|
 //! | `/lease` | `client`, `key` (the pool key), `runtime_path`, `sandbox` (the run's policy) | `200` `lease`, `port`, `token`, `pid`; `204`: the runner pools another runtime executable, or its runtimes' sandbox does not serve the run's; `500`: text |
 //! | `/bind` | `lease`, `endpoint` (the run's 127.0.0.1 port), `base_url` (its model server) | `200`; `404` unknown lease |
+//! | `/mcp` | `lease`, `port` (an MCP mock's 127.0.0.1 port) | `200` `url`: the pool's MCP relay for it until the lease ends (`run/pool/mcp_relay.rs`); `404` unknown lease; `500`: text |
 //! | `/release` | `lease`, `clean` | `200` with what the lease left on the runtime, undone (`leftovers`: `pid`, `command`; `errors`) |
 //!
 //! A lease the process never releases (it crashed or was killed) is retired by the runner when
@@ -61,6 +62,19 @@ pub(crate) struct BindAsk {
     pub(crate) lease: String,
     pub(crate) endpoint: u16,
     pub(crate) base_url: String,
+}
+
+/// Body of `/mcp`.
+#[derive(Serialize, Deserialize, Debug)]
+pub(crate) struct McpAsk {
+    pub(crate) lease: String,
+    pub(crate) port: u16,
+}
+
+/// Answer of `/mcp`.
+#[derive(Serialize, Deserialize, Debug)]
+pub(crate) struct McpGiven {
+    pub(crate) url: String,
 }
 
 /// Body of `/release`.
@@ -150,6 +164,21 @@ impl RunnerLease {
         post(&self.pool.http, &self.pool.url, "bind", &ask)
             .await
             .map(drop)
+    }
+
+    pub(super) async fn relay_mcp(&self, port: u16) -> Result<String, PoolError> {
+        let ask = McpAsk {
+            lease: self.lease.clone(),
+            port,
+        };
+        let (_, body) = post(&self.pool.http, &self.pool.url, "mcp", &ask).await?;
+        let given: McpGiven = serde_json::from_slice(&body).map_err(|e| {
+            PoolError::Runner(format!(
+                "the runner's pool answered an MCP relay request with something else: {e}: {}",
+                String::from_utf8_lossy(&body)
+            ))
+        })?;
+        Ok(given.url)
     }
 
     pub(super) async fn release(&self, clean: bool) -> super::LeaseEnd {
