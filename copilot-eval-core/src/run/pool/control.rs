@@ -164,13 +164,18 @@ async fn lease(State(shared): State<Arc<Shared>>, Json(ask): Json<LeaseAsk>) -> 
     }
 }
 
-async fn bind(State(shared): State<Arc<Shared>>, Json(ask): Json<BindAsk>) -> Response {
-    let lease = shared
+/// The lease the runner holds under `id`, if any.
+fn held_lease(shared: &Shared, id: &str) -> Option<Lease> {
+    shared
         .leases
         .lock()
         .expect("control lock")
-        .get(&ask.lease)
-        .map(|(_, (_, lease))| lease.clone());
+        .get(id)
+        .map(|(_, (_, lease))| lease.clone())
+}
+
+async fn bind(State(shared): State<Arc<Shared>>, Json(ask): Json<BindAsk>) -> Response {
+    let lease = held_lease(&shared, &ask.lease);
     match lease {
         Some(lease) => match lease.bind(ask.endpoint, &ask.base_url).await {
             Ok(()) => StatusCode::OK.into_response(),
@@ -181,12 +186,7 @@ async fn bind(State(shared): State<Arc<Shared>>, Json(ask): Json<BindAsk>) -> Re
 }
 
 async fn mcp(State(shared): State<Arc<Shared>>, Json(ask): Json<McpAsk>) -> Response {
-    let lease = shared
-        .leases
-        .lock()
-        .expect("control lock")
-        .get(&ask.lease)
-        .map(|(_, (_, lease))| lease.clone());
+    let lease = held_lease(&shared, &ask.lease);
     match lease {
         Some(lease) => match lease.relay_mcp(ask.port).await {
             Ok(url) => Json(McpGiven { url }).into_response(),
