@@ -4,7 +4,8 @@
 //!
 //! Shown: the happy path from both ends of the wire (the runtime's `tool_calls` and the calls
 //! the mock received, in `mock.calls()` and in `mcp_servers[].received_calls`, claimed by the
-//! run's session), and each fault scenario's documented stop and evidence (docs/mcp.md). Through
+//! run's session), and each fault scenario's documented stop and evidence (docs/mcp.md), on a
+//! private runtime and on a pooled one (a pool of this process, through its MCP relay). Through
 //! the runner, the fixture crate's mock eval records and replays in trials, pooled and with
 //! `--fresh-runtime` (docs/mcp.md, "Record, replay, trials and warm runtimes").
 
@@ -16,8 +17,9 @@ use std::time::Duration;
 
 use copilot_eval_core::mcp::{McpMock, MockTool};
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
-use copilot_eval_core::{CopilotResult, StopReason, ToolCall};
-use copilot_eval_e2e::{Offline, runtime_for};
+use copilot_eval_core::pool::{Pool, PoolSource};
+use copilot_eval_core::{CopilotResult, RunOptions, StopReason, ToolCall, run_with};
+use copilot_eval_e2e::{Offline, assert_no_runtime_left, runtime_for};
 use serde_json::{Value, json};
 
 /// The `lookup {city}` tool's schema.
@@ -152,39 +154,65 @@ async fn two_runs_sharing_a_mock_each_claim_only_their_own_sessions_calls() {
 }
 
 /// A mock `weather` whose `lookup` (answering `sunny`) is shaped by `shape`, the mock by
-/// `mock`; the model calls `weather-lookup` once per city of `cities`, then answers.
+/// `mock`; the model calls `weather-lookup` once per city of `cities`, then answers. Run twice,
+/// each with a mock of its own: on a private runtime, then on a pooled one (a pool of this
+/// process, confined as the runner's pool is, reaching the mock through the pool's MCP relay);
+/// each run's mock and result, in that order (none when the runtime is missing). What holds for
+/// a fresh runtime must hold pooled: each test checks both.
 async fn faulty(
     test: &str,
-    shape: impl FnOnce(MockTool) -> MockTool,
-    mock: impl FnOnce(McpMock) -> McpMock,
+    shape: impl Fn(MockTool) -> MockTool,
+    mock: impl Fn(McpMock) -> McpMock,
     cities: &[&str],
-) -> Option<(McpMock, CopilotResult)> {
-    let tool =
-        shape(MockTool::new("lookup", "The weather in a city", city_schema()).returns("sunny"));
-    let mock = mock(McpMock::new("weather").tool(tool));
-    let turns: Vec<(&str, Value)> = cities
-        .iter()
-        .map(|city| ("weather-lookup", json!({"city": city})))
-        .collect();
-    let result = run_mock(test, &mock, calls(&turns)).await?;
-    assert_eq!(
-        result.stop_reason,
-        StopReason::Completed,
-        "{test}: {:?}",
-        result.error
-    );
-    assert_eq!(
-        result.tool_calls.len(),
-        cities.len(),
-        "{test}: {:#?}",
-        result.tool_calls
-    );
-    assert_eq!(
-        result.mock_calls("weather"),
-        mock.calls().as_slice(),
-        "{test}: both ends"
-    );
-    Some((mock, result))
+) -> Vec<(McpMock, CopilotResult)> {
+    let Some(runtime) = runtime_for(test) else {
+        return Vec::new();
+    };
+    let pool = Pool::new(&runtime.path, 100);
+    let mut runs = Vec::new();
+    for pooled in [false, true] {
+        let tool =
+            shape(MockTool::new("lookup", "The weather in a city", city_schema()).returns("sunny"));
+        let mock = mock(McpMock::new("weather").tool(tool));
+        let turns: Vec<(&str, Value)> = cities
+            .iter()
+            .map(|city| ("weather-lookup", json!({"city": city})))
+            .collect();
+        let offline = Offline::start(&runtime, calls(&turns)).await;
+        let eval = offline.eval().mcp_mock(&mock).build().unwrap();
+        let mut options =
+            RunOptions::offline(offline.server.base_url()).runtime_path(&runtime.path);
+        if pooled {
+            options = options.pooled(PoolSource::Local(pool.clone()));
+        }
+        let result = run_with(&eval, "Look up Paris.", &options).await;
+        if !pooled {
+            // A pooled runtime outlives the run; the pool stops it below.
+            assert_no_runtime_left(&result);
+        }
+        let side = if pooled { "pooled" } else { "fresh" };
+        assert_eq!(result.pooled_runtime, pooled, "{test} ({side})");
+        assert_eq!(
+            result.stop_reason,
+            StopReason::Completed,
+            "{test} ({side}): {:?}",
+            result.error
+        );
+        assert_eq!(
+            result.tool_calls.len(),
+            cities.len(),
+            "{test} ({side}): {:#?}",
+            result.tool_calls
+        );
+        assert_eq!(
+            result.mock_calls("weather"),
+            mock.calls().as_slice(),
+            "{test} ({side}): both ends"
+        );
+        runs.push((mock, result));
+    }
+    pool.shutdown();
+    runs
 }
 
 /// The fault recorded on the mock's `n`th call.
@@ -196,141 +224,135 @@ fn fault_of(mock: &McpMock, n: usize) -> Option<String> {
 async fn a_slow_tool_answers_late_and_the_run_completes() {
     let test = "a_slow_tool_answers_late_and_the_run_completes";
     let delay = |t: MockTool| t.delay(Duration::from_millis(1500));
-    let Some((mock, result)) = faulty(test, delay, |m| m, &["Paris"]).await else {
-        return;
-    };
-    let call = the_call(&result, "weather-lookup");
-    assert_eq!(
-        (call.success, call.result.as_deref()),
-        (Some(true), Some("sunny"))
-    );
-    assert!(call.duration_ms.unwrap() >= 1500, "{call:?}");
-    assert_eq!(fault_of(&mock, 0).as_deref(), Some("delay 1500ms"));
+    for (mock, result) in faulty(test, delay, |m| m, &["Paris"]).await {
+        let call = the_call(&result, "weather-lookup");
+        assert_eq!(
+            (call.success, call.result.as_deref()),
+            (Some(true), Some("sunny"))
+        );
+        assert!(call.duration_ms.unwrap() >= 1500, "{call:?}");
+        assert_eq!(fault_of(&mock, 0).as_deref(), Some("delay 1500ms"));
+    }
 }
 
 #[tokio::test]
 async fn an_error_result_is_a_failed_call_whose_text_the_model_reads() {
     let test = "an_error_result_is_a_failed_call_whose_text_the_model_reads";
     let error = |t: MockTool| t.error_result("the city service is down");
-    let Some((mock, result)) = faulty(test, error, |m| m, &["Paris"]).await else {
-        return;
-    };
-    let call = the_call(&result, "weather-lookup");
-    assert_eq!(call.success, Some(false), "{call:?}");
-    assert_eq!(
-        call.result.as_deref(),
-        Some("MCP server 'weather': the city service is down")
-    );
-    assert!(
-        call.error
-            .as_deref()
-            .unwrap()
-            .contains("the city service is down"),
-        "{call:?}"
-    );
-    assert!(mock.calls()[0].is_error);
+    for (mock, result) in faulty(test, error, |m| m, &["Paris"]).await {
+        let call = the_call(&result, "weather-lookup");
+        assert_eq!(call.success, Some(false), "{call:?}");
+        assert_eq!(
+            call.result.as_deref(),
+            Some("MCP server 'weather': the city service is down")
+        );
+        assert!(
+            call.error
+                .as_deref()
+                .unwrap()
+                .contains("the city service is down"),
+            "{call:?}"
+        );
+        assert!(mock.calls()[0].is_error);
+    }
 }
 
 #[tokio::test]
 async fn a_protocol_error_is_a_failed_call_naming_the_json_rpc_error() {
     let test = "a_protocol_error_is_a_failed_call_naming_the_json_rpc_error";
     let error = |t: MockTool| t.protocol_error("database on fire");
-    let Some((mock, result)) = faulty(test, error, |m| m, &["Paris"]).await else {
-        return;
-    };
-    let call = the_call(&result, "weather-lookup");
-    assert_eq!(
-        (call.success, call.result.as_deref()),
-        (Some(false), None),
-        "{call:?}"
-    );
-    let error = call.error.as_deref().unwrap();
-    assert!(
-        error.contains("MCP error -32603: database on fire"),
-        "{error}"
-    );
-    assert_eq!(fault_of(&mock, 0).as_deref(), Some("protocol_error"));
+    for (mock, result) in faulty(test, error, |m| m, &["Paris"]).await {
+        let call = the_call(&result, "weather-lookup");
+        assert_eq!(
+            (call.success, call.result.as_deref()),
+            (Some(false), None),
+            "{call:?}"
+        );
+        let error = call.error.as_deref().unwrap();
+        assert!(
+            error.contains("MCP error -32603: database on fire"),
+            "{error}"
+        );
+        assert_eq!(fault_of(&mock, 0).as_deref(), Some("protocol_error"));
+    }
 }
 
 #[tokio::test]
 async fn a_tool_that_hangs_fails_at_the_servers_timeout_and_the_run_goes_on() {
     let test = "a_tool_that_hangs_fails_at_the_servers_timeout_and_the_run_goes_on";
     let timeout = |m: McpMock| m.tool_timeout(Duration::from_secs(3));
-    let Some((mock, result)) = faulty(test, MockTool::hang, timeout, &["Paris"]).await else {
-        return;
-    };
-    let call = the_call(&result, "weather-lookup");
-    assert_eq!(
-        (call.success, call.result.as_deref()),
-        (Some(false), None),
-        "{call:?}"
-    );
-    let error = call.error.as_deref().unwrap();
-    assert!(
-        error.contains("MCP error -32001: Request timed out"),
-        "{error}"
-    );
-    assert!(call.duration_ms.unwrap() >= 3000, "{call:?}");
-    assert_eq!(fault_of(&mock, 0).as_deref(), Some("hang"));
+    for (mock, result) in faulty(test, MockTool::hang, timeout, &["Paris"]).await {
+        let call = the_call(&result, "weather-lookup");
+        assert_eq!(
+            (call.success, call.result.as_deref()),
+            (Some(false), None),
+            "{call:?}"
+        );
+        let error = call.error.as_deref().unwrap();
+        assert!(
+            error.contains("MCP error -32001: Request timed out"),
+            "{error}"
+        );
+        assert!(call.duration_ms.unwrap() >= 3000, "{call:?}");
+        assert_eq!(fault_of(&mock, 0).as_deref(), Some("hang"));
+    }
 }
 
 #[tokio::test]
 async fn a_huge_output_reaches_the_model_cut_to_a_file() {
     let test = "a_huge_output_reaches_the_model_cut_to_a_file";
     let huge = |t: MockTool| t.huge_output(300_000);
-    let Some((mock, result)) = faulty(test, huge, |m| m, &["Paris"]).await else {
-        return;
-    };
-    let call = the_call(&result, "weather-lookup");
-    assert_eq!(call.success, Some(true), "{call:?}");
-    let cut = call
-        .cut_for_model
-        .as_ref()
-        .expect("the runtime cut the output");
-    assert_eq!(cut.full_bytes, 300_000);
-    assert!(cut.model_bytes < 10_000, "{cut:?}");
-    let text = call.result.as_deref().unwrap();
-    assert!(
-        text.starts_with("Output too large to read at once"),
-        "{text}"
-    );
-    assert_eq!(
-        fault_of(&mock, 0).as_deref(),
-        Some("huge_output 300000 bytes")
-    );
+    for (mock, result) in faulty(test, huge, |m| m, &["Paris"]).await {
+        let call = the_call(&result, "weather-lookup");
+        assert_eq!(call.success, Some(true), "{call:?}");
+        let cut = call
+            .cut_for_model
+            .as_ref()
+            .expect("the runtime cut the output");
+        assert_eq!(cut.full_bytes, 300_000);
+        assert!(cut.model_bytes < 10_000, "{cut:?}");
+        let text = call.result.as_deref().unwrap();
+        assert!(
+            text.starts_with("Output too large to read at once"),
+            "{text}"
+        );
+        assert_eq!(
+            fault_of(&mock, 0).as_deref(),
+            Some("huge_output 300000 bytes")
+        );
+    }
 }
 
 #[tokio::test]
 async fn a_server_that_dies_mid_session_fails_the_next_call_and_is_reported_failed() {
     let test = "a_server_that_dies_mid_session_fails_the_next_call_and_is_reported_failed";
     let dies = |m: McpMock| m.dies_after(1);
-    let Some((mock, result)) = faulty(test, |t| t, dies, &["Paris", "Rome"]).await else {
-        return;
-    };
-    let outcomes: Vec<_> = result.tool_calls.iter().map(|c| c.success).collect();
-    assert_eq!(
-        outcomes,
-        [Some(true), Some(false)],
-        "{:#?}",
-        result.tool_calls
-    );
-    let error = result.tool_calls[1].error.as_deref().unwrap();
-    assert!(
-        error.starts_with("MCP server 'weather': MCP request failed"),
-        "{error}"
-    );
-    assert!(mock.died());
-    assert_eq!(fault_of(&mock, 1).as_deref(), Some("died"));
-    let state = &result.mcp_servers[0];
-    assert_eq!(state.status, "failed", "{state:?}");
-    assert!(
-        state
-            .error
-            .as_deref()
-            .unwrap()
-            .starts_with("MCP request failed"),
-        "{state:?}"
-    );
+    for (mock, result) in faulty(test, |t| t, dies, &["Paris", "Rome"]).await {
+        let outcomes: Vec<_> = result.tool_calls.iter().map(|c| c.success).collect();
+        assert_eq!(
+            outcomes,
+            [Some(true), Some(false)],
+            "{:#?}",
+            result.tool_calls
+        );
+        let error = result.tool_calls[1].error.as_deref().unwrap();
+        assert!(
+            error.starts_with("MCP server 'weather': MCP request failed"),
+            "{error}"
+        );
+        assert!(mock.died());
+        assert_eq!(fault_of(&mock, 1).as_deref(), Some("died"));
+        let state = &result.mcp_servers[0];
+        assert_eq!(state.status, "failed", "{state:?}");
+        assert!(
+            state
+                .error
+                .as_deref()
+                .unwrap()
+                .starts_with("MCP request failed"),
+            "{state:?}"
+        );
+    }
 }
 
 /// The model requests' tool names from `server` (each request's names containing `part`).
