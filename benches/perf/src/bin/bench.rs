@@ -11,14 +11,17 @@
 //! rebuild and run it, `--edit-runs` times (5), the rebuild and the run apart, then the runner
 //! alone after another edit; `--edit-loop` measures only that, and `--w4` only W2 and W4.
 //! W1 and W2 are also measured with `--no-sandbox` (issue 52: the sandbox's cost, on and off in
-//! one run); `--sandbox` measures only those four rows.
+//! one run); `--sandbox` measures only those four rows. `--cpu-split` measures only W2, its
+//! CPU split by kind of process (the runtime, the test processes, the runner, cargo;
+//! `bench/cpu_split.rs`).
 //! `--edit-core DIR` and `--edit-runner PATH` time another revision on the same edit loop
 //! instead (its copilot-eval-core folder and its runner, e.g. a `git archive` of main and
 //! its `--release` runner; under `edit-loop-other/`). Linux and macOS (it uses `wait4`).
 //!
 //! ```sh
 //! cargo run -p copilot-eval-bench --bin bench -- [--runs N] [--other-w1 CMD] [--other-w2 CMD]
-//!     [--edit-runs N] [--edit-loop] [--w4] [--sandbox] [--edit-core DIR] [--edit-runner PATH]
+//!     [--edit-runs N] [--edit-loop] [--w4] [--sandbox] [--cpu-split] [--edit-core DIR]
+//!     [--edit-runner PATH]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -26,6 +29,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 // Not `src/bin/edit_loop.rs`: cargo would take that for a program of its own.
+#[path = "bench/cpu_split.rs"]
+mod cpu_split;
 #[path = "bench/edit_loop.rs"]
 mod edit_loop;
 #[path = "bench/w4.rs"]
@@ -57,8 +62,24 @@ fn measure(name: &str, command: &mut Command) -> Sample {
 }
 
 /// [`measure`], with what the command wrote to stdout and to stderr.
-#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
 fn measure_with_output(name: &str, command: &mut Command) -> (Sample, String, String) {
+    let (sample, stdout, stderr, _) = measure_all(name, command, false);
+    (sample, stdout, stderr)
+}
+
+/// [`measure`], with the command's CPU split by kind of process ([`cpu_split::KINDS`]).
+fn measure_split(name: &str, command: &mut Command) -> (Sample, [f64; 5]) {
+    let (sample, _, _, split) = measure_all(name, command, true);
+    (sample, split.expect("sampled"))
+}
+
+/// The work of [`measure_with_output`] and [`measure_split`] (`split`: sample the CPU by kind).
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
+fn measure_all(
+    name: &str,
+    command: &mut Command,
+    split: bool,
+) -> (Sample, String, String, Option<[f64; 5]>) {
     use std::io::Read;
     let started = Instant::now();
     let mut child = command
@@ -66,6 +87,7 @@ fn measure_with_output(name: &str, command: &mut Command) -> (Sample, String, St
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let sampler = split.then(|| cpu_split::Sampler::start(child.id()));
     let read = |mut pipe: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut text = String::new();
@@ -83,6 +105,7 @@ fn measure_with_output(name: &str, command: &mut Command) -> (Sample, String, St
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(waited, pid, "{name}: wait4 failed");
     let wall_s = started.elapsed().as_secs_f64();
+    let split = sampler.map(cpu_split::Sampler::stop);
     let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
         panic!("{name} failed (wait status {status}):\n{stdout}{stderr}");
@@ -93,7 +116,7 @@ fn measure_with_output(name: &str, command: &mut Command) -> (Sample, String, St
         cpu_s: seconds(usage.ru_utime) + seconds(usage.ru_stime),
         peak_kb: usage.ru_maxrss as u64,
     };
-    (sample, stdout, stderr)
+    (sample, stdout, stderr, split)
 }
 
 /// The runner's phase lines (`phase <ms> <what>`, copilot-eval-core's `suite/phases.rs`) in
@@ -130,6 +153,8 @@ struct Options {
     w4_only: bool,
     /// `--sandbox`: only W1 and W2, each with the sandbox on (the default) and off.
     sandbox_only: bool,
+    /// `--cpu-split`: only W2, its CPU split by kind of process (`bench/cpu_split.rs`).
+    cpu_split_only: bool,
     edit_core: Option<PathBuf>,
     edit_runner: Option<PathBuf>,
 }
@@ -143,6 +168,7 @@ fn parse_options() -> Options {
         edit_loop_only: false,
         w4_only: false,
         sandbox_only: false,
+        cpu_split_only: false,
         edit_core: None,
         edit_runner: None,
     };
@@ -161,6 +187,7 @@ fn parse_options() -> Options {
             "--edit-loop" => options.edit_loop_only = true,
             "--w4" => options.w4_only = true,
             "--sandbox" => options.sandbox_only = true,
+            "--cpu-split" => options.cpu_split_only = true,
             "--edit-core" => {
                 options.edit_core = Some(absolute(args.next().expect("--edit-core DIR")))
             }
@@ -231,6 +258,11 @@ fn main() {
     }
     // Warm-up (unpack, build check), not measured.
     measure("warm-up", &mut runner.command(&["--exact", W1_EVAL]));
+    if options.cpu_split_only {
+        print_cpu_split(&runner, options.runs);
+        println!("load average after: {}", load_average());
+        return;
+    }
     let results = measure_workloads(&options, &runner, &target_dir.join("debug"));
     let medians = print_medians(&results, options.runs);
     if options.w4_only || options.sandbox_only {
@@ -259,6 +291,32 @@ fn main() {
         }
     }
     edit_loop(&root, &edit_side, &cargo, options.edit_runs);
+}
+
+/// `--cpu-split`: W2 `runs` times, each with its CPU split by kind of process; prints each
+/// kind's median CPU s, over the whole run and per eval, beside the total from `wait4`.
+fn print_cpu_split(runner: &Runner, runs: usize) {
+    let mut totals = Vec::new();
+    let mut kinds: Vec<Vec<f64>> = vec![Vec::new(); cpu_split::KINDS.len()];
+    for _ in 0..runs {
+        let (sample, split) = measure_split("W2 copilot-eval -j 2", &mut runner.command(W2_ARGS));
+        totals.push(sample.cpu_s);
+        for (values, cpu) in kinds.iter_mut().zip(split) {
+            values.push(cpu);
+        }
+    }
+    let total = median(&mut totals);
+    println!("W2 CPU by kind of process ({runs} runs, medians; sampled every 10 ms):");
+    println!("| kind | CPU s | CPU s per eval |");
+    println!("|---|---|---|");
+    for (name, values) in cpu_split::KINDS.iter().zip(&mut kinds) {
+        let cpu = median(values);
+        println!("| {name} | {cpu:.2} | {:.3} |", cpu / W2_EVALS as f64);
+    }
+    println!(
+        "| all (wait4) | {total:.2} | {:.3} |",
+        total / W2_EVALS as f64
+    );
 }
 
 /// The workloads' rows in [`measure_workloads`]' results, in order.
