@@ -1,7 +1,7 @@
 //! Where a command's CPU goes, by kind of process (Linux `/proc`): while the command runs, a
-//! thread reads every 10 ms the CPU time (user + system, `/proc/<pid>/stat`) of each of its
-//! descendants, keeps each process's last reading, and sorts the processes into kinds once, by
-//! their executable and command line: the runner (`cargo-copilot-eval`), the test processes
+//! thread reads every 10 ms the CPU time (user + system, `/proc/<pid>/stat`) of it and each of
+//! its descendants, keeps each process's last reading, and sorts the processes into kinds by
+//! their executable and command line as last read while they run: the runner (`cargo-copilot-eval`), the test processes
 //! (executables in a `target/<profile>/deps` folder), cargo and the compiler, the Copilot
 //! runtime (any other process with `copilot` in its command line), and the rest (such as the
 //! processes a runtime starts).
@@ -34,8 +34,11 @@ impl Sampler {
             let ticks = clock_ticks();
             while flag.load(Ordering::SeqCst) {
                 for (pid, cpu) in descendants(root) {
-                    let entry = seen.entry(pid).or_insert_with(|| (kind_of(pid), 0.0));
-                    entry.1 = entry.1.max(cpu / ticks);
+                    // Sorted again at each reading: a process may exec another program after
+                    // it was first seen (a runtime is started through a sandboxing step).
+                    // A process that is ending (no executable to read) keeps its kind.
+                    let entry = seen.entry(pid).or_insert((4, 0.0));
+                    *entry = (kind_of(pid).unwrap_or(entry.0), entry.1.max(cpu / ticks));
                 }
                 std::thread::sleep(Duration::from_millis(10));
             }
@@ -61,7 +64,7 @@ fn clock_ticks() -> f64 {
     (unsafe { libc::sysconf(libc::_SC_CLK_TCK) }) as f64
 }
 
-/// Every process below `root`, with its CPU time in clock ticks (user + system).
+/// `root` and every process below it, with its CPU time in clock ticks (user + system).
 fn descendants(root: u32) -> Vec<(u32, f64)> {
     let mut parent_of: HashMap<u32, u32> = HashMap::new();
     let mut cpu_of: HashMap<u32, f64> = HashMap::new();
@@ -86,6 +89,9 @@ fn descendants(root: u32) -> Vec<(u32, f64)> {
     cpu_of
         .into_iter()
         .filter(|(pid, _)| {
+            if *pid == root {
+                return true;
+            }
             let mut at = *pid;
             while let Some(parent) = parent_of.get(&at) {
                 if *parent == root {
@@ -98,14 +104,15 @@ fn descendants(root: u32) -> Vec<(u32, f64)> {
         .collect()
 }
 
-/// The index in [`KINDS`] of process `pid`'s kind.
-fn kind_of(pid: u32) -> usize {
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+/// The index in [`KINDS`] of process `pid`'s kind; `None` when its executable cannot be read
+/// (it is ending).
+fn kind_of(pid: u32) -> Option<usize> {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
     let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let name = exe.file_name().map(|n| n.to_string_lossy().into_owned());
     let name = name.unwrap_or_default();
     // In this order: a test binary's or cargo's command line may name `copilot` too.
-    if name == "cargo-copilot-eval" {
+    Some(if name == "cargo-copilot-eval" {
         2
     } else if exe.parent().is_some_and(|p| p.ends_with("deps")) {
         1
@@ -115,5 +122,5 @@ fn kind_of(pid: u32) -> usize {
         0
     } else {
         4
-    }
+    })
 }
