@@ -38,8 +38,8 @@ fn path(dir: &Path, name: &str) -> String {
 }
 
 /// The JSON results with what differs between two runs of the same suite taken out: timings
-/// and durations, the start time, each run's working directory (as `${workdir}`), and generated
-/// agent ids (numbered per test).
+/// and durations, the start time, each run's working directory (as `${workdir}`), generated
+/// agent ids (numbered per test), and the sandbox's loopback port numbers (counted).
 fn comparable(report: &SuiteReport) -> Value {
     let mut value = serde_json::to_value(report).unwrap();
     // How many warm runtimes a suite starts follows how its evals are split over processes
@@ -80,6 +80,14 @@ fn scrub(value: &mut Value, workdirs: &[&str], agents: &mut Vec<String>) {
                 // The runtime picks a new session id for every session it creates.
                 if key == "session_id" && v.is_string() {
                     v = json!("${session_id}");
+                }
+                // The loopback ports a sandboxed runtime may connect to (a pooled runtime: its
+                // pool's MCP relay) are picked anew by every run of the suite (each shard
+                // starts its own pool): their count is compared, not their numbers.
+                if key == "connect"
+                    && let Value::Array(ports) = &v
+                {
+                    v = json!(ports.len());
                 }
                 let is_agent = key.ends_with("agent_id") || key == "subagents";
                 let ids: Vec<&mut Value> = match &mut v {
