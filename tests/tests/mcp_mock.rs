@@ -215,6 +215,20 @@ async fn faulty(
     runs
 }
 
+/// The one `weather-lookup` call of `result`, checked failed with no result and an error
+/// holding `says`.
+fn failed_without_result<'a>(result: &'a CopilotResult, says: &str) -> &'a ToolCall {
+    let call = the_call(result, "weather-lookup");
+    assert_eq!(
+        (call.success, call.result.as_deref()),
+        (Some(false), None),
+        "{call:?}"
+    );
+    let error = call.error.as_deref().unwrap();
+    assert!(error.contains(says), "{error}");
+    call
+}
+
 /// The fault recorded on the mock's `n`th call.
 fn fault_of(mock: &McpMock, n: usize) -> Option<String> {
     mock.calls()[n].fault.clone()
@@ -262,17 +276,7 @@ async fn a_protocol_error_is_a_failed_call_naming_the_json_rpc_error() {
     let test = "a_protocol_error_is_a_failed_call_naming_the_json_rpc_error";
     let error = |t: MockTool| t.protocol_error("database on fire");
     for (mock, result) in faulty(test, error, |m| m, &["Paris"]).await {
-        let call = the_call(&result, "weather-lookup");
-        assert_eq!(
-            (call.success, call.result.as_deref()),
-            (Some(false), None),
-            "{call:?}"
-        );
-        let error = call.error.as_deref().unwrap();
-        assert!(
-            error.contains("MCP error -32603: database on fire"),
-            "{error}"
-        );
+        failed_without_result(&result, "MCP error -32603: database on fire");
         assert_eq!(fault_of(&mock, 0).as_deref(), Some("protocol_error"));
     }
 }
@@ -282,17 +286,7 @@ async fn a_tool_that_hangs_fails_at_the_servers_timeout_and_the_run_goes_on() {
     let test = "a_tool_that_hangs_fails_at_the_servers_timeout_and_the_run_goes_on";
     let timeout = |m: McpMock| m.tool_timeout(Duration::from_secs(3));
     for (mock, result) in faulty(test, MockTool::hang, timeout, &["Paris"]).await {
-        let call = the_call(&result, "weather-lookup");
-        assert_eq!(
-            (call.success, call.result.as_deref()),
-            (Some(false), None),
-            "{call:?}"
-        );
-        let error = call.error.as_deref().unwrap();
-        assert!(
-            error.contains("MCP error -32001: Request timed out"),
-            "{error}"
-        );
+        let call = failed_without_result(&result, "MCP error -32001: Request timed out");
         assert!(call.duration_ms.unwrap() >= 3000, "{call:?}");
         assert_eq!(fault_of(&mock, 0).as_deref(), Some("hang"));
     }

@@ -753,9 +753,9 @@ fn every_spelling_of_a_symlinked_working_directory_becomes_the_placeholder() {
 #[test]
 fn the_workdir_placeholder_stands_for_the_test_root_with_the_session_in_a_subfolder() {
     let temp = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(temp.path().join("real/root/sub")).unwrap();
+    std::fs::create_dir_all(temp.path().join("real/top/sub")).unwrap();
     std::os::unix::fs::symlink(temp.path().join("real"), temp.path().join("link")).unwrap();
-    let root = temp.path().join("link/root");
+    let root = temp.path().join("link/top");
     let session = root.join("sub");
     let canonical_root = std::fs::canonicalize(&root).unwrap();
     let canonical_session = canonical_root.join("sub");
