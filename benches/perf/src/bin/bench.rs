@@ -350,9 +350,9 @@ fn measure_workloads(
         ("W2 -j 2 --no-sandbox", Vec::new()),
     ];
     let all = !options.w4_only && !options.sandbox_only;
-    for _ in 0..options.runs {
+    for run in 0..options.runs {
         if !options.w4_only {
-            measure_sandbox_pairs(runner, &mut results);
+            measure_sandbox_pairs(runner, &mut results, run % 2 == 1);
         }
         if options.sandbox_only {
             continue;
@@ -388,16 +388,26 @@ fn measure_workloads(
     results
 }
 
-/// W1 and W2 with the sandbox on (the default), then each again with `--no-sandbox`, one after
-/// the other (the "on and off in one run").
-fn measure_sandbox_pairs(runner: &Runner, results: &mut [(&'static str, Vec<Sample>)]) {
+/// W1 and W2 with the sandbox on (the default) and with `--no-sandbox`, one right after the
+/// other (the "on and off in one run"); `off_first` swaps each pair's order, so that
+/// alternate runs put each side after the same workloads (a run right after W2 is slower: with
+/// a fixed order, W1 with the sandbox always came right after W2 and looked 0.1 s slower).
+fn measure_sandbox_pairs(
+    runner: &Runner,
+    results: &mut [(&'static str, Vec<Sample>)],
+    off_first: bool,
+) {
     let w1: &[&str] = &["--exact", W1_EVAL];
     for (on, off, args) in [(W1, W1_NO_SANDBOX, w1), (W2, W2_NO_SANDBOX, W2_ARGS)] {
-        let sample = measure(results[on].0, &mut runner.command(args));
-        results[on].1.push(sample);
         let no_sandbox = [args, &["--no-sandbox"]].concat();
-        let sample = measure(results[off].0, &mut runner.command(&no_sandbox));
-        results[off].1.push(sample);
+        let mut pair = [(on, args.to_vec()), (off, no_sandbox)];
+        if off_first {
+            pair.reverse();
+        }
+        for (row, args) in pair {
+            let sample = measure(results[row].0, &mut runner.command(&args));
+            results[row].1.push(sample);
+        }
     }
 }
 
