@@ -103,6 +103,7 @@ const STOP_TEXTS: &[&str] = &[
     "runtime_substitution",
     "request_audit_error",
     "cleanup_error",
+    "pending_tool_call",
 ];
 
 /// What the rules find in `source`, the file at `relative` (workspace-relative, `/`-separated).

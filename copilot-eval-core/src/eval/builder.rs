@@ -87,6 +87,7 @@ impl CopilotEval {
             pre_tool_guards: self.pre_tool_guards.clone(),
             session_config_fn: self.session_config_fn.clone(),
             session_hatch: self.session_hatch.clone(),
+            end_at_tool_call: self.end_at_tool_call.clone(),
             base: None,
             deferred_error: None,
             on_config_error: None,
@@ -132,7 +133,7 @@ pub struct CopilotEvalBuilder {
     sandbox_allow_write: Vec<PathBuf>,
     sandbox_allow_connect: Vec<u32>,
     streaming: bool,
-    tools: Vec<Tool>,
+    pub(super) tools: Vec<Tool>,
     permission_handler: Option<Arc<dyn PermissionHandler>>,
     user_input_handler: Option<Arc<dyn UserInputHandler>>,
     hooks: Option<Arc<dyn SessionHooks>>,
@@ -141,6 +142,8 @@ pub struct CopilotEvalBuilder {
     session_config_fn: Option<SessionConfigFn>,
     /// Set by `session_hatch` (`hatch.rs`).
     pub(super) session_hatch: Option<super::SessionHatchFn>,
+    /// Set by `end_at_tool_call` (`pending.rs`).
+    pub(super) end_at_tool_call: Option<String>,
     base: Option<Base>,
     /// The first error of a setter that can fail (`custom_agent_file`), reported by `build()`.
     deferred_error: Option<ConfigError>,
@@ -560,6 +563,7 @@ impl CopilotEvalBuilder {
             }
         }
         self.check_lists(&custom_agents)?;
+        self.check_end_at_tool_call()?;
         let sandbox = super::options::sandbox_settings(
             self.sandbox.as_deref(),
             [&self.sandbox_allow_read, &self.sandbox_allow_write],
@@ -603,6 +607,7 @@ impl CopilotEvalBuilder {
             pre_tool_guards: self.pre_tool_guards,
             session_config_fn: self.session_config_fn,
             session_hatch: self.session_hatch,
+            end_at_tool_call: self.end_at_tool_call,
         })
     }
 }

@@ -25,6 +25,7 @@ mod guard;
 mod hatch;
 mod options;
 mod paths;
+mod pending;
 mod prompt;
 mod snapshot;
 #[cfg(test)]
@@ -126,6 +127,8 @@ pub struct CopilotEval {
     pub(crate) session_config_fn: Option<SessionConfigFn>,
     /// The session hatch ([`CopilotEvalBuilder::session_hatch`]).
     pub(crate) session_hatch: Option<SessionHatchFn>,
+    /// The tool whose call ends the run, left pending ([`CopilotEvalBuilder::end_at_tool_call`]).
+    pub(crate) end_at_tool_call: Option<String>,
 }
 
 impl fmt::Debug for CopilotEval {

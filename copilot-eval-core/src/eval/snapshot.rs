@@ -96,6 +96,10 @@ pub struct EvalSnapshot {
     /// (`session_hatch`).
     #[serde(default)]
     pub session_hatch: bool,
+    /// The tool whose call ends the run with the call left pending (`end_at_tool_call`);
+    /// absent when not set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_at_tool_call: Option<String>,
     /// The names among `mcp_servers` added with `optional_mcp_server`; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub optional_mcp_servers: Vec<String>,
@@ -154,6 +158,7 @@ impl CopilotEval {
             pre_tool_guards: self.pre_tool_guards.len() as u64,
             extra_session_config: self.session_config_fn.is_some(),
             session_hatch: self.session_hatch.is_some(),
+            end_at_tool_call: self.end_at_tool_call.clone(),
             optional_mcp_servers: self.optional_mcp_servers.clone(),
         }
     }

@@ -81,6 +81,13 @@ pub enum StopReason {
     /// Cleanup failed: the session could not be aborted, the runtime did not stop in time, or a
     /// runtime process outlived the stop and had to be killed.
     CleanupError,
+    /// The run ended on purpose at a tool call left pending: the model called the eval's
+    /// `end_at_tool_call` tool, whose handler was not called; the turn was not aborted and the
+    /// runtime was stopped with the call pending, so a later run can resume the session and
+    /// continue it (`ctx.resume_with` with `continue_pending_work(true)`). What the eval asked
+    /// for: `success` is `true` when nothing else went wrong, and the call is the last of
+    /// `tool_calls`, without a result.
+    PendingToolCall,
 }
 
 impl StopReason {
@@ -99,13 +106,14 @@ impl StopReason {
             Self::RuntimeSubstitution => "runtime_substitution",
             Self::RequestAuditError => "request_audit_error",
             Self::CleanupError => "cleanup_error",
+            Self::PendingToolCall => "pending_tool_call",
         }
     }
 
     /// Every reason, from the highest precedence to the lowest. When several causes are seen in
     /// one run, the reason is the one that comes first here (so the same causes always give the
     /// same reason, whatever their timing); the error text keeps every cause, each once.
-    pub const PRECEDENCE: [StopReason; 12] = [
+    pub const PRECEDENCE: [StopReason; 13] = [
         Self::CleanupError,
         Self::RequestAuditError,
         Self::ToolBudgetExceeded,
@@ -117,6 +125,7 @@ impl StopReason {
         Self::ModelUnavailable,
         Self::ScriptExhausted,
         Self::ExecutionError,
+        Self::PendingToolCall,
         Self::Completed,
     ];
 
@@ -135,7 +144,7 @@ impl StopReason {
     /// reports and `drift` all ask this.
     pub fn class(self) -> StopClass {
         match self {
-            Self::Completed => StopClass::Completed,
+            Self::Completed | Self::PendingToolCall => StopClass::Completed,
             Self::Timeout | Self::ToolBudgetExceeded | Self::ScriptExhausted => StopClass::Failed,
             Self::ExecutionError
             | Self::SkillSetupError
@@ -157,7 +166,8 @@ impl StopReason {
 /// What a [`StopReason`] says about a run ([`StopReason::class`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopClass {
-    /// The run did what it was asked: `completed`.
+    /// The run did what it was asked: `completed`, or `pending_tool_call` (it ended at the tool
+    /// call the eval named in `end_at_tool_call`).
     Completed,
     /// A verdict on the task (`timeout`, `tool_budget_exceeded`) or the test's own mistake
     /// (`script_exhausted`), which the test's checks judge: the runner reports the test `failed`
@@ -222,7 +232,7 @@ mod tests {
                 .map(StopReason::as_str)
                 .collect()
         };
-        assert_eq!(of(StopClass::Completed), ["completed"]);
+        assert_eq!(of(StopClass::Completed), ["pending_tool_call", "completed"]);
         assert_eq!(
             of(StopClass::Failed),
             ["tool_budget_exceeded", "timeout", "script_exhausted"]

@@ -60,6 +60,9 @@ pub(super) async fn cleanup(
                 | ControlStop::HandlerPanicked { .. }
         )
     );
+    // The eval's end at a tool call left pending: no abort, no wait for its completion, and
+    // the runtime killed rather than stopped ([`keep_pending`]).
+    let leave_pending = pending_request(controls);
     controls.gate().close();
     if let_admitted_finish && slots.session.lock().expect("slot").is_some() {
         wait_for_admitted(slots, proxy, run).await;
@@ -86,12 +89,13 @@ pub(super) async fn cleanup(
     if let Some(session) = &session
         && !idle
         && !stream_closed
+        && leave_pending.is_none()
     {
         abort(session, run).await;
     }
     // 3. Wait (bounded) for the runtime to report every started tool call's completion, or to
     //    go idle (after an abort it reports no more completions).
-    if session.is_some() && !stream_closed {
+    if session.is_some() && !stream_closed && leave_pending.is_none() {
         wait_for_completions(slots, run).await;
     }
     // 4. Wait (bounded) for every in-process tool handler that started; never cancel one.
@@ -109,11 +113,15 @@ pub(super) async fn cleanup(
     //    premium requests), which is waited for (bounded) before the event stream is left.
     if pooled
         && !stream_closed
+        && leave_pending.is_none()
         && let Some(session) = &session
     {
         shut_down_session(session, run).await;
     }
-    if let Some(session) = &session {
+    if let (Some(request_id), Some(client)) = (&leave_pending, &client) {
+        keep_pending(home, run, request_id, client).await;
+    }
+    if let Some(session) = session.as_ref().filter(|_| leave_pending.is_none()) {
         match tokio::time::timeout(DISCONNECT_BOUND, session.disconnect()).await {
             Ok(Ok(())) | Err(_) => {}
             Ok(Err(e)) => {
@@ -132,6 +140,51 @@ pub(super) async fn cleanup(
     stop_recorder(slots, run).await;
     // 6. No runtime process may outlive the run.
     kill_leftovers(run, home).await;
+}
+
+/// The request id of the call the run ends at, left pending (`end_at_tool_call`), if it does.
+fn pending_request(controls: &Controls) -> Option<String> {
+    match controls.stop_requested() {
+        Some(ControlStop::PendingToolCall { request_id, .. }) => Some(request_id),
+        _ => None,
+    }
+}
+
+/// Kill the runtime with the call `request_id` left pending, once the runtime has written the
+/// call's request to the session's state under `home` (it writes its events a moment after
+/// sending them; waited for, bounded), so that a resume finds it pending: a graceful stop or a
+/// disconnect would let the runtime settle the call. Past the bound, a cleanup error says a
+/// resume cannot continue the call.
+async fn keep_pending(
+    home: &std::path::Path,
+    run: &mut RunState,
+    request_id: &str,
+    client: &Client,
+) {
+    let Some(session_id) = run.session_id.clone() else {
+        client.force_stop();
+        return;
+    };
+    let events = home
+        .join("session-state")
+        .join(&session_id)
+        .join("events.jsonl");
+    let written = || {
+        std::fs::read_to_string(&events)
+            .is_ok_and(|text| !request_id.is_empty() && text.contains(request_id))
+    };
+    let waited = tokio::time::timeout(COMPLETION_BOUND, async {
+        while !written() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    if waited.is_err() {
+        run.cleanup_errors.push(format!(
+            "the runtime had not written the pending tool call (request {request_id}) to the session's state within {COMPLETION_BOUND:?}; a resume cannot continue it"
+        ));
+    }
+    client.force_stop();
 }
 
 /// After a budget stop, a guard failure or a handler's panic: wait (bounded) for the admitted

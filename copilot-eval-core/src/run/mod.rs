@@ -45,6 +45,7 @@ mod cleanup;
 pub mod controls;
 mod hooks;
 mod mcp_check;
+mod pending;
 pub mod permissions;
 pub mod pool;
 mod pooled;
@@ -389,6 +390,11 @@ async fn run_prompts_unboxed(
 
     let deadline = started + Duration::from_secs_f64(eval.timeout_s);
     let slots = Slots::default();
+    // The calls an earlier run left pending, continued before the first prompt.
+    let pending = match (options.resume.as_deref(), options.continue_pending_work) {
+        (Some(session_id), Some(true)) => pending::pending_calls(home.path(), session_id),
+        _ => Ok(Vec::new()),
+    };
     let turns_finished = session::drive(
         eval,
         &prompts,
@@ -398,6 +404,7 @@ async fn run_prompts_unboxed(
         options.resume.as_deref().map(|session_id| resume::Resume {
             session_id,
             continue_pending_work: options.continue_pending_work,
+            pending: &pending,
         }),
         &options.faults,
         &controls,

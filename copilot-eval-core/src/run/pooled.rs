@@ -84,6 +84,11 @@ fn private_reason(eval: &crate::CopilotEval, options: &super::RunOptions) -> Opt
     if eval.session_hatch.is_some() {
         return Some("the eval has a session hatch: its closure could reach the shared runtime");
     }
+    if eval.end_at_tool_call.is_some() {
+        return Some(
+            "the eval ends at a tool call left pending: its runtime is stopped with the call pending",
+        );
+    }
     if options.resume.is_some() || options.home_seed.is_some() {
         return Some("the run resumes a session (or seeds its home)");
     }

@@ -216,6 +216,9 @@ pub(super) struct Resume<'a> {
     /// The SDK's `continue_pending_work`
     /// ([`RunOptions::continue_pending_work`](super::RunOptions::continue_pending_work)).
     pub(super) continue_pending_work: Option<bool>,
+    /// With `continue_pending_work` `true`: the calls pending in the seeded session's state,
+    /// or why they could not be read (`run/pending.rs`).
+    pub(super) pending: &'a Result<Vec<super::pending::PendingCall>, String>,
 }
 
 /// The SDK's resume configuration for the session `resume` names, with its

@@ -438,6 +438,11 @@ async fn execute(
     check_before_prompt(eval, &session, run, &progress_rx).await?;
 
     let t = Instant::now();
+    if let Some(resume) = resume {
+        let calls = resume.pending.as_ref().map_err(Clone::clone)?;
+        let tools = controls.wrap_tools(&eval.tools);
+        super::pending::continue_calls(calls, &tools, &session, run, &progress_rx).await?;
+    }
     let result = super::turns::send_prompts(
         prompts,
         working_directory,

@@ -193,7 +193,7 @@ impl RunState {
             errors,
         } = causes;
         let error = (!errors.is_empty()).then(|| join_causes(&errors));
-        let success = stop_reason == StopReason::Completed && error.is_none();
+        let success = stop_reason.class() == crate::result::StopClass::Completed && error.is_none();
         let evidence_complete = capture_errors.is_empty();
         CopilotResult {
             eval_name: self.eval_name,
@@ -383,7 +383,8 @@ impl Causes {
     /// Add a cause: `reason` raises the stop reason; `line` is kept unless already there.
     fn add(&mut self, reason: StopReason, line: String) {
         self.stop_reason = self.stop_reason.max(reason);
-        if !self.errors.contains(&line) {
+        // The eval's own end at a pending tool call is not an error (its line is empty).
+        if !line.is_empty() && !self.errors.contains(&line) {
             self.errors.push(line);
         }
     }
@@ -445,6 +446,8 @@ pub(super) fn control_stop(stop: &ControlStop) -> (StopReason, String) {
             StopReason::RequestAuditError,
             format!("request audit: {message}"),
         ),
+        // What the eval asked for: no error line (the call is the last of `tool_calls`).
+        ControlStop::PendingToolCall { .. } => (StopReason::PendingToolCall, String::new()),
     }
 }
 

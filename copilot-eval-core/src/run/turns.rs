@@ -96,7 +96,7 @@ async fn call_hatch(
 
 /// Wait for the root `session.idle` that ends the turn (the first after `idles_before` were
 /// seen); after a `session.error`, wait at most a short grace for it.
-async fn wait_until_done(
+pub(super) async fn wait_until_done(
     mut progress: watch::Receiver<Progress>,
     idles_before: u32,
 ) -> Result<(), String> {

@@ -164,11 +164,18 @@ impl ToolHandler for TrackedHandler {
 }
 
 impl Controls {
-    /// Wrap each tool's in-process handler so it is tracked for the drain.
+    /// Wrap each tool's in-process handler so it is tracked for the drain; the eval's
+    /// `end_at_tool_call` tool gets the handler that ends the run instead (`pending.rs`).
     pub fn wrap_tools(self: &Arc<Self>, tools: &[Tool]) -> Vec<Tool> {
         tools
             .iter()
             .map(|tool| match tool.handler() {
+                Some(_) if self.end_at_tool_call.as_deref() == Some(tool.name.as_str()) => tool
+                    .clone()
+                    .with_handler(Arc::new(super::pending::EndingHandler {
+                        controls: self.clone(),
+                        tool: tool.name.clone(),
+                    })),
                 Some(inner) => {
                     let controls = self.clone();
                     tool.clone().with_handler(Arc::new(TrackedHandler {

@@ -36,6 +36,7 @@ mod guards;
 mod handlers;
 pub(crate) use handlers::panic_text;
 mod hooks;
+mod pending;
 
 #[cfg(test)]
 mod tests;
@@ -74,6 +75,14 @@ pub enum ControlStop {
     },
     /// The request audit failed on a model request, or the audited transport failed.
     AuditFailed(String),
+    /// The model called the eval's `end_at_tool_call` tool: the run ends with the call left
+    /// pending (`pending.rs`).
+    PendingToolCall {
+        /// The tool.
+        tool: String,
+        /// The runtime's request id of the call (empty when the runtime gave none).
+        request_id: String,
+    },
 }
 
 /// Shared flag that closes model-request forwarding (read by the request proxy).
@@ -103,6 +112,8 @@ pub struct Controls {
     gate: Arc<Gate>,
     stop_tx: watch::Sender<Option<ControlStop>>,
     handlers: HandlerTracker,
+    /// The eval's `end_at_tool_call`: the tool whose call ends the run, left pending.
+    end_at_tool_call: Option<String>,
 }
 
 #[derive(Default)]
@@ -155,12 +166,16 @@ impl Controls {
 
     /// The controls of a run of `eval`: its budget, guards, hooks object and permission layer.
     pub fn for_eval(eval: &CopilotEval) -> Arc<Self> {
-        Self::with_permissions(
+        let mut controls = Self::with_permissions(
             eval.max_tool_calls,
             eval.pre_tool_guards.clone(),
             eval.hooks.clone(),
             PermissionLayer::of(eval),
-        )
+        );
+        Arc::get_mut(&mut controls)
+            .expect("controls not shared yet")
+            .end_at_tool_call = eval.end_at_tool_call.clone();
+        controls
     }
 
     /// Controls as [`Controls::new`], with the given permission layer.
@@ -180,6 +195,7 @@ impl Controls {
             gate: Arc::default(),
             stop_tx,
             handlers: HandlerTracker::default(),
+            end_at_tool_call: None,
         })
     }
 

@@ -368,11 +368,15 @@ fn a_kept_home_stays_and_a_temporary_one_goes() {
     assert!(!path.exists());
 }
 
+/// No pending calls.
+static NO_PENDING: Result<Vec<crate::run::pending::PendingCall>, String> = Ok(Vec::new());
+
 /// A plain resume of the session `session_id` (no `continue_pending_work`).
 fn id(session_id: &str) -> Resume<'_> {
     Resume {
         session_id,
         continue_pending_work: None,
+        pending: &NO_PENDING,
     }
 }
 
@@ -388,6 +392,7 @@ fn continue_pending_work_reaches_the_resume_configuration() {
         let resume = Resume {
             session_id: "abc",
             continue_pending_work: Some(value),
+            pending: &NO_PENDING,
         };
         let config = resume_config(SessionConfig::default(), resume).unwrap();
         assert_eq!(config.continue_pending_work, Some(value));
