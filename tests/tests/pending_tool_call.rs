@@ -3,7 +3,8 @@
 //! runtime and a scripted loopback model: the first run's handler is never called and its
 //! runtime is gone; the resumed run, in a fresh runtime from a copy of the first run's home,
 //! runs the resumed eval's handler with the recorded arguments, the interrupted turn's next
-//! model request carries its result, and the resumed prompt is answered after it. Nothing
+//! model request carries its result, and the resumed prompt is answered after it; a plain
+//! resume leaves the call to the runtime, which settles it as interrupted. Nothing
 //! waits on the clock: each run waits for its session's events, bounded by an ample timeout.
 
 use std::sync::{Arc, Mutex};
@@ -191,6 +192,88 @@ async fn continuing_a_pending_call_without_its_tool_names_the_fix() {
     assert!(
         error.contains("`lookup_order`") && error.contains("give the resumed eval the tool"),
         "{error}"
+    );
+    assert_no_runtime_left(&resumed);
+}
+
+/// Without `continue_pending_work`, the runtime settles the pending call itself as interrupted:
+/// the resumed eval's handler is not called, the prompt's model request carries the runtime's
+/// "interrupted" tool message for the first run's call, and the prompt is answered.
+#[tokio::test]
+async fn a_plain_resume_leaves_the_pending_call_interrupted() {
+    let name = "a_plain_resume_leaves_the_pending_call_interrupted";
+    let Some(_runtime) = runtime_for(name) else {
+        return;
+    };
+    let ctx = EvalContext::new(TestConfig::new(
+        name,
+        "pending_tool_call::a_plain_resume_leaves_the_pending_call_interrupted",
+        env!("CARGO_MANIFEST_DIR"),
+    ));
+    ctx.offline(
+        Script::new([])
+            .turn(ScriptedTurn::tool_call(
+                "lookup_order",
+                json!({"order": "7"}),
+            ))
+            .turn(ScriptedTurn::text("I will check order 7 again.")),
+    );
+    let ending = ctx
+        .eval()
+        .model(MODEL)
+        .timeout_s(TIMEOUT_S)
+        .tool(lookup(Arc::default()))
+        .end_at_tool_call("lookup_order")
+        .build()
+        .unwrap();
+    let first = ctx.run(&ending, "Look order 7 up.").await;
+    assert_eq!(
+        first.stop_reason,
+        StopReason::PendingToolCall,
+        "{:?}",
+        first.error
+    );
+    let call_id = first
+        .tool_calls
+        .last()
+        .expect("the pending call")
+        .id
+        .clone();
+    let requests_before = ctx.model_requests().len();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let eval = ctx
+        .eval()
+        .model(MODEL)
+        .timeout_s(TIMEOUT_S)
+        .tool(lookup(calls.clone()))
+        .build()
+        .unwrap();
+    let resumed = ctx.resume(&eval, &first, "Go on.").await;
+    assert_eq!(
+        resumed.stop_reason,
+        StopReason::Completed,
+        "{:?}",
+        resumed.error
+    );
+    assert!(
+        calls.lock().unwrap().is_empty(),
+        "the handler ran without continue_pending_work"
+    );
+    let requests = ctx.model_requests();
+    let resumed_requests = &requests[requests_before..];
+    assert_eq!(resumed_requests.len(), 1, "only the prompt's request");
+    let tool_message = resumed_requests[0]
+        .messages
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id.as_str())
+        .expect("the first run's call settled in the history");
+    assert!(
+        tool_message["content"].to_string().contains("interrupted"),
+        "{tool_message}"
+    );
+    assert_eq!(
+        resumed.final_response.as_deref(),
+        Some("I will check order 7 again.")
     );
     assert_no_runtime_left(&resumed);
 }
