@@ -9,11 +9,12 @@
 
 use std::sync::{Arc, Mutex};
 
+use copilot_eval_core::eval::CopilotEvalBuilder;
 use copilot_eval_core::harness::{EvalContext, ResumeOptions, TestConfig};
 use copilot_eval_core::model_server::{Script, ScriptedTurn};
 use copilot_eval_core::sdk::Tool;
 use copilot_eval_core::tools::function_tool;
-use copilot_eval_core::{CopilotEval, StopReason};
+use copilot_eval_core::{CopilotResult, StopReason};
 use copilot_eval_e2e::{assert_no_runtime_left, runtime_for};
 use serde_json::{Value, json};
 
@@ -38,42 +39,64 @@ fn lookup(calls: Arc<Mutex<Vec<Value>>>) -> Tool {
     )
 }
 
-#[tokio::test]
-async fn a_run_ends_at_a_pending_tool_call_and_a_resume_continues_it() {
-    let name = "a_run_ends_at_a_pending_tool_call_and_a_resume_continues_it";
-    let Some(_runtime) = runtime_for(name) else {
-        return;
-    };
-    let ctx = EvalContext::new(TestConfig::new(
-        name,
-        "pending_tool_call::a_run_ends_at_a_pending_tool_call_and_a_resume_continues_it",
-        env!("CARGO_MANIFEST_DIR"),
-    ));
-    ctx.offline(
-        Script::new([])
-            .turn(ScriptedTurn::tool_call(
-                "lookup_order",
-                json!({"order": "42"}),
-            ))
-            .turn(ScriptedTurn::text("Order 42 has shipped."))
-            .turn(ScriptedTurn::text("Nothing else is open.")),
+/// The test `name`'s context, with a scripted model whose first turn calls `lookup_order` for
+/// `order` and whose later turns answer `later`, and its first run: `lookup_order` (its
+/// handler pushing to `calls`) with `end_at_tool_call`, asked to look `order` up. `None` when
+/// the runtime is missing (and allowed to be).
+async fn ended_at_lookup(
+    name: &'static str,
+    test_path: &'static str,
+    order: &str,
+    later: &[&str],
+    calls: Arc<Mutex<Vec<Value>>>,
+) -> Option<(EvalContext, CopilotResult)> {
+    runtime_for(name)?;
+    let ctx = EvalContext::new(TestConfig::new(name, test_path, env!("CARGO_MANIFEST_DIR")));
+    let script = later.iter().fold(
+        Script::new([]).turn(ScriptedTurn::tool_call(
+            "lookup_order",
+            json!({"order": order}),
+        )),
+        |script, text| script.turn(ScriptedTurn::text(*text)),
     );
-    let first_calls = Arc::new(Mutex::new(Vec::new()));
-    let ending: CopilotEval = ctx
-        .eval()
-        .model(MODEL)
-        .timeout_s(TIMEOUT_S)
-        .tool(lookup(first_calls.clone()))
+    ctx.offline(script);
+    let ending = eval(&ctx, Some(lookup(calls)))
         .end_at_tool_call("lookup_order")
         .build()
         .unwrap();
-    let first = ctx.run(&ending, "Look order 42 up.").await;
+    let first = ctx.run(&ending, format!("Look order {order} up.")).await;
     assert_eq!(
         first.stop_reason,
         StopReason::PendingToolCall,
         "{:?}",
         first.error
     );
+    Some((ctx, first))
+}
+
+/// The test's eval, with `tool` when given.
+fn eval(ctx: &EvalContext, tool: Option<Tool>) -> CopilotEvalBuilder {
+    let builder = ctx.eval().model(MODEL).timeout_s(TIMEOUT_S);
+    match tool {
+        Some(tool) => builder.tool(tool),
+        None => builder,
+    }
+}
+
+#[tokio::test]
+async fn a_run_ends_at_a_pending_tool_call_and_a_resume_continues_it() {
+    let first_calls = Arc::new(Mutex::new(Vec::new()));
+    let Some((ctx, first)) = ended_at_lookup(
+        "a_run_ends_at_a_pending_tool_call_and_a_resume_continues_it",
+        "pending_tool_call::a_run_ends_at_a_pending_tool_call_and_a_resume_continues_it",
+        "42",
+        &["Order 42 has shipped.", "Nothing else is open."],
+        first_calls.clone(),
+    )
+    .await
+    else {
+        return;
+    };
     assert!(first.success, "{:?}", first.error);
     assert_eq!(first.error, None);
     assert!(
@@ -89,13 +112,7 @@ async fn a_run_ends_at_a_pending_tool_call_and_a_resume_continues_it() {
     let requests_before = ctx.model_requests().len();
 
     let calls = Arc::new(Mutex::new(Vec::new()));
-    let eval = ctx
-        .eval()
-        .model(MODEL)
-        .timeout_s(TIMEOUT_S)
-        .tool(lookup(calls.clone()))
-        .build()
-        .unwrap();
+    let eval = eval(&ctx, Some(lookup(calls.clone()))).build().unwrap();
     let options = ResumeOptions::default().continue_pending_work(true);
     let continued = ctx
         .resume_with(&eval, &first, ["Anything else open?"], options)
@@ -145,44 +162,18 @@ async fn a_run_ends_at_a_pending_tool_call_and_a_resume_continues_it() {
 /// A resumed eval without a handler for the pending call's tool is a named execution error.
 #[tokio::test]
 async fn continuing_a_pending_call_without_its_tool_names_the_fix() {
-    let name = "continuing_a_pending_call_without_its_tool_names_the_fix";
-    let Some(_runtime) = runtime_for(name) else {
+    let Some((ctx, first)) = ended_at_lookup(
+        "continuing_a_pending_call_without_its_tool_names_the_fix",
+        "pending_tool_call::continuing_a_pending_call_without_its_tool_names_the_fix",
+        "7",
+        &["unused"],
+        Arc::default(),
+    )
+    .await
+    else {
         return;
     };
-    let ctx = EvalContext::new(TestConfig::new(
-        name,
-        "pending_tool_call::continuing_a_pending_call_without_its_tool_names_the_fix",
-        env!("CARGO_MANIFEST_DIR"),
-    ));
-    ctx.offline(
-        Script::new([])
-            .turn(ScriptedTurn::tool_call(
-                "lookup_order",
-                json!({"order": "7"}),
-            ))
-            .turn(ScriptedTurn::text("unused")),
-    );
-    let ending = ctx
-        .eval()
-        .model(MODEL)
-        .timeout_s(TIMEOUT_S)
-        .tool(lookup(Arc::default()))
-        .end_at_tool_call("lookup_order")
-        .build()
-        .unwrap();
-    let first = ctx.run(&ending, "Look order 7 up.").await;
-    assert_eq!(
-        first.stop_reason,
-        StopReason::PendingToolCall,
-        "{:?}",
-        first.error
-    );
-    let without_tool = ctx
-        .eval()
-        .model(MODEL)
-        .timeout_s(TIMEOUT_S)
-        .build()
-        .unwrap();
+    let without_tool = eval(&ctx, None).build().unwrap();
     let options = ResumeOptions::default().continue_pending_work(true);
     let resumed = ctx
         .resume_with(&without_tool, &first, ["Go on."], options)
@@ -201,38 +192,17 @@ async fn continuing_a_pending_call_without_its_tool_names_the_fix() {
 /// "interrupted" tool message for the first run's call, and the prompt is answered.
 #[tokio::test]
 async fn a_plain_resume_leaves_the_pending_call_interrupted() {
-    let name = "a_plain_resume_leaves_the_pending_call_interrupted";
-    let Some(_runtime) = runtime_for(name) else {
+    let Some((ctx, first)) = ended_at_lookup(
+        "a_plain_resume_leaves_the_pending_call_interrupted",
+        "pending_tool_call::a_plain_resume_leaves_the_pending_call_interrupted",
+        "7",
+        &["I will check order 7 again."],
+        Arc::default(),
+    )
+    .await
+    else {
         return;
     };
-    let ctx = EvalContext::new(TestConfig::new(
-        name,
-        "pending_tool_call::a_plain_resume_leaves_the_pending_call_interrupted",
-        env!("CARGO_MANIFEST_DIR"),
-    ));
-    ctx.offline(
-        Script::new([])
-            .turn(ScriptedTurn::tool_call(
-                "lookup_order",
-                json!({"order": "7"}),
-            ))
-            .turn(ScriptedTurn::text("I will check order 7 again.")),
-    );
-    let ending = ctx
-        .eval()
-        .model(MODEL)
-        .timeout_s(TIMEOUT_S)
-        .tool(lookup(Arc::default()))
-        .end_at_tool_call("lookup_order")
-        .build()
-        .unwrap();
-    let first = ctx.run(&ending, "Look order 7 up.").await;
-    assert_eq!(
-        first.stop_reason,
-        StopReason::PendingToolCall,
-        "{:?}",
-        first.error
-    );
     let call_id = first
         .tool_calls
         .last()
@@ -241,13 +211,7 @@ async fn a_plain_resume_leaves_the_pending_call_interrupted() {
         .clone();
     let requests_before = ctx.model_requests().len();
     let calls = Arc::new(Mutex::new(Vec::new()));
-    let eval = ctx
-        .eval()
-        .model(MODEL)
-        .timeout_s(TIMEOUT_S)
-        .tool(lookup(calls.clone()))
-        .build()
-        .unwrap();
+    let eval = eval(&ctx, Some(lookup(calls.clone()))).build().unwrap();
     let resumed = ctx.resume(&eval, &first, "Go on.").await;
     assert_eq!(
         resumed.stop_reason,
