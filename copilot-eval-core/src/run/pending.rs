@@ -14,8 +14,11 @@ use std::sync::Arc;
 
 use github_copilot_sdk::rpc::HandlePendingToolCallRequest;
 use github_copilot_sdk::session::Session;
-use github_copilot_sdk::{RequestId, Tool, ToolInvocation, ToolResult};
-use serde_json::{Value, json};
+use github_copilot_sdk::session_events::{
+    ExternalToolCompletedData, ExternalToolRequestedData, SessionEventType,
+};
+use github_copilot_sdk::{RequestId, SessionEvent, Tool, ToolInvocation, ToolResult};
+use serde_json::Value;
 use tokio::sync::watch;
 
 use super::state::{Progress, RunState};
@@ -51,25 +54,30 @@ pub(super) fn pending_calls(home: &Path, session_id: &str) -> Result<Vec<Pending
     Ok(pending_in(&text))
 }
 
-/// The pending calls of an `events.jsonl` text (a line that is not an event is skipped).
+/// The pending calls of an `events.jsonl` text, read through the SDK's event types (a line
+/// that is not an event is skipped).
 fn pending_in(events: &str) -> Vec<PendingCall> {
     let mut pending: Vec<PendingCall> = Vec::new();
     for event in events
         .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter_map(|line| serde_json::from_str::<SessionEvent>(line).ok())
     {
-        let data = &event["data"];
-        let text = |key: &str| data[key].as_str().unwrap_or_default().to_owned();
-        match event["type"].as_str() {
-            Some("external_tool.requested") => pending.push(PendingCall {
-                request_id: text("requestId"),
-                tool_call_id: text("toolCallId"),
-                tool_name: text("toolName"),
-                arguments: data["arguments"].clone(),
-            }),
-            Some("external_tool.completed") => {
-                let id = text("requestId");
-                pending.retain(|call| call.request_id != id);
+        match event.parsed_type() {
+            SessionEventType::ExternalToolRequested => {
+                if let Some(data) = event.typed_data::<ExternalToolRequestedData>() {
+                    pending.push(PendingCall {
+                        request_id: data.request_id.to_string(),
+                        tool_call_id: data.tool_call_id,
+                        tool_name: data.tool_name,
+                        arguments: data.arguments.unwrap_or(Value::Null),
+                    });
+                }
+            }
+            SessionEventType::ExternalToolCompleted => {
+                if let Some(data) = event.typed_data::<ExternalToolCompletedData>() {
+                    let id = data.request_id.to_string();
+                    pending.retain(|call| call.request_id != id);
+                }
             }
             _ => {}
         }
@@ -106,14 +114,12 @@ pub(super) async fn continue_calls(
                 call.tool_name, call.tool_call_id
             ));
         };
-        let invocation: ToolInvocation = serde_json::from_value(json!({
-            "sessionId": session.id().to_string(),
-            "toolCallId": call.tool_call_id,
-            "toolName": call.tool_name,
-            "arguments": call.arguments,
-            "requestId": call.request_id,
-        }))
-        .map_err(|e| format!("continuing pending work: the call cannot be built: {e}"))?;
+        let mut invocation = ToolInvocation::default();
+        invocation.session_id = session.id().clone();
+        invocation.tool_call_id = call.tool_call_id.clone();
+        invocation.tool_name = call.tool_name.clone();
+        invocation.arguments = call.arguments.clone();
+        invocation.request_id = Some(RequestId::from(call.request_id.clone()));
         // A text result is a JSON string, an expanded one its object (the SDK's wire shape).
         let (result, error) = match handler.call(invocation).await {
             Ok(result) => (
@@ -146,18 +152,26 @@ pub(super) async fn continue_calls(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// A requested call is pending until a completion with its request id; a completion of
     /// another call does not settle it.
     #[test]
     fn a_call_is_pending_until_its_own_completion() {
+        let event = |kind: &str, data: Value| {
+            json!({"id": "e", "timestamp": "2026-12-07T00:00:00Z", "parentId": null, "type": kind, "data": data})
+                .to_string()
+        };
+        let requested = |request: &str, call: &str, tool: &str, arguments: Value| {
+            let data = json!({"requestId": request, "sessionId": "s", "toolCallId": call, "toolName": tool, "arguments": arguments});
+            event("external_tool.requested", data)
+        };
         let events = [
-            json!({"type": "session.start", "data": {}}),
-            json!({"type": "external_tool.requested", "data": {"requestId": "r1", "toolCallId": "call_1", "toolName": "a", "arguments": {"x": 1}}}),
-            json!({"type": "external_tool.requested", "data": {"requestId": "r2", "toolCallId": "call_2", "toolName": "b", "arguments": {}}}),
-            json!({"type": "external_tool.completed", "data": {"requestId": "r1"}}),
+            event("session.start", json!({})),
+            requested("r1", "call_1", "a", json!({"x": 1})),
+            requested("r2", "call_2", "b", json!({})),
+            event("external_tool.completed", json!({"requestId": "r1"})),
         ]
-        .map(|e| e.to_string())
         .join("\n");
         let pending = pending_in(&format!("{events}\nnot json\n"));
         assert_eq!(
