@@ -165,16 +165,8 @@ async fn keep_pending(
         client.force_stop();
         return;
     };
-    let events = home
-        .join("session-state")
-        .join(&session_id)
-        .join("events.jsonl");
-    let written = || {
-        std::fs::read_to_string(&events)
-            .is_ok_and(|text| !request_id.is_empty() && text.contains(request_id))
-    };
     let waited = tokio::time::timeout(COMPLETION_BOUND, async {
-        while !written() {
+        while !super::pending::is_pending(home, &session_id, request_id) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })

@@ -54,6 +54,14 @@ pub(super) fn pending_calls(home: &Path, session_id: &str) -> Result<Vec<Pending
     Ok(pending_in(&text))
 }
 
+/// Whether the call with the runtime's request id `request_id` is pending in session
+/// `session_id`'s state under `home` ([`pending_calls`]): the runtime has written its request
+/// and no completion.
+pub(super) fn is_pending(home: &Path, session_id: &str, request_id: &str) -> bool {
+    pending_calls(home, session_id)
+        .is_ok_and(|calls| calls.iter().any(|call| call.request_id == request_id))
+}
+
 /// The pending calls of an `events.jsonl` text, read through the SDK's event types (a line
 /// that is not an event is skipped).
 fn pending_in(events: &str) -> Vec<PendingCall> {

@@ -390,8 +390,9 @@ fn measure_workloads(
 
 /// W1 and W2 with the sandbox on (the default) and with `--no-sandbox`, one right after the
 /// other (the "on and off in one run"); `off_first` swaps each pair's order, so that
-/// alternate runs put each side after the same workloads (a run right after W2 is slower: with
-/// a fixed order, W1 with the sandbox always came right after W2 and looked 0.1 s slower).
+/// alternate runs put each side after the same workloads (with a fixed order, W1 with the
+/// sandbox always came right after W2, and looked 0.1 s slower in two runs; with the order
+/// swapped, it did not).
 fn measure_sandbox_pairs(
     runner: &Runner,
     results: &mut [(&'static str, Vec<Sample>)],

@@ -174,7 +174,6 @@ impl Controls {
                     .clone()
                     .with_handler(Arc::new(super::pending::EndingHandler {
                         controls: self.clone(),
-                        tool: tool.name.clone(),
                     })),
                 Some(inner) => {
                     let controls = self.clone();

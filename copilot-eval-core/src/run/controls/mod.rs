@@ -78,8 +78,6 @@ pub enum ControlStop {
     /// The model called the eval's `end_at_tool_call` tool: the run ends with the call left
     /// pending (`pending.rs`).
     PendingToolCall {
-        /// The tool.
-        tool: String,
         /// The runtime's request id of the call (empty when the runtime gave none).
         request_id: String,
     },
@@ -166,16 +164,14 @@ impl Controls {
 
     /// The controls of a run of `eval`: its budget, guards, hooks object and permission layer.
     pub fn for_eval(eval: &CopilotEval) -> Arc<Self> {
-        let mut controls = Self::with_permissions(
+        let mut controls = Self::unshared(
             eval.max_tool_calls,
             eval.pre_tool_guards.clone(),
             eval.hooks.clone(),
             PermissionLayer::of(eval),
         );
-        Arc::get_mut(&mut controls)
-            .expect("controls not shared yet")
-            .end_at_tool_call = eval.end_at_tool_call.clone();
-        controls
+        controls.end_at_tool_call = eval.end_at_tool_call.clone();
+        Arc::new(controls)
     }
 
     /// Controls as [`Controls::new`], with the given permission layer.
@@ -185,8 +181,23 @@ impl Controls {
         caller_hooks: Option<Arc<dyn SessionHooks>>,
         permissions: PermissionLayer,
     ) -> Arc<Self> {
+        Arc::new(Self::unshared(
+            max_tool_calls,
+            guards,
+            caller_hooks,
+            permissions,
+        ))
+    }
+
+    /// [`Controls::with_permissions`], not shared yet.
+    fn unshared(
+        max_tool_calls: Option<u32>,
+        guards: Vec<Arc<dyn PreToolGuard>>,
+        caller_hooks: Option<Arc<dyn SessionHooks>>,
+        permissions: PermissionLayer,
+    ) -> Self {
         let (stop_tx, _) = watch::channel(None);
-        Arc::new(Self {
+        Self {
             max_tool_calls,
             guards,
             caller_hooks,
@@ -196,7 +207,7 @@ impl Controls {
             stop_tx,
             handlers: HandlerTracker::default(),
             end_at_tool_call: None,
-        })
+        }
     }
 
     /// The model-request gate these controls close on a budget stop.

@@ -12,17 +12,15 @@ use github_copilot_sdk::{Error, ToolInvocation, ToolResult};
 
 use super::{ControlStop, Controls};
 
-/// Ends the run at the call of `tool`, leaving it pending.
+/// Ends the run at the call of its tool, leaving it pending.
 pub(super) struct EndingHandler {
     pub(super) controls: Arc<Controls>,
-    pub(super) tool: String,
 }
 
 #[async_trait]
 impl ToolHandler for EndingHandler {
     async fn call(&self, invocation: ToolInvocation) -> Result<ToolResult, Error> {
         self.controls.close_and_stop(ControlStop::PendingToolCall {
-            tool: self.tool.clone(),
             request_id: invocation
                 .request_id
                 .map(|id| id.to_string())
