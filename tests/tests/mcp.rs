@@ -8,7 +8,7 @@
 //!
 //! Shown: a scripted eval calls the tool and gets its answer, over stdio and over HTTP (and the
 //! evidence lists the server `connected` with 1 tool, not the runtime's builtin
-//! `github-mcp-server`); the same session recorded through the stand-in replays from its
+//! `github-mcp-server`, started there as live); the same session recorded through the stand-in replays from its
 //! cassette (stdio; HTTP with the server on another port); `max_tool_calls = 0` denies the MCP
 //! call before it reaches the server (stdio and HTTP); a stdio server that cannot start, or an
 //! HTTP server that refuses connections, ends the run as `mcp_setup_error` naming it, before the
@@ -165,10 +165,14 @@ async fn an_offline_eval_calls_a_stdio_mcp_tool_and_gets_its_answer() {
     let offline = Offline::start(&runtime, lookup_script()).await;
     let scratch = tempfile::tempdir().unwrap();
     let log = scratch.path().join("fixture.log");
+    // The runtime's builtin GitHub server, which an offline session leaves out by default
+    // (tests/tests/offline_settings.rs), is started here as in a live session: an eval that
+    // sets `disabled_mcp_servers` itself gets it.
     let eval = offline
         .eval()
         .mcp_server("fixture", fixture_server(&log, &[]))
         .sandbox_allow_write(log.parent().unwrap())
+        .extra_session_config(|c| c.with_disabled_mcp_servers(Vec::<String>::new()))
         .build()
         .unwrap();
     let result = offline.run(&eval, "Look up k1.").await;

@@ -477,12 +477,34 @@ fn run_config(
     }
     config.event_buffer_capacity = Some(faults.event_buffer.unwrap_or(EVENT_BUFFER));
     Ok(match target {
-        Target::Offline { .. } => config.with_github_token(OFFLINE_TOKEN),
+        Target::Offline { .. } => offline_settings(config, eval).with_github_token(OFFLINE_TOKEN),
         Target::Live => match live_token() {
             Some(token) => config.with_github_token(token),
             None => config,
         },
     })
+}
+
+/// The name of the runtime's builtin GitHub MCP server.
+const BUILTIN_GITHUB_MCP_SERVER: &str = "github-mcp-server";
+
+/// An offline session leaves out two things of the runtime's own that cannot work against the
+/// loopback model server and cost the runtime CPU in every session: the builtin GitHub MCP
+/// server (its endpoint, `POST /mcp/readonly`, answers 404, so it never offers a tool) and the
+/// session telemetry (its endpoint is unreachable). What reaches the model is the same either
+/// way (`tests/tests/offline_settings.rs` runs both through the runtime). An eval whose
+/// extra session config sets `disabled_mcp_servers` or `enable_session_telemetry` keeps its
+/// value, and an eval with an MCP server of that name keeps its server.
+fn offline_settings(mut config: SessionConfig, eval: &CopilotEval) -> SessionConfig {
+    if config.disabled_mcp_servers.is_none()
+        && !eval.mcp_servers.contains_key(BUILTIN_GITHUB_MCP_SERVER)
+    {
+        config.disabled_mcp_servers = Some(vec![BUILTIN_GITHUB_MCP_SERVER.to_owned()]);
+    }
+    if config.enable_session_telemetry.is_none() {
+        config.enable_session_telemetry = Some(false);
+    }
+    config
 }
 
 /// Point each MCP mock's server configuration at its URL on the pool's MCP relay (`urls`: name
