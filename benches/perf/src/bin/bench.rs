@@ -11,9 +11,9 @@
 //! rebuild and run it, `--edit-runs` times (5), the rebuild and the run apart, then the runner
 //! alone after another edit; `--edit-loop` measures only that, and `--w4` only W2 and W4.
 //! W1 and W2 are also measured with `--no-sandbox` (issue 52: the sandbox's cost, on and off in
-//! one run); `--sandbox` measures only those four rows. `--cpu-split` measures only W2, its
-//! CPU split by kind of process (the runtime, the test processes, the runner, cargo;
-//! `bench/cpu_split.rs`).
+//! one run); `--sandbox` measures only those four rows. `--cpu-split` measures only W2 (with
+//! `--w4`: only W4), its CPU split by kind of process (the runtime, the test processes, the
+//! runner, cargo; `bench/cpu_split.rs`).
 //! `--edit-core DIR` and `--edit-runner PATH` time another revision on the same edit loop
 //! instead (its copilot-eval-core folder and its runner, e.g. a `git archive` of main and
 //! its `--release` runner; under `edit-loop-other/`). Linux and macOS (it uses `wait4`).
@@ -153,7 +153,8 @@ struct Options {
     w4_only: bool,
     /// `--sandbox`: only W1 and W2, each with the sandbox on (the default) and off.
     sandbox_only: bool,
-    /// `--cpu-split`: only W2, its CPU split by kind of process (`bench/cpu_split.rs`).
+    /// `--cpu-split`: only W2 (W4 with `--w4`), its CPU split by kind of process
+    /// (`bench/cpu_split.rs`).
     cpu_split_only: bool,
     edit_core: Option<PathBuf>,
     edit_runner: Option<PathBuf>,
@@ -207,11 +208,18 @@ struct Runner {
 }
 
 impl Runner {
+    /// The runner with `extra` arguments, in the workspace's root. Without `RUST_BACKTRACE` and
+    /// `RUST_LIB_BACKTRACE`, as in a shell that has not set them, whatever the bench's own
+    /// environment holds: with them, each test that fails (W4's side without the skill fails
+    /// on purpose, 120 times) symbolizes its panic's backtrace, about 0.1 CPU s a test
+    /// process (docs/performance.md).
     fn command(&self, extra: &[&str]) -> Command {
         let mut command = Command::new(&self.path);
         command
             .args(["copilot-eval", "-p", "copilot-eval-bench", "--plain"])
             .args(extra)
+            .env_remove("RUST_BACKTRACE")
+            .env_remove("RUST_LIB_BACKTRACE")
             .current_dir(&self.root);
         command
     }
@@ -259,7 +267,12 @@ fn main() {
     // Warm-up (unpack, build check), not measured.
     measure("warm-up", &mut runner.command(&["--exact", W1_EVAL]));
     if options.cpu_split_only {
-        print_cpu_split(&runner, options.runs);
+        let workload = if options.w4_only {
+            ("W4", w4::W4_ARGS, w4::W4_RUNS)
+        } else {
+            ("W2", W2_ARGS, W2_EVALS)
+        };
+        print_cpu_split(&runner, workload, options.runs);
         println!("load average after: {}", load_average());
         return;
     }
@@ -293,30 +306,32 @@ fn main() {
     edit_loop(&root, &edit_side, &cargo, options.edit_runs);
 }
 
-/// `--cpu-split`: W2 `runs` times, each with its CPU split by kind of process; prints each
-/// kind's median CPU s, over the whole run and per eval, beside the total from `wait4`.
-fn print_cpu_split(runner: &Runner, runs: usize) {
+/// `--cpu-split`: the workload (its name, the runner's arguments and its number of runs: W2,
+/// or W4 with `--w4`) `runs` times, each with its CPU split by kind of process; prints each
+/// kind's median CPU s, over the whole workload and per run (an eval's one session), beside
+/// the total from `wait4`.
+fn print_cpu_split(runner: &Runner, workload: (&str, &[&str], usize), runs: usize) {
+    let (name, args, count) = workload;
     let mut totals = Vec::new();
     let mut kinds: Vec<Vec<f64>> = vec![Vec::new(); cpu_split::KINDS.len()];
     for _ in 0..runs {
-        let (sample, split) = measure_split("W2 copilot-eval -j 2", &mut runner.command(W2_ARGS));
+        let (sample, split) = measure_split(name, &mut runner.command(args));
         totals.push(sample.cpu_s);
         for (values, cpu) in kinds.iter_mut().zip(split) {
             values.push(cpu);
         }
     }
     let total = median(&mut totals);
-    println!("W2 CPU by kind of process ({runs} runs, medians; sampled every 10 ms):");
-    println!("| kind | CPU s | CPU s per eval |");
-    println!("|---|---|---|");
-    for (name, values) in cpu_split::KINDS.iter().zip(&mut kinds) {
-        let cpu = median(values);
-        println!("| {name} | {cpu:.2} | {:.3} |", cpu / W2_EVALS as f64);
-    }
     println!(
-        "| all (wait4) | {total:.2} | {:.3} |",
-        total / W2_EVALS as f64
+        "{name} ({count} runs) CPU by kind of process ({runs} times, medians; sampled every 10 ms):"
     );
+    println!("| kind | CPU s | CPU s per run |");
+    println!("|---|---|---|");
+    for (kind, values) in cpu_split::KINDS.iter().zip(&mut kinds) {
+        let cpu = median(values);
+        println!("| {kind} | {cpu:.2} | {:.3} |", cpu / count as f64);
+    }
+    println!("| all (wait4) | {total:.2} | {:.3} |", total / count as f64);
 }
 
 /// The workloads' rows in [`measure_workloads`]' results, in order.

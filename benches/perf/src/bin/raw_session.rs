@@ -2,7 +2,8 @@
 //! by the SDK directly, with no harness (no budgets, audit, evidence, artifacts): a loopback
 //! model server, `Client::start`, one session with the `get_weather` tool, the prompt, the
 //! answer, stop. The runtime environment is what a copilot-eval run gives it (private home, the
-//! shared unpack cache, the loopback URLs), so both sides start the same runtime the same way.
+//! shared unpack cache, the loopback URLs), and the session leaves out what an offline
+//! copilot-eval session leaves out, so both sides run the same session on the same runtime.
 //!
 //! Usage: `raw_session [RUNTIME]` (default: the installed pinned runtime). Exit 0 when the
 //! answer is the scripted one.
@@ -54,6 +55,11 @@ async fn main() -> Result<(), String> {
         .with_working_directory(work.path().to_path_buf())
         .with_tools([get_weather()])
         .with_github_token(PLACEHOLDER_TOKEN)
+        // As copilot-eval configures an offline session (`offline_settings` in
+        // copilot-eval-core's run/session.rs): the builtin GitHub MCP server and the session
+        // telemetry left out, since neither can work against the loopback server.
+        .with_disabled_mcp_servers(["github-mcp-server"])
+        .with_enable_session_telemetry(false)
         .approve_all_permissions();
     let session = client
         .create_session(config)
