@@ -675,6 +675,33 @@ fn a_runs_warnings_are_listed_on_the_run() {
     assert!(!html.contains("<div class=\"warnings\">"), "{html}");
 }
 
+/// A run's meta line says whether it ran on a pooled runtime or, when the runner offered a
+/// pool, why it started its own; a run without either (no pool offered) says neither.
+#[test]
+fn a_run_says_which_runtime_it_ran_on() {
+    let mut pooled = test("pooled", Outcome::Passed, None, 5);
+    pooled.runs[0].pooled_runtime = true;
+    let mut private = test("private", Outcome::Passed, None, 5);
+    private.runs[0].private_runtime_reason = Some("the eval has MCP servers".into());
+    let plain = test("plain", Outcome::Passed, None, 5);
+    let html = to_html(&report(vec![pooled, private, plain])).unwrap();
+    assert_eq!(
+        html.matches("<span class=\"runtime\" data-runtime=\"pooled\">pooled runtime</span></p>")
+            .count(),
+        1,
+        "{html}"
+    );
+    assert_eq!(
+        html.matches(
+            "<span class=\"runtime\" data-runtime=\"private\">own runtime: the eval has MCP servers</span></p>"
+        )
+        .count(),
+        1,
+        "{html}"
+    );
+    assert_eq!(html.matches("class=\"runtime\"").count(), 2, "{html}");
+}
+
 /// The header says where the runs went, and the mode the command asked for when it differs: a
 /// suite of scripted evals run as `live` is `scripted (asked for live)`, never `live`.
 #[test]
