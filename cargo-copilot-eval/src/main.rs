@@ -250,13 +250,26 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(status) => return status,
     };
-    if cli.command.is_none() {
-        let manifest = cli
-            .run
+    // A suite run and `plan` (which takes a suite run's options) apply the profile; its options
+    // go right after the subcommand name (`copilot-eval`), or after `plan`.
+    let profiled = match &cli.command {
+        None => Some((2, &cli.run)),
+        Some(Command::Plan(plan)) => args
+            .iter()
+            .skip(2)
+            .position(|a| a == "plan")
+            .map(|i| (i + 3, plan.run_args())),
+        Some(_) => None,
+    };
+    let profiled = profiled.map(|(at, run)| {
+        let manifest = run
             .packages
             .manifest_path()
             .map(std::path::Path::to_path_buf);
-        match profile::apply(&args, cli.run.profile.as_deref(), manifest.as_deref()) {
+        (at, run.profile.clone(), manifest)
+    });
+    if let Some((at, named, manifest)) = profiled {
+        match profile::apply(&args, at, named.as_deref(), manifest.as_deref()) {
             Ok(None) => {}
             Ok(Some(with_profile)) => match parse(&with_profile) {
                 Ok(again) => cli = again,

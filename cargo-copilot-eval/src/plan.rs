@@ -1,6 +1,6 @@
 //! `plan`: the face of `copilot_eval_core::suite::plan`. It takes every option of a suite run
-//! (the same selection, trials, models, sides, caps and `--baseline`) and prints what that run
-//! would cost, running nothing.
+//! (the same selection, trials, models, sides, caps and `--baseline`, and the profile's, as a
+//! suite run applies them) and prints what that run would cost, running nothing.
 
 use copilot_eval_core::suite::exit_code;
 use copilot_eval_core::suite::plan::{self, PlanOptions};
@@ -18,6 +18,13 @@ pub(crate) struct PlanArgs {
     /// The pass rate assumed by --detect for the evals --baseline does not give, in percent.
     #[arg(long, value_name = "PCT", default_value_t = 50.0)]
     base_rate: f64,
+}
+
+impl PlanArgs {
+    /// The suite run's options `plan` was given (`--profile` and `--manifest-path` among them).
+    pub(crate) fn run_args(&self) -> &crate::RunArgs {
+        &self.run
+    }
 }
 
 /// Run `plan`; returns its exit status (`copilot_eval_core::suite::plan::run_plan`), `2` for an

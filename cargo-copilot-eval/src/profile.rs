@@ -9,14 +9,16 @@ use copilot_eval_core::suite::profile::{
     DEFAULT_PROFILE, PROFILE_ENV, PROFILE_FILE, find, profile_args,
 };
 
-/// The arguments with the profile's options inserted after the subcommand name (`args[1]`):
-/// `Ok(None)` when no profile applies (no `--profile`, no `COPILOT_EVAL_PROFILE`, and no
+/// The arguments with the profile's options inserted after `args[..at]` (a suite run: after
+/// the subcommand name `args[1]`, `at` 2; `plan`: after its own name): `Ok(None)` when no
+/// profile applies (no `--profile`, no `COPILOT_EVAL_PROFILE`, and no
 /// profiles file or no `[profile.default]` in it). The file is the nearest one from the current
 /// folder up, else from the `--manifest-path` package's folder up. Errors: a profile named but
 /// no file, and the file's own errors (file, line, valid keys). A line on stderr names the
 /// profile, its file and the options it gave.
 pub(crate) fn apply(
     args: &[OsString],
+    at: usize,
     named: Option<&str>,
     manifest_path: Option<&Path>,
 ) -> Result<Option<Vec<OsString>>, String> {
@@ -52,9 +54,10 @@ pub(crate) fn apply(
         return Ok(None);
     }
     eprintln!("profile {name} ({}): {}", file.display(), extra.join(" "));
-    let mut out = args[..2.min(args.len())].to_vec();
+    let at = at.min(args.len());
+    let mut out = args[..at].to_vec();
     out.extend(extra.into_iter().map(OsString::from));
-    out.extend(args.iter().skip(2).cloned());
+    out.extend(args.iter().skip(at).cloned());
     Ok(Some(out))
 }
 

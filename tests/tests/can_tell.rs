@@ -172,6 +172,55 @@ fn plan_prints_the_runs_and_the_trials_a_20_point_difference_needs() {
     assert!(stdout.contains("spend: none: --replay"), "{stdout}");
 }
 
+/// `plan` applies the profile a suite run would (`--profile NAME` of the nearest
+/// `.config/copilot-eval.toml`), and the command line still wins over it: a profile giving
+/// `--trials 3` plans 3 runs, and `--trials 2` on the command line plans 2.
+#[test]
+fn plan_applies_the_profile_a_run_would() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::create_dir(folder.path().join(".config")).unwrap();
+    std::fs::write(
+        folder.path().join(".config/copilot-eval.toml"),
+        "[profile.three]\ntrials = 3\n",
+    )
+    .unwrap();
+    let manifest = workspace_root().join("Cargo.toml");
+    let plan = |extra: &[&str]| {
+        let output = std::process::Command::new(command_path())
+            .args(["copilot-eval", "plan", "--manifest-path"])
+            .arg(&manifest)
+            .args(["-p", "quickstart", "--replay", "--exact", GREETING])
+            .args(["--profile", "three"])
+            .args(extra)
+            // The workspace's .cargo/config.toml is not found from this folder: its [env].
+            .env("COPILOT_SKIP_CLI_DOWNLOAD", "1")
+            .current_dir(folder.path())
+            .output()
+            .expect("the command runs");
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+        (stdout, stderr)
+    };
+    let (stdout, stderr) = plan(&[]);
+    assert!(
+        stderr.contains(&format!(
+            "profile three ({}): --trials 3\n",
+            folder.path().join(".config/copilot-eval.toml").display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stdout.starts_with("plan: 1 eval x 3 trials x 1 side = 3 runs (nothing runs now)\n"),
+        "{stdout}"
+    );
+    let (stdout, _) = plan(&["--trials", "2"]);
+    assert!(
+        stdout.starts_with("plan: 1 eval x 2 trials x 1 side = 2 runs (nothing runs now)\n"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn aa_gives_the_flip_rate_between_two_arms_of_the_same_configuration() {
     if runtime_for("aa_gives_the_flip_rate_between_two_arms_of_the_same_configuration").is_none() {
