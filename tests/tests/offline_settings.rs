@@ -147,6 +147,19 @@ async fn both_sides(runtime: &Path, pool: Option<&Arc<Pool>>) {
     );
     // The builtin server is never one of the eval's MCP servers.
     assert!(default.mcp_servers.is_empty() && on.mcp_servers.is_empty());
+    // On a pooled runtime, a session after one that started the server does not get it.
+    if let Some(pool) = pool {
+        let idle = pool.idle_pids();
+        assert_eq!(idle.len(), 1, "one runtime served both leases: {idle:?}");
+        let after_work = tempfile::tempdir().unwrap();
+        let (after, _) = run(runtime, Some(pool), after_work.path(), Settings::Default).await;
+        assert_eq!(
+            pool.idle_pids(),
+            idle,
+            "the same runtime served the third lease"
+        );
+        assert_eq!(builtin_server_statuses(&after), Vec::<String>::new());
+    }
 
     // What reached the model is the same.
     assert_eq!(default_bodies.len(), 2);
@@ -189,7 +202,8 @@ async fn a_private_offline_session_leaves_out_the_builtin_github_mcp_server() {
     both_sides(&runtime.path, None).await;
 }
 
-/// The same on leases of one pooled runtime.
+/// The same on leases of one pooled runtime, and a third lease after the one that turned the
+/// server back on leaves it out again.
 #[tokio::test]
 async fn a_pooled_offline_session_leaves_out_the_builtin_github_mcp_server() {
     let Some(runtime) =
