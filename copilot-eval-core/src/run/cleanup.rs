@@ -329,7 +329,7 @@ pub(super) fn settle(
     // the run (recorded once: the same cause seen earlier is not repeated).
     if let Some(stop @ ControlStop::HandlerPanicked { .. }) = controls.stop_requested() {
         let (reason, error) = super::state::control_stop(&stop);
-        run.fail(reason, error);
+        run.stop(reason, error);
     }
     run.usage_unknown = replay.is_some_and(|r| r.usage_unknown());
     run.tool_calls_admitted = controls.admitted();

@@ -604,7 +604,10 @@ async fn connect_pooled(
 /// pool's process, so its exit status is the pool's to read; it is retired on release). A
 /// killed process closes its sockets before it has ended, so its end is waited for.
 async fn check_pooled_runtime_alive(run: &mut RunState, lease: &pool::Lease) {
-    if run.stops.iter().any(|(_, e)| e == turns::STREAM_CLOSED)
+    if run
+        .stops
+        .iter()
+        .any(|(_, e)| e.as_deref() == Some(turns::STREAM_CLOSED))
         && crate::runtime::wait_for_exits(vec![lease.pid], POOLED_EXIT_BOUND)
             .await
             .is_empty()

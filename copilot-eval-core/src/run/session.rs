@@ -290,10 +290,10 @@ pub(super) async fn drive(
             Duration::from_secs_f64(eval.timeout_s),
         ) => match outcome {
             Ok(Ok(())) => None,
-            Ok(Err(error)) => Some((StopReason::ExecutionError, error)),
+            Ok(Err(error)) => Some((StopReason::ExecutionError, Some(error))),
             Err(_) => Some((
                 StopReason::Timeout,
-                format!("timed out after {}s (eval timeout_s)", eval.timeout_s),
+                Some(format!("timed out after {}s (eval timeout_s)", eval.timeout_s)),
             )),
         },
     };
@@ -304,32 +304,32 @@ pub(super) async fn drive(
     let outcome = match outcome {
         Some((StopReason::Timeout, _)) if run.mcp_checking => Some((
             StopReason::McpSetupError,
-            super::mcp_check::mcp_timeout_error(run, eval.timeout_s),
+            Some(super::mcp_check::mcp_timeout_error(run, eval.timeout_s)),
         )),
-        Some((StopReason::Timeout, error)) if !run.prompt_sent => Some((
+        Some((StopReason::Timeout, Some(error))) if !run.prompt_sent => Some((
             StopReason::ExecutionError,
-            format!(
+            Some(format!(
                 "{error} {}; {BEFORE_THE_PROMPT}",
                 timeout_phase(run, &controls.handlers_running())
-            ),
+            )),
         )),
-        Some((StopReason::Timeout, error)) => Some((
+        Some((StopReason::Timeout, Some(error))) => Some((
             StopReason::Timeout,
-            format!(
+            Some(format!(
                 "{error} {}",
                 timeout_phase(run, &controls.handlers_running())
-            ),
+            )),
         )),
         other => other,
     };
     let turns_finished = outcome.is_none();
     if let Some((reason, error)) = outcome {
-        run.fail(reason, error);
+        run.stop(reason, error);
     }
     // A control stop that raced with the end of the turns still decides the reason.
     if let Some(stop) = controls.stop_requested() {
         let (reason, error) = control_stop(&stop);
-        run.fail(reason, error);
+        run.stop(reason, error);
     }
     turns_finished
 }

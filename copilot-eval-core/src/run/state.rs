@@ -31,7 +31,9 @@ pub(super) struct RunState {
     model_requested: Option<String>,
     configuration: crate::eval::EvalSnapshot,
     pub(super) log: Arc<Mutex<Vec<LoggedEvent>>>,
-    pub(super) stops: Vec<(StopReason, String)>,
+    /// Each stop cause: its reason, and its error line (`None` for the eval's own end at a
+    /// pending tool call, which is no error).
+    pub(super) stops: Vec<(StopReason, Option<String>)>,
     pub(super) timings: Timings,
     pub(super) runtime_path: Option<PathBuf>,
     pub(super) runtime_pid: Option<u32>,
@@ -144,6 +146,12 @@ impl RunState {
 
     /// Record a stop cause. The reason is decided at the end by [`StopReason::PRECEDENCE`].
     pub(super) fn fail(&mut self, reason: StopReason, error: String) {
+        self.stop(reason, Some(error));
+    }
+
+    /// Record a stop cause with its error line, or none ([`control_stop`]: the eval's own end
+    /// at a pending tool call).
+    pub(super) fn stop(&mut self, reason: StopReason, error: Option<String>) {
         if !self.stops.iter().any(|(r, e)| *r == reason && *e == error) {
             self.stops.push((reason, error));
         }
@@ -332,7 +340,11 @@ impl RunState {
             errors: Vec::new(),
         };
         for (reason, error) in &self.stops {
-            causes.add(*reason, error.clone());
+            match error {
+                Some(line) => causes.add(*reason, line.clone()),
+                // The eval's own end at a pending tool call: a reason, no error.
+                None => causes.stop_reason = causes.stop_reason.max(*reason),
+            }
         }
         for cause in substitutions {
             causes.add(StopReason::RuntimeSubstitution, cause);
@@ -383,8 +395,7 @@ impl Causes {
     /// Add a cause: `reason` raises the stop reason; `line` is kept unless already there.
     fn add(&mut self, reason: StopReason, line: String) {
         self.stop_reason = self.stop_reason.max(reason);
-        // The eval's own end at a pending tool call is not an error (its line is empty).
-        if !line.is_empty() && !self.errors.contains(&line) {
+        if !self.errors.contains(&line) {
             self.errors.push(line);
         }
     }
@@ -430,24 +441,24 @@ pub(super) fn join_causes(causes: &[String]) -> String {
     text
 }
 
-/// The stop reason and error text of a control stop.
-pub(super) fn control_stop(stop: &ControlStop) -> (StopReason, String) {
+/// The stop reason and error text of a control stop (`None`: no error).
+pub(super) fn control_stop(stop: &ControlStop) -> (StopReason, Option<String>) {
     match stop {
         ControlStop::BudgetExceeded { max, tool } => (
             StopReason::ToolBudgetExceeded,
-            crate::evidence::denial::budget_exhausted(*max, tool),
+            Some(crate::evidence::denial::budget_exhausted(*max, tool)),
         ),
-        ControlStop::GuardFailed(message) => (StopReason::ExecutionError, message.clone()),
+        ControlStop::GuardFailed(message) => (StopReason::ExecutionError, Some(message.clone())),
         ControlStop::HandlerPanicked { tool, message } => (
             StopReason::ExecutionError,
-            format!("the tool handler `{tool}` panicked: {message}"),
+            Some(format!("the tool handler `{tool}` panicked: {message}")),
         ),
         ControlStop::AuditFailed(message) => (
             StopReason::RequestAuditError,
-            format!("request audit: {message}"),
+            Some(format!("request audit: {message}")),
         ),
         // What the eval asked for: no error line (the call is the last of `tool_calls`).
-        ControlStop::PendingToolCall { .. } => (StopReason::PendingToolCall, String::new()),
+        ControlStop::PendingToolCall { .. } => (StopReason::PendingToolCall, None),
     }
 }
 
