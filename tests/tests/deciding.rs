@@ -576,7 +576,7 @@ fn a_skill_edit_is_named_for_each_eval_that_used_it_and_its_regression_fails_the
     );
     assert!(
         stderr.contains(
-            "changed: vs baseline: regressed, 5/5 (100%) -> 0/5 (0%), -100 pp, p = 0.008"
+            "             - vs baseline: regressed, 5/5 (100%) -> 0/5 (0%), -100 pp, p = 0.008\n"
         ),
         "{stderr}"
     );

@@ -306,7 +306,7 @@ pub fn verdict_lines(report: &SuiteReport) -> String {
             eval.name
         ));
         for change in &eval.changed {
-            out.push_str(&format!("             changed: {change}\n"));
+            out.push_str(&format!("             - {change}\n"));
         }
     }
     out
