@@ -174,11 +174,11 @@ fn init_ci_github_writes_the_documented_workflow() {
     let shards = evals["strategy"]["matrix"]["shard"].as_array().unwrap();
     assert!(shards.len() >= 2, "{evals:#}");
     assert_eq!(evals["strategy"]["fail-fast"], Value::Bool(false));
-    // Rust, Node.js 20, the command, then the runtime from its cache keyed by its version.
+    // Rust, Node.js 24 (the current LTS; only npm runs on it: the runtime brings its own), the command, then the runtime from its cache keyed by its version.
     let (checkout, _) = step(&workflow, "evals", uses("actions/checkout"));
     let (rust, _) = step(&workflow, "evals", uses("dtolnay/rust-toolchain"));
     let (node, node_step) = step(&workflow, "evals", uses("actions/setup-node"));
-    assert_eq!(node_step["with"]["node-version"], Value::from(20));
+    assert_eq!(node_step["with"]["node-version"], Value::from(24));
     let (install, install_step) = step(&workflow, "evals", runs("cargo install "));
     // The command from the dependency's revision, cached under it.
     assert_eq!(

@@ -3,7 +3,7 @@
 //! [`init_ci`] writes `.github/workflows/copilot-eval.yml` at the root of the package's git
 //! repository (the nearest folder at or above the package holding `.git`; the package's own
 //! folder when there is none), with read-only `permissions`. The workflow ([`github_workflow`])
-//! installs Rust, Node.js 20 and the `cargo-copilot-eval` command from the very revision or
+//! installs Rust, Node.js 24 and the `cargo-copilot-eval` command from the very revision or
 //! version of the package's copilot-eval-core ([`pin`]: its lock file's), caching the command
 //! under a key naming that revision; caches cargo's registry and the build folder, and the
 //! runtime as installed and unpacked by `cargo copilot-eval runtime install`; replays the evals
