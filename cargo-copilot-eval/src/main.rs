@@ -260,8 +260,9 @@ fn main() -> ExitCode {
             .position(|a| a == "plan")
             .map(|i| (i + 3, plan.run_args())),
         Some(_) => None,
-    };
-    let profiled = profiled.map(|(at, run)| {
+    }
+    // Owned: `cli` is parsed again below.
+    .map(|(at, run)| {
         let manifest = run
             .packages
             .manifest_path()

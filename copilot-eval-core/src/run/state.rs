@@ -343,7 +343,7 @@ impl RunState {
             match error {
                 Some(line) => causes.add(*reason, line.clone()),
                 // The eval's own end at a pending tool call: a reason, no error.
-                None => causes.stop_reason = causes.stop_reason.max(*reason),
+                None => causes.raise(*reason),
             }
         }
         for cause in substitutions {
@@ -392,9 +392,14 @@ struct Causes {
 }
 
 impl Causes {
+    /// Raise the stop reason to `reason` (by [`StopReason::PRECEDENCE`]).
+    fn raise(&mut self, reason: StopReason) {
+        self.stop_reason = self.stop_reason.max(reason);
+    }
+
     /// Add a cause: `reason` raises the stop reason; `line` is kept unless already there.
     fn add(&mut self, reason: StopReason, line: String) {
-        self.stop_reason = self.stop_reason.max(reason);
+        self.raise(reason);
         if !self.errors.contains(&line) {
             self.errors.push(line);
         }
